@@ -1,0 +1,35 @@
+# Hearth. `make start` and `make test` work on a machine with only Node 20: they install what is
+# missing first. See README.md.
+SHELL := /bin/bash
+NPM_STAMP := node_modules/.package-lock.json
+
+.PHONY: install generate typecheck migrate start test bench keys
+
+# npm ci when node_modules is missing or older than the lock file.
+$(NPM_STAMP): package-lock.json package.json
+	npm ci --no-audit --no-fund
+	@touch $(NPM_STAMP)
+
+install: $(NPM_STAMP)
+
+generate: install
+	bash scripts/generate.sh
+
+typecheck: install
+	npx --no-install tsc --noEmit
+
+migrate: install
+	npx --no-install tsx src/main.ts migrate
+
+start: install
+	npx --no-install tsx src/main.ts start
+
+test: install typecheck
+	npx --no-install mocha
+
+bench: install
+	npx --no-install tsx test/bench/run.ts
+
+# make keys ARGS="create --name partner --principal did:ixo:entity:..."
+keys: install
+	npx --no-install tsx src/main.ts keys $(ARGS)

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Regenerates everything under generated/ from openapi/ and proto/. Deterministic: running it
+# twice changes nothing, which is what CI's drift check relies on.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p generated
+npx --no-install tsx scripts/bundle-openapi.ts
+npx --no-install openapi-ts --file openapi-ts.config.ts >/dev/null
+npx --no-install buf generate

@@ -1,0 +1,65 @@
+// Composes the Express app from the config and the areas. Everything a request needs is built
+// here once; the process (src/main.ts) owns listening, signals and the database lifetime.
+import express, { type Express, type Request } from 'express';
+import type { Config } from './config.ts';
+import type { Db } from './platform/db/index.ts';
+import { healthRouter } from './platform/health.ts';
+import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
+import { ApiKeyService } from './platform/keys/service.ts';
+import { requestLogger, type Logger } from './platform/logging.ts';
+import { openApiRequestValidator } from './platform/openapi.ts';
+
+export interface HearthDeps {
+  config: Config;
+  db: Db;
+  logger: Logger;
+}
+
+/** What each area gets to build its routes and background work. */
+export interface AreaContext extends HearthDeps {
+  keys: ApiKeyService;
+  /** Registers cleanup (timers, servers) run by Hearth.close(), in reverse order. */
+  onClose(fn: () => Promise<void> | void): void;
+}
+
+export interface Hearth {
+  app: Express;
+  /** Stops the areas' background work; the database stays open (its owner closes it). */
+  close(): Promise<void>;
+}
+
+function errorShapeResolver(config: Config): (req: Request) => ErrorShape {
+  const chainPrefixes = [config.CHAIN_PREFIX, ...config.CHAIN_PREFIX_ALIASES].map((p) => config.CHAIN_BASE_PATH + p);
+  return (req) => {
+    if (req.path === '/api/ussd' || req.path === '/api/ussd/') return 'ussd';
+    if (chainPrefixes.some((p) => req.path === p || req.path.startsWith(p + '/'))) return 'cosmos';
+    return 'problem';
+  };
+}
+
+export async function createHearth(deps: HearthDeps): Promise<Hearth> {
+  const { config, db, logger } = deps;
+  const closers: (() => Promise<void> | void)[] = [];
+  const ctx: AreaContext = { ...deps, keys: new ApiKeyService(db), onClose: (fn) => closers.push(fn) };
+
+  const app = express();
+  app.disable('x-powered-by');
+  // One trusted hop (the reverse proxy) so req.ip is the real client, never a spoofable header chain.
+  app.set('trust proxy', config.TRUST_PROXY_ENABLED ? 1 : false);
+  app.use(requestLogger(logger));
+  app.use(express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
+  app.use(express.urlencoded({ extended: false, limit: config.BODY_LIMIT }));
+  app.use(openApiRequestValidator(ctx.keys));
+
+  app.use(healthRouter(db, config));
+
+  app.use(notFoundHandler);
+  app.use(errorHandler(logger, errorShapeResolver(config)));
+
+  return {
+    app,
+    async close() {
+      for (const fn of closers.reverse()) await fn();
+    },
+  };
+}

@@ -1,0 +1,98 @@
+// The one place that reads environment variables. Each variable is typed, defaulted and
+// validated here; a bad value stops start-up with a message naming the variable.
+// Every variable is documented in README.md ("Configuration"). Areas keep their own block.
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const list = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+
+// ---- platform -------------------------------------------------------------------------------
+const platformSchema = {
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PORT: port.default(3000),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must start with postgres://, postgresql:// or sqlite:')
+    .optional(),
+  DB_POOL_MAX: positiveInt.default(10),
+  DB_HEALTH_TIMEOUT_MS: positiveInt.default(1000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb').default('100kb'),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10000),
+  TRUST_PROXY_ENABLED: bool.default(false),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
+};
+
+// ---- area A: twins, claims, credentials -------------------------------------------------------
+const twinsSchema = {
+  PUBLIC_BASE_URL: z.url().optional(),
+  VALIDATOR_PRIVATE_KEY: z.string().min(1).optional(),
+  KPT_TOTAL_TOLERANCE_KG: z.coerce.number().nonnegative().default(0.01),
+};
+
+// ---- area B: USSD ------------------------------------------------------------------------------
+const ussdSchema = {
+  USSD_APP_NAME: z.string().min(1).max(40).default('Hearth'),
+  USSD_SESSION_IDLE_SECONDS: positiveInt.default(180),
+  USSD_SWEEP_INTERVAL_SECONDS: positiveInt.default(60),
+  USSD_DEBUG_ENABLED: bool.default(false),
+  USSD_RATE_LIMIT_PER_MINUTE: positiveInt.default(100),
+  PIN_ENCRYPTION_KEY: z.string().min(1).optional(),
+};
+
+// ---- area C: chain query node and gateway -------------------------------------------------------
+const chainSchema = {
+  GRPC_PORT: port.default(9090),
+  GRPC_HOST: z.string().min(1).default('127.0.0.1'),
+  GRPC_ENABLED: bool.default(true),
+  CHAIN_GRPC_URL: z.url().optional(),
+  CHAIN_GRPC_TIMEOUT_MS: positiveInt.default(5000),
+  CHAIN_PREFIX: z.string().regex(/^\/[A-Za-z0-9_-]+$/, 'must look like /chain').default('/chain'),
+  CHAIN_PREFIX_ALIASES: list.default([]),
+  CHAIN_BASE_PATH: z.string().regex(/^(\/[A-Za-z0-9_-]+)*$/, 'must be empty or look like /rest').default(''),
+  CHAIN_GATEWAY_AUTH: z.enum(['none', 'apikey']).default('none'),
+  CHAIN_CORS_ORIGINS: list.default([]),
+  CHAIN_DISABLED_METHODS: list.default([]),
+};
+
+// ---- area D: agent runtime ------------------------------------------------------------------------
+const agentSchema = {
+  AGENT_FEATURES: z.string().default('{}'),
+  AGENT_FEATURES_FILE: z.string().min(1).optional(),
+};
+
+const envSchema = z.object({
+  ...platformSchema,
+  ...twinsSchema,
+  ...ussdSchema,
+  ...chainSchema,
+  ...agentSchema,
+});
+
+export type Config = z.infer<typeof envSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses an environment (process.env by default). Empty strings count as unset. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = envSchema.safeParse(cleaned);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return result.data;
+}
+
+/** A full config for tests and tools: defaults plus the given overrides. */
+export function configWith(overrides: Record<string, string | undefined> = {}): Config {
+  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', ...overrides });
+}

@@ -1,0 +1,122 @@
+// CLI entry: `start` (migrate, then serve), `migrate`, `keys create|list|revoke`.
+import { parseArgs } from 'node:util';
+import { createHearth } from './app.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createDbFromConfig, migrateLatest, type Db } from './platform/db/index.ts';
+import { AppError } from './platform/http/errors.ts';
+import { ApiKeyService, SCOPES } from './platform/keys/service.ts';
+import { createLogger } from './platform/logging.ts';
+import { listen } from './platform/server.ts';
+
+const USAGE = `Usage: tsx src/main.ts <command>
+
+Commands:
+  start                          migrate the database, then serve HTTP on PORT
+  migrate                        apply pending database migrations
+  keys create --name <name> --principal <did> [--scopes a,b]
+                                 create an API key and print it once
+  keys list                      list keys (never the secrets)
+  keys revoke <id>               revoke a key
+
+Scopes: ${SCOPES.join(', ')}`;
+
+async function withDb<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
+  const db = createDbFromConfig(config);
+  try {
+    await migrateLatest(db);
+    return await fn(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function start(config: Config): Promise<void> {
+  const logger = createLogger(config);
+  const db = createDbFromConfig(config);
+  const applied = await migrateLatest(db);
+  if (applied.length) logger.info({ applied }, 'migrations applied');
+  const hearth = await createHearth({ config, db, logger });
+  const server = await listen(hearth.app, config.PORT, config.HOST, config.SHUTDOWN_TIMEOUT_MS);
+  logger.info({ port: server.port, host: config.HOST, environment: config.NODE_ENV }, 'Hearth is listening');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    await server.stop();
+    await hearth.close();
+    await db.destroy();
+    logger.info('shutdown complete');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+async function keys(config: Config, args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: { name: { type: 'string' }, principal: { type: 'string' }, scopes: { type: 'string' } },
+    allowPositionals: true,
+  });
+  await withDb(config, async (db) => {
+    const service = new ApiKeyService(db);
+    if (sub === 'create') {
+      if (!values.name || !values.principal) throw new UsageError('keys create needs --name and --principal');
+      const { key, info } = await service.create({
+        name: values.name,
+        principalDid: values.principal,
+        scopes: values.scopes?.split(',').map((s) => s.trim()).filter(Boolean),
+      });
+      console.log(`Created key ${info.id} for ${info.principalDid} with scopes ${info.scopes.join(', ')}.`);
+      console.log('Store it now; it is shown only once:');
+      console.log(key);
+    } else if (sub === 'list') {
+      for (const k of await service.list()) {
+        console.log([k.id, k.prefix + '…', k.name, k.principalDid, k.scopes.join(','), k.revokedAt ? `revoked ${k.revokedAt}` : 'active'].join('\t'));
+      }
+    } else if (sub === 'revoke') {
+      const id = positionals[0];
+      if (!id) throw new UsageError('keys revoke needs a key id');
+      if (!(await service.revoke(id))) throw new UsageError(`No active key with id ${id}`);
+      console.log(`Revoked key ${id}.`);
+    } else {
+      throw new UsageError(`Unknown keys command: ${sub ?? '(none)'}`);
+    }
+  });
+}
+
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...args] = argv;
+  const config = loadConfig();
+  switch (command) {
+    case 'start':
+      return start(config);
+    case 'migrate': {
+      const db = createDbFromConfig(config);
+      try {
+        const applied = await migrateLatest(db);
+        console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date.');
+      } finally {
+        await db.destroy();
+      }
+      return;
+    }
+    case 'keys':
+      return keys(config, args);
+    default:
+      throw new UsageError(command ? `Unknown command: ${command}` : 'No command given');
+  }
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof ConfigError) console.error(err.message);
+  else if (err instanceof UsageError) console.error(`${err.message}\n\n${USAGE}`);
+  else if (err instanceof AppError) console.error(err.detail ?? err.message);
+  else console.error(err);
+  process.exit(1);
+});

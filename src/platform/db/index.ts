@@ -1,0 +1,95 @@
+// Knex on SQLite (embedded default, a file under DATA_DIR) or PostgreSQL (DATABASE_URL).
+// Repositories are the only code that builds SQL, and the same code runs on both.
+import { mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import knex, { type Knex } from 'knex';
+import type { Config } from '../../config.ts';
+import { migrationSource } from './migrations/index.ts';
+
+export type Db = Knex;
+export type DbClient = 'sqlite' | 'postgres';
+
+export interface DbOptions {
+  url?: string;
+  dataDir: string;
+  poolMax: number;
+  /** PostgreSQL schema to use (tests get one each). */
+  schema?: string;
+}
+
+export function dbClientOf(db: Db): DbClient {
+  return db.client.config.client === 'pg' ? 'postgres' : 'sqlite';
+}
+
+export function sqliteFile(url: string | undefined, dataDir: string): string {
+  if (url?.startsWith('sqlite:')) return url.slice('sqlite:'.length).replace(/^\/\//, '');
+  return join(dataDir, 'hearth.sqlite');
+}
+
+export function createDb(opts: DbOptions): Db {
+  if (opts.url && /^postgres(ql)?:\/\//.test(opts.url)) {
+    return knex({
+      client: 'pg',
+      connection: opts.url,
+      searchPath: opts.schema ? [opts.schema] : undefined,
+      pool: { min: 0, max: opts.poolMax, acquireTimeoutMillis: 5000 },
+      acquireConnectionTimeout: 5000,
+    });
+  }
+  const file = sqliteFile(opts.url, opts.dataDir);
+  if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
+  return knex({
+    client: 'better-sqlite3',
+    connection: { filename: file },
+    useNullAsDefault: true,
+    pool: {
+      min: 1,
+      max: 1,
+      // WAL lets readers run beside the writer; busy_timeout makes a second process wait for
+      // the write lock instead of failing at once; foreign keys are off by default in SQLite.
+      afterCreate: (conn: any, done: (err: Error | null, conn: unknown) => void) => {
+        try {
+          conn.pragma('journal_mode = WAL');
+          conn.pragma('busy_timeout = 5000');
+          conn.pragma('foreign_keys = ON');
+          done(null, conn);
+        } catch (err) {
+          done(err as Error, conn);
+        }
+      },
+    },
+  });
+}
+
+export function createDbFromConfig(config: Config): Db {
+  return createDb({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.DB_POOL_MAX });
+}
+
+export async function migrateLatest(db: Db): Promise<string[]> {
+  const [, applied] = await db.migrate.latest({ migrationSource });
+  return applied as string[];
+}
+
+/** A real round trip to the database, bounded by a timeout: the health check's source of truth. */
+export async function pingDb(db: Db, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((res) => {
+    timer = setTimeout(() => res(false), timeoutMs);
+  });
+  try {
+    return await Promise.race([db.raw('select 1 as ok').then(() => true, () => false), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Runs fn in a transaction; isolates writes that belong together. */
+export function inTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  return db.transaction(fn);
+}
+
+/** True when err is a unique-constraint violation on either database. */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

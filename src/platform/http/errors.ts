@@ -1,0 +1,153 @@
+// The one error module. Services throw AppError (no Express, no status-code guessing at the
+// edge); the app-level handler renders it in the shape of the area the request belongs to:
+//   problem  - RFC 9457 application/problem+json (areas A and D, and anything unrouted)
+//   ussd     - text/plain "END ..." with HTTP 200, which telecom gateways show to the user
+//   cosmos   - {"code": <gRPC code>, "message", "details": []} (area C)
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import type { Logger } from '../logging.ts';
+
+export interface FieldError {
+  /** JSON pointer into the request: /body/..., /query/..., /params/..., /headers/... */
+  pointer: string;
+  message: string;
+  rule?: string;
+}
+
+export interface AppErrorOptions {
+  detail?: string;
+  errors?: FieldError[];
+  headers?: Record<string, string>;
+  /** Problem type slug; rendered as a URN so clients can switch on it. */
+  type?: string;
+  cause?: unknown;
+  /** Extra members for the problem body (e.g. the stored resource on a conflict). */
+  extensions?: Record<string, unknown>;
+}
+
+export class AppError extends Error {
+  override name = 'AppError';
+  readonly status: number;
+  readonly title: string;
+  readonly detail?: string;
+  readonly errors?: FieldError[];
+  readonly headers: Record<string, string>;
+  readonly type: string;
+  readonly extensions?: Record<string, unknown>;
+
+  constructor(status: number, title: string, opts: AppErrorOptions = {}) {
+    super(opts.detail ?? title, { cause: opts.cause });
+    this.status = status;
+    this.title = title;
+    this.detail = opts.detail;
+    this.errors = opts.errors;
+    this.headers = opts.headers ?? {};
+    this.type = opts.type ?? slug(title);
+    this.extensions = opts.extensions;
+  }
+}
+
+const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+
+export const badRequest = (detail: string, errors?: FieldError[], type = 'validation-error') =>
+  new AppError(400, 'Bad Request', { detail, errors, type });
+export const unauthorized = (detail = 'A valid API key is required: send Authorization: Bearer <key>.') =>
+  new AppError(401, 'Unauthorized', {
+    detail,
+    headers: { 'WWW-Authenticate': 'Bearer realm="hearth"' },
+  });
+export const forbidden = (detail: string) => new AppError(403, 'Forbidden', { detail });
+export const notFound = (detail: string) => new AppError(404, 'Not Found', { detail });
+export const conflict = (detail: string, errors?: FieldError[], type = 'conflict') =>
+  new AppError(409, 'Conflict', { detail, errors, type });
+export const unavailable = (detail: string) => new AppError(503, 'Service Unavailable', { detail });
+
+export type ErrorShape = 'problem' | 'ussd' | 'cosmos';
+
+export const USSD_INVALID_INPUT = 'END Invalid input. Please try again.';
+export const USSD_UNAVAILABLE = 'END Service temporarily unavailable. Please try again later.';
+
+/** gRPC status code for an HTTP status, for area C bodies. */
+export function grpcCodeForHttp(status: number): number {
+  const table: Record<number, number> = {
+    400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 408: 1, 409: 10, 413: 11, 415: 3, 429: 8, 501: 12, 503: 14, 504: 4,
+  };
+  return table[status] ?? (status >= 500 ? 13 : 2);
+}
+
+/** Normalises anything thrown into an AppError: ours, the OpenAPI validator's, body-parser's. */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const e = err as {
+    status?: number;
+    statusCode?: number;
+    type?: string;
+    message?: string;
+    errors?: { path?: string; message?: string; errorCode?: string }[];
+    headers?: Record<string, string>;
+  };
+  const status = e?.status ?? e?.statusCode;
+  if (e?.type === 'entity.parse.failed') return badRequest('The request body is not valid JSON.', undefined, 'malformed-body');
+  if (e?.type === 'entity.too.large') return new AppError(413, 'Payload Too Large', { detail: 'The request body is too large.' });
+  // The validator's security step keeps only status and message of what our handler threw.
+  if (status === 401) return unauthorized(e.message);
+  if (status === 403) return forbidden(e.message ?? 'Forbidden.');
+  if (typeof status === 'number' && status >= 400 && status < 500 && Array.isArray(e.errors)) {
+    // express-openapi-validator: path is like /body/fuelMeasurements/total
+    const errors = e.errors.map((x) => ({
+      pointer: x.path?.startsWith('/') ? x.path : `/${(x.path ?? '').replace(/^\./, '').replace(/\./g, '/')}`,
+      message: x.message ?? 'is invalid',
+      rule: x.errorCode?.replace(/\.openapi\.validation$/, ''),
+    }));
+    const titles: Record<number, string> = { 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 415: 'Unsupported Media Type' };
+    return new AppError(status, titles[status] ?? 'Bad Request', {
+      detail: status === 400 ? `The request does not match the API contract: ${errors.map((x) => `${x.pointer} ${x.message}`).join('; ')}` : e.message,
+      errors: status === 400 ? errors : undefined,
+      type: status === 400 ? 'validation-error' : undefined,
+      headers: e.headers,
+    });
+  }
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new AppError(status, e.message ?? 'Bad Request', { detail: e.message });
+  }
+  return new AppError(500, 'Internal Server Error', { detail: 'An unexpected error occurred.', cause: err });
+}
+
+export function problemBody(err: AppError, req: Request) {
+  return {
+    type: `urn:hearth:problem:${err.type}`,
+    title: err.title,
+    status: err.status,
+    ...(err.detail ? { detail: err.detail } : {}),
+    instance: req.originalUrl.split('?')[0],
+    ...(err.errors?.length ? { errors: err.errors } : {}),
+    ...(err.extensions ?? {}),
+  };
+}
+
+/**
+ * The app-level error handler. `shapeFor` tells which area a request belongs to; it is
+ * resolved by path because the OpenAPI validator runs before the area routers.
+ */
+export function errorHandler(logger: Logger, shapeFor: (req: Request) => ErrorShape): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const appErr = toAppError(err);
+    if (appErr.status >= 500) logger.error({ err: appErr.cause ?? err, path: req.path }, 'request failed');
+    if (res.headersSent) return;
+    const shape = shapeFor(req);
+    if (shape === 'ussd') {
+      res.status(200).type('text/plain').send(appErr.status < 500 ? USSD_INVALID_INPUT : USSD_UNAVAILABLE);
+      return;
+    }
+    for (const [k, v] of Object.entries(appErr.headers)) res.setHeader(k, v);
+    if (shape === 'cosmos') {
+      res.status(appErr.status).json({ code: grpcCodeForHttp(appErr.status), message: appErr.detail ?? appErr.title, details: [] });
+      return;
+    }
+    res.status(appErr.status).type('application/problem+json').send(JSON.stringify(problemBody(appErr, req)));
+  };
+}
+
+/** 404 for anything no router answered; rendered by errorHandler in the area's shape. */
+export const notFoundHandler: RequestHandler = (req, _res, next) => {
+  next(notFound(`No route for ${req.method} ${req.path}.`));
+};

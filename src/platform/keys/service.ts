@@ -1,0 +1,100 @@
+// API keys: 256-bit random secrets with a recognisable prefix, stored only as SHA-256 hashes,
+// each bound to a principal DID and a set of scopes.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Db } from '../db/index.ts';
+import { didSyntaxError } from '../did.ts';
+import { badRequest } from '../http/errors.ts';
+import { ApiKeyRepository, type ApiKeyRow } from './repository.ts';
+
+export const SCOPES = [
+  'twins:read',
+  'twins:write',
+  'claims:read',
+  'claims:write',
+  'chain:read',
+  'agent:read',
+  'agent:write',
+  'ussd:debug',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Scopes a new key gets when none are named: everything but operator access. */
+export const DEFAULT_SCOPES: Scope[] = SCOPES.filter((s) => s !== 'ussd:debug');
+
+const KEY_PREFIX = 'hth_';
+
+export interface Principal {
+  keyId: string;
+  did: string;
+  scopes: Scope[];
+}
+
+export interface ApiKeyInfo {
+  id: string;
+  name: string;
+  prefix: string;
+  principalDid: string;
+  scopes: Scope[];
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+
+const toInfo = (r: ApiKeyRow): ApiKeyInfo => ({
+  id: r.id,
+  name: r.name,
+  prefix: r.prefix,
+  principalDid: r.principal_did,
+  scopes: JSON.parse(r.scopes) as Scope[],
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+});
+
+export class ApiKeyService {
+  private readonly repo: ApiKeyRepository;
+
+  constructor(db: Db) {
+    this.repo = new ApiKeyRepository(db);
+  }
+
+  /** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
+  async create(input: { name: string; principalDid: string; scopes?: string[] }): Promise<{ key: string; info: ApiKeyInfo }> {
+    const name = input.name.trim();
+    if (!name) throw badRequest('A key needs a name.');
+    const didError = didSyntaxError(input.principalDid);
+    if (didError) throw badRequest(`principal: ${didError}`);
+    const scopes = input.scopes?.length ? input.scopes : DEFAULT_SCOPES;
+    const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+    if (unknown.length) throw badRequest(`Unknown scope(s): ${unknown.join(', ')}. Known: ${SCOPES.join(', ')}.`);
+    const key = KEY_PREFIX + randomBytes(32).toString('base64url');
+    const row: ApiKeyRow = {
+      id: randomBytes(8).toString('hex'),
+      name,
+      key_hash: hashKey(key),
+      prefix: key.slice(0, 10),
+      principal_did: input.principalDid,
+      scopes: JSON.stringify([...new Set(scopes)]),
+      created_at: new Date().toISOString(),
+      revoked_at: null,
+    };
+    await this.repo.insert(row);
+    return { key, info: toInfo(row) };
+  }
+
+  /** The principal a presented key stands for, or undefined for an unknown or revoked key. */
+  async authenticate(key: string): Promise<Principal | undefined> {
+    if (!key.startsWith(KEY_PREFIX)) return undefined;
+    const row = await this.repo.findActiveByHash(hashKey(key));
+    if (!row) return undefined;
+    return { keyId: row.id, did: row.principal_did, scopes: JSON.parse(row.scopes) as Scope[] };
+  }
+
+  async list(): Promise<ApiKeyInfo[]> {
+    return (await this.repo.list()).map(toInfo);
+  }
+
+  async revoke(id: string): Promise<boolean> {
+    return this.repo.revoke(id, new Date().toISOString());
+  }
+}

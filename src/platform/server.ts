@@ -1,0 +1,38 @@
+// Listening and graceful shutdown: stop accepting, let in-flight requests finish (bounded by
+// SHUTDOWN_TIMEOUT_MS), stop the areas, then close the database.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
+
+export interface RunningServer {
+  server: Server;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function listen(app: Express, port: number, host: string, shutdownTimeoutMs: number): Promise<RunningServer> {
+  const server = createServer(app);
+  // Keep-alive longer than typical load balancer idle timeouts avoids races on reused sockets.
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return {
+    server,
+    port: (server.address() as AddressInfo).port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), shutdownTimeoutMs);
+        force.unref();
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        server.closeIdleConnections();
+      }),
+  };
+}

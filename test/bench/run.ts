@@ -1,0 +1,105 @@
+// `make bench`: autocannon against 127.0.0.1 only, bounded in time. Measures a bare Express 5
+// handler as the baseline, then every case under test/bench/cases/, and prints req/s, p50/p99
+// latency and each case's ratio to the baseline of the same run.
+//   BENCH_DURATION (seconds per case, default 5), BENCH_CONNECTIONS (default 50),
+//   BENCH_ONLY (substring filter on case names).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import type { BenchCase } from './case.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const duration = Number(process.env.BENCH_DURATION ?? 5);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const only = process.env.BENCH_ONLY;
+
+interface Row {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  ratio?: number;
+  verdict?: string;
+}
+
+async function startTarget(mode: 'baseline' | 'hearth'): Promise<{ child: ChildProcess; port: number; key?: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'server.ts'), mode], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: process.env,
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    child.stdout!.on('data', (c) => {
+      buf += c;
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) resolve(buf.slice(0, nl));
+    });
+    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
+  });
+  return { child, ...JSON.parse(line) };
+}
+
+async function measure(name: string, opts: Partial<autocannon.Options>): Promise<Row> {
+  const result = await autocannon({ connections, duration, ...opts } as autocannon.Options);
+  return {
+    name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+async function loadCases(): Promise<BenchCase[]> {
+  const files = readdirSync(join(here, 'cases')).filter((f) => f.endsWith('.ts')).sort();
+  const all: BenchCase[] = [];
+  for (const f of files) all.push(...((await import(join(here, 'cases', f))) as { cases: BenchCase[] }).cases);
+  return only ? all.filter((c) => c.name.includes(only)) : all;
+}
+
+const fmt = (n: number, w: number) => n.toFixed(n >= 100 ? 0 : 1).padStart(w);
+
+async function main() {
+  const cases = await loadCases();
+  console.log(`Benchmark: ${connections} connections, ${duration}s per case, 127.0.0.1, node ${process.version}`);
+  const baselineTarget = await startTarget('baseline');
+  const baseline = await measure('bare Express 5 baseline', { url: `http://127.0.0.1:${baselineTarget.port}/baseline` });
+  baselineTarget.child.kill();
+
+  const hearth = await startTarget('hearth');
+  const target = { baseUrl: `http://127.0.0.1:${hearth.port}`, key: hearth.key! };
+  const rows: Row[] = [baseline];
+  try {
+    for (const c of cases) {
+      const opts = await c.prepare(target);
+      const row = await measure(c.name, opts);
+      row.ratio = row.rps / baseline.rps;
+      const misses: string[] = [];
+      if (c.targetRatio !== undefined && row.ratio < c.targetRatio) misses.push(`ratio < ${c.targetRatio}`);
+      if (c.targetP99Ms !== undefined && row.p99 >= c.targetP99Ms) misses.push(`p99 >= ${c.targetP99Ms}ms`);
+      if (row.errors || row.non2xx) misses.push(`${row.errors} errors, ${row.non2xx} non-2xx`);
+      row.verdict = c.targetRatio !== undefined || c.targetP99Ms !== undefined ? (misses.length ? `MISS (${misses.join('; ')})` : 'meets target') : misses.join('; ');
+      rows.push(row);
+    }
+  } finally {
+    hearth.child.kill();
+  }
+
+  const w = Math.max(...rows.map((r) => r.name.length));
+  console.log(`\n${'case'.padEnd(w)}  ${'req/s'.padStart(9)}  ${'p50 ms'.padStart(7)}  ${'p99 ms'.padStart(7)}  ${'ratio'.padStart(6)}  notes`);
+  for (const r of rows) {
+    console.log(
+      `${r.name.padEnd(w)}  ${fmt(r.rps, 9)}  ${fmt(r.p50, 7)}  ${fmt(r.p99, 7)}  ${(r.ratio === undefined ? 'base' : (r.ratio * 100).toFixed(0) + '%').padStart(6)}  ${r.verdict ?? ''}`,
+    );
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,51 @@
+// A benchmark target in its own process (so the load generator does not share its event loop):
+//   tsx test/bench/server.ts baseline  -> a bare Express 5 handler
+//   tsx test/bench/server.ts hearth    -> Hearth on a fresh SQLite file (or BENCH_DATABASE_URL)
+// Prints one JSON line {port, key} once it listens.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import express from 'express';
+import { createHearth } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createDb, migrateLatest } from '../../src/platform/db/index.ts';
+import { ApiKeyService, SCOPES } from '../../src/platform/keys/service.ts';
+import { createLogger } from '../../src/platform/logging.ts';
+import { listen } from '../../src/platform/server.ts';
+
+const mode = process.argv[2];
+
+if (mode === 'baseline') {
+  const app = express();
+  app.get('/baseline', (_req, res) => {
+    res.json({ status: 'ok', timestamp: new Date().toISOString() });
+  });
+  const running = await listen(app, 0, '127.0.0.1', 1000);
+  console.log(JSON.stringify({ port: running.port }));
+} else if (mode === 'hearth') {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-'));
+  const config = loadConfig({
+    ...process.env,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'silent',
+    DATA_DIR: dataDir,
+    DATABASE_URL: process.env.BENCH_DATABASE_URL ?? '',
+    GRPC_PORT: '0',
+    USSD_DEBUG_ENABLED: 'true',
+    PIN_ENCRYPTION_KEY: '00'.repeat(32),
+    USSD_RATE_LIMIT_PER_MINUTE: '100000000',
+  });
+  const db = createDb({ url: config.DATABASE_URL, dataDir, poolMax: config.DB_POOL_MAX });
+  await migrateLatest(db);
+  const { key } = await new ApiKeyService(db).create({
+    name: 'bench',
+    principalDid: 'did:ixo:entity:0000000000000000000000000000bench',
+    scopes: [...SCOPES],
+  });
+  const hearth = await createHearth({ config, db, logger: createLogger(config) });
+  const running = await listen(hearth.app, 0, '127.0.0.1', 1000);
+  console.log(JSON.stringify({ port: running.port, key }));
+} else {
+  console.error('usage: server.ts baseline|hearth');
+  process.exit(2);
+}

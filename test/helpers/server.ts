@@ -1,0 +1,48 @@
+// Starts a real Hearth on 127.0.0.1 (ephemeral port) for contract tests, with a client of the
+// generated SDK pointed at it.
+import { createHearth, type Hearth } from '../../src/app.ts';
+import { configWith, type Config } from '../../src/config.ts';
+import type { Db } from '../../src/platform/db/index.ts';
+import { ApiKeyService, type Scope } from '../../src/platform/keys/service.ts';
+import { createLogger } from '../../src/platform/logging.ts';
+import { listen } from '../../src/platform/server.ts';
+import { createClient, type Client } from '../../generated/openapi/client/index.ts';
+
+export interface TestServer {
+  config: Config;
+  hearth: Hearth;
+  baseUrl: string;
+  /** Generated-SDK client bound to this server. */
+  client: Client;
+  stop(): Promise<void>;
+}
+
+export async function startTestServer(db: Db, env: Record<string, string> = {}): Promise<TestServer> {
+  const config = configWith({ DATA_DIR: './data/test', GRPC_PORT: '0', ...env });
+  const hearth = await createHearth({ config, db, logger: createLogger(config) });
+  const running = await listen(hearth.app, 0, '127.0.0.1', 1000);
+  const baseUrl = `http://127.0.0.1:${running.port}`;
+  return {
+    config,
+    hearth,
+    baseUrl,
+    client: createClient({ baseUrl }),
+    async stop() {
+      await running.stop();
+      await hearth.close();
+    },
+  };
+}
+
+/** Creates an API key directly in the database and returns the secret. */
+export async function createTestKey(
+  db: Db,
+  opts: { principalDid?: string; scopes?: Scope[]; name?: string } = {},
+): Promise<string> {
+  const { key } = await new ApiKeyService(db).create({
+    name: opts.name ?? 'test',
+    principalDid: opts.principalDid ?? 'did:ixo:entity:00000000000000000000000000000001',
+    scopes: opts.scopes,
+  });
+  return key;
+}

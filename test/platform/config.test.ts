@@ -1,0 +1,42 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+describe('config', () => {
+  it('defaults every variable on an empty environment', () => {
+    const c = loadConfig({});
+    expect(c.PORT).to.equal(3000);
+    expect(c.NODE_ENV).to.equal('development');
+    expect(c.DATABASE_URL).to.equal(undefined);
+    expect(c.DATA_DIR).to.equal('./data');
+    expect(c.USSD_SESSION_IDLE_SECONDS).to.equal(180);
+    expect(c.GRPC_PORT).to.equal(9090);
+    expect(c.CHAIN_PREFIX).to.equal('/chain');
+    expect(c.TRUST_PROXY_ENABLED).to.equal(false);
+  });
+
+  it('parses typed values', () => {
+    const c = loadConfig({ PORT: '8080', TRUST_PROXY_ENABLED: 'true', CHAIN_PREFIX_ALIASES: '/ixo, /legacy', DATABASE_URL: 'postgres://u@h/db' });
+    expect(c.PORT).to.equal(8080);
+    expect(c.TRUST_PROXY_ENABLED).to.equal(true);
+    expect(c.CHAIN_PREFIX_ALIASES).to.deep.equal(['/ixo', '/legacy']);
+    expect(c.DATABASE_URL).to.equal('postgres://u@h/db');
+  });
+
+  it('treats an empty string as unset', () => {
+    expect(loadConfig({ PORT: '' }).PORT).to.equal(3000);
+  });
+
+  for (const [name, value] of [
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['NODE_ENV', 'staging'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['TRUST_PROXY_ENABLED', 'maybe'],
+    ['LOG_LEVEL', 'loud'],
+    ['REDIS_URL', 'http://x'],
+  ] as const) {
+    it(`rejects ${name}=${value} with a message naming the variable`, () => {
+      expect(() => loadConfig({ [name]: value })).to.throw(ConfigError, new RegExp(`^Invalid configuration:\\n  ${name}: `));
+    });
+  }
+});

@@ -1,0 +1,104 @@
+import { createServer, type Server } from 'node:net';
+import { expect } from 'chai';
+import { getHealth, getRoot } from '../../generated/openapi/sdk.gen.ts';
+import { createDb, pingDb } from '../../src/platform/db/index.ts';
+import { expectContractResponse } from '../helpers/contract.ts';
+import { forEachDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+forEachDatabase('health endpoints', (t) => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer(t.db, { NODE_ENV: 'test' });
+  });
+  after(() => server.stop());
+
+  it('GET /health answers 200 with database connected, from a real query', async () => {
+    const res = await getHealth({ client: server.client });
+    expect(res.response.status).to.equal(200);
+    expectContractResponse('get', '/health', { status: 200, headers: res.response.headers, body: res.data });
+    expect(res.data).to.include({ status: 'ok', environment: 'test', database: 'connected' });
+    expect(res.data!.timestamp).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(Number.isInteger(res.data!.uptime)).to.equal(true);
+  });
+
+  it('GET / answers 200 with the running notice', async () => {
+    const res = await getRoot({ client: server.client });
+    expect(res.response.status).to.equal(200);
+    expectContractResponse('get', '/', { status: 200, headers: res.response.headers, body: res.data });
+    expect(res.data!.message).to.match(/running/);
+  });
+
+  it('rejects unknown query parameters with problem+json', async () => {
+    const res = await fetch(`${server.baseUrl}/health?verbose=1`);
+    expect(res.status).to.equal(400);
+    expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    const body = await res.json();
+    expect(body.errors[0].pointer).to.equal('/query/verbose');
+  });
+});
+
+describe('health with the database unreachable', () => {
+  it('GET /health answers 503 disconnected when the SQLite database is closed', async () => {
+    const db = createDb({ url: 'sqlite::memory:', dataDir: '.', poolMax: 1 });
+    const server = await startTestServer(db);
+    try {
+      await db.destroy();
+      const res = await getHealth({ client: server.client });
+      expect(res.response.status).to.equal(503);
+      expectContractResponse('get', '/health', { status: 503, headers: res.response.headers, body: res.error });
+      expect(res.error).to.include({ database: 'disconnected', status: 'degraded' });
+      const root = await getRoot({ client: server.client });
+      expect(root.response.status).to.equal(200);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('GET /health answers 503 when PostgreSQL refuses connections', async () => {
+    const db = createDb({ url: 'postgres://postgres@127.0.0.1:1/none', dataDir: '.', poolMax: 1 });
+    const server = await startTestServer(db, { DB_HEALTH_TIMEOUT_MS: '3000' });
+    try {
+      const res = await getHealth({ client: server.client });
+      expect(res.response.status).to.equal(503);
+      expect(res.error).to.include({ database: 'disconnected' });
+    } finally {
+      await server.stop();
+      await db.destroy();
+    }
+  });
+
+  describe('a database that accepts connections but never answers', () => {
+    let black: Server;
+    let port: number;
+    const sockets = new Set<import('node:net').Socket>();
+    before(async () => {
+      black = createServer((s) => sockets.add(s));
+      await new Promise<void>((r) => black.listen(0, '127.0.0.1', r));
+      port = (black.address() as { port: number }).port;
+    });
+    after(() => {
+      for (const s of sockets) s.destroy();
+      return new Promise<void>((r) => black.close(() => r()));
+    });
+
+    it('is reported disconnected once the timeout passes, not after the connect timeout', async () => {
+      const db = createDb({ url: `postgres://postgres@127.0.0.1:${port}/none`, dataDir: '.', poolMax: 1 });
+      const started = Date.now();
+      const ok = await pingDb(db, 200);
+      const elapsed = Date.now() - started;
+      expect(ok).to.equal(false);
+      expect(elapsed).to.be.lessThan(1000);
+      // The pending connect is abandoned; destroying the pool would wait for it.
+      void db.destroy().catch(() => {});
+    });
+  });
+
+  if (TEST_DATABASE_URL) {
+    it('pingDb answers true on the live PostgreSQL', async () => {
+      const db = createDb({ url: TEST_DATABASE_URL, dataDir: '.', poolMax: 1 });
+      expect(await pingDb(db, 2000)).to.equal(true);
+      await db.destroy();
+    });
+  }
+});

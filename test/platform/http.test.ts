@@ -1,0 +1,200 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import express from 'express';
+import request from 'supertest';
+import { expect } from 'chai';
+import { pino } from 'pino';
+import { didSyntaxError, isDid } from '../../src/platform/did.ts';
+import { AppError, errorHandler, grpcCodeForHttp, notFoundHandler } from '../../src/platform/http/errors.ts';
+import { maskPhone, requestLogger } from '../../src/platform/logging.ts';
+import { listen } from '../../src/platform/server.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+describe('error module renders each area shape', () => {
+  const app = express();
+  app.use(express.json({ limit: '1kb' }));
+  app.post('/api/ussd', () => {
+    throw new AppError(400, 'Bad Request');
+  });
+  app.get('/api/ussd/crash', () => {
+    throw new Error('boom');
+  });
+  app.get('/chain/x', () => {
+    throw new AppError(503, 'Service Unavailable', { detail: 'upstream down' });
+  });
+  app.post('/v1/x', (_req, res) => {
+    res.json({});
+  });
+  app.get('/v1/conflict', () => {
+    throw new AppError(409, 'Conflict', { detail: 'total differs', errors: [{ pointer: '/body/total', message: 'differs', rule: 'total-sum' }] });
+  });
+  app.use(notFoundHandler);
+  app.use(
+    errorHandler(pino({ level: 'silent' }), (req) =>
+      req.path === '/api/ussd' ? 'ussd' : req.path.startsWith('/chain') ? 'cosmos' : 'problem',
+    ),
+  );
+
+  it('USSD: a client error is HTTP 200 text/plain END Invalid input', async () => {
+    const res = await request(app).post('/api/ussd').send({});
+    expect(res.status).to.equal(200);
+    expect(res.headers['content-type']).to.match(/^text\/plain/);
+    expect(res.text).to.equal('END Invalid input. Please try again.');
+  });
+
+  it('USSD: malformed JSON is END Invalid input too', async () => {
+    const res = await request(app).post('/api/ussd').set('Content-Type', 'application/json').send('{"sessionId":');
+    expect(res.text).to.equal('END Invalid input. Please try again.');
+  });
+
+  it('cosmos: {code,message,details} with the gRPC code', async () => {
+    const res = await request(app).get('/chain/x');
+    expect(res.status).to.equal(503);
+    expect(res.body).to.deep.equal({ code: 14, message: 'upstream down', details: [] });
+    const nf = await request(app).get('/chain/unknown');
+    expect(nf.status).to.equal(404);
+    expect(nf.body.code).to.equal(5);
+  });
+
+  it('problem+json with field errors naming pointer and rule', async () => {
+    const res = await request(app).get('/v1/conflict');
+    expect(res.status).to.equal(409);
+    expect(res.headers['content-type']).to.match(/^application\/problem\+json/);
+    expect(res.body).to.deep.equal({
+      type: 'urn:hearth:problem:conflict',
+      title: 'Conflict',
+      status: 409,
+      detail: 'total differs',
+      instance: '/v1/conflict',
+      errors: [{ pointer: '/body/total', message: 'differs', rule: 'total-sum' }],
+    });
+  });
+
+  it('413 for a body over the limit, 400 for malformed JSON', async () => {
+    const big = await request(app).post('/v1/x').send({ a: 'x'.repeat(2000) });
+    expect(big.status).to.equal(413);
+    const bad = await request(app).post('/v1/x').set('Content-Type', 'application/json').send('{');
+    expect(bad.status).to.equal(400);
+    expect(bad.body.type).to.equal('urn:hearth:problem:malformed-body');
+  });
+
+  it('an unexpected error is 500 without internals, or the USSD unavailable reply', async () => {
+    const res = await request(app).get('/api/ussd/crash');
+    expect(res.status).to.equal(500);
+    expect(JSON.stringify(res.body)).not.to.include('boom');
+  });
+
+  it('maps HTTP statuses to gRPC codes', () => {
+    expect([400, 401, 403, 404, 409, 429, 501, 503, 504, 500].map(grpcCodeForHttp)).to.deep.equal([3, 16, 7, 5, 10, 8, 12, 14, 4, 13]);
+  });
+});
+
+describe('DID syntax', () => {
+  it('accepts DIDs and rejects DID URLs and garbage', () => {
+    for (const d of ['did:ixo:entity:0123456789abcdef0123456789abcdef', 'did:key:z6MkhaXgBZD', 'did:web:example.com%3A8443', 'did:ixo:a:b:c']) {
+      expect(isDid(d), d).to.equal(true);
+    }
+    expect(didSyntaxError('did:ixo:household/123')).to.match(/DID URL/);
+    expect(didSyntaxError('did:ixo:abc#key-1')).to.match(/DID URL/);
+    for (const d of ['did:IXO:abc', 'did:ixo:', 'ixo:abc', 'did:ixo:abc:', 'did:ixo:a b']) {
+      expect(isDid(d), d).to.equal(false);
+    }
+  });
+});
+
+describe('logging', () => {
+  it('masks phone numbers', () => {
+    expect(maskPhone('+254712345678')).to.equal('+254*******78');
+    expect(maskPhone('garbage')).to.equal('[phone]');
+  });
+
+  it('request logs carry no authorization header, query string or body', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    const app = express();
+    app.use(requestLogger(pino({ level: 'info' }, sink)));
+    app.post('/x', (_req, res) => {
+      res.send('ok');
+    });
+    await request(app).post('/x?phoneNumber=%2B254712345678').set('Authorization', 'Bearer hth_secret').send({ pin: '12345' });
+    const log = lines.join('');
+    expect(log).to.include('"path":"/x"');
+    for (const secret of ['hth_secret', '254712345678', '12345']) expect(log).not.to.include(secret);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('finishes an in-flight request, then refuses new connections', async () => {
+    const app = express();
+    app.get('/slow', async (_req, res) => {
+      await new Promise((r) => setTimeout(r, 300));
+      res.send('done');
+    });
+    const running = await listen(app, 0, '127.0.0.1', 5000);
+    const url = `http://127.0.0.1:${running.port}/slow`;
+    const inFlight = fetch(url).then((r) => r.text());
+    await new Promise((r) => setTimeout(r, 50));
+    const stopped = running.stop();
+    expect(await inFlight).to.equal('done');
+    await stopped;
+    let refused = false;
+    await fetch(url).catch(() => {
+      refused = true;
+    });
+    expect(refused).to.equal(true);
+  });
+
+  it('the process exits 0 on SIGTERM after closing the database', async function () {
+    this.timeout(30_000);
+    const dir = mkdtempSync(join(tmpdir(), 'hearth-proc-'));
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'start'], {
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir, GRPC_PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no start: ${out}`)), 20_000);
+      child.stdout.on('data', () => {
+        if (out.includes('Hearth is listening')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    child.kill('SIGTERM');
+    const code = await new Promise((r) => child.on('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+    expect(code).to.equal(0);
+    expect(out).to.include('shutdown complete');
+  });
+});
+
+forEachDatabase('app assembly', (t) => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer(t.db, { BODY_LIMIT: '1kb' });
+  });
+  after(() => server.stop());
+
+  it('an unknown route is problem+json 404', async () => {
+    const res = await fetch(`${server.baseUrl}/v1/nothing-here`);
+    expect(res.status).to.equal(404);
+    expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
+  });
+
+  it('an unknown /chain route is a cosmos 404', async () => {
+    const res = await fetch(`${server.baseUrl}/chain/nothing-here`);
+    expect(res.status).to.equal(404);
+    expect(await res.json()).to.include({ code: 5 });
+  });
+});

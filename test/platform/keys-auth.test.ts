@@ -1,0 +1,98 @@
+import express from 'express';
+import request from 'supertest';
+import { expect } from 'chai';
+import { requireApiKey, principalOf } from '../../src/platform/http/auth.ts';
+import { errorHandler, notFoundHandler } from '../../src/platform/http/errors.ts';
+import { ApiKeyService } from '../../src/platform/keys/service.ts';
+import { createLogger } from '../../src/platform/logging.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+
+forEachDatabase('API keys', (t) => {
+  let keys: ApiKeyService;
+  before(() => {
+    keys = new ApiKeyService(t.db);
+  });
+
+  it('creates a prefixed 256-bit key, stores only its hash, and authenticates it', async () => {
+    const { key, info } = await keys.create({ name: 'partner', principalDid: 'did:ixo:entity:abc', scopes: ['claims:read'] });
+    expect(key).to.match(/^hth_[A-Za-z0-9_-]{43}$/);
+    const rows = await t.db('api_keys').select();
+    expect(JSON.stringify(rows)).not.to.include(key);
+    const p = await keys.authenticate(key);
+    expect(p).to.deep.equal({ keyId: info.id, did: 'did:ixo:entity:abc', scopes: ['claims:read'] });
+  });
+
+  it('defaults to every scope but ussd:debug', async () => {
+    const { info } = await keys.create({ name: 'default', principalDid: 'did:ixo:entity:abc' });
+    expect(info.scopes).to.include('claims:write').and.not.include('ussd:debug');
+  });
+
+  it('refuses unknown scopes, a missing name and a principal that is not a DID', async () => {
+    const fails = async (input: Parameters<ApiKeyService['create']>[0], re: RegExp) => {
+      const before = await t.db('api_keys').count({ n: '*' }).first();
+      let err: unknown;
+      try {
+        await keys.create(input);
+      } catch (e) {
+        err = e;
+      }
+      expect((err as Error)?.message).to.match(re);
+      expect(await t.db('api_keys').count({ n: '*' }).first()).to.deep.equal(before);
+    };
+    await fails({ name: 'x', principalDid: 'did:ixo:a', scopes: ['root'] }, /Unknown scope\(s\): root/);
+    await fails({ name: ' ', principalDid: 'did:ixo:a' }, /needs a name/);
+    await fails({ name: 'x', principalDid: 'did:ixo:household/123' }, /DID URL/);
+  });
+
+  it('rejects unknown and revoked keys; lists without secrets', async () => {
+    const { key, info } = await keys.create({ name: 'to-revoke', principalDid: 'did:ixo:entity:abc' });
+    expect(await keys.authenticate('hth_nope')).to.equal(undefined);
+    expect(await keys.authenticate('not-even-prefixed')).to.equal(undefined);
+    expect(await keys.revoke(info.id)).to.equal(true);
+    expect(await keys.revoke(info.id)).to.equal(false);
+    expect(await keys.authenticate(key)).to.equal(undefined);
+    const listed = await keys.list();
+    expect(listed.find((k) => k.id === info.id)?.revokedAt).to.be.a('string');
+    expect(JSON.stringify(listed)).not.to.include(key);
+  });
+
+  describe('bearer middleware', () => {
+    const app = express();
+    before(() => {
+      app.get('/private', requireApiKey(keys, 'claims:read'), (req, res) => {
+        res.json({ did: principalOf(req).did });
+      });
+      app.use(notFoundHandler);
+      app.use(errorHandler(createLogger({ LOG_LEVEL: 'silent' }), () => 'problem'));
+    });
+
+    it('answers 401 with WWW-Authenticate without a key', async () => {
+      const res = await request(app).get('/private');
+      expect(res.status).to.equal(401);
+      expect(res.headers['www-authenticate']).to.equal('Bearer realm="hearth"');
+      expect(res.headers['content-type']).to.match(/^application\/problem\+json/);
+      expect(res.body).to.include({ status: 401, title: 'Unauthorized' });
+    });
+
+    it('answers 401 for a malformed header and for an unknown key', async () => {
+      expect((await request(app).get('/private').set('Authorization', 'Basic abc')).status).to.equal(401);
+      const res = await request(app).get('/private').set('Authorization', 'Bearer hth_unknown');
+      expect(res.status).to.equal(401);
+      expect(res.body.detail).to.match(/unknown or revoked/);
+    });
+
+    it('answers 403 for a key without the scope', async () => {
+      const { key } = await keys.create({ name: 'narrow', principalDid: 'did:ixo:entity:abc', scopes: ['twins:read'] });
+      const res = await request(app).get('/private').set('Authorization', `Bearer ${key}`);
+      expect(res.status).to.equal(403);
+      expect(res.body.detail).to.equal('This API key lacks the scope claims:read.');
+    });
+
+    it('passes the principal on for a key with the scope', async () => {
+      const { key } = await keys.create({ name: 'ok', principalDid: 'did:ixo:entity:xyz', scopes: ['claims:read'] });
+      const res = await request(app).get('/private').set('Authorization', `Bearer ${key}`);
+      expect(res.status).to.equal(200);
+      expect(res.body).to.deep.equal({ did: 'did:ixo:entity:xyz' });
+    });
+  });
+});
