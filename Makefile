@@ -1,12 +1,14 @@
 # Hearth. `make start` and `make test` work on a machine with only Node 20: they install what is
 # missing first. See README.md.
 SHELL := /bin/bash
-NPM_STAMP := node_modules/.package-lock.json
+# The stamp holds the hash of the lock file node_modules was installed from: comparing content
+# (not mtimes, which every checkout changes) keeps installs to when dependencies really changed.
+LOCK_HASH := $(shell sha256sum package-lock.json | cut -c1-64)
+NPM_STAMP := node_modules/.hearth-lock-$(LOCK_HASH)
 
 .PHONY: install generate typecheck migrate start test bench keys
 
-# npm ci when node_modules is missing or older than the lock file.
-$(NPM_STAMP): package-lock.json package.json
+$(NPM_STAMP):
 	npm ci --no-audit --no-fund
 	@touch $(NPM_STAMP)
 
