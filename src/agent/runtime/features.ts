@@ -3,6 +3,7 @@
 // manifest's defaultState. Dependencies come first; a plugin whose dependency is excluded is
 // excluded too, with the reason.
 import { readFileSync } from 'node:fs';
+import type { ExcludedPlugin } from '../../../generated/openapi/types.gen.ts';
 import { ConfigError, featuresMapSchema, type Config } from '../../config.ts';
 import { AgentBootError, validateManifest } from './manifest.ts';
 import type { AgentPlugin } from './plugin.ts';
@@ -15,13 +16,7 @@ export interface FeaturesSource {
   source: string;
 }
 
-export type ExclusionReason = 'disabled-by-features' | 'default-off' | 'missing-env' | 'dependency-excluded';
-
-export interface ExcludedPlugin {
-  name: string;
-  reason: ExclusionReason;
-  detail: string;
-}
+export type ExclusionReason = ExcludedPlugin['reason'];
 
 export interface LoadedPlugin {
   plugin: AgentPlugin;

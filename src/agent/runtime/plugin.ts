@@ -2,6 +2,7 @@
 // runtime decides from the manifest and the features map whether it loads, and only a loaded
 // plugin's tools, routes, state and prompt section exist.
 import type { Router } from 'express';
+import type { PromptSection } from '../../../generated/openapi/types.gen.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { Logger } from '../../platform/logging.ts';
 import type { PluginManifest } from './manifest.ts';
@@ -34,10 +35,8 @@ export interface StateHydrator {
   fallback: unknown;
 }
 
-export interface PromptSectionContent {
-  title: string;
-  content: string;
-}
+/** A prompt section as a plugin renders it; the runtime adds the plugin's name. */
+export type PromptSectionContent = Omit<PromptSection, 'plugin'>;
 
 /** What a loaded plugin contributes; every part is optional. */
 export interface PluginInstance {

@@ -2,36 +2,19 @@
 // serves what an orchestrator needs per turn (tools, tool execution, hydrated state, prompt
 // sections). An excluded plugin was never created: no tools, routes, state or prompt section.
 import type { RequestHandler, Router } from 'express';
+import type { AgentContext, AgentPlugins, ExcludedPlugin, PromptSection, ToolDefinition as ToolSchema } from '../../../generated/openapi/types.gen.ts';
 import { notFound } from '../../platform/http/errors.ts';
 import type { Logger } from '../../platform/logging.ts';
-import { resolvePlugins, type ExcludedPlugin, type FeaturesSource } from './features.ts';
+import { resolvePlugins, type FeaturesSource } from './features.ts';
 import type { PluginManifest } from './manifest.ts';
 import type { AgentPlugin, PluginDeps, PluginInstance, StateHydrator, TurnContext } from './plugin.ts';
-import { ToolRegistry, type ToolSchema } from './tools.ts';
+import { ToolRegistry } from './tools.ts';
 
 export interface AgentRuntimeOptions extends PluginDeps {
   plugins: readonly AgentPlugin[];
   features: FeaturesSource;
   /** Names of the set environment variables (from config), for requiredEnv. */
   envNames: readonly string[];
-}
-
-export interface PromptSection {
-  plugin: string;
-  title: string;
-  content: string;
-}
-
-export interface AgentTurnContext {
-  roomId: string;
-  state: Record<string, unknown>;
-  promptSections: PromptSection[];
-}
-
-export interface PluginReport {
-  loaded: { manifest: PluginManifest; tools: string[]; forced: boolean }[];
-  excluded: ExcludedPlugin[];
-  unknownFeatureKeys: string[];
 }
 
 /** Express routing is case-insensitive and ignores a trailing slash; so is the guard. */
@@ -76,7 +59,7 @@ export class AgentRuntime {
     );
   }
 
-  report(): PluginReport {
+  report(): AgentPlugins {
     return {
       loaded: this.active.map((p) => ({ manifest: p.manifest, tools: this.tools.namesOf(p.manifest.name), forced: p.forced })),
       excluded: this.excluded,
@@ -100,7 +83,7 @@ export class AgentRuntime {
    * Build-time context for a turn: every loaded plugin's state, then its prompt section. A
    * plugin whose state cannot be read gets its fallback and no failure reaches the caller.
    */
-  async buildContext(ctx: TurnContext): Promise<AgentTurnContext> {
+  async buildContext(ctx: TurnContext): Promise<AgentContext & { state: Record<string, unknown> }> {
     const hydrators = this.active.map((p) => p.instance.state).filter((s): s is StateHydrator => s !== undefined);
     const values = await Promise.all(hydrators.map((h) => this.hydrate(h, ctx)));
     const state: Record<string, unknown> = {};

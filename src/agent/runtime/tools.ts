@@ -2,6 +2,7 @@
 // the arguments validated against the schema before the tool runs (an invalid call never
 // reaches the tool, so it changes nothing).
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ToolDefinition as ToolSchema } from '../../../generated/openapi/types.gen.ts';
 import { badRequest, notFound, type FieldError } from '../../platform/http/errors.ts';
 import { AgentBootError } from './manifest.ts';
 import type { AgentPlugin, ToolDefinition, TurnContext } from './plugin.ts';
@@ -15,12 +16,6 @@ interface RegisteredTool {
   definition: ToolDefinition;
   plugin: string;
   validate: ValidateFunction;
-}
-
-export interface ToolSchema {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
 }
 
 function fieldErrorsOf(errors: ErrorObject[] | null | undefined): FieldError[] {
