@@ -1,6 +1,7 @@
 // The plugin manifest and its validation. A bad manifest is a programming error in a plugin,
 // so it stops boot with a message naming the plugin and the field.
 import { z } from 'zod';
+import { ConfigError } from '../../config.ts';
 
 const kebabName = z.string().regex(/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/, 'must be kebab-case, e.g. user-preferences');
 const text = (max: number) => z.string().trim().min(1, 'must not be empty').max(max);
@@ -29,8 +30,11 @@ export const pluginManifestSchema = z.strictObject({
 
 export type PluginManifest = z.infer<typeof pluginManifestSchema>;
 
-/** Thrown at boot for anything that must stop the runtime from starting. */
-export class AgentBootError extends Error {
+/**
+ * Thrown at boot for anything that must stop the runtime from starting. A ConfigError, so the
+ * CLI prints the message alone and exits 1.
+ */
+export class AgentBootError extends ConfigError {
   override name = 'AgentBootError';
 }
 
