@@ -3,6 +3,7 @@
 import express, { type Express, type Request } from 'express';
 import type { Config } from './config.ts';
 import type { Db } from './platform/db/index.ts';
+import { createAgentArea } from './agent/index.ts';
 import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
 import { ApiKeyService } from './platform/keys/service.ts';
@@ -49,9 +50,12 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(requestLogger(logger));
   app.use(express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: false, limit: config.BODY_LIMIT }));
+  const agent = createAgentArea(ctx);
+  app.use(agent.unloadedRoutesGuard);
   app.use(openApiRequestValidator(ctx.keys));
 
   app.use(healthRouter(db, config));
+  app.use(agent.routers);
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger, errorShapeResolver(config)));

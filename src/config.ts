@@ -62,10 +62,28 @@ const chainSchema = {
 };
 
 // ---- area D: agent runtime ------------------------------------------------------------------------
+/** The features map: exact plugin names to booleans (src/agent/runtime/features.ts). */
+export const featuresMapSchema = z.record(z.string(), z.boolean({ message: 'must be true or false' }));
 const agentSchema = {
-  AGENT_FEATURES: z.string().default('{}'),
+  AGENT_FEATURES: z
+    .string()
+    .transform((raw, ctx) => {
+      try {
+        return JSON.parse(raw) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON object such as {"user-preferences": false}' });
+        return z.NEVER;
+      }
+    })
+    .pipe(featuresMapSchema)
+    .default({}),
   AGENT_FEATURES_FILE: z.string().min(1).optional(),
 };
+
+/** Names of the variables set in the environment: what plugins' requiredEnv is checked against. */
+function agentEnvNames(env: Record<string, string>): string[] {
+  return Object.keys(env).sort();
+}
 
 const envSchema = z.object({
   ...platformSchema,
@@ -75,7 +93,10 @@ const envSchema = z.object({
   ...agentSchema,
 });
 
-export type Config = z.infer<typeof envSchema>;
+export type Config = z.infer<typeof envSchema> & {
+  /** Area D: names (never values) of the set environment variables, for plugins' requiredEnv. */
+  agentEnvNames: readonly string[];
+};
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -89,7 +110,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  return result.data;
+  return { ...result.data, agentEnvNames: agentEnvNames(cleaned as Record<string, string>) };
 }
 
 /** A full config for tests and tools: defaults plus the given overrides. */

@@ -2,7 +2,7 @@
 
 import type { Client, Options as Options2, TDataShape } from './client';
 import { client } from './client.gen';
-import type { GetHealthData, GetHealthErrors, GetHealthResponses, GetRootData, GetRootResponses } from './types.gen';
+import type { BuildAgentContextData, BuildAgentContextErrors, BuildAgentContextResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetRootData, GetRootResponses, GetUserPreferencesData, GetUserPreferencesErrors, GetUserPreferencesResponses, InvokeAgentToolData, InvokeAgentToolErrors, InvokeAgentToolResponses, ListAgentPluginsData, ListAgentPluginsErrors, ListAgentPluginsResponses, ListAgentToolsData, ListAgentToolsErrors, ListAgentToolsResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -24,6 +24,67 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
 export const getRoot = <ThrowOnError extends boolean = false>(options?: Options<GetRootData, ThrowOnError>) => (options?.client ?? client).get<GetRootResponses, unknown, ThrowOnError>({ url: '/', ...options });
 
 /**
+ * Build-time state and system-prompt sections for the caller in a room
+ *
+ * What an orchestrator needs before it builds the agent for a turn: the hydrated state (e.g. `userPreferences`) and the prompt sections of the loaded plugins. A plugin whose state cannot be read contributes its empty state and no section; the call never fails for that.
+ */
+export const buildAgentContext = <ThrowOnError extends boolean = false>(options?: Options<BuildAgentContextData, ThrowOnError>) => (options?.client ?? client).post<BuildAgentContextResponses, BuildAgentContextErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/agent/context',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options?.headers
+    }
+});
+
+/**
+ * Loaded plugins (in dependency order) and excluded plugins with the reason
+ */
+export const listAgentPlugins = <ThrowOnError extends boolean = false>(options?: Options<ListAgentPluginsData, ThrowOnError>) => (options?.client ?? client).get<ListAgentPluginsResponses, ListAgentPluginsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/agent/plugins',
+    ...options
+});
+
+/**
+ * JSON Schema function definitions of the loaded plugins' tools
+ *
+ * Each entry is in the form LLM APIs take (name, description, parameters).
+ */
+export const listAgentTools = <ThrowOnError extends boolean = false>(options?: Options<ListAgentToolsData, ThrowOnError>) => (options?.client ?? client).get<ListAgentToolsResponses, ListAgentToolsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/agent/tools',
+    ...options
+});
+
+/**
+ * Execute a tool for the caller in a room
+ *
+ * The arguments are validated against the tool's `parameters` schema before the tool runs; invalid arguments answer 400 naming the field (`/body/arguments/<field>`) and change nothing. An unknown tool, or one whose plugin is not loaded, answers 404.
+ */
+export const invokeAgentTool = <ThrowOnError extends boolean = false>(options: Options<InvokeAgentToolData, ThrowOnError>) => (options.client ?? client).post<InvokeAgentToolResponses, InvokeAgentToolErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/agent/tools/{name}/invoke',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
  * Service and database health
  */
 export const getHealth = <ThrowOnError extends boolean = false>(options?: Options<GetHealthData, ThrowOnError>) => (options?.client ?? client).get<GetHealthResponses, GetHealthErrors, ThrowOnError>({ url: '/health', ...options });
+
+/**
+ * The caller's stored preferences for a room
+ *
+ * Read-only: writes go through the `set_user_preferences` tool. Answers 200 with the record, or 200 with the JSON value `null` when nothing is set. 404 when the user-preferences plugin is switched off.
+ */
+export const getUserPreferences = <ThrowOnError extends boolean = false>(options?: Options<GetUserPreferencesData, ThrowOnError>) => (options?.client ?? client).get<GetUserPreferencesResponses, GetUserPreferencesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/user-preferences',
+    ...options
+});

@@ -34,6 +34,152 @@ export type ProblemFieldError = {
     rule?: string;
 };
 
+/**
+ * Opaque room id of the orchestrator (e.g. a Matrix room id).
+ */
+export type RoomId = string;
+
+/**
+ * How the agent should behave for one user in one room. Every field is null until set; `updatedAt` is stamped on every write.
+ */
+export type UserPreferences = {
+    /**
+     * What the user calls the agent.
+     */
+    agentName: string | null;
+    /**
+     * What the agent calls the user (form of address).
+     */
+    userName: string | null;
+    /**
+     * BCP 47 tag or language name ("sw", "Egyptian Arabic").
+     */
+    language: string | null;
+    /**
+     * E.g. "warm", "dry and concise".
+     */
+    tone: string | null;
+    length: 'brief' | 'standard' | 'detailed' | null;
+    format: 'plain' | 'markdown' | 'bullets' | null;
+    formality: 'casual' | 'friendly' | 'neutral' | 'semi-formal' | 'professional' | 'formal' | 'technical' | 'academic' | null;
+    emoji: 'none' | 'sparing' | 'liberal' | null;
+    /**
+     * Free text the agent writes for its future self.
+     */
+    customInstructions: string | null;
+    updatedAt: string;
+};
+
+export type PluginManifest = {
+    /**
+     * Kebab-case, unique; the key of the features map.
+     */
+    name: string;
+    version: string;
+    title: string;
+    summary: string;
+    whenToUse: Array<string>;
+    whenNotToUse: Array<string>;
+    examples: Array<{
+        user: string;
+        tool: string;
+        args: {
+            [key: string]: unknown;
+        };
+    }>;
+    visibility: 'always' | 'on-demand' | 'silent';
+    stability: 'stable' | 'beta' | 'experimental';
+    category: string;
+    defaultState: 'on' | 'off' | 'auto';
+    dependsOn: Array<string>;
+    requiredEnv: Array<string>;
+};
+
+export type ExcludedPlugin = {
+    name: string;
+    reason: 'disabled-by-features' | 'default-off' | 'missing-env' | 'dependency-excluded';
+    /**
+     * Human-readable reason, e.g. which variable is missing or which dependency was excluded.
+     */
+    detail: string;
+};
+
+export type AgentPlugins = {
+    /**
+     * Loaded plugins in dependency order.
+     */
+    loaded: Array<{
+        manifest: PluginManifest;
+        tools: Array<string>;
+        /**
+         * True when the features map set it to true.
+         */
+        forced: boolean;
+    }>;
+    excluded: Array<ExcludedPlugin>;
+    /**
+     * Keys of the features map that name no plugin (ignored, warned at boot).
+     */
+    unknownFeatureKeys: Array<string>;
+};
+
+export type ToolDefinition = {
+    name: string;
+    description: string;
+    /**
+     * JSON Schema of the arguments object.
+     */
+    parameters: {
+        [key: string]: unknown;
+    };
+};
+
+export type AgentTools = {
+    tools: Array<ToolDefinition>;
+};
+
+export type ToolInvocation = {
+    roomId?: RoomId;
+    /**
+     * The tool's arguments, validated against its `parameters` schema.
+     */
+    arguments: {
+        [key: string]: unknown;
+    };
+};
+
+export type ToolResult = {
+    tool: string;
+    /**
+     * What the tool returned (for set_user_preferences, the merged UserPreferences).
+     */
+    result: unknown;
+};
+
+export type AgentContextRequest = {
+    roomId?: RoomId;
+};
+
+export type PromptSection = {
+    plugin: string;
+    title: string;
+    content: string;
+};
+
+export type AgentContext = {
+    roomId: RoomId;
+    /**
+     * Hydrated state keyed by what each loaded plugin contributes; `userPreferences` is present (record or null) only when the user-preferences plugin is loaded.
+     */
+    state: {
+        userPreferences?: UserPreferences | null;
+    };
+    /**
+     * Rendered system-prompt sections in plugin dependency order.
+     */
+    promptSections: Array<PromptSection>;
+};
+
 export type Health = {
     /**
      * ok when every dependency answers, degraded when the database does not.
@@ -58,6 +204,11 @@ export type RootStatus = {
     timestamp: string;
 };
 
+/**
+ * The room; the user's default room ("default") when omitted.
+ */
+export type RoomIdQuery = RoomId;
+
 export type GetRootData = {
     body?: never;
     path?: never;
@@ -73,6 +224,136 @@ export type GetRootResponses = {
 };
 
 export type GetRootResponse = GetRootResponses[keyof GetRootResponses];
+
+export type BuildAgentContextData = {
+    body?: AgentContextRequest;
+    path?: never;
+    query?: never;
+    url: '/agent/context';
+};
+
+export type BuildAgentContextErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+};
+
+export type BuildAgentContextError = BuildAgentContextErrors[keyof BuildAgentContextErrors];
+
+export type BuildAgentContextResponses = {
+    /**
+     * The state and the rendered prompt sections.
+     */
+    200: AgentContext;
+};
+
+export type BuildAgentContextResponse = BuildAgentContextResponses[keyof BuildAgentContextResponses];
+
+export type ListAgentPluginsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/agent/plugins';
+};
+
+export type ListAgentPluginsErrors = {
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+};
+
+export type ListAgentPluginsError = ListAgentPluginsErrors[keyof ListAgentPluginsErrors];
+
+export type ListAgentPluginsResponses = {
+    /**
+     * The plugin set this instance booted with.
+     */
+    200: AgentPlugins;
+};
+
+export type ListAgentPluginsResponse = ListAgentPluginsResponses[keyof ListAgentPluginsResponses];
+
+export type ListAgentToolsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/agent/tools';
+};
+
+export type ListAgentToolsErrors = {
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+};
+
+export type ListAgentToolsError = ListAgentToolsErrors[keyof ListAgentToolsErrors];
+
+export type ListAgentToolsResponses = {
+    /**
+     * The tools of the loaded plugins, in plugin dependency order.
+     */
+    200: AgentTools;
+};
+
+export type ListAgentToolsResponse = ListAgentToolsResponses[keyof ListAgentToolsResponses];
+
+export type InvokeAgentToolData = {
+    body: ToolInvocation;
+    path: {
+        name: string;
+    };
+    query?: never;
+    url: '/agent/tools/{name}/invoke';
+};
+
+export type InvokeAgentToolErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+};
+
+export type InvokeAgentToolError = InvokeAgentToolErrors[keyof InvokeAgentToolErrors];
+
+export type InvokeAgentToolResponses = {
+    /**
+     * The tool ran; `result` is what it returned.
+     */
+    200: ToolResult;
+};
+
+export type InvokeAgentToolResponse = InvokeAgentToolResponses[keyof InvokeAgentToolResponses];
 
 export type GetHealthData = {
     body?: never;
@@ -98,3 +379,45 @@ export type GetHealthResponses = {
 };
 
 export type GetHealthResponse = GetHealthResponses[keyof GetHealthResponses];
+
+export type GetUserPreferencesData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * The room; the user's default room ("default") when omitted.
+         */
+        roomId?: RoomId;
+    };
+    url: '/user-preferences';
+};
+
+export type GetUserPreferencesErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+};
+
+export type GetUserPreferencesError = GetUserPreferencesErrors[keyof GetUserPreferencesErrors];
+
+export type GetUserPreferencesResponses = {
+    /**
+     * The record, or JSON `null` when nothing is set for this user and room.
+     */
+    200: UserPreferences | null;
+};
+
+export type GetUserPreferencesResponse = GetUserPreferencesResponses[keyof GetUserPreferencesResponses];

@@ -1,0 +1,31 @@
+// Area D: the agent runtime and its plugins, composed for the app.
+import type { RequestHandler, Router } from 'express';
+import type { AreaContext } from '../app.ts';
+import { userPreferencesPlugin } from './plugins/user-preferences/index.ts';
+import { agentRouter } from './routes.ts';
+import { loadFeaturesMap } from './runtime/features.ts';
+import type { AgentPlugin } from './runtime/plugin.ts';
+import { AgentRuntime } from './runtime/runtime.ts';
+
+/** Every plugin Hearth ships; the features map decides which load. */
+export const AGENT_PLUGINS: readonly AgentPlugin[] = [userPreferencesPlugin];
+
+export interface AgentArea {
+  runtime: AgentRuntime;
+  /** Mount before the OpenAPI validator: 404 for routes of plugins that are not loaded. */
+  unloadedRoutesGuard: RequestHandler;
+  /** The runtime's and the loaded plugins' routes. */
+  routers: Router[];
+}
+
+/** Resolves the plugin set; a bad features map or manifest throws and stops boot. */
+export function createAgentArea(ctx: Pick<AreaContext, 'config' | 'db' | 'logger'>, plugins: readonly AgentPlugin[] = AGENT_PLUGINS): AgentArea {
+  const runtime = new AgentRuntime({
+    plugins,
+    features: loadFeaturesMap(ctx.config),
+    envNames: ctx.config.agentEnvNames,
+    db: ctx.db,
+    logger: ctx.logger,
+  });
+  return { runtime, unloadedRoutesGuard: runtime.unloadedRoutesGuard(), routers: [agentRouter(runtime), ...runtime.routers()] };
+}

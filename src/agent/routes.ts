@@ -1,0 +1,43 @@
+// The orchestrator's HTTP surface of the runtime (/agent/...). Thin: the runtime does the work.
+import { Router } from 'express';
+import type {
+  AgentContext,
+  AgentPlugins,
+  AgentTools,
+  InvokeAgentToolData,
+  BuildAgentContextData,
+  ToolResult,
+} from '../../generated/openapi/types.gen.ts';
+import { principalOf } from '../platform/http/auth.ts';
+import { DEFAULT_ROOM_ID } from './runtime/plugin.ts';
+import type { AgentRuntime } from './runtime/runtime.ts';
+
+export function agentRouter(runtime: AgentRuntime): Router {
+  const router = Router();
+
+  router.get('/agent/plugins', (_req, res) => {
+    const body: AgentPlugins = runtime.report();
+    res.json(body);
+  });
+
+  router.get('/agent/tools', (_req, res) => {
+    const body: AgentTools = { tools: runtime.toolSchemas() };
+    res.json(body);
+  });
+
+  router.post('/agent/tools/:name/invoke', async (req, res) => {
+    const { name } = req.params as InvokeAgentToolData['path'];
+    const input = req.body as InvokeAgentToolData['body'];
+    const result = await runtime.invokeTool(name, input.arguments, { userDid: principalOf(req).did, roomId: input.roomId ?? DEFAULT_ROOM_ID });
+    const body: ToolResult = { tool: name, result };
+    res.set('Cache-Control', 'no-store').json(body);
+  });
+
+  router.post('/agent/context', async (req, res) => {
+    const input = (req.body ?? {}) as NonNullable<BuildAgentContextData['body']>;
+    const body: AgentContext = await runtime.buildContext({ userDid: principalOf(req).did, roomId: input.roomId ?? DEFAULT_ROOM_ID });
+    res.set('Cache-Control', 'private, no-store').json(body);
+  });
+
+  return router;
+}
