@@ -142,6 +142,20 @@ forEachDatabase('KPT claims', (t) => {
     });
   });
 
+  describe('KPT_TOTAL_TOLERANCE_KG', () => {
+    it('sets the allowed difference between total and the sum of dailyLogs', async () => {
+      const lenient = await startTestServer(t.db, { KPT_TOTAL_TOLERANCE_KG: '0.1' });
+      try {
+        const body = kptClaim({ fuelMeasurements: { total: 7.55, dailyLogs: [2.5, 2.4, 2.6] } });
+        expect((await submit(body)).status).to.equal(409);
+        expect((await submit(body, { server: lenient })).status).to.equal(201);
+        expect((await submit(kptClaim({ fuelMeasurements: { total: 7.65, dailyLogs: [2.5, 2.4, 2.6] } }), { server: lenient })).status).to.equal(409);
+      } finally {
+        await lenient.stop();
+      }
+    });
+  });
+
   describe('rule 3: values are positive numbers', () => {
     it('400 for a zero or negative daily log, and for a non-positive total', async () => {
       let p = await rejected(kptClaim({ fuelMeasurements: { total: 5, dailyLogs: [2.5, 0, 2.5] } }), 400);
