@@ -137,15 +137,16 @@ export class ClaimService {
       if (previous && previous.claim_key === claimKey) throw new ReplayFound(previous);
       if (previous) throw idempotencyReuse(idempotencyKey);
     }
-    const identical = await claims.findByClaimKey(claimKey);
+    const householdClaims = await claims.findByHousehold(claim.householdId);
+    const identical = householdClaims.find((r) => r.claim_key === claimKey);
     if (identical) {
+      const stored = (await claims.findById(identical.id))!;
       // A rejected claim may be corrected (same measurements, more documentation): the new
       // claim takes over the key and the rejected one stays on record.
-      if (identical.status !== 'rejected' || identical.body === JSON.stringify(claim)) throw new ReplayFound(identical);
-      await claims.releaseClaimKey(identical.id, sha256hex(`superseded:${identical.id}`));
+      if (stored.status !== 'rejected' || stored.body === JSON.stringify(claim)) throw new ReplayFound(stored);
+      await claims.releaseClaimKey(stored.id, sha256hex(`superseded:${stored.id}`));
     }
-
-    this.assertNoHouseholdConflict(await claims.findByHousehold(claim.householdId), claim);
+    this.assertNoHouseholdConflict(householdClaims, claim);
 
     const now = new Date().toISOString();
     const id = newClaimId();
@@ -187,7 +188,7 @@ export class ClaimService {
     await claims.insert(row);
 
     // This claim may be the other group's missing aligned partner.
-    if (outcome.status !== 'rejected' && period) {
+    if (outcome.status !== 'rejected' && period && partners.alignedPending > 0) {
       for (const waiting of await claims.findPendingOverlapping(claim.collectionId, otherGroup(claim.testGroup), period)) {
         await this.reevaluate(claims, waiting, !!collection.selection_method, key, now);
       }
