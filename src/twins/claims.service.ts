@@ -92,10 +92,6 @@ export class ClaimService {
     const conflicts = measurementConflicts(body, this.opts.totalToleranceKg);
     if (conflicts.length) throw conflict(`The measurement data conflict: ${conflicts.map((c) => c.message).join('; ')}`, conflicts, 'conflicting-measurements');
 
-    const household = await new EntityRepository(this.db).findByDid(body.householdId);
-    if (household && household.controller !== principal.did) {
-      throw forbidden(`${body.householdId} is a registered entity controlled by ${household.controller}; only its controller may submit claims for it.`);
-    }
     const claim = normalise(body);
     const claimKey = claimKeyOf(claim);
     const key = await this.opts.validatorKey();
@@ -131,6 +127,10 @@ export class ClaimService {
       throw badRequest(`No collection ${claim.collectionId}.`, [
         { pointer: '/body/collectionId', message: `names no collection (create it with POST /v1/collections)`, rule: 'collection-exists' },
       ]);
+    }
+    const household = await new EntityRepository(trx).findByDid(claim.householdId);
+    if (household && household.controller !== principal.did) {
+      throw forbidden(`${claim.householdId} is a registered entity controlled by ${household.controller}; only its controller may submit claims for it.`);
     }
     if (idempotencyKey) {
       const previous = await claims.findByIdempotencyKey(principal.did, idempotencyKey);
