@@ -72,6 +72,7 @@ function claimKeyOf(b: ReturnType<typeof normalise>): string {
 
 const periodOf = (b: KptClaimRequest) => (b.testPeriod ? { start: b.testPeriod.startDate, end: b.testPeriod.endDate } : undefined);
 
+/** Thrown inside the transaction to roll it back and answer with a claim already stored. */
 class ReplayFound {
   constructor(readonly row: ClaimRow) {}
 }
@@ -143,7 +144,7 @@ export class ClaimService {
       const stored = (await claims.findById(identical.id))!;
       // A rejected claim may be corrected (same measurements, more documentation): the new
       // claim takes over the key and the rejected one stays on record.
-      if (stored.status !== 'rejected' || stored.body === JSON.stringify(claim)) throw new ReplayFound(stored);
+      if (stored.status !== 'rejected' || jcs(JSON.parse(stored.body)) === jcs(claim)) throw new ReplayFound(stored);
       await claims.releaseClaimKey(stored.id, sha256hex(`superseded:${stored.id}`));
     }
     this.assertNoHouseholdConflict(householdClaims, claim);

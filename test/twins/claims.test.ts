@@ -280,6 +280,11 @@ forEachDatabase('KPT claims', (t) => {
       const body = kptClaim({ externalFactors: { season: 'dry' } });
       const first = await submit(body);
       expect(first.claim.status).to.equal('rejected');
+      // The same rejected claim with its fields in another order is still the same claim.
+      const reordered = Object.fromEntries(Object.entries(body).reverse());
+      const same = await submit(reordered);
+      expect(same.status).to.equal(200);
+      expect(same.claim.id).to.equal(first.claim.id);
       const fixed = await submit({ ...body, externalFactors: { season: 'dry', culturalEvents: ['none'], occupationalFactors: ['none'] } });
       expect(fixed.status).to.equal(201);
       expect(fixed.claim.id).not.to.equal(first.claim.id);
