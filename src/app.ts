@@ -8,11 +8,17 @@ import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/
 import { ApiKeyService } from './platform/keys/service.ts';
 import { requestLogger, type Logger } from './platform/logging.ts';
 import { openApiRequestValidator } from './platform/openapi.ts';
+import { createUssdArea, type UssdTwinsPort } from './ussd/index.ts';
+import { twinsNotConnected } from './ussd/twins-port.ts';
 
 export interface HearthDeps {
   config: Config;
   db: Db;
   logger: Logger;
+  /** Clock for date-dependent rules (fuel log days); tests move it. */
+  now?: () => Date;
+  /** Area B's view of area A; defaults to the one built from area A's services. */
+  ussdTwins?: UssdTwinsPort;
 }
 
 /** What each area gets to build its routes and background work. */
@@ -47,11 +53,14 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   // One trusted hop (the reverse proxy) so req.ip is the real client, never a spoofable header chain.
   app.set('trust proxy', config.TRUST_PROXY_ENABLED ? 1 : false);
   app.use(requestLogger(logger));
+  const ussd = await createUssdArea(ctx, deps.ussdTwins ?? twinsNotConnected, { now: deps.now });
+  app.use(ussd.gate);
   app.use(express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: false, limit: config.BODY_LIMIT }));
   app.use(openApiRequestValidator(ctx.keys));
 
   app.use(healthRouter(db, config));
+  app.use(ussd.router);
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger, errorShapeResolver(config)));

@@ -1,0 +1,43 @@
+// Area B's rate limit: USSD_RATE_LIMIT_PER_MINUTE per client address (req.ip, which honours
+// TRUST_PROXY_ENABLED), 429 with Retry-After. With REDIS_URL the counters live in Redis so
+// every instance shares them.
+import type { RequestHandler } from 'express';
+import { rateLimit, type Store } from 'express-rate-limit';
+import { RedisStore } from 'rate-limit-redis';
+import { createClient } from 'redis';
+import type { Config } from '../config.ts';
+import type { Logger } from '../platform/logging.ts';
+
+export const RATE_LIMIT_REPLY = 'END Too many requests. Please try again in a minute.';
+export const REDIS_PREFIX = 'hearth:ussd:rl:';
+
+export async function ussdRateLimit(
+  config: Pick<Config, 'USSD_RATE_LIMIT_PER_MINUTE' | 'REDIS_URL'>,
+  logger: Logger,
+  onClose: (fn: () => Promise<void>) => void,
+): Promise<RequestHandler> {
+  let store: Store | undefined;
+  if (config.REDIS_URL) {
+    const client = createClient({ url: config.REDIS_URL });
+    client.on('error', (err) => logger.error({ err }, 'redis error (rate limit)'));
+    await client.connect();
+    onClose(async () => {
+      await client.close();
+    });
+    store = new RedisStore({ prefix: REDIS_PREFIX, sendCommand: (...args: string[]) => client.sendCommand(args) });
+  }
+  return rateLimit({
+    windowMs: 60_000,
+    limit: config.USSD_RATE_LIMIT_PER_MINUTE,
+    standardHeaders: 'draft-7',
+    legacyHeaders: false,
+    store,
+    // A Redis outage must not take the USSD service down with it.
+    passOnStoreError: true,
+    handler: (req, res, _next, options) => {
+      res.status(options.statusCode);
+      if (req.method === 'POST' && (req.path === '/' || req.path === '')) res.type('text/plain').send(RATE_LIMIT_REPLY);
+      else res.json({ error: 'Too many requests' });
+    },
+  });
+}
