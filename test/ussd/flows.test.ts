@@ -1,21 +1,6 @@
 import { expect } from 'chai';
 import { forEachDatabase } from '../helpers/databases.ts';
-import { GatewaySession, RecordingTwins, startUssdServer, type UssdTestServer } from './helpers.ts';
-
-/** Creates an account through the menus; returns its Customer ID. */
-export async function createAccount(s: GatewaySession, pin = '24680', name = 'Jane Doe'): Promise<string> {
-  await s.dial();
-  const end = await s.walk('2', '2', name, 'Kibera', '2', pin, pin);
-  const m = /^END Account created\. Your Customer ID is (\d+)\./.exec(end);
-  expect(m, end).to.not.equal(null);
-  return m![1]!;
-}
-
-/** Dials and logs in; returns the reply after the PIN. */
-export async function login(s: GatewaySession, customerId: string, pin: string): Promise<string> {
-  await s.dial();
-  return s.walk('2', '1', customerId, pin);
-}
+import { createAccount, GatewaySession, login, RecordingTwins, startUssdServer, type UssdTestServer } from './helpers.ts';
 
 forEachDatabase('USSD menu flows', (t) => {
   let server: UssdTestServer;

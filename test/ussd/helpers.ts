@@ -1,6 +1,7 @@
 // Helpers for area B tests: a real Hearth on 127.0.0.1 with a movable clock, and a gateway
 // client that sends Africa's Talking style cumulative text.
 import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
 import { createHearth, type Hearth } from '../../src/app.ts';
 import { configWith, type Config } from '../../src/config.ts';
 import type { Db } from '../../src/platform/db/index.ts';
@@ -23,7 +24,7 @@ export async function startUssdServer(
   env: Record<string, string> = {},
   opts: { twins?: UssdTwinsPort; clock?: { now: Date } } = {},
 ): Promise<UssdTestServer> {
-  const config = configWith({ DATA_DIR: './data/test', GRPC_PORT: '0', PIN_ENCRYPTION_KEY: TEST_PIN_KEY, ...env });
+  const config = configWith({ DATA_DIR: './data/test', GRPC_PORT: '0', PIN_ENCRYPTION_KEY: TEST_PIN_KEY, USSD_RATE_LIMIT_PER_MINUTE: '100000', ...env });
   const clock = opts.clock ?? { now: new Date('2026-03-02T08:00:00Z') };
   const hearth = await createHearth({ config, db, logger: createLogger(config), now: () => clock.now, ussdTwins: opts.twins });
   const running = await listen(hearth.app, 0, '127.0.0.1', 1000);
@@ -128,3 +129,19 @@ export class RecordingTwins implements UssdTwinsPort {
     return this.claims.filter((c) => c.householdDid === householdDid).at(-1);
   }
 }
+
+/** Creates an account through the menus; returns its Customer ID. */
+export async function createAccount(s: GatewaySession, pin = '24680', name = 'Jane Doe'): Promise<string> {
+  await s.dial();
+  const end = await s.walk('2', '2', name, 'Kibera', '2', pin, pin);
+  const m = /^END Account created\. Your Customer ID is (\d+)\./.exec(end);
+  expect(m, end).to.not.equal(null);
+  return m![1]!;
+}
+
+/** Dials and logs in; returns the reply after the PIN. */
+export async function login(s: GatewaySession, customerId: string, pin: string): Promise<string> {
+  await s.dial();
+  return s.walk('2', '1', customerId, pin);
+}
+
