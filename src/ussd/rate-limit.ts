@@ -34,6 +34,9 @@ export async function ussdRateLimit(
     store,
     // A Redis outage must not take the USSD service down with it.
     passOnStoreError: true,
+    // X-Forwarded-For without TRUST_PROXY_ENABLED is expected (the header is then ignored on
+    // purpose); the library would print a console warning for every such deployment.
+    validate: { xForwardedForHeader: false },
     handler: (req, res, _next, options) => {
       res.status(options.statusCode);
       if (req.method === 'POST' && (req.path === '/' || req.path === '')) res.type('text/plain').send(RATE_LIMIT_REPLY);
