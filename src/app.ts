@@ -8,8 +8,9 @@ import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/
 import { ApiKeyService } from './platform/keys/service.ts';
 import { requestLogger, type Logger } from './platform/logging.ts';
 import { openApiRequestValidator } from './platform/openapi.ts';
+import { createTwinsArea } from './twins/index.ts';
 import { createUssdArea, type UssdTwinsPort } from './ussd/index.ts';
-import { twinsNotConnected } from './ussd/twins-port.ts';
+import { ussdTwinsPort } from './ussd/twins-port.ts';
 
 export interface HearthDeps {
   config: Config;
@@ -53,13 +54,15 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   // One trusted hop (the reverse proxy) so req.ip is the real client, never a spoofable header chain.
   app.set('trust proxy', config.TRUST_PROXY_ENABLED ? 1 : false);
   app.use(requestLogger(logger));
-  const ussd = await createUssdArea(ctx, deps.ussdTwins ?? twinsNotConnected, { now: deps.now });
+  const twins = createTwinsArea(ctx);
+  const ussd = await createUssdArea(ctx, deps.ussdTwins ?? ussdTwinsPort(twins, config.USSD_PRINCIPAL_DID), { now: deps.now });
   app.use(ussd.gate);
   app.use(express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: false, limit: config.BODY_LIMIT }));
   app.use(openApiRequestValidator(ctx.keys));
 
   app.use(healthRouter(db, config));
+  app.use(twins.router);
   app.use(ussd.router);
 
   app.use(notFoundHandler);

@@ -26,6 +26,8 @@ export interface UssdContext {
   notice?: Notice;
   review?: { date: string; kg: number }[];
   claimDraft?: { days: number; total: number };
+  /** The KPT's external factors (rules 4 and 8), asked before submission. */
+  claimFactors?: { season?: string; culturalEvents?: string; occupation?: string };
   claimResult?: { id: string; status: string; submittedOn?: string };
 }
 
@@ -89,6 +91,11 @@ const newPinNotice = ({ event }: Args): Notice | undefined => {
   const p = pinProblem(input(event));
   return p === 'format' ? { key: 'pinFormat' } : p === 'trivial' ? { key: 'pinTrivial' } : undefined;
 };
+/** Values stored in the claim's externalFactors; their screen labels are in menus.ts. */
+export const SEASONS = ['dry', 'rainy', 'cold'] as const;
+export const EVENTS = ['none', 'festival or holiday', 'funeral or ceremony'] as const;
+export const OCCUPATIONS = ['farming', 'trading', 'wage work', 'other'] as const;
+const choice = (options: readonly string[]) => ({ event }: Args) => /^\d+$/.test(input(event)) && Number(input(event)) >= 1 && Number(input(event)) <= options.length;
 const NAME_RE = /^[\p{L}][\p{L} '.-]{1,39}$/u;
 const KG_RE = /^\d{1,4}(\.\d{1,3})?$/;
 const fromResult = ({ event }: Args) => (result(event) && 'assign' in result(event)! ? (result(event) as { assign?: Partial<UssdContext> }).assign ?? {} : {});
@@ -184,7 +191,19 @@ export const ussdMachine = setup({
       { guard: outcome('ok'), ...enter('claimConfirm', fromResult) },
       { guard: outcome('tooFew'), ...withNotice('services', resultNotice) },
     ]),
-    claimConfirm: menu('claimConfirm', 'services', [{ guard: is('1'), ...enter('submittingClaim') }, invalid]),
+    claimConfirm: menu('claimConfirm', 'services', [{ guard: is('1'), ...enter('claimSeason', () => ({ claimFactors: {} })) }, invalid]),
+    claimSeason: menu('claimSeason', 'claimConfirm', [
+      { guard: choice(SEASONS), ...enter('claimEvents', ({ context, event }) => ({ claimFactors: { ...context.claimFactors, season: SEASONS[Number(input(event)) - 1] } })) },
+      invalid,
+    ]),
+    claimEvents: menu('claimEvents', 'claimSeason', [
+      { guard: choice(EVENTS), ...enter('claimWork', ({ context, event }) => ({ claimFactors: { ...context.claimFactors, culturalEvents: EVENTS[Number(input(event)) - 1] } })) },
+      invalid,
+    ]),
+    claimWork: menu('claimWork', 'claimEvents', [
+      { guard: choice(OCCUPATIONS), ...enter('submittingClaim', ({ context, event }) => ({ claimFactors: { ...context.claimFactors, occupation: OCCUPATIONS[Number(input(event)) - 1] } })) },
+      invalid,
+    ]),
     submittingClaim: effect([
       { guard: outcome('ok'), ...enter('claimSubmitted', fromResult) },
       { guard: outcome('rejected'), ...withNotice('services', resultNotice) },

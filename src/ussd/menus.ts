@@ -125,6 +125,12 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
       const d = c.claimDraft!;
       return con([`Submit KPT claim for ${d.days} days, total ${d.total} kg?`, '1. Submit']);
     }
+    case 'claimSeason':
+      return con(['Season during the test?', ...numbered(['Dry', 'Rainy', 'Cold'])]);
+    case 'claimEvents':
+      return con(['Any special event during the test?', ...numbered(['None', 'Festival or holiday', 'Funeral or ceremony'])]);
+    case 'claimWork':
+      return con(['Main work of the household?', ...numbered(['Farming', 'Trading', 'Wage work', 'Other'])]);
     case 'claimSubmitted':
       return end(`Claim submitted. Reference ${c.claimResult?.id}. Status: ${c.claimResult?.status}.`);
     case 'claimStatus':

@@ -29,6 +29,8 @@ export interface UssdTwinsPort {
     householdDid: string;
     testGroup: 'reference' | 'intervention';
     dailyLogs: number[];
+    total: number;
+    externalFactors: { season: string; culturalEvents: string[]; occupationalFactors: string[] };
     startDate: string;
     endDate: string;
     idempotencyKey: string;
@@ -333,6 +335,12 @@ export class UssdService {
         householdDid: account.household_did,
         testGroup: account.test_group,
         dailyLogs: logs.map((l) => l.kg),
+        total: sum(logs.map((l) => l.kg)),
+        externalFactors: {
+          season: c.claimFactors?.season ?? 'not stated',
+          culturalEvents: [c.claimFactors?.culturalEvents ?? 'none'],
+          occupationalFactors: [c.claimFactors?.occupation ?? 'not stated'],
+        },
         startDate: logs[0]!.log_date,
         endDate: logs[logs.length - 1]!.log_date,
         // The same hop submitted twice (a retry racing a failure) yields the same claim.

@@ -167,7 +167,12 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
   });
 
   it('area A failing during account creation: END Service temporarily unavailable and no account', async () => {
-    const server = await startUssdServer(t.db);
+    const failing = Object.assign(new RecordingTwins(), {
+      createHousehold: async () => {
+        throw new Error('twins store unreachable');
+      },
+    });
+    const server = await startUssdServer(t.db, {}, { twins: failing });
     try {
       const s = new GatewaySession([server.baseUrl]);
       await s.dial();

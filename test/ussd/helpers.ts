@@ -112,7 +112,7 @@ export class GatewaySession {
 /** Test double of area A's services for the twins port: records households and claims in memory. */
 export class RecordingTwins implements UssdTwinsPort {
   households: { did: string; name: string; customerId: string }[] = [];
-  claims: { id: string; status: string; householdDid: string; dailyLogs: number[]; idempotencyKey: string }[] = [];
+  claims: (Parameters<UssdTwinsPort['submitKptClaim']>[0] & { id: string; status: string })[] = [];
   async createHousehold(input: { name: string; village: string | null; customerId: string }) {
     const did = `did:ixo:entity:${randomBytes(16).toString('hex')}`;
     this.households.push({ did, name: input.name, customerId: input.customerId });
@@ -121,7 +121,7 @@ export class RecordingTwins implements UssdTwinsPort {
   async submitKptClaim(input: Parameters<UssdTwinsPort['submitKptClaim']>[0]) {
     const existing = this.claims.find((c) => c.idempotencyKey === input.idempotencyKey);
     if (existing) return existing;
-    const claim = { id: `clm_${this.claims.length + 1}`, status: 'verified', householdDid: input.householdDid, dailyLogs: input.dailyLogs, idempotencyKey: input.idempotencyKey };
+    const claim = { ...input, id: `clm_${this.claims.length + 1}`, status: 'verified' };
     this.claims.push(claim);
     return claim;
   }

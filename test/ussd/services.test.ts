@@ -64,10 +64,19 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(await r.send('4')).to.equal('CON No claim submitted yet.\n0. Back');
     expect(await r.send('0')).to.match(/^CON Services/);
     expect(await r.send('3')).to.equal('CON Submit KPT claim for 3 days, total 8 kg?\n1. Submit\n0. Back');
+    expect(await r.send('1')).to.equal('CON Season during the test?\n1. Dry\n2. Rainy\n3. Cold\n0. Back');
+    expect(await r.send('5')).to.match(/^CON Invalid choice\. Try again\.\nSeason/);
+    expect(await r.send('2')).to.match(/^CON Any special event during the test\?\n1\. None/);
+    expect(await r.send('0')).to.match(/^CON Season during the test/);
+    await r.send('2');
+    expect(await r.send('1')).to.match(/^CON Main work of the household\?\n1\. Farming/);
     const end = await r.send('1');
     expect(end).to.match(/^END Claim submitted\. Reference clm_\d+\. Status: verified\.$/);
     const claim = twins.claims.at(-1)!;
     expect(claim.dailyLogs).to.deep.equal([2.75, 3, 2.25]);
+    expect(claim.total).to.equal(8);
+    expect(claim.externalFactors).to.deep.equal({ season: 'rainy', culturalEvents: ['none'], occupationalFactors: ['farming'] });
+    expect([claim.startDate, claim.endDate]).to.deep.equal(['2026-03-02', '2026-03-04']);
     const household = await t.db('ussd_accounts').where({ customer_id: id }).first();
     expect(claim.householdDid).to.equal(household.household_did);
 
@@ -97,7 +106,7 @@ forEachDatabase('USSD services and PINs', (t) => {
       }
       const d = new GatewaySession([other.baseUrl], s.phoneNumber);
       await login(d, id, '13570');
-      await d.send('3');
+      await d.walk('3', '1', '1', '1');
       expect(await d.send('1')).to.match(/^CON Claim not accepted: overlapping measurements for this household\nServices/);
     } finally {
       await other.stop();
