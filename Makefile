@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.package-lock.json
 
-.PHONY: install generate typecheck migrate start test bench keys
+.PHONY: install generate typecheck migrate start test bench keys ussd
 
 # npm ci when node_modules is missing or older than the lock file.
 $(NPM_STAMP): package-lock.json package.json
@@ -33,3 +33,8 @@ bench: install
 # make keys ARGS="create --name partner --principal did:ixo:entity:..."
 keys: install
 	npx --no-install tsx src/main.ts keys $(ARGS)
+
+# A terminal USSD phone against a running server (make start in another terminal):
+# make ussd ARGS="--url http://127.0.0.1:3000 --phone +254712345678 --code '*384*1234#'"
+ussd: install
+	npx --no-install tsx src/main.ts ussd-sim $(ARGS)
