@@ -75,9 +75,9 @@ export class UssdRepository {
     return rows.map((r: { id: string }) => r.id);
   }
 
-  /** Removes closed and expired sessions; returns how many. */
-  sweepSessions(now: string): Promise<number> {
-    return this.db('ussd_sessions').where('status', '<>', 'active').orWhere('expires_at', '<=', now).delete();
+  /** Removes closed sessions and those expired at or before `expiredBy`; returns how many. */
+  sweepSessions(expiredBy: string): Promise<number> {
+    return this.db('ussd_sessions').where('status', '<>', 'active').orWhere('expires_at', '<=', expiredBy).delete();
   }
 
   // ---- accounts ---------------------------------------------------------------------------

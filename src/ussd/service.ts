@@ -60,9 +60,14 @@ type Snapshot = SnapshotFrom<typeof ussdMachine>;
 class LostRace extends Error {}
 
 const CONCURRENT_HOP_WAIT_MS = 3000;
+/** Sessions this instance wrote last, to save a read per hop; bounded, oldest evicted first. */
+const RECENT_SESSIONS_MAX = 10_000;
 
 export class UssdService {
   private readonly now: () => Date;
+  // Only a hint: every write is conditional on the row's version, so a stale entry costs one
+  // failed update and a re-read, never a wrong answer.
+  private readonly recent = new Map<string, SessionRow>();
 
   constructor(
     private readonly repo: UssdRepository,
@@ -75,21 +80,27 @@ export class UssdService {
   async handle(req: UssdRequest): Promise<string> {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
-        return await this.handleOnce(req);
+        return await this.handleOnce(req, attempt === 0);
       } catch (err) {
+        this.recent.delete(req.sessionId);
         if (!(err instanceof LostRace)) throw err;
       }
     }
     throw new AppError(503, 'Service Unavailable', { detail: 'session busy: too many concurrent hops' });
   }
 
-  private async handleOnce(req: UssdRequest): Promise<string> {
+  private async handleOnce(req: UssdRequest, optimistic: boolean): Promise<string> {
     const now = this.now();
-    let row = await this.repo.findSession(req.sessionId);
+    let row = optimistic ? this.recent.get(req.sessionId) : await this.repo.findSession(req.sessionId);
+    // A dial of an id this instance does not know is almost always new: insert straight away
+    // (a duplicate id fails the insert and the next attempt reads the row).
+    if (!row && optimistic && req.text === '') return (await this.startSession(req, now)).last_reply!;
+    if (!row && optimistic) row = await this.repo.findSession(req.sessionId);
     let shortcut = false;
     if (row && row.status === 'active' && row.expires_at <= now.toISOString()) {
       if (req.text !== '') {
-        await this.repo.deleteSession(row.id, row.version);
+        if (!(await this.repo.deleteSession(row.id, row.version))) throw new LostRace();
+        this.recent.delete(row.id);
         return TEXT.expired(row.service_code);
       }
       // A dial reusing an expired id starts over.
@@ -136,6 +147,7 @@ export class UssdService {
     actor.stop();
     try {
       await this.repo.insertSession(row);
+      this.remember(row);
       this.opts.logger.info({ sessionId: req.sessionId, phone: maskPhone(req.phoneNumber) }, 'ussd session started');
       return row;
     } catch (err) {
@@ -172,7 +184,7 @@ export class UssdService {
       const snapshot = actor.getSnapshot();
       const reply = this.render(snapshot);
       const done = snapshot.status === 'done';
-      const saved = await this.repo.updateSession(row.id, version, {
+      const changes: Partial<SessionRow> = {
         snapshot: JSON.stringify(actor.getPersistedSnapshot()),
         state: String(snapshot.value),
         is_authenticated: snapshot.context.isAuthenticated,
@@ -182,8 +194,10 @@ export class UssdService {
         version: version + 1,
         updated_at: now.toISOString(),
         expires_at: this.expiry(now),
-      });
-      if (!saved) throw new LostRace();
+      };
+      if (!(await this.repo.updateSession(row.id, version, changes))) throw new LostRace();
+      if (done) this.recent.delete(row.id);
+      else this.remember({ ...row, ...changes });
       return reply;
     } catch (err) {
       // Give the hop back so the gateway's retry can apply it; the effects that ran are idempotent or counted on the account.
@@ -208,6 +222,12 @@ export class UssdService {
     if (current.last_reply === null) throw new AppError(503, 'Service Unavailable', { detail: 'concurrent hop did not finish' });
     if (current.last_text !== row.last_text) throw new LostRace();
     return current.last_reply;
+  }
+
+  private remember(row: SessionRow): void {
+    this.recent.delete(row.id);
+    this.recent.set(row.id, row);
+    if (this.recent.size > RECENT_SESSIONS_MAX) this.recent.delete(this.recent.keys().next().value!);
   }
 
   private render(snapshot: Snapshot): string {
@@ -376,8 +396,12 @@ export class UssdService {
     return this.repo.activeSessionIds(this.now().toISOString());
   }
 
+  /**
+   * Removes closed sessions and sessions idle for twice the idle time: an expired session stays
+   * one more idle period so a late hop still gets the expired reply, not a fresh session.
+   */
   sweep(): Promise<number> {
-    return this.repo.sweepSessions(this.now().toISOString());
+    return this.repo.sweepSessions(new Date(this.now().getTime() - this.opts.idleSeconds * 1000).toISOString());
   }
 }
 

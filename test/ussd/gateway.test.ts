@@ -4,6 +4,9 @@ import { configWith } from '../../src/config.ts';
 import { createDb } from '../../src/platform/db/index.ts';
 import { createLogger } from '../../src/platform/logging.ts';
 import { listen } from '../../src/platform/server.ts';
+import { PinCipher } from '../../src/ussd/pin.ts';
+import { UssdRepository } from '../../src/ussd/repository.ts';
+import { UssdService } from '../../src/ussd/service.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey } from '../helpers/server.ts';
@@ -130,24 +133,30 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     }
   });
 
-  it('the sweep removes closed and expired sessions and keeps active ones', async () => {
+  it('the sweep removes closed sessions and long-expired ones; a just-expired one still gets the expired reply', async () => {
     const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60' });
+    const service = new UssdService(new UssdRepository(t.db), {
+      appName: 'Hearth', idleSeconds: 60, pins: new PinCipher(Buffer.alloc(32)), twins: new RecordingTwins(), logger: createLogger(configWith()), now: () => server.clock.now,
+    });
     try {
       const closed = new GatewaySession([server.baseUrl]);
       await closed.dial();
       await closed.send('*');
       const stale = new GatewaySession([server.baseUrl]);
       await stale.dial();
-      server.clock.now = new Date(server.clock.now.getTime() + 120_000);
+      server.clock.now = new Date(server.clock.now.getTime() + 90_000);
+      const late = new GatewaySession([server.baseUrl]);
+      await late.dial();
+      server.clock.now = new Date(server.clock.now.getTime() + 80_000);
       const fresh = new GatewaySession([server.baseUrl]);
       await fresh.dial();
-      const { UssdRepository } = await import('../../src/ussd/repository.ts');
-      const removed = await new UssdRepository(t.db).sweepSessions(server.clock.now.toISOString());
-      expect(removed).to.be.at.least(2);
+      // stale expired 110 s ago (more than one idle period): removed; late expired 20 s ago: kept
+      expect(await service.sweep()).to.be.at.least(2);
       const ids = (await t.db('ussd_sessions').select('id')).map((r: { id: string }) => r.id);
-      expect(ids).to.include(fresh.sessionId);
+      expect(ids).to.include.members([fresh.sessionId, late.sessionId]);
       expect(ids).to.not.include(closed.sessionId);
       expect(ids).to.not.include(stale.sessionId);
+      expect(await late.send('1')).to.equal('END Your session has expired. Please dial *384*1234# again.');
     } finally {
       await server.stop();
     }
