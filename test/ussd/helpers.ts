@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { createHearth, type Hearth } from '../../src/app.ts';
 import { configWith, type Config } from '../../src/config.ts';
 import type { Db } from '../../src/platform/db/index.ts';
-import { createLogger } from '../../src/platform/logging.ts';
+import { createLogger, type Logger } from '../../src/platform/logging.ts';
 import { listen } from '../../src/platform/server.ts';
 import type { UssdTwinsPort } from '../../src/ussd/index.ts';
 
@@ -22,11 +22,11 @@ export interface UssdTestServer {
 export async function startUssdServer(
   db: Db,
   env: Record<string, string> = {},
-  opts: { twins?: UssdTwinsPort; clock?: { now: Date } } = {},
+  opts: { twins?: UssdTwinsPort; clock?: { now: Date }; logger?: Logger } = {},
 ): Promise<UssdTestServer> {
   const config = configWith({ DATA_DIR: './data/test', GRPC_PORT: '0', PIN_ENCRYPTION_KEY: TEST_PIN_KEY, USSD_RATE_LIMIT_PER_MINUTE: '100000', ...env });
   const clock = opts.clock ?? { now: new Date('2026-03-02T08:00:00Z') };
-  const hearth = await createHearth({ config, db, logger: createLogger(config), now: () => clock.now, ussdTwins: opts.twins });
+  const hearth = await createHearth({ config, db, logger: opts.logger ?? createLogger(config), now: () => clock.now, ussdTwins: opts.twins });
   const running = await listen(hearth.app, 0, '127.0.0.1', 1000);
   return {
     baseUrl: `http://127.0.0.1:${running.port}`,
