@@ -17,6 +17,9 @@ forEachDatabase('USSD menu flows', (t) => {
     const welcome = await s.dial();
     expect(welcome).to.equal('CON Welcome to Hearth\n1. Know More\n2. Account Menu\n*. Exit');
     expect(await s.send('*')).to.equal('END Thank you for using Hearth. Goodbye.');
+    // a retry of the final hop gets the same END; anything after it is told the session ended
+    expect(await s.retry()).to.equal('END Thank you for using Hearth. Goodbye.');
+    expect(await s.send('1')).to.equal('END This session has ended. Please dial *384*1234# again.');
   });
 
   it('Know More: topics, paging with 98. More, back and exit', async () => {
