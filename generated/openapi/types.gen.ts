@@ -532,6 +532,10 @@ export type GetUssdSessionDebugErrors = {
      * Unknown, closed or expired session (or operator endpoints disabled).
      */
     404: UssdError;
+    /**
+     * Too many requests from this address (area B's shared per-address budget).
+     */
+    429: UssdError;
 };
 
 export type GetUssdSessionDebugError = GetUssdSessionDebugErrors[keyof GetUssdSessionDebugErrors];
@@ -565,6 +569,10 @@ export type ListUssdSessionsErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * Too many requests from this address (area B's shared per-address budget).
+     */
+    429: UssdError;
 };
 
 export type ListUssdSessionsError = ListUssdSessionsErrors[keyof ListUssdSessionsErrors];

@@ -23,7 +23,9 @@ forEachDatabase('USSD rate limit', (t) => {
       expectContractResponse('POST', '/api/ussd', { status: 429, headers: res.headers, body: text });
       // invalid requests count too, and the operator routes share the budget
       expect((await postUssd(server.baseUrl, {})).status).to.equal(429);
-      expect((await fetch(`${server.baseUrl}/api/ussd/sessions`)).status).to.equal(429);
+      const op = await fetch(`${server.baseUrl}/api/ussd/sessions`);
+      expect(op.status).to.equal(429);
+      expectContractResponse('GET', '/api/ussd/sessions', { status: 429, headers: op.headers, body: await op.json() });
       // other areas are not limited by area B
       expect((await fetch(`${server.baseUrl}/`)).status).to.equal(200);
     } finally {
