@@ -97,7 +97,13 @@ export const EVENTS = ['none', 'festival or holiday', 'funeral or ceremony'] as 
 export const OCCUPATIONS = ['farming', 'trading', 'wage work', 'other'] as const;
 const choice = (options: readonly string[]) => ({ event }: Args) => /^\d+$/.test(input(event)) && Number(input(event)) >= 1 && Number(input(event)) <= options.length;
 const NAME_RE = /^[\p{L}][\p{L} '.-]{1,39}$/u;
-const KG_RE = /^\d{1,4}(\.\d{1,3})?$/;
+/** A positive kg amount; a decimal comma (2,5) is as common on handsets as a point. */
+export function parseKg(value: string): number | undefined {
+  const v = value.trim().replace(',', '.');
+  if (!/^\d{1,4}(\.\d{1,3})?$/.test(v)) return undefined;
+  const kg = Number(v);
+  return kg > 0 ? kg : undefined;
+}
 const fromResult = ({ event }: Args) => (result(event) && 'assign' in result(event)! ? (result(event) as { assign?: Partial<UssdContext> }).assign ?? {} : {});
 const resultNotice = ({ event }: Args) => result(event)?.notice;
 
@@ -181,7 +187,7 @@ export const ussdMachine = setup({
       invalid,
     ]),
     fuelAmount: menu('fuelAmount', 'services', [
-      { guard: ({ event }: Args) => KG_RE.test(input(event)) && Number(input(event)) > 0, ...enter('savingFuel') },
+      { guard: ({ event }: Args) => parseKg(input(event)) !== undefined, ...enter('savingFuel') },
       { actions: update(() => ({ notice: { key: 'kgFormat' } })) },
     ]),
     savingFuel: effect([{ guard: outcome('ok'), ...withNotice('services', resultNotice) }]),

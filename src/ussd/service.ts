@@ -5,7 +5,7 @@ import { createActor, type SnapshotFrom } from 'xstate';
 import { AppError } from '../platform/http/errors.ts';
 import { isUniqueViolation } from '../platform/db/index.ts';
 import { maskPhone, type Logger } from '../platform/logging.ts';
-import { EFFECT_STATES, ussdMachine, type EffectResult, type EffectState, type UssdContext } from './machine.ts';
+import { EFFECT_STATES, parseKg, ussdMachine, type EffectResult, type EffectState, type UssdContext } from './machine.ts';
 import { paginate, renderScreen, TEXT } from './menus.ts';
 import { PinCipher } from './pin.ts';
 import { newId, UssdRepository, type SessionRow } from './repository.ts';
@@ -270,7 +270,7 @@ export class UssdService {
         return { outcome: 'ok' };
       }
       case 'savingFuel': {
-        const kg = Number(value);
+        const kg = parseKg(value)!;
         const date = this.today();
         const replaced = await this.repo.upsertFuelLog(c.accountId!, date, kg, nowIso);
         return { outcome: 'ok', notice: { key: replaced ? 'fuelUpdated' : 'fuelSaved', params: { kg, date } } };

@@ -47,9 +47,10 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(await needs.send('3')).to.match(/^CON Log at least 3 days before submitting \(you have 1\)\.\nServices/);
     expect(await needs.walk('1', 'abc')).to.match(/^CON Enter a positive number of kg/);
     expect(await needs.send('-1')).to.match(/^CON Enter a positive number of kg/);
+    expect(await needs.send('0.0')).to.match(/^CON Enter a positive number of kg/);
     expect(await needs.send('0')).to.match(/^CON Services/);
     // same day again replaces the reading
-    expect(await needs.walk('1', '2.75')).to.match(/^CON Updated 2026-03-02 to 2.75 kg\./);
+    expect(await needs.walk('1', '2,75')).to.match(/^CON Updated 2026-03-02 to 2.75 kg\./);
 
     for (const [day, kg] of [['2026-03-03', '3'], ['2026-03-04', '2.25']] as const) {
       server.clock.now = new Date(`${day}T09:00:00Z`);
