@@ -45,7 +45,6 @@ export const EFFECT_STATES = [
 ] as const;
 export type EffectState = (typeof EFFECT_STATES)[number];
 
-
 type Ev = UssdEvent;
 type Args = { context: UssdContext; event: Ev };
 const input = (e: Ev) => (e.type === 'INPUT' ? e.value.trim() : '');
@@ -53,8 +52,8 @@ const is = (value: string) => ({ event }: Args) => input(event) === value;
 const result = (e: Ev) => (e.type === 'DONE' ? e.result : undefined);
 const outcome = (o: EffectResult['outcome']) => ({ event }: Args) => result(event)?.outcome === o;
 
-// XState's assign() types do not infer through these helpers; `update` keeps the context typed.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// XState's config types do not infer through these helpers (assign's event generics, guard
+// arrays); `update`, `menu` and `effect` keep their own arguments typed and hand XState `any`.
 const update = (fn: (a: Args) => Partial<UssdContext>): any => assign(fn as never);
 
 /** Clears per-screen data on every move to another screen. */
@@ -69,9 +68,8 @@ const hasMorePages = (state: string) => ({ context, event }: Args) =>
   input(event) === MORE && context.page + 1 < paginate(renderScreen(state, context, context.appName), context.page).pages;
 const nextPage = { actions: update(({ context }) => ({ page: context.page + 1 })) };
 
-/** Every input state starts with paging and `*` (to the welcome menu), then its own rules. */
 type Rule = { guard?: (a: Args) => boolean; target?: string; actions?: unknown };
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+/** Every input state starts with paging and `*` (to the welcome menu), then its own rules. */
 function menu(state: string, back: string | undefined, rules: Rule[]): any {
   return {
     on: {
@@ -84,7 +82,6 @@ function menu(state: string, back: string | undefined, rules: Rule[]): any {
     },
   };
 }
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const effect = (on: Rule[]): any => ({ on: { DONE: on } });
 const clearDraft = () => ({ draft: {} });
 const newPinNotice = ({ event }: Args): Notice | undefined => {

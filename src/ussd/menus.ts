@@ -6,7 +6,6 @@ export const MAX_REPLY_CHARS = 182;
 export const MORE = '98';
 
 export const TEXT = {
-  invalidInput: 'END Invalid input. Please try again.',
   expired: (serviceCode: string) => `END Your session has expired. Please dial ${serviceCode} again.`,
   ended: (serviceCode: string) => `END This session has ended. Please dial ${serviceCode} again.`,
   back: '0. Back',
