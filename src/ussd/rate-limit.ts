@@ -5,11 +5,28 @@ import type { RequestHandler } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
 import { RedisStore } from 'rate-limit-redis';
 import { createClient } from 'redis';
-import type { Config } from '../config.ts';
+import { ConfigError, type Config } from '../config.ts';
 import type { Logger } from '../platform/logging.ts';
 
 export const RATE_LIMIT_REPLY = 'END Too many requests. Please try again in a minute.';
 export const REDIS_PREFIX = 'hearth:ussd:rl:';
+const REDIS_CONNECT_TIMEOUT_MS = 5000;
+
+/** node-redis retries a refused connection forever; start-up instead fails with a clear message. */
+async function connectWithin(client: { connect(): Promise<unknown>; destroy(): void }, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ConfigError(`Invalid configuration:\n  REDIS_URL: no Redis answered within ${ms} ms`)), ms);
+  });
+  try {
+    await Promise.race([client.connect(), timeout]);
+  } catch (err) {
+    client.destroy();
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export async function ussdRateLimit(
   config: Pick<Config, 'USSD_RATE_LIMIT_PER_MINUTE' | 'REDIS_URL'>,
@@ -18,9 +35,11 @@ export async function ussdRateLimit(
 ): Promise<RequestHandler> {
   let store: Store | undefined;
   if (config.REDIS_URL) {
-    const client = createClient({ url: config.REDIS_URL });
-    client.on('error', (err) => logger.error({ err }, 'redis error (rate limit)'));
-    await client.connect();
+    // Without the offline queue a Redis outage fails the count at once (and passOnStoreError
+    // lets the request through) instead of holding every USSD hop until Redis returns.
+    const client = createClient({ url: config.REDIS_URL, disableOfflineQueue: true, socket: { connectTimeout: REDIS_CONNECT_TIMEOUT_MS } });
+    client.on('error', (err: Error) => logger.error({ err: err.message }, 'redis error (USSD rate limit)'));
+    await connectWithin(client, REDIS_CONNECT_TIMEOUT_MS);
     onClose(async () => {
       await client.close();
     });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { createClient } from 'redis';
+import { createDb } from '../../src/platform/db/index.ts';
 import { REDIS_PREFIX } from '../../src/ussd/rate-limit.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
@@ -84,5 +85,19 @@ forEachDatabase('USSD rate limit', (t) => {
         await b.stop();
       }
     });
+  });
+});
+
+describe('USSD rate limit with an unreachable Redis', () => {
+  it('start-up fails with a message naming REDIS_URL instead of hanging', async function () {
+    this.timeout(15_000);
+    const db = createDb({ url: 'sqlite::memory:', dataDir: '.', poolMax: 1 });
+    let error: unknown;
+    try {
+      await startUssdServer(db, { REDIS_URL: 'redis://127.0.0.1:1' }).catch((e) => (error = e));
+      expect(String(error)).to.match(/REDIS_URL/);
+    } finally {
+      await db.destroy();
+    }
   });
 });
