@@ -521,6 +521,10 @@ export type GetUssdSessionDebugData = {
 
 export type GetUssdSessionDebugErrors = {
     /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
      * Missing or unknown API key.
      */
     401: Problem;

@@ -255,6 +255,10 @@ forEachDatabase('USSD operator endpoints', (t) => {
       expect(body).to.deep.equal({ error: 'Session not found' });
       expectContractResponse('GET', '/api/ussd/debug/{sessionId}', { status: 404, headers: missing.headers, body });
 
+      const tooLong = await fetch(`${server.baseUrl}/api/ussd/debug/${'x'.repeat(101)}`, { headers: auth });
+      expect(tooLong.status).to.equal(400);
+      expectContractResponse('GET', '/api/ussd/debug/{sessionId}', { status: 400, headers: tooLong.headers, body: await tooLong.json() });
+
       // a closed session is not found either
       await s.send('24680');
       expect((await fetch(`${server.baseUrl}/api/ussd/debug/${s.sessionId}`, { headers: auth })).status).to.equal(404);
