@@ -222,6 +222,7 @@ export const ussdMachine = setup({
       { guard: outcome('ok'), ...enter('changePinNew') },
       { guard: outcome('retry'), ...withNotice('changePinCurrent', resultNotice) },
       { guard: outcome('locked'), ...enter('locked', () => ({ isAuthenticated: false })) },
+      { guard: outcome('unknownCustomer'), ...enter('preMenu', () => ({ isAuthenticated: false, accountId: undefined, customerId: undefined })) },
     ]),
     changePinNew: menu('changePinNew', 'services', [
       { guard: (a: Args) => newPinNotice(a) === undefined, ...enter('sealingNewPin') },

@@ -178,6 +178,8 @@ export class UssdService {
           await lease();
           const result = await this.runEffect(state as EffectState, actor.getSnapshot().context, value, row, req);
           actor.send({ type: 'DONE', result });
+          // Effect states always move on; staying put means an outcome the machine does not handle.
+          if (String(actor.getSnapshot().value) === state) throw new Error(`effect ${state}: unhandled outcome ${result.outcome}`);
           state = String(actor.getSnapshot().value);
         }
       }
