@@ -323,6 +323,27 @@ forEachDatabase('KPT claims', (t) => {
       }
     });
 
+    it('a reference and an intervention claim arriving at once both end verified (two instances on PostgreSQL)', async () => {
+      // Each pair is alone in its collection, so neither claim can be repaired by a later one.
+      const pairs = Array.from({ length: 15 }, (_, i) => `pair-${i}`);
+      for (const id of pairs) await createCollection({ client: h.server.client, auth: h.key, body: { id, name: id } });
+      const second = t.kind === 'postgres' ? await startTestServer(t.open()) : undefined;
+      try {
+        await Promise.all(
+          pairs.flatMap((collectionId) => [
+            submit(kptClaim({ collectionId, testGroup: 'reference' })),
+            submit(kptClaim({ collectionId, testGroup: 'intervention' }), { server: second }),
+          ]),
+        );
+        for (const collection of pairs) {
+          const stored = await listClaims({ client: h.server.client, auth: h.key, query: { collection } });
+          expect(stored.data!.items.map((c) => c.status), collection).to.deep.equal(['verified', 'verified']);
+        }
+      } finally {
+        await second?.stop();
+      }
+    });
+
     it('50 concurrent identical submissions with one Idempotency-Key store one claim', async () => {
       const body = kptClaim();
       const results = await Promise.all(Array.from({ length: 50 }, () => submit(body, { idempotencyKey: 'burst-1' })));
