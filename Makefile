@@ -6,7 +6,7 @@ SHELL := /bin/bash
 LOCK_HASH := $(shell sha256sum package-lock.json | cut -c1-64)
 NPM_STAMP := node_modules/.hearth-lock-$(LOCK_HASH)
 
-.PHONY: install generate typecheck migrate start test bench keys
+.PHONY: install generate typecheck migrate start test bench keys ussd
 
 $(NPM_STAMP):
 	npm ci --no-audit --no-fund
@@ -35,3 +35,8 @@ bench: install
 # make keys ARGS="create --name partner --principal did:ixo:entity:..."
 keys: install
 	npx --no-install tsx src/main.ts keys $(ARGS)
+
+# A terminal USSD phone against a running server (make start in another terminal):
+# make ussd ARGS="--url http://127.0.0.1:3000 --phone +254712345678 --code '*384*1234#'"
+ussd: install
+	npx --no-install tsx src/main.ts ussd-sim $(ARGS)

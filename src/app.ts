@@ -10,11 +10,17 @@ import { ApiKeyService } from './platform/keys/service.ts';
 import { requestLogger, type Logger } from './platform/logging.ts';
 import { openApiRequestValidator } from './platform/openapi.ts';
 import { createTwinsArea } from './twins/index.ts';
+import { createUssdArea, type UssdTwinsPort } from './ussd/index.ts';
+import { ussdTwinsPort } from './ussd/twins-port.ts';
 
 export interface HearthDeps {
   config: Config;
   db: Db;
   logger: Logger;
+  /** Clock for date-dependent rules (fuel log days); tests move it. */
+  now?: () => Date;
+  /** Area B's view of area A; defaults to the one built from area A's services. */
+  ussdTwins?: UssdTwinsPort;
 }
 
 /** What each area gets to build its routes and background work. */
@@ -49,6 +55,9 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   // One trusted hop (the reverse proxy) so req.ip is the real client, never a spoofable header chain.
   app.set('trust proxy', config.TRUST_PROXY_ENABLED ? 1 : false);
   app.use(requestLogger(logger));
+  const twins = createTwinsArea(ctx);
+  const ussd = await createUssdArea(ctx, deps.ussdTwins ?? ussdTwinsPort(twins, config.USSD_PRINCIPAL_DID), { now: deps.now });
+  app.use(ussd.gate);
   app.use(express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: false, limit: config.BODY_LIMIT }));
   const agent = createAgentArea(ctx);
@@ -56,8 +65,8 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(openApiRequestValidator(ctx.keys));
 
   app.use(healthRouter(db, config));
-  const twins = createTwinsArea(ctx);
   app.use(twins.router);
+  app.use(ussd.router);
   app.use(agent.routers);
 
   app.use(notFoundHandler);

@@ -44,6 +44,11 @@ const ussdSchema = {
   USSD_DEBUG_ENABLED: bool.default(false),
   USSD_RATE_LIMIT_PER_MINUTE: positiveInt.default(100),
   PIN_ENCRYPTION_KEY: z.string().min(1).optional(),
+  // The gateway's own principal: controller of the households it creates, submitter of claims.
+  USSD_PRINCIPAL_DID: z
+    .string()
+    .regex(/^did:[a-z0-9]+:[A-Za-z0-9._:%-]*[A-Za-z0-9._%-]$/, 'must be a DID such as did:ixo:entity:<32 hex>')
+    .default('did:ixo:entity:5e55d0a7e3c14a1f9b0e6c2d8f4a7b31'),
 };
 
 // ---- area C: chain query node and gateway -------------------------------------------------------

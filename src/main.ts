@@ -7,6 +7,7 @@ import { AppError } from './platform/http/errors.ts';
 import { ApiKeyService, SCOPES } from './platform/keys/service.ts';
 import { createLogger } from './platform/logging.ts';
 import { listen } from './platform/server.ts';
+import { runSimulator, SimulatorConnectionError } from './ussd/simulator.ts';
 
 const USAGE = `Usage: tsx src/main.ts <command>
 
@@ -17,6 +18,8 @@ Commands:
                                  create an API key and print it once
   keys list                      list keys (never the secrets)
   keys revoke <id>               revoke a key
+  ussd-sim [--url <base>] [--phone <e164>] [--code <*384#>]
+                                 a terminal USSD phone against a running server
 
 Scopes: ${SCOPES.join(', ')}`;
 
@@ -108,6 +111,14 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'keys':
       return keys(config, args);
+    case 'ussd-sim': {
+      const { values } = parseArgs({ args, options: { url: { type: 'string' }, phone: { type: 'string' }, code: { type: 'string' } } });
+      return runSimulator({
+        url: values.url ?? `http://127.0.0.1:${config.PORT}`,
+        phoneNumber: values.phone ?? '+254700000001',
+        serviceCode: values.code ?? '*384*1234#',
+      });
+    }
     default:
       throw new UsageError(command ? `Unknown command: ${command}` : 'No command given');
   }
@@ -117,6 +128,7 @@ main(process.argv.slice(2)).catch((err) => {
   if (err instanceof ConfigError) console.error(err.message);
   else if (err instanceof UsageError) console.error(`${err.message}\n\n${USAGE}`);
   else if (err instanceof AppError) console.error(err.detail ?? err.message);
+  else if (err instanceof SimulatorConnectionError) console.error(err.message);
   else console.error(err);
   process.exit(1);
 });

@@ -2,7 +2,7 @@
 
 import type { Client, Options as Options2, TDataShape } from './client';
 import { client } from './client.gen';
-import type { BuildAgentContextData, BuildAgentContextErrors, BuildAgentContextResponses, CreateCollectionData, CreateCollectionErrors, CreateCollectionResponses, CreateEntityData, CreateEntityErrors, CreateEntityResponses, GetClaimData, GetClaimErrors, GetClaimResponses, GetCollectionData, GetCollectionErrors, GetCollectionReportChartData, GetCollectionReportChartErrors, GetCollectionReportChartResponses, GetCollectionReportData, GetCollectionReportErrors, GetCollectionReportResponses, GetCollectionResponses, GetEntityData, GetEntityErrors, GetEntityResponses, GetEvidenceData, GetEvidenceErrors, GetEvidenceResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetRootData, GetRootResponses, GetUserPreferencesData, GetUserPreferencesErrors, GetUserPreferencesResponses, InvokeAgentToolData, InvokeAgentToolErrors, InvokeAgentToolResponses, ListAgentPluginsData, ListAgentPluginsErrors, ListAgentPluginsResponses, ListAgentToolsData, ListAgentToolsErrors, ListAgentToolsResponses, ListClaimsData, ListClaimsErrors, ListClaimsResponses, ListCollectionsData, ListCollectionsErrors, ListCollectionsResponses, ListEntitiesData, ListEntitiesErrors, ListEntitiesResponses, SubmitClaimData, SubmitClaimErrors, SubmitClaimResponses, UpdateEntityData, UpdateEntityErrors, UpdateEntityResponses, VerifyCredentialData, VerifyCredentialErrors, VerifyCredentialResponses } from './types.gen';
+import type { BuildAgentContextData, BuildAgentContextErrors, BuildAgentContextResponses, CreateCollectionData, CreateCollectionErrors, CreateCollectionResponses, CreateEntityData, CreateEntityErrors, CreateEntityResponses, GetClaimData, GetClaimErrors, GetClaimResponses, GetCollectionData, GetCollectionErrors, GetCollectionReportChartData, GetCollectionReportChartErrors, GetCollectionReportChartResponses, GetCollectionReportData, GetCollectionReportErrors, GetCollectionReportResponses, GetCollectionResponses, GetEntityData, GetEntityErrors, GetEntityResponses, GetEvidenceData, GetEvidenceErrors, GetEvidenceResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetRootData, GetRootResponses, GetUserPreferencesData, GetUserPreferencesErrors, GetUserPreferencesResponses, GetUssdSessionDebugData, GetUssdSessionDebugErrors, GetUssdSessionDebugResponses, InvokeAgentToolData, InvokeAgentToolErrors, InvokeAgentToolResponses, ListAgentPluginsData, ListAgentPluginsErrors, ListAgentPluginsResponses, ListAgentToolsData, ListAgentToolsErrors, ListAgentToolsResponses, ListClaimsData, ListClaimsErrors, ListClaimsResponses, ListCollectionsData, ListCollectionsErrors, ListCollectionsResponses, ListEntitiesData, ListEntitiesErrors, ListEntitiesResponses, ListUssdSessionsData, ListUssdSessionsErrors, ListUssdSessionsResponses, PostUssdData, PostUssdErrors, PostUssdResponses, SubmitClaimData, SubmitClaimErrors, SubmitClaimResponses, UpdateEntityData, UpdateEntityErrors, UpdateEntityResponses, VerifyCredentialData, VerifyCredentialErrors, VerifyCredentialResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -71,6 +71,42 @@ export const invokeAgentTool = <ThrowOnError extends boolean = false>(options: O
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * One hop of a USSD session
+ *
+ * `text` is cumulative: empty on dial, then every input so far joined by `*`. The reply is at most 182 characters; longer content is paginated behind `98. More`. Rate limited per client address (429 with Retry-After).
+ */
+export const postUssd = <ThrowOnError extends boolean = false>(options: Options<PostUssdData, ThrowOnError>) => (options.client ?? client).post<PostUssdResponses, PostUssdErrors, ThrowOnError>({
+    url: '/api/ussd',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Operator view of one active session
+ *
+ * Off unless USSD_DEBUG_ENABLED=true; needs a key with scope ussd:debug. The context is redacted.
+ */
+export const getUssdSessionDebug = <ThrowOnError extends boolean = false>(options: Options<GetUssdSessionDebugData, ThrowOnError>) => (options.client ?? client).get<GetUssdSessionDebugResponses, GetUssdSessionDebugErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/ussd/debug/{sessionId}',
+    ...options
+});
+
+/**
+ * Operator list of active sessions
+ *
+ * Off unless USSD_DEBUG_ENABLED=true; needs a key with scope ussd:debug.
+ */
+export const listUssdSessions = <ThrowOnError extends boolean = false>(options?: Options<ListUssdSessionsData, ThrowOnError>) => (options?.client ?? client).get<ListUssdSessionsResponses, ListUssdSessionsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/ussd/sessions',
+    ...options
 });
 
 /**

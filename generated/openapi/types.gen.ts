@@ -570,6 +570,52 @@ export type CredentialVerifyResult = {
 };
 
 /**
+ * Extra gateway fields (networkCode, ...) are accepted and ignored.
+ */
+export type UssdRequest = {
+    sessionId: string;
+    serviceCode: string;
+    /**
+     * E.164
+     */
+    phoneNumber: string;
+    /**
+     * Inputs so far joined by `*`; empty on dial.
+     */
+    text: string;
+};
+
+export type UssdDebugResponse = {
+    sessionId: string;
+    debugInfo: {
+        state: string;
+        status: 'active';
+        context: {
+            sessionId: string;
+            /**
+             * Masked (country code and last two digits).
+             */
+            phoneNumber: string;
+            /**
+             * The last menu text shown.
+             */
+            message: string;
+            isAuthenticated: boolean;
+        };
+    };
+    activeSessions: Array<string>;
+};
+
+export type UssdSessionsResponse = {
+    activeSessions: Array<string>;
+    count: number;
+};
+
+export type UssdError = {
+    error: string;
+};
+
+/**
  * The room; the user's default room ("default") when omitted.
  */
 export type RoomIdQuery = RoomId;
@@ -719,6 +765,111 @@ export type InvokeAgentToolResponses = {
 };
 
 export type InvokeAgentToolResponse = InvokeAgentToolResponses[keyof InvokeAgentToolResponses];
+
+export type PostUssdData = {
+    body: UssdRequest;
+    path?: never;
+    query?: never;
+    url: '/api/ussd';
+};
+
+export type PostUssdErrors = {
+    /**
+     * Too many requests from this address; retry after the given seconds.
+     */
+    429: string;
+};
+
+export type PostUssdError = PostUssdErrors[keyof PostUssdErrors];
+
+export type PostUssdResponses = {
+    /**
+     * A `CON` menu or an `END` message.
+     */
+    200: string;
+};
+
+export type PostUssdResponse = PostUssdResponses[keyof PostUssdResponses];
+
+export type GetUssdSessionDebugData = {
+    body?: never;
+    path: {
+        sessionId: string;
+    };
+    query?: never;
+    url: '/api/ussd/debug/{sessionId}';
+};
+
+export type GetUssdSessionDebugErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * Unknown, closed or expired session (or operator endpoints disabled).
+     */
+    404: UssdError;
+    /**
+     * Too many requests from this address (area B's shared per-address budget).
+     */
+    429: UssdError;
+};
+
+export type GetUssdSessionDebugError = GetUssdSessionDebugErrors[keyof GetUssdSessionDebugErrors];
+
+export type GetUssdSessionDebugResponses = {
+    /**
+     * The session's state and redacted context.
+     */
+    200: UssdDebugResponse;
+};
+
+export type GetUssdSessionDebugResponse = GetUssdSessionDebugResponses[keyof GetUssdSessionDebugResponses];
+
+export type ListUssdSessionsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/ussd/sessions';
+};
+
+export type ListUssdSessionsErrors = {
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+    /**
+     * Too many requests from this address (area B's shared per-address budget).
+     */
+    429: UssdError;
+};
+
+export type ListUssdSessionsError = ListUssdSessionsErrors[keyof ListUssdSessionsErrors];
+
+export type ListUssdSessionsResponses = {
+    /**
+     * Identifiers of the active (not closed, not expired) sessions.
+     */
+    200: UssdSessionsResponse;
+};
+
+export type ListUssdSessionsResponse = ListUssdSessionsResponses[keyof ListUssdSessionsResponses];
 
 export type GetHealthData = {
     body?: never;

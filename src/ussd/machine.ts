@@ -1,0 +1,238 @@
+// The USSD menus as an XState v5 machine. It is pure: a state whose name is in EFFECT_STATES
+// needs database work, which the session service performs (and awaits) before answering,
+// sending the outcome back as a DONE event. The persisted snapshot is stored per session.
+// Navigation everywhere below the welcome menu: `0` back, `*` to the welcome menu, `98` next page.
+import { assign, setup } from 'xstate';
+import { MORE, paginate, renderScreen } from './menus.ts';
+import { pinProblem } from './pin.ts';
+
+export interface Notice {
+  key:
+    | 'invalidChoice' | 'unknownCustomer' | 'wrongPin' | 'pinFormat' | 'pinTrivial' | 'pinMismatch' | 'nameFormat'
+    | 'villageFormat' | 'kgFormat' | 'fuelSaved' | 'fuelUpdated' | 'needThreeDays' | 'claimRejected' | 'pinChanged'
+    | 'noClaim' | 'loggedIn';
+  params?: Record<string, string | number>;
+}
+
+export interface UssdContext {
+  appName: string;
+  isAuthenticated: boolean;
+  accountId?: string;
+  customerId?: string;
+  /** What account creation has collected so far; a PIN appears only sealed (encrypted). */
+  draft: { customerId?: string; name?: string; village?: string | null; testGroup?: 'reference' | 'intervention'; sealedPin?: string };
+  topic?: number;
+  page: number;
+  notice?: Notice;
+  review?: { date: string; kg: number }[];
+  claimDraft?: { days: number; total: number };
+  /** The KPT's external factors (rules 4 and 8), asked before submission. */
+  claimFactors?: { season?: string; culturalEvents?: string; occupation?: string };
+  claimResult?: { id: string; status: string; submittedOn?: string };
+}
+
+/** Outcome of an effect, sent back as DONE. */
+export type EffectResult =
+  | { outcome: 'ok'; assign?: Partial<UssdContext>; notice?: Notice }
+  | { outcome: 'retry'; notice: Notice }
+  | { outcome: 'unknownCustomer' | 'locked' | 'phoneTaken' | 'tooFew' | 'rejected' | 'mismatch'; notice?: Notice };
+
+export type UssdEvent = { type: 'INPUT'; value: string } | { type: 'DONE'; result: EffectResult };
+
+export const EFFECT_STATES = [
+  'verifyingLogin', 'sealingPin', 'creatingAccount', 'savingFuel', 'loadingReview', 'preparingClaim', 'submittingClaim',
+  'loadingClaimStatus', 'verifyingCurrentPin', 'sealingNewPin', 'savingNewPin',
+] as const;
+export type EffectState = (typeof EFFECT_STATES)[number];
+
+type Ev = UssdEvent;
+type Args = { context: UssdContext; event: Ev };
+const input = (e: Ev) => (e.type === 'INPUT' ? e.value.trim() : '');
+const is = (value: string) => ({ event }: Args) => input(event) === value;
+const result = (e: Ev) => (e.type === 'DONE' ? e.result : undefined);
+const outcome = (o: EffectResult['outcome']) => ({ event }: Args) => result(event)?.outcome === o;
+
+// XState's config types do not infer through these helpers (assign's event generics, guard
+// arrays); `update`, `menu` and `effect` keep their own arguments typed and hand XState `any`.
+const update = (fn: (a: Args) => Partial<UssdContext>): any => assign(fn as never);
+
+/** Clears per-screen data on every move to another screen. */
+const enter = (target: string, extra: (a: Args) => Partial<UssdContext> = () => ({})) => ({
+  target,
+  actions: update((a) => ({ page: 0, notice: undefined, ...extra(a) })),
+});
+const withNotice = (target: string, notice: (a: Args) => Notice | undefined, extra: (a: Args) => Partial<UssdContext> = () => ({})) =>
+  enter(target, (a) => ({ notice: notice(a), ...extra(a) }));
+const invalid = { actions: update(() => ({ notice: { key: 'invalidChoice' } })) };
+const hasMorePages = (state: string) => ({ context, event }: Args) =>
+  input(event) === MORE && context.page + 1 < paginate(renderScreen(state, context, context.appName), context.page).pages;
+const nextPage = { actions: update(({ context }) => ({ page: context.page + 1 })) };
+
+type Rule = { guard?: (a: Args) => boolean; target?: string; actions?: unknown };
+/** Every input state starts with paging and `*` (to the welcome menu), then its own rules. */
+function menu(state: string, back: string | undefined, rules: Rule[]): any {
+  return {
+    on: {
+      INPUT: [
+        { guard: hasMorePages(state), ...nextPage },
+        { guard: is('*'), ...enter('preMenu') },
+        ...(back ? [{ guard: is('0'), ...enter(back) }] : []),
+        ...rules,
+      ],
+    },
+  };
+}
+const effect = (on: Rule[]): any => ({ on: { DONE: on } });
+const clearDraft = () => ({ draft: {} });
+const newPinNotice = ({ event }: Args): Notice | undefined => {
+  const p = pinProblem(input(event));
+  return p === 'format' ? { key: 'pinFormat' } : p === 'trivial' ? { key: 'pinTrivial' } : undefined;
+};
+/** Values stored in the claim's externalFactors; their screen labels are in menus.ts. */
+export const SEASONS = ['dry', 'rainy', 'cold'] as const;
+export const EVENTS = ['none', 'festival or holiday', 'funeral or ceremony'] as const;
+export const OCCUPATIONS = ['farming', 'trading', 'wage work', 'other'] as const;
+const choice = (options: readonly string[]) => ({ event }: Args) => /^\d+$/.test(input(event)) && Number(input(event)) >= 1 && Number(input(event)) <= options.length;
+const NAME_RE = /^[\p{L}][\p{L} '.-]{1,39}$/u;
+/** A positive kg amount; a decimal comma (2,5) is as common on handsets as a point. */
+export function parseKg(value: string): number | undefined {
+  const v = value.trim().replace(',', '.');
+  if (!/^\d{1,4}(\.\d{1,3})?$/.test(v)) return undefined;
+  const kg = Number(v);
+  return kg > 0 ? kg : undefined;
+}
+const fromResult = ({ event }: Args) => (result(event) && 'assign' in result(event)! ? (result(event) as { assign?: Partial<UssdContext> }).assign ?? {} : {});
+const resultNotice = ({ event }: Args) => result(event)?.notice;
+
+export const ussdMachine = setup({
+  types: { context: {} as UssdContext, events: {} as UssdEvent, input: {} as { appName: string } },
+}).createMachine({
+  id: 'ussd',
+  initial: 'preMenu',
+  context: ({ input: i }) => ({ appName: i.appName, isAuthenticated: false, draft: {}, page: 0 }),
+  states: {
+    preMenu: {
+      on: {
+        INPUT: [
+          { guard: is('*'), ...enter('goodbye') },
+          { guard: is('1'), ...enter('knowMore') },
+          { guard: is('2'), ...enter('accountMenu') },
+          { guard: ({ context, event }: Args) => context.isAuthenticated && input(event) === '3', ...enter('services') },
+          invalid,
+        ],
+      },
+    },
+    goodbye: { type: 'final' },
+    knowMore: menu('knowMore', 'preMenu', [
+      { guard: ({ event }: Args) => /^[1-3]$/.test(input(event)), ...enter('knowMoreTopic', ({ event }) => ({ topic: Number(input(event)) - 1 })) },
+      invalid,
+    ]),
+    knowMoreTopic: menu('knowMoreTopic', 'knowMore', [invalid]),
+    accountMenu: menu('accountMenu', 'preMenu', [
+      { guard: is('1'), ...enter('loginCustomerId', clearDraft) },
+      { guard: is('2'), ...enter('createName', clearDraft) },
+      invalid,
+    ]),
+    loginCustomerId: menu('loginCustomerId', 'accountMenu', [
+      { guard: ({ event }: Args) => /^\d{4,12}$/.test(input(event)), ...enter('loginPin', ({ event }) => ({ draft: { customerId: input(event) } })) },
+      { actions: update(() => ({ notice: { key: 'unknownCustomer' } })) },
+    ]),
+    loginPin: menu('loginPin', 'loginCustomerId', [
+      { guard: ({ event }: Args) => /^\d{5}$/.test(input(event)), ...enter('verifyingLogin') },
+      { actions: update(() => ({ notice: { key: 'pinFormat' } })) },
+    ]),
+    verifyingLogin: effect([
+      { guard: outcome('ok'), ...withNotice('services', resultNotice, (a) => ({ ...fromResult(a), isAuthenticated: true, draft: {} })) },
+      { guard: outcome('retry'), ...withNotice('loginPin', resultNotice) },
+      { guard: outcome('unknownCustomer'), ...withNotice('loginCustomerId', () => ({ key: 'unknownCustomer' }), clearDraft) },
+      { guard: outcome('locked'), ...enter('locked', clearDraft) },
+    ]),
+    locked: { type: 'final' },
+    createName: menu('createName', 'accountMenu', [
+      { guard: ({ event }: Args) => NAME_RE.test(input(event)), ...enter('createVillage', ({ event }) => ({ draft: { name: input(event).replace(/\s+/g, ' ') } })) },
+      { actions: update(() => ({ notice: { key: 'nameFormat' } })) },
+    ]),
+    createVillage: menu('createVillage', 'createName', [
+      { guard: is('00'), ...enter('createGroup', ({ context }) => ({ draft: { ...context.draft, village: null } })) },
+      { guard: ({ event }: Args) => input(event).length >= 2 && input(event).length <= 40, ...enter('createGroup', ({ context, event }) => ({ draft: { ...context.draft, village: input(event) } })) },
+      { actions: update(() => ({ notice: { key: 'villageFormat' } })) },
+    ]),
+    createGroup: menu('createGroup', 'createVillage', [
+      { guard: is('1'), ...enter('createPin', ({ context }) => ({ draft: { ...context.draft, testGroup: 'reference' as const } })) },
+      { guard: is('2'), ...enter('createPin', ({ context }) => ({ draft: { ...context.draft, testGroup: 'intervention' as const } })) },
+      invalid,
+    ]),
+    createPin: menu('createPin', 'createGroup', [
+      { guard: (a: Args) => newPinNotice(a) === undefined, ...enter('sealingPin') },
+      { actions: update((a) => ({ notice: newPinNotice(a) })) },
+    ]),
+    sealingPin: effect([{ guard: outcome('ok'), ...enter('createPinConfirm', (a) => fromResult(a)) }]),
+    createPinConfirm: menu('createPinConfirm', 'createPin', [{ ...enter('creatingAccount') }]),
+    creatingAccount: effect([
+      { guard: outcome('ok'), ...enter('accountCreated', (a) => ({ ...fromResult(a), draft: {} })) },
+      { guard: outcome('mismatch'), ...withNotice('createPin', () => ({ key: 'pinMismatch' }), ({ context }) => ({ draft: { ...context.draft, sealedPin: undefined } })) },
+      { guard: outcome('phoneTaken'), ...enter('phoneHasAccount', clearDraft) },
+    ]),
+    accountCreated: { type: 'final' },
+    phoneHasAccount: { type: 'final' },
+    services: menu('services', 'preMenu', [
+      { guard: is('1'), ...enter('fuelAmount') },
+      { guard: is('2'), ...enter('loadingReview') },
+      { guard: is('3'), ...enter('preparingClaim') },
+      { guard: is('4'), ...enter('loadingClaimStatus') },
+      { guard: is('5'), ...enter('changePinCurrent') },
+      invalid,
+    ]),
+    fuelAmount: menu('fuelAmount', 'services', [
+      { guard: ({ event }: Args) => parseKg(input(event)) !== undefined, ...enter('savingFuel') },
+      { actions: update(() => ({ notice: { key: 'kgFormat' } })) },
+    ]),
+    savingFuel: effect([{ guard: outcome('ok'), ...withNotice('services', resultNotice) }]),
+    loadingReview: effect([{ guard: outcome('ok'), ...enter('review', fromResult) }]),
+    review: menu('review', 'services', [invalid]),
+    preparingClaim: effect([
+      { guard: outcome('ok'), ...enter('claimConfirm', fromResult) },
+      { guard: outcome('tooFew'), ...withNotice('services', resultNotice) },
+    ]),
+    claimConfirm: menu('claimConfirm', 'services', [{ guard: is('1'), ...enter('claimSeason', () => ({ claimFactors: {} })) }, invalid]),
+    claimSeason: menu('claimSeason', 'claimConfirm', [
+      { guard: choice(SEASONS), ...enter('claimEvents', ({ context, event }) => ({ claimFactors: { ...context.claimFactors, season: SEASONS[Number(input(event)) - 1] } })) },
+      invalid,
+    ]),
+    claimEvents: menu('claimEvents', 'claimSeason', [
+      { guard: choice(EVENTS), ...enter('claimWork', ({ context, event }) => ({ claimFactors: { ...context.claimFactors, culturalEvents: EVENTS[Number(input(event)) - 1] } })) },
+      invalid,
+    ]),
+    claimWork: menu('claimWork', 'claimEvents', [
+      { guard: choice(OCCUPATIONS), ...enter('submittingClaim', ({ context, event }) => ({ claimFactors: { ...context.claimFactors, occupation: OCCUPATIONS[Number(input(event)) - 1] } })) },
+      invalid,
+    ]),
+    submittingClaim: effect([
+      { guard: outcome('ok'), ...enter('claimSubmitted', fromResult) },
+      { guard: outcome('rejected'), ...withNotice('services', resultNotice) },
+    ]),
+    claimSubmitted: { type: 'final' },
+    loadingClaimStatus: effect([{ guard: outcome('ok'), ...enter('claimStatus', (a) => ({ claimResult: undefined, ...fromResult(a) })) }]),
+    claimStatus: menu('claimStatus', 'services', [invalid]),
+    changePinCurrent: menu('changePinCurrent', 'services', [
+      { guard: ({ event }: Args) => /^\d{5}$/.test(input(event)), ...enter('verifyingCurrentPin') },
+      { actions: update(() => ({ notice: { key: 'pinFormat' } })) },
+    ]),
+    verifyingCurrentPin: effect([
+      { guard: outcome('ok'), ...enter('changePinNew') },
+      { guard: outcome('retry'), ...withNotice('changePinCurrent', resultNotice) },
+      { guard: outcome('locked'), ...enter('locked', () => ({ isAuthenticated: false })) },
+      { guard: outcome('unknownCustomer'), ...enter('preMenu', () => ({ isAuthenticated: false, accountId: undefined, customerId: undefined })) },
+    ]),
+    changePinNew: menu('changePinNew', 'services', [
+      { guard: (a: Args) => newPinNotice(a) === undefined, ...enter('sealingNewPin') },
+      { actions: update((a) => ({ notice: newPinNotice(a) })) },
+    ]),
+    sealingNewPin: effect([{ guard: outcome('ok'), ...enter('changePinConfirm', fromResult) }]),
+    changePinConfirm: menu('changePinConfirm', 'changePinNew', [{ ...enter('savingNewPin') }]),
+    savingNewPin: effect([
+      { guard: outcome('ok'), ...withNotice('services', () => ({ key: 'pinChanged' }), clearDraft) },
+      { guard: outcome('mismatch'), ...withNotice('changePinNew', () => ({ key: 'pinMismatch' }), clearDraft) },
+    ]),
+  },
+});

@@ -1,0 +1,192 @@
+// Every text the USSD user sees, in one place (for wording changes and translation), and the
+// pagination that keeps each reply within one USSD screen.
+import type { UssdContext, Notice } from './machine.ts';
+
+export const MAX_REPLY_CHARS = 182;
+export const MORE = '98';
+
+export const TEXT = {
+  expired: (serviceCode: string) => `END Your session has expired. Please dial ${serviceCode} again.`,
+  ended: (serviceCode: string) => `END This session has ended. Please dial ${serviceCode} again.`,
+  back: '0. Back',
+  more: `${MORE}. More`,
+  exit: '*. Exit',
+};
+
+export const KNOW_MORE_TOPICS: { title: string; body: string }[] = [
+  {
+    title: 'Clean cookstoves',
+    body:
+      'A clean cookstove burns fuel more completely than an open fire or an old stove. It cooks as fast with less ' +
+      'fuel, makes far less smoke in the kitchen and protects the lungs of everyone at home, children most of all.',
+  },
+  {
+    title: 'Saving fuel',
+    body:
+      'Dry fuel burns better: keep wood or charcoal under cover. Put a lid on the pot, soak beans before cooking and ' +
+      'put out the fire as soon as the food is ready. Every kilogram saved is money and time saved.',
+  },
+  {
+    title: 'The kitchen test (KPT)',
+    body:
+      'The Kitchen Performance Test measures how much fuel a home uses. Weigh the fuel you use each day and log it ' +
+      'here for at least 3 days. Then submit your claim from the Services menu; we verify it and tell you the result.',
+  },
+];
+
+const NOTICES: Record<Notice['key'], (p: Record<string, string | number>) => string> = {
+  invalidChoice: () => 'Invalid choice. Try again.',
+  unknownCustomer: () => 'Customer ID not found. Check it and try again.',
+  wrongPin: (p) => `Wrong PIN. ${p.left} attempt${p.left === 1 ? '' : 's'} left.`,
+  pinFormat: () => 'PIN must be 5 digits.',
+  pinTrivial: () => 'PIN too easy. Avoid repeated or consecutive digits.',
+  pinMismatch: () => 'PINs did not match. Start again.',
+  nameFormat: () => 'Name must be 2-40 letters.',
+  villageFormat: () => 'Village must be 2-40 characters.',
+  kgFormat: () => 'Enter a positive number of kg, e.g. 2.5',
+  fuelSaved: (p) => `Saved ${p.kg} kg for ${p.date}.`,
+  fuelUpdated: (p) => `Updated ${p.date} to ${p.kg} kg.`,
+  needThreeDays: (p) => `Log at least 3 days before submitting (you have ${p.days}).`,
+  claimRejected: (p) => `Claim not accepted: ${p.reason}`,
+  pinChanged: () => 'PIN changed.',
+  noClaim: () => 'No claim submitted yet.',
+  loggedIn: (p) => `Welcome, ${p.name}.`,
+};
+
+export function noticeText(n: Notice | undefined): string | undefined {
+  return n ? NOTICES[n.key](n.params ?? {}) : undefined;
+}
+
+/** A screen before pagination: lines of content and the option lines that end every page. */
+export interface Screen {
+  end: boolean;
+  lines: string[];
+  options?: string[];
+}
+
+const numbered = (items: string[]) => items.map((t, i) => `${i + 1}. ${t}`);
+
+export function renderScreen(state: string, c: UssdContext, appName: string): Screen {
+  const notice = noticeText(c.notice);
+  const top = notice ? [notice] : [];
+  const con = (lines: string[], options: string[] = [TEXT.back]): Screen => ({ end: false, lines: [...top, ...lines], options });
+  const end = (...lines: string[]): Screen => ({ end: true, lines });
+  switch (state) {
+    case 'preMenu':
+      return con(
+        [`Welcome to ${appName}`, ...numbered(['Know More', 'Account Menu', ...(c.isAuthenticated ? ['Services'] : [])])],
+        [TEXT.exit],
+      );
+    case 'goodbye':
+      return end(`Thank you for using ${appName}. Goodbye.`);
+    case 'knowMore':
+      return con(['Know More', ...numbered(KNOW_MORE_TOPICS.map((t) => t.title))]);
+    case 'knowMoreTopic': {
+      const topic = KNOW_MORE_TOPICS[c.topic ?? 0]!;
+      return con([topic.title, topic.body]);
+    }
+    case 'accountMenu':
+      return con(['Account Menu', ...numbered(['Log in', 'Create account'])]);
+    case 'loginCustomerId':
+      return con(['Enter your Customer ID']);
+    case 'loginPin':
+      return con(['Enter your 5-digit PIN']);
+    case 'locked':
+      return end('Your account is locked after 3 wrong PINs. Visit your field agent or programme office to unlock it.');
+    case 'createName':
+      return con(['Enter your full name']);
+    case 'createVillage':
+      return con(['Enter your village (optional)'], ['00. Skip', TEXT.back]);
+    case 'createGroup':
+      return con(['Which stove do you cook on?', ...numbered(['Old stove or open fire', 'New clean stove'])]);
+    case 'createPin':
+      return con(['Choose a 5-digit PIN']);
+    case 'createPinConfirm':
+      return con(['Enter the PIN again to confirm']);
+    case 'accountCreated':
+      return end(`Account created. Your Customer ID is ${c.customerId}. Keep it and your PIN safe. Dial again and log in to record fuel use.`);
+    case 'phoneHasAccount':
+      return end('This phone number already has an account. Dial again and choose Log in.');
+    case 'services':
+      return con(['Services', ...numbered(["Log today's fuel", 'Review logged days', 'Submit KPT claim', 'Claim status', 'Change PIN'])]);
+    case 'fuelAmount':
+      return con(["Enter kg of fuel used today (e.g. 2.5)"]);
+    case 'review': {
+      const logs = c.review ?? [];
+      const total = logs.reduce((s, l) => s + l.kg, 0);
+      return con(
+        logs.length
+          ? [`Logged days: ${logs.length}, total ${round(total)} kg`, ...logs.map((l) => `${l.date}: ${l.kg} kg`)]
+          : ['No days logged yet.'],
+      );
+    }
+    case 'claimConfirm': {
+      const d = c.claimDraft!;
+      return con([`Submit KPT claim for ${d.days} days, total ${d.total} kg?`, '1. Submit']);
+    }
+    case 'claimSeason':
+      return con(['Season during the test?', ...numbered(['Dry', 'Rainy', 'Cold'])]);
+    case 'claimEvents':
+      return con(['Any special event during the test?', ...numbered(['None', 'Festival or holiday', 'Funeral or ceremony'])]);
+    case 'claimWork':
+      return con(['Main work of the household?', ...numbered(['Farming', 'Trading', 'Wage work', 'Other'])]);
+    case 'claimSubmitted':
+      return end(`Claim submitted. Reference ${c.claimResult?.id}. Status: ${c.claimResult?.status}.`);
+    case 'claimStatus':
+      return con([
+        c.claimResult
+          ? `Claim ${c.claimResult.id}: ${c.claimResult.status}${c.claimResult.submittedOn ? ` (${c.claimResult.submittedOn})` : ''}`
+          : noticeText({ key: 'noClaim' })!,
+      ]);
+    case 'changePinCurrent':
+      return con(['Enter your current PIN']);
+    case 'changePinNew':
+      return con(['Enter a new 5-digit PIN']);
+    case 'changePinConfirm':
+      return con(['Enter the new PIN again']);
+    default:
+      throw new Error(`no screen for state ${state}`);
+  }
+}
+
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+/**
+ * Splits a screen into replies of at most 182 characters. Content that does not fit continues
+ * on the next page behind `98. More`; nothing is cut. Returns the page asked for (clamped)
+ * and how many pages there are.
+ */
+export function paginate(screen: Screen, page: number): { reply: string; pages: number } {
+  const prefix = screen.end ? 'END ' : 'CON ';
+  const options = screen.options ?? [];
+  const whole = prefix + [...screen.lines, ...options].join('\n');
+  if (whole.length <= MAX_REPLY_CHARS) return { reply: whole, pages: 1 };
+  // END screens have no way to page; their texts are written to fit.
+  if (screen.end) throw new Error(`END screen longer than ${MAX_REPLY_CHARS} characters`);
+  const footer = [TEXT.more, ...options].join('\n');
+  const room = MAX_REPLY_CHARS - prefix.length - footer.length - 1;
+  const chunks = splitWords(screen.lines.join('\n'), room);
+  // Every page but the last offers `98. More`; the last page ends with the options alone.
+  const pages = chunks.map((chunk, i) => (i === chunks.length - 1 ? prefix + [chunk, ...options].join('\n') : prefix + chunk + '\n' + footer));
+  const i = Math.max(0, Math.min(page, pages.length - 1));
+  return { reply: pages[i]!, pages: pages.length };
+}
+
+function splitWords(text: string, room: number): string[] {
+  const chunks: string[] = [];
+  let current = '';
+  for (const token of text.split(/(?<=[ \n])/)) {
+    if ((current + token).trimEnd().length > room && current) {
+      chunks.push(current.trimEnd());
+      current = '';
+    }
+    let t = token;
+    while (t.trimEnd().length > room) {
+      chunks.push(t.slice(0, room));
+      t = t.slice(room);
+    }
+    current += t;
+  }
+  if (current.trim()) chunks.push(current.trimEnd());
+  return chunks;
+}

@@ -1,0 +1,83 @@
+// PIN rules and PIN encryption. PINs are stored AES-256-GCM encrypted with a random 96-bit IV
+// per record (never a deterministic IV), checked by decrypting and comparing in constant time.
+import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, type Config } from '../config.ts';
+import type { Logger } from '../platform/logging.ts';
+
+export const PIN_LENGTH = 5;
+const FORMAT = 'v1';
+
+/** Why a new PIN is refused, or undefined when it is acceptable. */
+export function pinProblem(pin: string): 'format' | 'trivial' | undefined {
+  if (!new RegExp(`^\\d{${PIN_LENGTH}}$`).test(pin)) return 'format';
+  const digits = [...pin].map(Number);
+  const steps = digits.slice(1).map((d, i) => d - digits[i]!);
+  if (steps.every((s) => s === 0) || steps.every((s) => s === 1) || steps.every((s) => s === -1)) return 'trivial';
+  return undefined;
+}
+
+/** Parses a 32-byte key given as 64 hex characters or base64. */
+export function parsePinKey(value: string): Buffer | undefined {
+  const v = value.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(v)) return Buffer.from(v, 'hex');
+  if (/^[A-Za-z0-9+/]{43}=?$/.test(v) || /^[A-Za-z0-9_-]{43}$/.test(v)) {
+    const b = Buffer.from(v, v.includes('-') || v.includes('_') ? 'base64url' : 'base64');
+    if (b.length === 32) return b;
+  }
+  return undefined;
+}
+
+/**
+ * The PIN key from PIN_ENCRYPTION_KEY. Production refuses to start without a valid one;
+ * development and test generate one into DATA_DIR (kept across restarts) and say so.
+ */
+export function resolvePinKey(config: Config, logger: Logger): Buffer {
+  if (config.PIN_ENCRYPTION_KEY !== undefined) {
+    const key = parsePinKey(config.PIN_ENCRYPTION_KEY);
+    if (!key) throw new ConfigError('Invalid configuration:\n  PIN_ENCRYPTION_KEY: must be 32 bytes as 64 hex characters or base64');
+    return key;
+  }
+  if (config.NODE_ENV === 'production') {
+    throw new ConfigError('Invalid configuration:\n  PIN_ENCRYPTION_KEY: required in production (32 bytes, hex or base64)');
+  }
+  const file = join(config.DATA_DIR, 'pin-encryption.key');
+  if (existsSync(file)) {
+    const key = parsePinKey(readFileSync(file, 'utf8'));
+    if (!key) throw new ConfigError(`Invalid configuration:\n  ${file}: not a 32-byte hex key; delete it or set PIN_ENCRYPTION_KEY`);
+    return key;
+  }
+  mkdirSync(config.DATA_DIR, { recursive: true });
+  const key = randomBytes(32);
+  writeFileSync(file, key.toString('hex') + '\n', { mode: 0o600 });
+  logger.warn({ file }, 'PIN_ENCRYPTION_KEY is not set: generated a development key into the data folder');
+  return key;
+}
+
+export class PinCipher {
+  constructor(private readonly key: Buffer) {}
+
+  /** `v1.<iv>.<tag>.<ciphertext>` (base64url), a fresh random IV each time. */
+  seal(pin: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const data = Buffer.concat([cipher.update(pin, 'utf8'), cipher.final()]);
+    return [FORMAT, iv, cipher.getAuthTag(), data].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+  }
+
+  open(sealed: string): string {
+    const [format, iv, tag, data] = sealed.split('.');
+    if (format !== FORMAT || !iv || !tag || data === undefined) throw new Error('unknown PIN record format');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
+  }
+
+  /** Decrypts and compares in constant time (equal lengths are guaranteed by padding both). */
+  matches(sealed: string, candidate: string): boolean {
+    const a = Buffer.from(this.open(sealed).padEnd(16, '\0'));
+    const b = Buffer.from(candidate.padEnd(16, '\0'));
+    return a.length === b.length && timingSafeEqual(a, b);
+  }
+}

@@ -1,0 +1,137 @@
+// The only SQL of area B: sessions, accounts and fuel logs. Same Knex code on SQLite and PostgreSQL.
+import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Db } from '../platform/db/index.ts';
+
+export interface SessionRow {
+  id: string;
+  phone_number: string;
+  service_code: string;
+  snapshot: string;
+  state: string;
+  is_authenticated: boolean | number;
+  last_text: string;
+  last_reply: string | null;
+  status: 'active' | 'closed';
+  version: number;
+  created_at: string;
+  updated_at: string;
+  expires_at: string;
+}
+
+export interface AccountRow {
+  id: string;
+  customer_id: string;
+  phone_number: string;
+  name: string;
+  village: string | null;
+  test_group: 'reference' | 'intervention';
+  household_did: string;
+  pin_encrypted: string;
+  failed_pin_attempts: number;
+  locked_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface FuelLogRow {
+  id: string;
+  account_id: string;
+  log_date: string;
+  kg: number;
+}
+
+export const newId = () => randomBytes(16).toString('hex');
+
+export class UssdRepository {
+  constructor(private readonly db: Db) {}
+
+  // ---- sessions --------------------------------------------------------------------------
+  findSession(id: string): Promise<SessionRow | undefined> {
+    return this.db<SessionRow>('ussd_sessions').where({ id }).first();
+  }
+
+  /** Inserts a new session; false when another instance inserted the same id first. */
+  async insertSession(row: SessionRow): Promise<void> {
+    await this.db('ussd_sessions').insert(row);
+  }
+
+  /** Updates only when the row still has `version`; false when another hop got there first. */
+  async updateSession(id: string, version: number, changes: Partial<SessionRow>): Promise<boolean> {
+    const n = await this.db('ussd_sessions').where({ id, version }).update(changes);
+    return n === 1;
+  }
+
+  async deleteSession(id: string, version: number): Promise<boolean> {
+    return (await this.db('ussd_sessions').where({ id, version }).delete()) === 1;
+  }
+
+  async activeSessionIds(now: string): Promise<string[]> {
+    const rows = await this.db('ussd_sessions')
+      .where({ status: 'active' })
+      .andWhere('expires_at', '>', now)
+      .orderBy('created_at')
+      .select('id');
+    return rows.map((r: { id: string }) => r.id);
+  }
+
+  /** Removes closed sessions and those expired at or before `expiredBy`; returns how many. */
+  sweepSessions(expiredBy: string): Promise<number> {
+    return this.db('ussd_sessions').where('status', '<>', 'active').orWhere('expires_at', '<=', expiredBy).delete();
+  }
+
+  // ---- accounts ---------------------------------------------------------------------------
+  findAccountByCustomerId(customerId: string): Promise<AccountRow | undefined> {
+    return this.db<AccountRow>('ussd_accounts').where({ customer_id: customerId }).first();
+  }
+
+  findAccount(id: string): Promise<AccountRow | undefined> {
+    return this.db<AccountRow>('ussd_accounts').where({ id }).first();
+  }
+
+  findAccountByPhone(phone: string): Promise<AccountRow | undefined> {
+    return this.db<AccountRow>('ussd_accounts').where({ phone_number: phone }).first();
+  }
+
+  async insertAccount(row: AccountRow): Promise<void> {
+    await this.db('ussd_accounts').insert(row);
+  }
+
+  /**
+   * Records a wrong PIN atomically (concurrent hops cannot lose a count) and locks the
+   * account at `maxAttempts`. Returns the attempts now recorded.
+   */
+  async recordFailedPin(id: string, maxAttempts: number, now: string): Promise<number> {
+    return this.db.transaction(async (trx: Knex.Transaction) => {
+      await trx('ussd_accounts').where({ id }).increment('failed_pin_attempts', 1).update({ updated_at: now });
+      const row = await trx<AccountRow>('ussd_accounts').where({ id }).first();
+      const attempts = row!.failed_pin_attempts;
+      if (attempts >= maxAttempts && !row!.locked_at) await trx('ussd_accounts').where({ id }).update({ locked_at: now });
+      return attempts;
+    });
+  }
+
+  async resetFailedPins(id: string, now: string): Promise<void> {
+    await this.db('ussd_accounts').where({ id }).andWhere('failed_pin_attempts', '>', 0).update({ failed_pin_attempts: 0, updated_at: now });
+  }
+
+  async updatePin(id: string, pinEncrypted: string, now: string): Promise<void> {
+    await this.db('ussd_accounts').where({ id }).update({ pin_encrypted: pinEncrypted, failed_pin_attempts: 0, updated_at: now });
+  }
+
+  // ---- fuel logs -----------------------------------------------------------------------------
+  /** Records the day's reading; returns true when it replaced an earlier one that day. */
+  async upsertFuelLog(accountId: string, date: string, kg: number, now: string): Promise<boolean> {
+    return this.db.transaction(async (trx: Knex.Transaction) => {
+      const updated = await trx('ussd_fuel_logs').where({ account_id: accountId, log_date: date }).update({ kg, updated_at: now });
+      if (updated) return true;
+      await trx('ussd_fuel_logs').insert({ id: newId(), account_id: accountId, log_date: date, kg, created_at: now, updated_at: now });
+      return false;
+    });
+  }
+
+  async fuelLogs(accountId: string): Promise<FuelLogRow[]> {
+    const rows = await this.db<FuelLogRow>('ussd_fuel_logs').where({ account_id: accountId }).orderBy('log_date').select('id', 'account_id', 'log_date', 'kg');
+    return rows.map((r) => ({ ...r, kg: Number(r.kg) }));
+  }
+}

@@ -1,0 +1,410 @@
+// The USSD session gateway's rules: sessions in the database, cumulative text diffed against
+// the last processed text, retries answered from the stored reply, dial shortcuts replayed,
+// idle expiry, and the menu machine's effects performed (and awaited) before replying.
+import { createActor, type SnapshotFrom } from 'xstate';
+import { AppError } from '../platform/http/errors.ts';
+import { isUniqueViolation } from '../platform/db/index.ts';
+import { maskPhone, type Logger } from '../platform/logging.ts';
+import { EFFECT_STATES, parseKg, ussdMachine, type EffectResult, type EffectState, type UssdContext } from './machine.ts';
+import { paginate, renderScreen, TEXT } from './menus.ts';
+import { PinCipher } from './pin.ts';
+import { newId, UssdRepository, type SessionRow } from './repository.ts';
+
+export const MAX_PIN_ATTEMPTS = 3;
+export const MIN_CLAIM_DAYS = 3;
+
+export interface UssdRequest {
+  sessionId: string;
+  serviceCode: string;
+  phoneNumber: string;
+  text: string;
+}
+
+/** What the gateway needs of area A (twins and claims), wired in app.ts. */
+export interface UssdTwinsPort {
+  /** Creates the household twin entity (controlled by the gateway's principal); its DID. */
+  createHousehold(input: { name: string; village: string | null; customerId: string }): Promise<{ did: string }>;
+  /** Submits a KPT claim through area A's claim service; throws AppError 400/409 on rejection. */
+  submitKptClaim(input: {
+    householdDid: string;
+    testGroup: 'reference' | 'intervention';
+    dailyLogs: number[];
+    total: number;
+    externalFactors: { season: string; culturalEvents: string[]; occupationalFactors: string[] };
+    startDate: string;
+    endDate: string;
+    idempotencyKey: string;
+  }): Promise<{ id: string; status: string }>;
+  /** The household's most recent claim, if any. */
+  latestClaim(householdDid: string): Promise<{ id: string; status: string; submittedOn?: string } | undefined>;
+}
+
+export interface UssdServiceOptions {
+  appName: string;
+  idleSeconds: number;
+  pins: PinCipher;
+  twins: UssdTwinsPort;
+  logger: Logger;
+  now?: () => Date;
+}
+
+export interface SessionDebug {
+  sessionId: string;
+  state: string;
+  context: { sessionId: string; phoneNumber: string; message: string; isAuthenticated: boolean };
+}
+
+type Snapshot = SnapshotFrom<typeof ussdMachine>;
+
+/** Another instance changed the session while this hop was being computed. */
+class LostRace extends Error {}
+
+const CONCURRENT_HOP_WAIT_MS = 3000;
+/** Sessions this instance wrote last, to save a read per hop; bounded, oldest evicted first. */
+const RECENT_SESSIONS_MAX = 10_000;
+
+export class UssdService {
+  private readonly now: () => Date;
+  // Only a hint: every write is conditional on the row's version, so a stale entry costs one
+  // failed update and a re-read, never a wrong answer.
+  private readonly recent = new Map<string, SessionRow>();
+
+  constructor(
+    private readonly repo: UssdRepository,
+    private readonly opts: UssdServiceOptions,
+  ) {
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  /** Answers one gateway POST with a `CON ...` or `END ...` reply. */
+  async handle(req: UssdRequest): Promise<string> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        return await this.handleOnce(req, attempt === 0);
+      } catch (err) {
+        this.recent.delete(req.sessionId);
+        if (!(err instanceof LostRace)) throw err;
+      }
+    }
+    throw new AppError(503, 'Service Unavailable', { detail: 'session busy: too many concurrent hops' });
+  }
+
+  private async handleOnce(req: UssdRequest, optimistic: boolean): Promise<string> {
+    const now = this.now();
+    let row = optimistic ? this.recent.get(req.sessionId) : await this.repo.findSession(req.sessionId);
+    // A dial of an id this instance does not know is almost always new: insert straight away
+    // (a duplicate id fails the insert and the next attempt reads the row).
+    if (!row && optimistic && req.text === '') return (await this.startSession(req, now)).last_reply!;
+    if (!row && optimistic) row = await this.repo.findSession(req.sessionId);
+    let shortcut = false;
+    if (row && row.status === 'active' && row.expires_at <= now.toISOString()) {
+      if (req.text !== '') {
+        if (!(await this.repo.deleteSession(row.id, row.version))) throw new LostRace();
+        this.recent.delete(row.id);
+        return TEXT.expired(row.service_code);
+      }
+      // A dial reusing an expired id starts over.
+      if (!(await this.repo.deleteSession(row.id, row.version))) throw new LostRace();
+      row = undefined;
+    }
+    if (!row) {
+      row = await this.startSession(req, now);
+      if (req.text === '') return row.last_reply!;
+      shortcut = true;
+    }
+    if (row.last_text === req.text) return this.storedReply(row);
+    if (row.status !== 'active') return TEXT.ended(row.service_code);
+
+    const inputs = shortcut ? req.text.split('*') : [this.newInput(row.last_text, req.text)];
+    return this.applyHop(row, req, inputs, now);
+  }
+
+  /** What `text` adds to the last processed text; a gateway sending only the latest input works too. */
+  private newInput(lastText: string, text: string): string {
+    if (lastText === '') return text;
+    return text.startsWith(lastText + '*') ? text.slice(lastText.length + 1) : text;
+  }
+
+  private async startSession(req: UssdRequest, now: Date): Promise<SessionRow> {
+    const actor = createActor(ussdMachine, { input: { appName: this.opts.appName } }).start();
+    const snapshot = actor.getSnapshot();
+    const reply = this.render(snapshot);
+    const row: SessionRow = {
+      id: req.sessionId,
+      phone_number: req.phoneNumber,
+      service_code: req.serviceCode,
+      snapshot: JSON.stringify(actor.getPersistedSnapshot()),
+      state: String(snapshot.value),
+      is_authenticated: false,
+      last_text: '',
+      last_reply: reply,
+      status: 'active',
+      version: 1,
+      created_at: now.toISOString(),
+      updated_at: now.toISOString(),
+      expires_at: this.expiry(now),
+    };
+    actor.stop();
+    try {
+      await this.repo.insertSession(row);
+      this.remember(row);
+      this.opts.logger.info({ sessionId: req.sessionId, phone: maskPhone(req.phoneNumber) }, 'ussd session started');
+      return row;
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new LostRace();
+      throw err;
+    }
+  }
+
+  private async applyHop(row: SessionRow, req: UssdRequest, inputs: string[], now: Date): Promise<string> {
+    const actor = createActor(ussdMachine, { snapshot: JSON.parse(row.snapshot), input: { appName: this.opts.appName } }).start();
+    let version = row.version;
+    // Effects write to the database, so the first one claims the hop: the row's version moves
+    // on and a concurrent duplicate of this hop waits for our reply instead of applying it twice.
+    let leased = false;
+    const lease = async () => {
+      if (leased) return;
+      const ok = await this.repo.updateSession(row.id, version, { version: version + 1, last_text: req.text, last_reply: null, updated_at: now.toISOString() });
+      if (!ok) throw new LostRace();
+      version += 1;
+      leased = true;
+    };
+    try {
+      for (const value of inputs) {
+        if (actor.getSnapshot().status === 'done') break;
+        actor.send({ type: 'INPUT', value });
+        let state = String(actor.getSnapshot().value);
+        while ((EFFECT_STATES as readonly string[]).includes(state)) {
+          await lease();
+          const result = await this.runEffect(state as EffectState, actor.getSnapshot().context, value, row, req);
+          actor.send({ type: 'DONE', result });
+          // Effect states always move on; staying put means an outcome the machine does not handle.
+          if (String(actor.getSnapshot().value) === state) throw new Error(`effect ${state}: unhandled outcome ${result.outcome}`);
+          state = String(actor.getSnapshot().value);
+        }
+      }
+      const snapshot = actor.getSnapshot();
+      const reply = this.render(snapshot);
+      const done = snapshot.status === 'done';
+      const changes: Partial<SessionRow> = {
+        snapshot: JSON.stringify(actor.getPersistedSnapshot()),
+        state: String(snapshot.value),
+        is_authenticated: snapshot.context.isAuthenticated,
+        last_text: req.text,
+        last_reply: reply,
+        status: done ? 'closed' : 'active',
+        version: version + 1,
+        updated_at: now.toISOString(),
+        expires_at: this.expiry(now),
+      };
+      if (!(await this.repo.updateSession(row.id, version, changes))) throw new LostRace();
+      if (done) this.recent.delete(row.id);
+      else this.remember({ ...row, ...changes });
+      return reply;
+    } catch (err) {
+      // Give the hop back so the gateway's retry can apply it; the effects that ran are idempotent or counted on the account.
+      if (leased && !(err instanceof LostRace)) {
+        await this.repo.updateSession(row.id, version, { last_text: row.last_text, last_reply: row.last_reply, version: version + 1 }).catch(() => undefined);
+      }
+      throw err;
+    } finally {
+      actor.stop();
+    }
+  }
+
+  /** A retry of the last hop: its stored reply, or (while another instance still works on it) that reply once ready. */
+  private async storedReply(row: SessionRow): Promise<string> {
+    const deadline = Date.now() + CONCURRENT_HOP_WAIT_MS;
+    let current: SessionRow | undefined = row;
+    while (current && current.last_reply === null && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 25));
+      current = await this.repo.findSession(row.id);
+    }
+    if (!current) return TEXT.ended(row.service_code);
+    if (current.last_reply === null) throw new AppError(503, 'Service Unavailable', { detail: 'concurrent hop did not finish' });
+    if (current.last_text !== row.last_text) throw new LostRace();
+    return current.last_reply;
+  }
+
+  private remember(row: SessionRow): void {
+    this.recent.delete(row.id);
+    this.recent.set(row.id, row);
+    if (this.recent.size > RECENT_SESSIONS_MAX) this.recent.delete(this.recent.keys().next().value!);
+  }
+
+  private render(snapshot: Snapshot): string {
+    const state = String(snapshot.value);
+    return paginate(renderScreen(state, snapshot.context, this.opts.appName), snapshot.context.page).reply;
+  }
+
+  private expiry(now: Date): string {
+    return new Date(now.getTime() + this.opts.idleSeconds * 1000).toISOString();
+  }
+
+  private today(): string {
+    return this.now().toISOString().slice(0, 10);
+  }
+
+  // ---- effects ---------------------------------------------------------------------------------
+  private async runEffect(state: EffectState, c: UssdContext, value: string, row: SessionRow, req: UssdRequest): Promise<EffectResult> {
+    const nowIso = this.now().toISOString();
+    const { pins } = this.opts;
+    switch (state) {
+      case 'verifyingLogin': {
+        const account = await this.repo.findAccountByCustomerId(c.draft.customerId ?? '');
+        if (!account) return { outcome: 'unknownCustomer' };
+        const check = await this.checkPin(account.id, value);
+        if (check.outcome !== 'ok') return check;
+        return { outcome: 'ok', assign: { accountId: account.id, customerId: account.customer_id }, notice: { key: 'loggedIn', params: { name: account.name.split(' ')[0]! } } };
+      }
+      case 'verifyingCurrentPin':
+        return this.checkPin(c.accountId!, value);
+      case 'sealingPin':
+        return { outcome: 'ok', assign: { draft: { ...c.draft, sealedPin: pins.seal(value) } } };
+      case 'sealingNewPin':
+        return { outcome: 'ok', assign: { draft: { sealedPin: pins.seal(value) } } };
+      case 'creatingAccount':
+        return this.createAccount(c, value, row.phone_number, nowIso);
+      case 'savingNewPin': {
+        if (!c.draft.sealedPin || !pins.matches(c.draft.sealedPin, value)) return { outcome: 'mismatch' };
+        await this.repo.updatePin(c.accountId!, pins.seal(value), nowIso);
+        this.opts.logger.info({ sessionId: row.id }, 'ussd PIN changed');
+        return { outcome: 'ok' };
+      }
+      case 'savingFuel': {
+        const kg = parseKg(value)!;
+        const date = this.today();
+        const replaced = await this.repo.upsertFuelLog(c.accountId!, date, kg, nowIso);
+        return { outcome: 'ok', notice: { key: replaced ? 'fuelUpdated' : 'fuelSaved', params: { kg, date } } };
+      }
+      case 'loadingReview': {
+        const logs = await this.repo.fuelLogs(c.accountId!);
+        return { outcome: 'ok', assign: { review: logs.map((l) => ({ date: l.log_date, kg: l.kg })) } };
+      }
+      case 'preparingClaim': {
+        const logs = await this.repo.fuelLogs(c.accountId!);
+        if (logs.length < MIN_CLAIM_DAYS) return { outcome: 'tooFew', notice: { key: 'needThreeDays', params: { days: logs.length } } };
+        return { outcome: 'ok', assign: { claimDraft: { days: logs.length, total: sum(logs.map((l) => l.kg)) } } };
+      }
+      case 'submittingClaim':
+        return this.submitClaim(c, req);
+      case 'loadingClaimStatus': {
+        const account = await this.repo.findAccount(c.accountId!);
+        const latest = account ? await this.opts.twins.latestClaim(account.household_did) : undefined;
+        return { outcome: 'ok', assign: latest ? { claimResult: latest } : {} };
+      }
+    }
+  }
+
+  /** Constant-time PIN check with the attempt counter and lock stored on the account. */
+  private async checkPin(accountId: string, pin: string): Promise<EffectResult> {
+    const account = await this.repo.findAccount(accountId);
+    if (!account) return { outcome: 'unknownCustomer' };
+    if (account.locked_at) return { outcome: 'locked' };
+    const nowIso = this.now().toISOString();
+    if (this.opts.pins.matches(account.pin_encrypted, pin)) {
+      await this.repo.resetFailedPins(account.id, nowIso);
+      return { outcome: 'ok' };
+    }
+    const attempts = await this.repo.recordFailedPin(account.id, MAX_PIN_ATTEMPTS, nowIso);
+    this.opts.logger.warn({ customerId: account.customer_id, attempts }, 'ussd wrong PIN');
+    if (attempts >= MAX_PIN_ATTEMPTS) return { outcome: 'locked' };
+    return { outcome: 'retry', notice: { key: 'wrongPin', params: { left: MAX_PIN_ATTEMPTS - attempts } } };
+  }
+
+  private async createAccount(c: UssdContext, confirmPin: string, phone: string, nowIso: string): Promise<EffectResult> {
+    const { draft } = c;
+    if (!draft.sealedPin || !this.opts.pins.matches(draft.sealedPin, confirmPin)) return { outcome: 'mismatch' };
+    if (await this.repo.findAccountByPhone(phone)) return { outcome: 'phoneTaken' };
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const customerId = String(10_000_000 + Math.floor(Math.random() * 90_000_000));
+      if (await this.repo.findAccountByCustomerId(customerId)) continue;
+      const household = await this.opts.twins.createHousehold({ name: draft.name!, village: draft.village ?? null, customerId });
+      try {
+        await this.repo.insertAccount({
+          id: newId(),
+          customer_id: customerId,
+          phone_number: phone,
+          name: draft.name!,
+          village: draft.village ?? null,
+          test_group: draft.testGroup!,
+          household_did: household.did,
+          // Re-sealed with a fresh IV: the draft's ciphertext lived in session state.
+          pin_encrypted: this.opts.pins.seal(confirmPin),
+          failed_pin_attempts: 0,
+          locked_at: null,
+          created_at: nowIso,
+          updated_at: nowIso,
+        });
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+        if (await this.repo.findAccountByPhone(phone)) return { outcome: 'phoneTaken' };
+        continue;
+      }
+      this.opts.logger.info({ customerId, householdDid: household.did, phone: maskPhone(phone) }, 'ussd account created');
+      return { outcome: 'ok', assign: { customerId } };
+    }
+    throw new Error('could not allocate a unique customer id');
+  }
+
+  private async submitClaim(c: UssdContext, req: UssdRequest): Promise<EffectResult> {
+    const account = await this.repo.findAccount(c.accountId!);
+    if (!account) return { outcome: 'rejected', notice: { key: 'claimRejected', params: { reason: 'account not found' } } };
+    const logs = await this.repo.fuelLogs(account.id);
+    if (logs.length < MIN_CLAIM_DAYS) return { outcome: 'tooFew', notice: { key: 'needThreeDays', params: { days: logs.length } } };
+    try {
+      const claim = await this.opts.twins.submitKptClaim({
+        householdDid: account.household_did,
+        testGroup: account.test_group,
+        dailyLogs: logs.map((l) => l.kg),
+        total: sum(logs.map((l) => l.kg)),
+        externalFactors: {
+          season: c.claimFactors?.season ?? 'not stated',
+          culturalEvents: [c.claimFactors?.culturalEvents ?? 'none'],
+          occupationalFactors: [c.claimFactors?.occupation ?? 'not stated'],
+        },
+        startDate: logs[0]!.log_date,
+        endDate: logs[logs.length - 1]!.log_date,
+        // The same hop submitted twice (a retry racing a failure) yields the same claim.
+        idempotencyKey: `ussd-${req.sessionId}-${logs.length}-${logs[logs.length - 1]!.log_date}`.slice(0, 200),
+      });
+      return { outcome: 'ok', assign: { claimResult: claim } };
+    } catch (err) {
+      if (err instanceof AppError && err.status < 500) {
+        const reason = (err.errors?.[0]?.message ?? err.detail ?? err.title).slice(0, 90);
+        return { outcome: 'rejected', notice: { key: 'claimRejected', params: { reason } } };
+      }
+      throw err;
+    }
+  }
+
+  // ---- operator views -------------------------------------------------------------------------
+  async debug(sessionId: string): Promise<SessionDebug | undefined> {
+    const row = await this.repo.findSession(sessionId);
+    if (!row || row.status !== 'active' || row.expires_at <= this.now().toISOString()) return undefined;
+    return {
+      sessionId: row.id,
+      state: row.state,
+      context: {
+        sessionId: row.id,
+        phoneNumber: maskPhone(row.phone_number),
+        message: (row.last_reply ?? '').replace(/^(CON|END) /, ''),
+        isAuthenticated: Boolean(row.is_authenticated),
+      },
+    };
+  }
+
+  activeSessions(): Promise<string[]> {
+    return this.repo.activeSessionIds(this.now().toISOString());
+  }
+
+  /**
+   * Removes closed sessions and sessions idle for twice the idle time: an expired session stays
+   * one more idle period so a late hop still gets the expired reply, not a fresh session.
+   */
+  sweep(): Promise<number> {
+    return this.repo.sweepSessions(new Date(this.now().getTime() - this.opts.idleSeconds * 1000).toISOString());
+  }
+}
+
+const sum = (xs: number[]) => Math.round(xs.reduce((s, x) => s + x, 0) * 1000) / 1000;

@@ -1,0 +1,48 @@
+// Area B's narrow view of area A: households are created as twin entities and KPT claims are
+// submitted through the same ClaimService as POST /v1/claims (same rules, same statuses). The
+// gateway acts as its own principal (USSD_PRINCIPAL_DID), so it controls the households it creates.
+import type { ClaimService, EntityService } from '../twins/index.ts';
+import type { Principal } from '../platform/keys/service.ts';
+import type { UssdTwinsPort } from './service.ts';
+
+export const HOUSEHOLD_ENTITY_TYPE = 'Household';
+
+export function ussdTwinsPort(twins: { entities: EntityService; claims: ClaimService }, principalDid: string): UssdTwinsPort {
+  const principal: Principal = { keyId: 'ussd-gateway', did: principalDid, scopes: ['twins:write', 'claims:write', 'claims:read'] };
+  return {
+    async createHousehold({ customerId, village }) {
+      // The name stays in the USSD account; the twin carries no personal data beyond the village.
+      const entity = await twins.entities.create(principal, {
+        type: HOUSEHOLD_ENTITY_TYPE,
+        properties: { customerId, channel: 'ussd', ...(village ? { village } : {}) },
+      });
+      return { did: entity.did };
+    },
+    async submitKptClaim(input) {
+      const { claim } = await twins.claims.submit(
+        principal,
+        {
+          type: 'KPTClaim',
+          householdId: input.householdDid,
+          testGroup: input.testGroup,
+          fuelMeasurements: { total: input.total, dailyLogs: input.dailyLogs },
+          testPeriod: { startDate: input.startDate, endDate: input.endDate, durationDays: input.dailyLogs.length },
+          externalFactors: input.externalFactors,
+        },
+        { idempotencyKey: input.idempotencyKey },
+      );
+      return { id: claim.id, status: claim.status };
+    },
+    async latestClaim(householdDid) {
+      let latest: { id: string; status: string; submittedOn?: string } | undefined;
+      let cursor: string | undefined;
+      do {
+        const page = await twins.claims.list({ household: householdDid, cursor, limit: 100 });
+        const last = page.items.at(-1);
+        if (last) latest = { id: last.id, status: last.status, submittedOn: last.createdAt.slice(0, 10) };
+        cursor = page.nextCursor;
+      } while (cursor);
+      return latest;
+    },
+  };
+}

@@ -1,0 +1,298 @@
+import { expect } from 'chai';
+import { createHearth } from '../../src/app.ts';
+import { configWith } from '../../src/config.ts';
+import { createDb } from '../../src/platform/db/index.ts';
+import { createLogger } from '../../src/platform/logging.ts';
+import { listen } from '../../src/platform/server.ts';
+import { PinCipher } from '../../src/ussd/pin.ts';
+import { UssdRepository } from '../../src/ussd/repository.ts';
+import { UssdService } from '../../src/ussd/service.ts';
+import { expectContractResponse } from '../helpers/contract.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+import { createTestKey } from '../helpers/server.ts';
+import { getUssdSessionDebug, listUssdSessions, postUssd as postUssdSdk } from '../../generated/openapi/sdk.gen.ts';
+import { createClient } from '../../generated/openapi/client/index.ts';
+import { createAccount, GatewaySession, login, newSessionId, postUssd, RecordingTwins, startUssdServer, TEST_PIN_KEY, type UssdTestServer } from './helpers.ts';
+
+const INVALID = 'END Invalid input. Please try again.';
+const valid = () => ({ sessionId: newSessionId(), serviceCode: '*384*1234#', phoneNumber: '+254712345678', text: '' });
+
+forEachDatabase('USSD request validation', (t) => {
+  let server: UssdTestServer;
+  before(async () => {
+    server = await startUssdServer(t.db);
+  });
+  after(() => server.stop());
+
+  const cases: [string, Record<string, unknown>][] = [
+    ['sessionId missing', { sessionId: undefined }],
+    ['sessionId empty', { sessionId: '' }],
+    ['sessionId over 100 chars', { sessionId: 'x'.repeat(101) }],
+    ['serviceCode missing', { serviceCode: undefined }],
+    ['serviceCode without #', { serviceCode: '*384*1234' }],
+    ['serviceCode with letters', { serviceCode: '*384*ab#' }],
+    ['serviceCode with a trailing star', { serviceCode: '*384*#' }],
+    ['phoneNumber missing', { phoneNumber: undefined }],
+    ['phoneNumber without +', { phoneNumber: '254712345678' }],
+    ['phoneNumber starting +0', { phoneNumber: '+0712345678' }],
+    ['phoneNumber too short', { phoneNumber: '+25471' }],
+    ['phoneNumber too long', { phoneNumber: '+2547123456789012' }],
+    ['text missing', { text: undefined }],
+    ['text over 182 chars', { text: '1'.repeat(183) }],
+  ];
+  for (const form of [false, true]) {
+    for (const [name, patch] of cases) {
+      it(`${form ? 'form' : 'JSON'}: ${name} -> 200 END Invalid input`, async () => {
+        const body = Object.fromEntries(Object.entries({ ...valid(), ...patch }).filter(([, v]) => v !== undefined));
+        const res = await postUssd(server.baseUrl, body, { form });
+        expect(res.status).to.equal(200);
+        expect(res.contentType).to.match(/^text\/plain/);
+        expect(res.text).to.equal(INVALID);
+      });
+    }
+  }
+
+  it('limits are inclusive: sessionId of 100 and text of 182 characters are accepted', async () => {
+    const res = await postUssd(server.baseUrl, { ...valid(), sessionId: 's'.repeat(100), text: '' });
+    expect(res.text).to.match(/^CON Welcome/);
+    const long = await postUssd(server.baseUrl, { ...valid(), text: Array(91).fill('0').join('*') });
+    expect(long.text).to.match(/^CON /);
+  });
+
+  it('form-encoded bodies with extra gateway fields (networkCode) work', async () => {
+    const res = await postUssd(server.baseUrl, { ...valid(), networkCode: '63902', serviceCode: '*384*12*3#' }, { form: true });
+    expect(res.status).to.equal(200);
+    expect(res.text).to.match(/^CON Welcome to Hearth/);
+  });
+
+  it('malformed JSON and a non-object body are END Invalid input', async () => {
+    const bad = await fetch(`${server.baseUrl}/api/ussd`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"sessionId":' });
+    expect(await bad.text()).to.equal(INVALID);
+    const arr = await fetch(`${server.baseUrl}/api/ussd`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '[]' });
+    expect(await arr.text()).to.equal(INVALID);
+  });
+
+  it('the generated SDK call matches the contract', async () => {
+    const client = createClient({ baseUrl: server.baseUrl });
+    const res = await postUssdSdk({ client, body: valid(), parseAs: 'text' });
+    expect(res.response.status).to.equal(200);
+    expectContractResponse('POST', '/api/ussd', { status: res.response.status, headers: res.response.headers, body: res.data });
+  });
+});
+
+forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
+  it('two app instances on one database continue the same session, hop by hop', async () => {
+    const twins = new RecordingTwins();
+    const a = await startUssdServer(t.db, {}, { twins });
+    const b = await startUssdServer(t.open(), {}, { twins, clock: a.clock });
+    try {
+      const s = new GatewaySession([a.baseUrl, b.baseUrl]);
+      expect(await s.dial()).to.match(/^CON Welcome/);
+      expect(await s.send('2')).to.match(/^CON Account Menu/);
+      expect(await s.send('2')).to.match(/^CON Enter your full name/);
+      expect(await s.walk('Jane Doe', '00', '2', '24680')).to.match(/^CON Enter the PIN again/);
+      expect(await s.send('24680')).to.match(/^END Account created/);
+      // concurrent retries of one hop on both instances get one answer and one effect
+      const id = (await t.db('ussd_accounts').where({ phone_number: s.phoneNumber }).first()).customer_id;
+      const l = new GatewaySession([a.baseUrl, b.baseUrl], s.phoneNumber);
+      await login(l, id, '24680');
+      await l.send('1');
+      const text = `${l.text}*3`;
+      const body = { sessionId: l.sessionId, serviceCode: l.serviceCode, phoneNumber: l.phoneNumber, text };
+      const [x, y] = (await Promise.all([postUssd(a.baseUrl, body), postUssd(b.baseUrl, body)])).map((r) => r.text);
+      expect(x).to.equal(y);
+      expect(x).to.match(/^CON Saved 3 kg/);
+      const acc = await t.db('ussd_accounts').where({ customer_id: id }).first();
+      expect(await t.db('ussd_fuel_logs').where({ account_id: acc.id })).to.have.length(1);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+
+  it('an idle session expires: expired reply, gone from debug and list; a new dial with the id starts over', async () => {
+    const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60', USSD_DEBUG_ENABLED: 'true' });
+    const key = await createTestKey(t.db, { scopes: ['ussd:debug'] });
+    try {
+      const s = new GatewaySession([server.baseUrl]);
+      await s.dial();
+      await s.send('1');
+      server.clock.now = new Date(server.clock.now.getTime() + 59_000);
+      expect(await s.send('1')).to.match(/^CON Clean cookstoves/);
+      server.clock.now = new Date(server.clock.now.getTime() + 61_000);
+      const auth = { Authorization: `Bearer ${key}` };
+      const list = await (await fetch(`${server.baseUrl}/api/ussd/sessions`, { headers: auth })).json();
+      expect(list.activeSessions).to.not.include(s.sessionId);
+      const dbg = await fetch(`${server.baseUrl}/api/ussd/debug/${s.sessionId}`, { headers: auth });
+      expect(dbg.status).to.equal(404);
+      expect(await dbg.json()).to.deep.equal({ error: 'Session not found' });
+      expect(await s.send('0')).to.equal('END Your session has expired. Please dial *384*1234# again.');
+      expect(await s.post('')).to.match(/^CON Welcome/);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('the sweep removes closed sessions and long-expired ones; a just-expired one still gets the expired reply', async () => {
+    const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60' });
+    const service = new UssdService(new UssdRepository(t.db), {
+      appName: 'Hearth', idleSeconds: 60, pins: new PinCipher(Buffer.alloc(32)), twins: new RecordingTwins(), logger: createLogger(configWith()), now: () => server.clock.now,
+    });
+    try {
+      const closed = new GatewaySession([server.baseUrl]);
+      await closed.dial();
+      await closed.send('*');
+      const stale = new GatewaySession([server.baseUrl]);
+      await stale.dial();
+      server.clock.now = new Date(server.clock.now.getTime() + 90_000);
+      const late = new GatewaySession([server.baseUrl]);
+      await late.dial();
+      server.clock.now = new Date(server.clock.now.getTime() + 80_000);
+      const fresh = new GatewaySession([server.baseUrl]);
+      await fresh.dial();
+      // stale expired 110 s ago (more than one idle period): removed; late expired 20 s ago: kept
+      expect(await service.sweep()).to.be.at.least(2);
+      const ids = (await t.db('ussd_sessions').select('id')).map((r: { id: string }) => r.id);
+      expect(ids).to.include.members([fresh.sessionId, late.sessionId]);
+      expect(ids).to.not.include(closed.sessionId);
+      expect(ids).to.not.include(stale.sessionId);
+      expect(await late.send('1')).to.equal('END Your session has expired. Please dial *384*1234# again.');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('database down: END Service temporarily unavailable', async () => {
+    const db = t.open();
+    const server = await startUssdServer(db);
+    try {
+      await db.destroy();
+      const res = await postUssd(server.baseUrl, valid());
+      expect(res.status).to.equal(200);
+      expect(res.text).to.equal('END Service temporarily unavailable. Please try again later.');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('area A failing during account creation: END Service temporarily unavailable and no account', async () => {
+    const failing = Object.assign(new RecordingTwins(), {
+      createHousehold: async () => {
+        throw new Error('twins store unreachable');
+      },
+    });
+    const server = await startUssdServer(t.db, {}, { twins: failing });
+    try {
+      const s = new GatewaySession([server.baseUrl]);
+      await s.dial();
+      await s.walk('2', '2', 'Jane Doe', '00', '1', '24680');
+      expect(await s.send('24680')).to.equal('END Service temporarily unavailable. Please try again later.');
+      expect(await t.db('ussd_accounts').where({ phone_number: s.phoneNumber })).to.have.length(0);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+forEachDatabase('USSD operator endpoints', (t) => {
+  it('are off unless USSD_DEBUG_ENABLED=true, even with a ussd:debug key', async () => {
+    const server = await startUssdServer(t.db);
+    const key = await createTestKey(t.db, { scopes: ['ussd:debug'] });
+    try {
+      for (const path of ['/api/ussd/sessions', '/api/ussd/debug/abc']) {
+        const res = await fetch(server.baseUrl + path, { headers: { Authorization: `Bearer ${key}` } });
+        expect(res.status).to.equal(404);
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('need a key with scope ussd:debug; show the B3/B4 shapes with a redacted context', async () => {
+    const server = await startUssdServer(t.db, { USSD_DEBUG_ENABLED: 'true' }, { twins: new RecordingTwins() });
+    const client = createClient({ baseUrl: server.baseUrl });
+    const debugKey = await createTestKey(t.db, { scopes: ['ussd:debug'] });
+    const otherKey = await createTestKey(t.db, { scopes: ['twins:read'] });
+    try {
+      const s = new GatewaySession([server.baseUrl], '+254712345678');
+      await s.dial();
+
+      const none = await listUssdSessions({ client });
+      expect(none.response.status).to.equal(401);
+      const wrong = await listUssdSessions({ client, headers: { Authorization: `Bearer ${otherKey}` } });
+      expect(wrong.response.status).to.equal(403);
+
+      const auth = { Authorization: `Bearer ${debugKey}` };
+      const list = await listUssdSessions({ client, headers: auth });
+      expect(list.response.status).to.equal(200);
+      expectContractResponse('GET', '/api/ussd/sessions', { status: 200, headers: list.response.headers, body: list.data });
+      expect(list.data!.activeSessions).to.include(s.sessionId);
+      expect(list.data!.count).to.equal(list.data!.activeSessions.length);
+
+      const dbg = await getUssdSessionDebug({ client, headers: auth, path: { sessionId: s.sessionId } });
+      expect(dbg.response.status).to.equal(200);
+      expectContractResponse('GET', '/api/ussd/debug/{sessionId}', { status: 200, headers: dbg.response.headers, body: dbg.data });
+      expect(dbg.data).to.deep.equal({
+        sessionId: s.sessionId,
+        debugInfo: {
+          state: 'preMenu',
+          status: 'active',
+          context: { sessionId: s.sessionId, phoneNumber: '+254*******78', message: 'Welcome to Hearth\n1. Know More\n2. Account Menu\n*. Exit', isAuthenticated: false },
+        },
+        activeSessions: list.data!.activeSessions,
+      });
+
+      // mid account creation: no name, no PIN material in the debug output
+      await s.walk('2', '2', 'Jane Doe', '00', '1', '24680');
+      const mid = await getUssdSessionDebug({ client, headers: auth, path: { sessionId: s.sessionId } });
+      const text = JSON.stringify(mid.data);
+      expect(mid.data!.debugInfo.state).to.equal('createPinConfirm');
+      for (const secret of ['24680', 'Jane', 'v1.', '712345678']) expect(text).to.not.include(secret);
+
+      const missing = await fetch(`${server.baseUrl}/api/ussd/debug/nope`, { headers: auth });
+      expect(missing.status).to.equal(404);
+      const body = await missing.json();
+      expect(body).to.deep.equal({ error: 'Session not found' });
+      expectContractResponse('GET', '/api/ussd/debug/{sessionId}', { status: 404, headers: missing.headers, body });
+
+      const tooLong = await fetch(`${server.baseUrl}/api/ussd/debug/${'x'.repeat(101)}`, { headers: auth });
+      expect(tooLong.status).to.equal(400);
+      expectContractResponse('GET', '/api/ussd/debug/{sessionId}', { status: 400, headers: tooLong.headers, body: await tooLong.json() });
+
+      // a closed session is not found either
+      await s.send('24680');
+      expect((await fetch(`${server.baseUrl}/api/ussd/debug/${s.sessionId}`, { headers: auth })).status).to.equal(404);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('USSD start-up and PIN key', () => {
+  it('production refuses to start without PIN_ENCRYPTION_KEY, or with a bad one', async () => {
+    const db = createDb({ url: 'sqlite::memory:', dataDir: '.', poolMax: 1 });
+    try {
+      const logger = createLogger(configWith());
+      for (const env of [{}, { PIN_ENCRYPTION_KEY: 'short' }]) {
+        const config = configWith({ NODE_ENV: 'production', ...env });
+        let error: unknown;
+        await createHearth({ config, db, logger }).catch((e) => (error = e));
+        expect(String(error)).to.match(/PIN_ENCRYPTION_KEY/);
+      }
+      const ok = await createHearth({ config: configWith({ NODE_ENV: 'production', PIN_ENCRYPTION_KEY: TEST_PIN_KEY }), db, logger });
+      await ok.close();
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('the production config starts and listens with a valid key', async () => {
+    const db = createDb({ url: 'sqlite::memory:', dataDir: '.', poolMax: 1 });
+    const config = configWith({ NODE_ENV: 'production', PIN_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') });
+    const hearth = await createHearth({ config, db, logger: createLogger(config) });
+    const running = await listen(hearth.app, 0, '127.0.0.1', 1000);
+    await running.stop();
+    await hearth.close();
+    await db.destroy();
+  });
+});

@@ -1,0 +1,147 @@
+// Helpers for area B tests: a real Hearth on 127.0.0.1 with a movable clock, and a gateway
+// client that sends Africa's Talking style cumulative text.
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import { createHearth, type Hearth } from '../../src/app.ts';
+import { configWith, type Config } from '../../src/config.ts';
+import type { Db } from '../../src/platform/db/index.ts';
+import { createLogger, type Logger } from '../../src/platform/logging.ts';
+import { listen } from '../../src/platform/server.ts';
+import type { UssdTwinsPort } from '../../src/ussd/index.ts';
+
+export const TEST_PIN_KEY = 'ab'.repeat(32);
+
+export interface UssdTestServer {
+  baseUrl: string;
+  config: Config;
+  hearth: Hearth;
+  clock: { now: Date };
+  stop(): Promise<void>;
+}
+
+export async function startUssdServer(
+  db: Db,
+  env: Record<string, string> = {},
+  opts: { twins?: UssdTwinsPort; clock?: { now: Date }; logger?: Logger } = {},
+): Promise<UssdTestServer> {
+  const config = configWith({ DATA_DIR: './data/test', GRPC_PORT: '0', PIN_ENCRYPTION_KEY: TEST_PIN_KEY, USSD_RATE_LIMIT_PER_MINUTE: '100000', ...env });
+  const clock = opts.clock ?? { now: new Date('2026-03-02T08:00:00Z') };
+  const hearth = await createHearth({ config, db, logger: opts.logger ?? createLogger(config), now: () => clock.now, ussdTwins: opts.twins });
+  const running = await listen(hearth.app, 0, '127.0.0.1', 1000);
+  return {
+    baseUrl: `http://127.0.0.1:${running.port}`,
+    config,
+    hearth,
+    clock,
+    async stop() {
+      await running.stop();
+      await hearth.close();
+    },
+  };
+}
+
+export interface Hop {
+  status: number;
+  text: string;
+  contentType: string | null;
+}
+
+export async function postUssd(baseUrl: string, body: Record<string, unknown>, opts: { form?: boolean; headers?: Record<string, string> } = {}): Promise<Hop> {
+  const res = await fetch(`${baseUrl}/api/ussd`, {
+    method: 'POST',
+    headers: { 'Content-Type': opts.form ? 'application/x-www-form-urlencoded' : 'application/json', ...opts.headers },
+    body: opts.form ? new URLSearchParams(body as Record<string, string>).toString() : JSON.stringify(body),
+  });
+  return { status: res.status, text: await res.text(), contentType: res.headers.get('content-type') };
+}
+
+export const newSessionId = () => `ATUid_${randomBytes(8).toString('hex')}`;
+export const randomPhone = () => `+2547${String(10_000_000 + Math.floor(Math.random() * 89_999_999))}`;
+
+/**
+ * One dialled session as a telecom gateway drives it: `dial()` sends empty text, each
+ * `send(input)` appends `*input` to the cumulative text. `urls` lets hops go to different instances.
+ */
+export class GatewaySession {
+  readonly sessionId = newSessionId();
+  text = '';
+  private started = false;
+  private inputs: string[] = [];
+  private turn = 0;
+  constructor(
+    private readonly urls: string[],
+    readonly phoneNumber = randomPhone(),
+    readonly serviceCode = '*384*1234#',
+  ) {}
+
+  private next(): string {
+    return this.urls[this.turn++ % this.urls.length]!;
+  }
+
+  async dial(): Promise<string> {
+    this.started = true;
+    return this.post('');
+  }
+
+  async send(input: string): Promise<string> {
+    if (!this.started) throw new Error('dial first');
+    this.inputs.push(input);
+    this.text = this.inputs.join('*');
+    return this.post(this.text);
+  }
+
+  /** Sends several inputs, one hop each; returns the last reply. */
+  async walk(...inputs: string[]): Promise<string> {
+    let last = '';
+    for (const i of inputs) last = await this.send(i);
+    return last;
+  }
+
+  /** Re-sends the last text, as a gateway does after a timeout. */
+  retry(): Promise<string> {
+    return this.post(this.text);
+  }
+
+  async post(text: string): Promise<string> {
+    const hop = await postUssd(this.next(), { sessionId: this.sessionId, serviceCode: this.serviceCode, phoneNumber: this.phoneNumber, text });
+    if (hop.status !== 200) throw new Error(`HTTP ${hop.status}: ${hop.text}`);
+    return hop.text;
+  }
+}
+
+/** Test double of area A's services for the twins port: records households and claims in memory. */
+export class RecordingTwins implements UssdTwinsPort {
+  households: { did: string; name: string; customerId: string }[] = [];
+  claims: (Parameters<UssdTwinsPort['submitKptClaim']>[0] & { id: string; status: string })[] = [];
+  async createHousehold(input: { name: string; village: string | null; customerId: string }) {
+    const did = `did:ixo:entity:${randomBytes(16).toString('hex')}`;
+    this.households.push({ did, name: input.name, customerId: input.customerId });
+    return { did };
+  }
+  async submitKptClaim(input: Parameters<UssdTwinsPort['submitKptClaim']>[0]) {
+    const existing = this.claims.find((c) => c.idempotencyKey === input.idempotencyKey);
+    if (existing) return existing;
+    const claim = { ...input, id: `clm_${this.claims.length + 1}`, status: 'verified' };
+    this.claims.push(claim);
+    return claim;
+  }
+  async latestClaim(householdDid: string) {
+    return this.claims.filter((c) => c.householdDid === householdDid).at(-1);
+  }
+}
+
+/** Creates an account through the menus; returns its Customer ID. */
+export async function createAccount(s: GatewaySession, pin = '24680', name = 'Jane Doe'): Promise<string> {
+  await s.dial();
+  const end = await s.walk('2', '2', name, 'Kibera', '2', pin, pin);
+  const m = /^END Account created\. Your Customer ID is (\d+)\./.exec(end);
+  expect(m, end).to.not.equal(null);
+  return m![1]!;
+}
+
+/** Dials and logs in; returns the reply after the PIN. */
+export async function login(s: GatewaySession, customerId: string, pin: string): Promise<string> {
+  await s.dial();
+  return s.walk('2', '1', customerId, pin);
+}
+

@@ -1,0 +1,165 @@
+import { expect } from 'chai';
+import { AppError } from '../../src/platform/http/errors.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+import { createAccount, GatewaySession, login, RecordingTwins, startUssdServer, type UssdTestServer } from './helpers.ts';
+
+forEachDatabase('USSD services and PINs', (t) => {
+  let server: UssdTestServer;
+  let twins: RecordingTwins;
+  before(async () => {
+    twins = new RecordingTwins();
+    server = await startUssdServer(t.db, {}, { twins });
+  });
+  after(() => server.stop());
+  const session = (phone?: string) => new GatewaySession([server.baseUrl], phone);
+
+  it('three wrong PINs lock the account across three sessions; the right PIN is then refused', async () => {
+    const s = session();
+    const id = await createAccount(s, '86420');
+    const first = session(s.phoneNumber);
+    expect(await login(first, id, '11112')).to.match(/^CON Wrong PIN\. 2 attempts left\./);
+    expect(await first.send('*')).to.match(/^CON Welcome/);
+    const second = session(s.phoneNumber);
+    expect(await login(second, id, '11113')).to.match(/^CON Wrong PIN\. 1 attempt left\./);
+    const third = session(s.phoneNumber);
+    expect(await login(third, id, '11114')).to.match(/^END Your account is locked after 3 wrong PINs/);
+    const fourth = session(s.phoneNumber);
+    expect(await login(fourth, id, '86420')).to.match(/^END Your account is locked/);
+    const row = await t.db('ussd_accounts').where({ customer_id: id }).first();
+    expect(row.failed_pin_attempts).to.equal(3);
+    expect(row.locked_at).to.be.a('string');
+  });
+
+  it('a correct PIN resets the failed-attempt counter', async () => {
+    const s = session();
+    const id = await createAccount(s, '86421');
+    expect(await login(session(s.phoneNumber), id, '11112')).to.match(/^CON Wrong PIN/);
+    expect(await login(session(s.phoneNumber), id, '86421')).to.match(/^CON Welcome, Jane/);
+    expect((await t.db('ussd_accounts').where({ customer_id: id }).first()).failed_pin_attempts).to.equal(0);
+  });
+
+  it('fuel logged over 3 days, reviewed, then submitted as a KPT claim; status shown after', async () => {
+    const s = session();
+    const id = await createAccount(s, '13579');
+    const needs = session(s.phoneNumber);
+    await login(needs, id, '13579');
+    expect(await needs.walk('1', '2.5')).to.match(/^CON Saved 2\.5 kg for 2026-03-02\.\nServices/);
+    expect(await needs.send('3')).to.match(/^CON Log at least 3 days before submitting \(you have 1\)\.\nServices/);
+    expect(await needs.walk('1', 'abc')).to.match(/^CON Enter a positive number of kg/);
+    expect(await needs.send('-1')).to.match(/^CON Enter a positive number of kg/);
+    expect(await needs.send('0.0')).to.match(/^CON Enter a positive number of kg/);
+    expect(await needs.send('0')).to.match(/^CON Services/);
+    // same day again replaces the reading
+    expect(await needs.walk('1', '2,75')).to.match(/^CON Updated 2026-03-02 to 2.75 kg\./);
+
+    for (const [day, kg] of [['2026-03-03', '3'], ['2026-03-04', '2.25']] as const) {
+      server.clock.now = new Date(`${day}T09:00:00Z`);
+      const d = session(s.phoneNumber);
+      await login(d, id, '13579');
+      expect(await d.walk('1', kg)).to.include(`for ${day}.`);
+    }
+    const r = session(s.phoneNumber);
+    await login(r, id, '13579');
+    expect(await r.send('2')).to.equal('CON Logged days: 3, total 8 kg\n2026-03-02: 2.75 kg\n2026-03-03: 3 kg\n2026-03-04: 2.25 kg\n0. Back');
+    expect(await r.send('0')).to.match(/^CON Services/);
+    expect(await r.send('4')).to.equal('CON No claim submitted yet.\n0. Back');
+    expect(await r.send('0')).to.match(/^CON Services/);
+    expect(await r.send('3')).to.equal('CON Submit KPT claim for 3 days, total 8 kg?\n1. Submit\n0. Back');
+    expect(await r.send('1')).to.equal('CON Season during the test?\n1. Dry\n2. Rainy\n3. Cold\n0. Back');
+    expect(await r.send('5')).to.match(/^CON Invalid choice\. Try again\.\nSeason/);
+    expect(await r.send('2')).to.match(/^CON Any special event during the test\?\n1\. None/);
+    expect(await r.send('0')).to.match(/^CON Season during the test/);
+    await r.send('2');
+    expect(await r.send('1')).to.match(/^CON Main work of the household\?\n1\. Farming/);
+    const end = await r.send('1');
+    expect(end).to.match(/^END Claim submitted\. Reference clm_\d+\. Status: verified\.$/);
+    const claim = twins.claims.at(-1)!;
+    expect(claim.dailyLogs).to.deep.equal([2.75, 3, 2.25]);
+    expect(claim.total).to.equal(8);
+    expect(claim.externalFactors).to.deep.equal({ season: 'rainy', culturalEvents: ['none'], occupationalFactors: ['farming'] });
+    expect([claim.startDate, claim.endDate]).to.deep.equal(['2026-03-02', '2026-03-04']);
+    const household = await t.db('ussd_accounts').where({ customer_id: id }).first();
+    expect(claim.householdDid).to.equal(household.household_did);
+
+    const st = session(s.phoneNumber);
+    await login(st, id, '13579');
+    expect(await st.send('4')).to.equal(`CON Claim ${claim.id}: verified\n0. Back`);
+  });
+
+  it('a claim rejected by the claim service is explained on the Services menu', async () => {
+    const s = session();
+    const id = await createAccount(s, '13570');
+    const rejecting = new RecordingTwins();
+    const other = await startUssdServer(t.db, {}, {
+      clock: server.clock,
+      twins: Object.assign(rejecting, {
+        submitKptClaim: async () => {
+          throw new AppError(409, 'Conflict', { detail: 'overlapping measurements for this household' });
+        },
+      }),
+    });
+    try {
+      for (const day of ['2026-04-01', '2026-04-02', '2026-04-03']) {
+        server.clock.now = new Date(`${day}T09:00:00Z`);
+        const d = new GatewaySession([other.baseUrl], s.phoneNumber);
+        await login(d, id, '13570');
+        await d.walk('1', '2');
+      }
+      const d = new GatewaySession([other.baseUrl], s.phoneNumber);
+      await login(d, id, '13570');
+      await d.walk('3', '1', '1', '1');
+      expect(await d.send('1')).to.match(/^CON Claim not accepted: overlapping measurements for this household\nServices/);
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('change PIN: current PIN checked, new PIN rules, confirmation; the new PIN then logs in', async () => {
+    const s = session();
+    const id = await createAccount(s, '50505');
+    const c = session(s.phoneNumber);
+    await login(c, id, '50505');
+    expect(await c.send('5')).to.equal('CON Enter your current PIN\n0. Back');
+    expect(await c.send('11112')).to.match(/^CON Wrong PIN\. 2 attempts left\.\nEnter your current PIN/);
+    expect(await c.send('50505')).to.equal('CON Enter a new 5-digit PIN\n0. Back');
+    expect(await c.send('98765')).to.match(/^CON PIN too easy/);
+    expect(await c.send('70717')).to.equal('CON Enter the new PIN again\n0. Back');
+    expect(await c.send('70718')).to.match(/^CON PINs did not match/);
+    await c.send('70717');
+    expect(await c.send('70717')).to.match(/^CON PIN changed\.\nServices/);
+    expect(await login(session(s.phoneNumber), id, '50505')).to.match(/^CON Wrong PIN/);
+    expect(await login(session(s.phoneNumber), id, '70717')).to.match(/^CON Welcome, Jane/);
+  });
+
+  it('a retried POST gets the stored reply and applies nothing twice', async () => {
+    const s = session();
+    const id = await createAccount(s, '62626');
+    const r = session(s.phoneNumber);
+    await login(r, id, '62626');
+    server.clock.now = new Date('2026-05-01T09:00:00Z');
+    await r.send('1');
+    const saved = await r.send('4');
+    expect(saved).to.match(/^CON Saved 4 kg/);
+    expect(await r.retry()).to.equal(saved);
+    // a retried wrong PIN counts once
+    const w = session(s.phoneNumber);
+    const wrong = await login(w, id, '11112');
+    expect(await w.retry()).to.equal(wrong);
+    const row = await t.db('ussd_accounts').where({ customer_id: id }).first();
+    expect(row.failed_pin_attempts).to.equal(1);
+    const logs = await t.db('ussd_fuel_logs').where({ account_id: row.id });
+    expect(logs).to.have.length(1);
+  });
+
+  it('the plain PIN is never stored: sessions and accounts hold only AES-GCM ciphertext', async () => {
+    const s = session();
+    await s.dial();
+    await s.walk('2', '2', 'Jane Doe', '00', '2', '31415');
+    const row = await t.db('ussd_sessions').where({ id: s.sessionId }).first();
+    expect(row.snapshot).to.not.include('31415');
+    expect(JSON.parse(row.snapshot).context.draft.sealedPin).to.match(/^v1\./);
+    await s.send('31415');
+    const all = JSON.stringify(await t.db('ussd_accounts').select());
+    expect(all).to.not.include('31415');
+  });
+});

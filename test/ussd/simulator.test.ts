@@ -1,0 +1,34 @@
+import { PassThrough } from 'node:stream';
+import { expect } from 'chai';
+import { runSimulator } from '../../src/ussd/simulator.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+import { startUssdServer } from './helpers.ts';
+
+forEachDatabase('USSD terminal simulator', (t) => {
+  it('dials, sends cumulative text for typed inputs, and stops on /quit', async () => {
+    const server = await startUssdServer(t.db);
+    const seen: string[] = [];
+    const original = globalThis.fetch;
+    globalThis.fetch = (async (url: string | URL | Request, init?: RequestInit) => {
+      seen.push(new URLSearchParams(String(init?.body)).get('text')!);
+      return original(url, init);
+    }) as typeof fetch;
+    try {
+      const input = new PassThrough();
+      const output = new PassThrough();
+      let printed = '';
+      output.on('data', (c) => (printed += String(c)));
+      const done = runSimulator({ url: server.baseUrl, phoneNumber: '+254700000009', serviceCode: '*384#', input, output });
+      input.write('1\n3\n98\n*\n*\n/quit\n');
+      await done;
+      expect(seen).to.deep.equal(['', '1', '1*3', '1*3*98', '1*3*98**', '1*3*98****']);
+      expect(printed).to.include('Welcome to Hearth');
+      expect(printed).to.include('The kitchen test (KPT)');
+      expect(printed).to.include('Goodbye.');
+      expect(printed).to.include('[session ended]');
+    } finally {
+      globalThis.fetch = original;
+      await server.stop();
+    }
+  });
+});

@@ -1,0 +1,83 @@
+// Area B over the real area A services: households become twin entities controlled by the
+// gateway's principal, and claims go through the same ClaimService as POST /v1/claims.
+import { expect } from 'chai';
+import { forEachDatabase } from '../helpers/databases.ts';
+import { createTestKey } from '../helpers/server.ts';
+import { createAccount, GatewaySession, login, startUssdServer, type UssdTestServer } from './helpers.ts';
+
+const GATEWAY_DID = 'did:ixo:entity:0123456789abcdef0123456789abcdef';
+
+forEachDatabase('USSD with area A (twins and claims)', (t) => {
+  let server: UssdTestServer;
+  let key: string;
+  before(async () => {
+    server = await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID });
+    key = await createTestKey(t.db, { scopes: ['twins:read', 'claims:read'] });
+  });
+  after(() => server.stop());
+  const get = async (path: string) => {
+    const res = await fetch(server.baseUrl + path, { headers: { Authorization: `Bearer ${key}` } });
+    return { status: res.status, body: await res.json() };
+  };
+
+  it('account creation creates the household twin entity, controlled by the gateway principal', async () => {
+    const s = new GatewaySession([server.baseUrl]);
+    const customerId = await createAccount(s, '24680');
+    const account = await t.db('ussd_accounts').where({ customer_id: customerId }).first();
+    expect(account.household_did).to.match(/^did:/);
+    const entity = await get(`/v1/entities/${encodeURIComponent(account.household_did)}`);
+    expect(entity.status).to.equal(200);
+    expect(entity.body.did).to.equal(account.household_did);
+    expect(entity.body.type).to.equal('Household');
+    expect(entity.body.controller).to.equal(GATEWAY_DID);
+    expect(entity.body.properties.customerId).to.equal(customerId);
+    expect(JSON.stringify(entity.body)).to.not.include('Jane');
+  });
+
+  it('3 logged days become a KPT claim through the claim service; claim status reads it back', async () => {
+    const s = new GatewaySession([server.baseUrl]);
+    const customerId = await createAccount(s, '13579');
+    const account = await t.db('ussd_accounts').where({ customer_id: customerId }).first();
+    for (const [day, kg] of [['2026-06-01', '2.5'], ['2026-06-02', '3'], ['2026-06-03', '2']] as const) {
+      server.clock.now = new Date(`${day}T10:00:00Z`);
+      const d = new GatewaySession([server.baseUrl], s.phoneNumber);
+      await login(d, customerId, '13579');
+      await d.walk('1', kg);
+    }
+    const c = new GatewaySession([server.baseUrl], s.phoneNumber);
+    await login(c, customerId, '13579');
+    expect(await c.send('3')).to.equal('CON Submit KPT claim for 3 days, total 7.5 kg?\n1. Submit\n0. Back');
+    const end = await c.walk('1', '1', '1', '1');
+    const m = /^END Claim submitted\. Reference (\S+)\. Status: (\w+)\.$/.exec(end);
+    expect(m, end).to.not.equal(null);
+    const claim = await get(`/v1/claims/${m![1]}`);
+    expect(claim.status).to.equal(200);
+    expect(claim.body.status).to.equal(m![2]);
+    expect(claim.body.householdId).to.equal(account.household_did);
+    expect(claim.body.submittedBy).to.equal(GATEWAY_DID);
+    expect(claim.body.fuelMeasurements.dailyLogs).to.deep.equal([2.5, 3, 2]);
+    expect(claim.body.fuelMeasurements.total).to.equal(7.5);
+    expect(claim.body.testPeriod).to.include({ startDate: '2026-06-01', endDate: '2026-06-03' });
+    expect(claim.body.externalFactors).to.deep.equal({ season: 'dry', culturalEvents: ['none'], occupationalFactors: ['farming'] });
+
+    const st = new GatewaySession([server.baseUrl], s.phoneNumber);
+    await login(st, customerId, '13579');
+    expect(await st.send('4')).to.equal(`CON Claim ${m![1]}: ${m![2]} (${claim.body.createdAt.slice(0, 10)})\n0. Back`);
+  });
+
+  it('a gap between logged days is refused by the claim rules and explained', async () => {
+    const s = new GatewaySession([server.baseUrl]);
+    const customerId = await createAccount(s, '97531');
+    for (const day of ['2026-07-01', '2026-07-02', '2026-07-05']) {
+      server.clock.now = new Date(`${day}T10:00:00Z`);
+      const d = new GatewaySession([server.baseUrl], s.phoneNumber);
+      await login(d, customerId, '97531');
+      await d.walk('1', '2');
+    }
+    const c = new GatewaySession([server.baseUrl], s.phoneNumber);
+    await login(c, customerId, '97531');
+    const reply = await c.walk('3', '1', '1', '1', '1');
+    expect(reply).to.match(/^CON Claim not accepted: .*5 days.*3 daily logs/);
+    expect(reply.length).to.be.at.most(182);
+  });
+});

@@ -1,0 +1,87 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { expect } from 'chai';
+import { pino } from 'pino';
+import { configWith } from '../../src/config.ts';
+import { MAX_REPLY_CHARS, paginate } from '../../src/ussd/menus.ts';
+import { parsePinKey, PinCipher, pinProblem, resolvePinKey } from '../../src/ussd/pin.ts';
+
+describe('USSD PIN rules and encryption', () => {
+  const cipher = new PinCipher(Buffer.alloc(32, 1));
+
+  it('refuses trivial PINs and anything but 5 digits', () => {
+    for (const p of ['00000', '77777', '12345', '34567', '54321', '98765']) expect(pinProblem(p), p).to.equal('trivial');
+    for (const p of ['1234', '123456', '12a45', '', ' 1357']) expect(pinProblem(p), p).to.equal('format');
+    for (const p of ['13579', '24680', '11223', '90123']) expect(pinProblem(p), p).to.equal(undefined);
+  });
+
+  it('AES-256-GCM with a fresh random IV per record; compares by decrypting', () => {
+    const a = cipher.seal('13579');
+    const b = cipher.seal('13579');
+    expect(a).to.not.equal(b);
+    expect(a.split('.')[1]).to.not.equal(b.split('.')[1]);
+    expect(Buffer.from(a.split('.')[1]!, 'base64url')).to.have.length(12);
+    expect(a).to.not.include('13579');
+    expect(cipher.open(a)).to.equal('13579');
+    expect(cipher.matches(a, '13579')).to.equal(true);
+    expect(cipher.matches(a, '13578')).to.equal(false);
+    expect(cipher.matches(a, '135791')).to.equal(false);
+  });
+
+  it('a tampered record or another key fails authentication', () => {
+    const sealed = cipher.seal('13579');
+    const parts = sealed.split('.');
+    const data = Buffer.from(parts[3]!, 'base64url');
+    data[0]! ^= 1;
+    expect(() => cipher.open([parts[0], parts[1], parts[2], data.toString('base64url')].join('.'))).to.throw();
+    expect(() => new PinCipher(Buffer.alloc(32, 2)).open(sealed)).to.throw();
+  });
+
+  it('parses 32-byte keys in hex and base64 only', () => {
+    expect(parsePinKey('ab'.repeat(32))).to.have.length(32);
+    expect(parsePinKey(Buffer.alloc(32, 9).toString('base64'))).to.have.length(32);
+    expect(parsePinKey(Buffer.alloc(32, 9).toString('base64url'))).to.have.length(32);
+    expect(parsePinKey('ab'.repeat(31))).to.equal(undefined);
+    expect(parsePinKey(Buffer.alloc(16).toString('base64'))).to.equal(undefined);
+    expect(parsePinKey('not a key')).to.equal(undefined);
+  });
+
+  it('development generates a key into DATA_DIR once, says so, and reuses it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hearth-pin-'));
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }));
+    try {
+      const config = configWith({ NODE_ENV: 'development', DATA_DIR: dir });
+      const key = resolvePinKey(config, logger);
+      expect(readFileSync(join(dir, 'pin-encryption.key'), 'utf8').trim()).to.equal(key.toString('hex'));
+      expect(lines.join('')).to.include('generated a development key');
+      expect(resolvePinKey(config, logger).equals(key)).to.equal(true);
+      expect(lines.join('')).to.not.include(key.toString('hex'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('USSD pagination', () => {
+  it('keeps short screens whole', () => {
+    expect(paginate({ end: false, lines: ['Hi', '1. A'], options: ['0. Back'] }, 0)).to.deep.equal({ reply: 'CON Hi\n1. A\n0. Back', pages: 1 });
+  });
+
+  it('splits long content into pages of at most 182 chars with 98. More, losing nothing', () => {
+    const words = Array.from({ length: 120 }, (_, i) => `word${i}`);
+    const screen = { end: false, lines: [words.join(' ')], options: ['0. Back'] };
+    const first = paginate(screen, 0);
+    expect(first.pages).to.be.greaterThan(2);
+    const pages = Array.from({ length: first.pages }, (_, i) => paginate(screen, i).reply);
+    for (const [i, p] of pages.entries()) {
+      expect(p.length).to.be.at.most(MAX_REPLY_CHARS);
+      expect(p.startsWith('CON ')).to.equal(true);
+      expect(p.endsWith(i < pages.length - 1 ? '98. More\n0. Back' : '0. Back')).to.equal(true);
+    }
+    const text = pages.map((p) => p.slice(4).replace(/\n98\. More\n0\. Back$|\n0\. Back$/, '')).join(' ');
+    expect(text.split(/\s+/)).to.deep.equal(words);
+  });
+});
