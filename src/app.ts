@@ -3,6 +3,7 @@
 import express, { type Express, type Request } from 'express';
 import type { Config } from './config.ts';
 import type { Db } from './platform/db/index.ts';
+import { createChainArea } from './chain/index.ts';
 import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
 import { ApiKeyService } from './platform/keys/service.ts';
@@ -52,6 +53,9 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(openApiRequestValidator(ctx.keys));
 
   app.use(healthRouter(db, config));
+  const chain = await createChainArea(ctx);
+  app.locals.chainGrpcPort = chain.grpcPort;
+  app.use(chain.router);
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger, errorShapeResolver(config)));
