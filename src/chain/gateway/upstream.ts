@@ -25,16 +25,20 @@ function withDeadline(transport: Transport, timeoutMs: number, close: () => void
 }
 
 /**
- * connect-node reports a refused or reset connection as UNAVAILABLE or sometimes as INTERNAL/
- * UNKNOWN with a socket cause; for the client both mean "the node is not reachable".
+ * A refused, reset or dropped connection is "the node is not reachable" (UNAVAILABLE) for the
+ * client, whatever connect-node reports: INTERNAL/UNKNOWN with a socket cause, or CANCELED for
+ * an HTTP/2 stream reset by the peer (its message names the reset; a status the node itself
+ * sends keeps its code). Only our deadline cancels calls, and that surfaces as DEADLINE_EXCEEDED.
  */
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'ERR_HTTP2_SESSION_ERROR', 'ERR_HTTP2_GOAWAY_SESSION', 'ERR_HTTP2_INVALID_SESSION', 'ERR_HTTP2_STREAM_ERROR', 'ERR_HTTP2_STREAM_CANCEL']);
+
 function asUpstreamError(err: unknown): ConnectError {
   const ce = ConnectError.from(err);
-  const cause = (ce.cause ?? err) as { code?: string } | undefined;
-  const socketCodes = ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ERR_HTTP2_STREAM_CANCEL', 'ERR_HTTP2_SESSION_ERROR', 'ERR_HTTP2_GOAWAY_SESSION', 'ERR_HTTP2_INVALID_SESSION', 'ERR_HTTP2_STREAM_ERROR', 'EHOSTUNREACH', 'ENOTFOUND'];
-  if ((ce.code === Code.Internal || ce.code === Code.Unknown || ce.code === Code.Canceled) && typeof cause?.code === 'string' && socketCodes.includes(cause.code)) {
-    return new ConnectError(`upstream node unreachable: ${cause.code}`, Code.Unavailable);
-  }
+  if (ce.code === Code.DeadlineExceeded || ce.code === Code.Unavailable) return ce;
+  const cause = (ce.cause ?? err) as { code?: unknown } | undefined;
+  const socketFailure = typeof cause?.code === 'string' && SOCKET_CODES.has(cause.code);
+  const streamReset = ce.rawMessage.startsWith('http/2 stream closed with error code');
+  if (socketFailure || streamReset) return new ConnectError(`upstream node unreachable: ${socketFailure ? String(cause!.code) : ce.rawMessage}`, Code.Unavailable);
   return ce;
 }
 
