@@ -9,6 +9,7 @@ import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/
 import { ApiKeyService } from './platform/keys/service.ts';
 import { requestLogger, type Logger } from './platform/logging.ts';
 import { openApiRequestValidator } from './platform/openapi.ts';
+import { createTwinsArea } from './twins/index.ts';
 
 export interface HearthDeps {
   config: Config;
@@ -53,6 +54,8 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(openApiRequestValidator(ctx.keys));
 
   app.use(healthRouter(db, config));
+  const twins = createTwinsArea(ctx);
+  app.use(twins.router);
   const chain = await createChainArea(ctx);
   app.locals.chainGrpcPort = chain.grpcPort;
   app.use(chain.router);

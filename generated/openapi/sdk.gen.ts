@@ -2,7 +2,7 @@
 
 import type { Client, Options as Options2, TDataShape } from './client';
 import { client } from './client.gen';
-import type { GetHealthData, GetHealthErrors, GetHealthResponses, GetRootData, GetRootResponses } from './types.gen';
+import type { CreateCollectionData, CreateCollectionErrors, CreateCollectionResponses, CreateEntityData, CreateEntityErrors, CreateEntityResponses, GetClaimData, GetClaimErrors, GetClaimResponses, GetCollectionData, GetCollectionErrors, GetCollectionReportChartData, GetCollectionReportChartErrors, GetCollectionReportChartResponses, GetCollectionReportData, GetCollectionReportErrors, GetCollectionReportResponses, GetCollectionResponses, GetEntityData, GetEntityErrors, GetEntityResponses, GetEvidenceData, GetEvidenceErrors, GetEvidenceResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetRootData, GetRootResponses, ListClaimsData, ListClaimsErrors, ListClaimsResponses, ListCollectionsData, ListCollectionsErrors, ListCollectionsResponses, ListEntitiesData, ListEntitiesErrors, ListEntitiesResponses, SubmitClaimData, SubmitClaimErrors, SubmitClaimResponses, UpdateEntityData, UpdateEntityErrors, UpdateEntityResponses, VerifyCredentialData, VerifyCredentialErrors, VerifyCredentialResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -27,3 +27,154 @@ export const getRoot = <ThrowOnError extends boolean = false>(options?: Options<
  * Service and database health
  */
 export const getHealth = <ThrowOnError extends boolean = false>(options?: Options<GetHealthData, ThrowOnError>) => (options?.client ?? client).get<GetHealthResponses, GetHealthErrors, ThrowOnError>({ url: '/health', ...options });
+
+/**
+ * List claims with filters and cursor pagination
+ */
+export const listClaims = <ThrowOnError extends boolean = false>(options?: Options<ListClaimsData, ThrowOnError>) => (options?.client ?? client).get<ListClaimsResponses, ListClaimsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/claims',
+    ...options
+});
+
+/**
+ * Submit a KPT claim
+ *
+ * 201 with Location for a new claim (whatever its verification status); 200 with the stored claim for an identical resubmission (same collection, household, period and daily logs) or a repeated Idempotency-Key; 400 when the body is not a KPT claim; 409 when the measurement data conflict (total vs daily logs, logs vs test period, an overlapping claim with other values, the household in the other group of the collection, or an Idempotency-Key reused with another body).
+ */
+export const submitClaim = <ThrowOnError extends boolean = false>(options: Options<SubmitClaimData, ThrowOnError>) => (options.client ?? client).post<SubmitClaimResponses, SubmitClaimErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/claims',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get a claim, with its checks and (when verified) its credential
+ */
+export const getClaim = <ThrowOnError extends boolean = false>(options: Options<GetClaimData, ThrowOnError>) => (options.client ?? client).get<GetClaimResponses, GetClaimErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/claims/{id}',
+    ...options
+});
+
+/**
+ * List collections
+ */
+export const listCollections = <ThrowOnError extends boolean = false>(options?: Options<ListCollectionsData, ThrowOnError>) => (options?.client ?? client).get<ListCollectionsResponses, ListCollectionsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/collections',
+    ...options
+});
+
+/**
+ * Create a KPT claim collection (a campaign)
+ */
+export const createCollection = <ThrowOnError extends boolean = false>(options: Options<CreateCollectionData, ThrowOnError>) => (options.client ?? client).post<CreateCollectionResponses, CreateCollectionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/collections',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get a collection
+ */
+export const getCollection = <ThrowOnError extends boolean = false>(options: Options<GetCollectionData, ThrowOnError>) => (options.client ?? client).get<GetCollectionResponses, GetCollectionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/collections/{id}',
+    ...options
+});
+
+/**
+ * KPT campaign report of the collection's verified claims
+ */
+export const getCollectionReport = <ThrowOnError extends boolean = false>(options: Options<GetCollectionReportData, ThrowOnError>) => (options.client ?? client).get<GetCollectionReportResponses, GetCollectionReportErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/collections/{id}/report',
+    ...options
+});
+
+/**
+ * SVG chart of both groups' kg/household/day distributions
+ */
+export const getCollectionReportChart = <ThrowOnError extends boolean = false>(options: Options<GetCollectionReportChartData, ThrowOnError>) => (options.client ?? client).get<GetCollectionReportChartResponses, GetCollectionReportChartErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/collections/{id}/report.svg',
+    ...options
+});
+
+/**
+ * Check a credential's eddsa-jcs-2022 proof, issuer key and integrity
+ *
+ * Public, so partners can check credentials they were handed; it reads nothing private.
+ */
+export const verifyCredential = <ThrowOnError extends boolean = false>(options: Options<VerifyCredentialData, ThrowOnError>) => (options.client ?? client).post<VerifyCredentialResponses, VerifyCredentialErrors, ThrowOnError>({
+    url: '/v1/credentials/verify',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List entities, newest last, with cursor pagination
+ */
+export const listEntities = <ThrowOnError extends boolean = false>(options?: Options<ListEntitiesData, ThrowOnError>) => (options?.client ?? client).get<ListEntitiesResponses, ListEntitiesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/entities',
+    ...options
+});
+
+/**
+ * Create an entity (from a protocol, or a protocol itself)
+ */
+export const createEntity = <ThrowOnError extends boolean = false>(options: Options<CreateEntityData, ThrowOnError>) => (options.client ?? client).post<CreateEntityResponses, CreateEntityErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/entities',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get an entity by DID
+ */
+export const getEntity = <ThrowOnError extends boolean = false>(options: Options<GetEntityData, ThrowOnError>) => (options.client ?? client).get<GetEntityResponses, GetEntityErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/entities/{did}',
+    ...options
+});
+
+/**
+ * Update an entity (its controller only)
+ *
+ * Replaces each given top-level field; type and protocol never change.
+ */
+export const updateEntity = <ThrowOnError extends boolean = false>(options: Options<UpdateEntityData, ThrowOnError>) => (options.client ?? client).patch<UpdateEntityResponses, UpdateEntityErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/entities/{did}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * The stored bytes of a content-addressed evidence blob (byte for byte)
+ */
+export const getEvidence = <ThrowOnError extends boolean = false>(options: Options<GetEvidenceData, ThrowOnError>) => (options.client ?? client).get<GetEvidenceResponses, GetEvidenceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/evidence/{cid}',
+    ...options
+});

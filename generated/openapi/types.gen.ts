@@ -58,6 +58,371 @@ export type RootStatus = {
     timestamp: string;
 };
 
+/**
+ * A W3C DID (did:<method>:<method-specific-id>); DID URLs are refused.
+ */
+export type Did = string;
+
+export type EntityType = string;
+
+export type RoleName = string;
+
+/**
+ * Opaque; pass nextCursor of the previous page.
+ */
+export type Cursor = string;
+
+export type PropertyTypeName = 'string' | 'number' | 'boolean' | 'object' | 'array';
+
+export type Service = {
+    id: string;
+    type: string;
+    endpoint: string;
+};
+
+export type CredentialRef = {
+    type: string;
+    issuer: Did;
+};
+
+export type EntityCreateRequest = {
+    type: EntityType;
+    protocol?: Did;
+    controller?: Did;
+    /**
+     * For an entity from a protocol, values for the protocol's properties (each checked against the declared type). For a Protocol, property name -> type name.
+     */
+    properties?: {
+        [key: string]: unknown;
+    };
+    /**
+     * For an entity, role -> DID of an existing entity (of the type the protocol declares for the role). For a Protocol, role -> entity type.
+     */
+    relationships?: {
+        [key: string]: string;
+    };
+    services?: Array<Service>;
+    verifiableCredential?: Array<CredentialRef>;
+};
+
+export type EntityUpdateRequest = {
+    controller?: Did;
+    properties?: {
+        [key: string]: unknown;
+    };
+    relationships?: {
+        [key: string]: string;
+    };
+    services?: Array<Service>;
+    verifiableCredential?: Array<CredentialRef>;
+};
+
+export type Entity = {
+    did: Did;
+    type: string;
+    protocol?: Did;
+    controller: Did;
+    properties: {
+        [key: string]: unknown;
+    };
+    relationships: {
+        [key: string]: string;
+    };
+    services: Array<Service>;
+    verifiableCredential: Array<CredentialRef>;
+    createdAt: string;
+    updatedAt: string;
+};
+
+export type EntityPage = {
+    items: Array<Entity>;
+    nextCursor?: string;
+};
+
+export type TestGroup = 'reference' | 'intervention';
+
+export type ClaimStatus = 'pending' | 'verified' | 'rejected';
+
+export type ClaimId = string;
+
+export type CollectionId = string;
+
+export type IsoDate = string;
+
+export type FuelMeasurements = {
+    /**
+     * Sum of dailyLogs, kg.
+     */
+    total: number;
+    /**
+     * One positive value (kg of fuel) per consecutive day; at least 3 days.
+     */
+    dailyLogs: Array<number>;
+    unit?: 'kg';
+};
+
+export type TestPeriod = {
+    startDate: IsoDate;
+    endDate: IsoDate;
+    durationDays?: number;
+};
+
+export type CookingSession = {
+    date?: IsoDate;
+    startedAt?: string;
+    durationMinutes?: number;
+    fuelKg?: number;
+    meal?: string;
+    peopleServed?: number;
+};
+
+export type EvidenceItem = {
+    /**
+     * e.g. photo, documentation, selection-methodology (meets KPT rule 5).
+     */
+    type: string;
+    /**
+     * Storage URI; ipfs://, ar:// or https://.
+     */
+    uri: string;
+    description?: string;
+};
+
+export type ExternalFactors = {
+    season?: string;
+    /**
+     * Use ["none"] when there were none.
+     */
+    culturalEvents?: Array<string>;
+    /**
+     * Use ["none"] when there were none.
+     */
+    occupationalFactors?: Array<string>;
+};
+
+export type KptClaimRequest = {
+    type: 'KPTClaim';
+    collectionId?: CollectionId;
+    householdId: Did;
+    testGroup: TestGroup;
+    fuelMeasurements: FuelMeasurements;
+    testPeriod?: TestPeriod;
+    cookingSessions?: Array<CookingSession>;
+    evidence?: Array<EvidenceItem>;
+    externalFactors?: ExternalFactors;
+};
+
+export type RuleId = 'min-duration' | 'total-matches-logs' | 'positive-values' | 'seasonal-variations-documented' | 'random-selection-verified' | 'control-group-present' | 'timing-aligned' | 'external-factors-documented';
+
+export type RuleCheck = {
+    rule: RuleId;
+    /**
+     * Number of the KPT validation rule in the spec.
+     */
+    number: number;
+    /**
+     * waiting = needs data of the other group that has not arrived yet.
+     */
+    outcome: 'passed' | 'failed' | 'waiting';
+    message: string;
+};
+
+export type ClaimReason = {
+    rule: RuleId;
+    message: string;
+};
+
+export type KptCredentialSummary = {
+    type: 'KPTCredential';
+    issuer: Did;
+    /**
+     * Storage URIs; the first is ipfs://<CIDv1> of the stored canonical claim.
+     */
+    evidence: Array<string>;
+};
+
+export type DataIntegrityProof = {
+    type: 'DataIntegrityProof';
+    cryptosuite: 'eddsa-jcs-2022';
+    created: string;
+    verificationMethod: string;
+    proofPurpose: 'assertionMethod';
+    proofValue: string;
+    [key: string]: unknown;
+};
+
+/**
+ * W3C Verifiable Credentials Data Model 2.0, secured with an eddsa-jcs-2022 DataIntegrityProof.
+ */
+export type VerifiableCredential = {
+    '@context': Array<unknown>;
+    id?: string;
+    type: Array<string>;
+    issuer: string;
+    validFrom: string;
+    credentialSubject: {
+        [key: string]: unknown;
+    };
+    evidence?: Array<{
+        [key: string]: unknown;
+    }>;
+    proof: DataIntegrityProof;
+    [key: string]: unknown;
+};
+
+export type KptClaim = {
+    id: ClaimId;
+    type: 'KPTClaim';
+    status: ClaimStatus;
+    collectionId: CollectionId;
+    householdId: Did;
+    testGroup: TestGroup;
+    fuelMeasurements: FuelMeasurements;
+    testPeriod?: TestPeriod;
+    cookingSessions?: Array<CookingSession>;
+    evidence?: Array<EvidenceItem>;
+    externalFactors?: ExternalFactors;
+    /**
+     * CIDv1 of the stored canonical claim (GET /v1/evidence/{cid}).
+     */
+    claimCid: string;
+    /**
+     * Every KPT validation rule checked and its outcome.
+     */
+    checks: Array<RuleCheck>;
+    /**
+     * Why the claim is not verified (failed or waiting rules); empty when verified.
+     */
+    reasons: Array<ClaimReason>;
+    credential?: KptCredentialSummary;
+    verifiableCredential?: VerifiableCredential;
+    submittedBy: Did;
+    createdAt: string;
+    updatedAt: string;
+    verifiedAt?: string;
+};
+
+export type KptClaimPage = {
+    items: Array<KptClaim>;
+    nextCursor?: string;
+};
+
+export type CollectionCreateRequest = {
+    id: CollectionId;
+    name: string;
+    description?: string;
+    /**
+     * How households were randomly selected; meets KPT rule 5 for every claim of the collection.
+     */
+    selectionMethod?: string;
+};
+
+export type Collection = {
+    id: CollectionId;
+    name: string;
+    description?: string;
+    selectionMethod?: string;
+    createdBy: Did;
+    createdAt: string;
+};
+
+export type CollectionPage = {
+    items: Array<Collection>;
+    nextCursor?: string;
+};
+
+export type GroupStatistics = {
+    households: number;
+    householdDays: number;
+    /**
+     * Mean over households of each household's kg/day.
+     */
+    meanKgPerHouseholdDay: number | null;
+    /**
+     * Sample standard deviation over households.
+     */
+    sdKgPerHouseholdDay: number | null;
+    /**
+     * Each household's mean kg/day (the distribution the chart shows).
+     */
+    values: Array<number>;
+};
+
+export type KptReport = {
+    collectionId: CollectionId;
+    generatedAt: string;
+    /**
+     * Verified claims the report is computed from.
+     */
+    claimsCounted: number;
+    reference: GroupStatistics;
+    intervention: GroupStatistics;
+    savings: {
+        /**
+         * mean(reference) - mean(intervention).
+         */
+        kgPerHouseholdDay: number | null;
+        /**
+         * Savings as % of the reference mean.
+         */
+        percent: number | null;
+        /**
+         * Welch 90% confidence interval of the savings, kg/household/day.
+         */
+        confidenceInterval90: [
+            number,
+            number
+        ] | null;
+    };
+    welch: {
+        t: number | null;
+        degreesOfFreedom: number | null;
+        /**
+         * Two-sided.
+         */
+        pValue: number | null;
+    };
+    confidenceLevel: 0.9;
+    precision: {
+        /**
+         * Half-width of the 90% interval divided by the savings (0.1 = 10%).
+         */
+        relative: number | null;
+        meets90_10: boolean;
+    };
+    sampleSize: {
+        target: '90/10';
+        /**
+         * n = (z * CV / e)^2 with z = 1.645, e = 0.10, CV of the group.
+         */
+        referenceHouseholdsNeeded: number | null;
+        interventionHouseholdsNeeded: number | null;
+    };
+};
+
+export type CredentialVerifyRequest = {
+    verifiableCredential: {
+        [key: string]: unknown;
+    };
+};
+
+export type CredentialVerifyResult = {
+    /**
+     * True when the proof is valid and the issuer is a validator of this service.
+     */
+    verified: boolean;
+    issuer?: string;
+    /**
+     * The issuer is a validator key of this service.
+     */
+    trustedIssuer?: boolean;
+    checks: Array<{
+        check: 'shape' | 'cryptosuite' | 'verification-method' | 'issuer-match' | 'signature' | 'trusted-issuer';
+        passed: boolean;
+        message?: string;
+    }>;
+};
+
 export type GetRootData = {
     body?: never;
     path?: never;
@@ -98,3 +463,539 @@ export type GetHealthResponses = {
 };
 
 export type GetHealthResponse = GetHealthResponses[keyof GetHealthResponses];
+
+export type ListClaimsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        collection?: CollectionId;
+        household?: Did;
+        group?: TestGroup;
+        status?: ClaimStatus;
+        limit?: number;
+        cursor?: Cursor;
+    };
+    url: '/v1/claims';
+};
+
+export type ListClaimsErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+};
+
+export type ListClaimsError = ListClaimsErrors[keyof ListClaimsErrors];
+
+export type ListClaimsResponses = {
+    /**
+     * One page of claims.
+     */
+    200: KptClaimPage;
+};
+
+export type ListClaimsResponse = ListClaimsResponses[keyof ListClaimsResponses];
+
+export type SubmitClaimData = {
+    body: KptClaimRequest;
+    headers?: {
+        /**
+         * Repeating a request with the same key returns the first result instead of storing again.
+         */
+        'Idempotency-Key'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/claims';
+};
+
+export type SubmitClaimErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * Conflicting measurement data.
+     */
+    409: Problem;
+};
+
+export type SubmitClaimError = SubmitClaimErrors[keyof SubmitClaimErrors];
+
+export type SubmitClaimResponses = {
+    /**
+     * Identical resubmission; the stored claim.
+     */
+    200: KptClaim;
+    /**
+     * A new claim was stored.
+     */
+    201: KptClaim;
+};
+
+export type SubmitClaimResponse = SubmitClaimResponses[keyof SubmitClaimResponses];
+
+export type GetClaimData = {
+    body?: never;
+    path: {
+        id: ClaimId;
+    };
+    query?: never;
+    url: '/v1/claims/{id}';
+};
+
+export type GetClaimErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+};
+
+export type GetClaimError = GetClaimErrors[keyof GetClaimErrors];
+
+export type GetClaimResponses = {
+    /**
+     * The claim.
+     */
+    200: KptClaim;
+};
+
+export type GetClaimResponse = GetClaimResponses[keyof GetClaimResponses];
+
+export type ListCollectionsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        limit?: number;
+        cursor?: Cursor;
+    };
+    url: '/v1/collections';
+};
+
+export type ListCollectionsErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+};
+
+export type ListCollectionsError = ListCollectionsErrors[keyof ListCollectionsErrors];
+
+export type ListCollectionsResponses = {
+    /**
+     * One page of collections.
+     */
+    200: CollectionPage;
+};
+
+export type ListCollectionsResponse = ListCollectionsResponses[keyof ListCollectionsResponses];
+
+export type CreateCollectionData = {
+    body: CollectionCreateRequest;
+    path?: never;
+    query?: never;
+    url: '/v1/collections';
+};
+
+export type CreateCollectionErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * A collection with this id exists.
+     */
+    409: Problem;
+};
+
+export type CreateCollectionError = CreateCollectionErrors[keyof CreateCollectionErrors];
+
+export type CreateCollectionResponses = {
+    /**
+     * Created.
+     */
+    201: Collection;
+};
+
+export type CreateCollectionResponse = CreateCollectionResponses[keyof CreateCollectionResponses];
+
+export type GetCollectionData = {
+    body?: never;
+    path: {
+        id: CollectionId;
+    };
+    query?: never;
+    url: '/v1/collections/{id}';
+};
+
+export type GetCollectionErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+};
+
+export type GetCollectionError = GetCollectionErrors[keyof GetCollectionErrors];
+
+export type GetCollectionResponses = {
+    /**
+     * The collection.
+     */
+    200: Collection;
+};
+
+export type GetCollectionResponse = GetCollectionResponses[keyof GetCollectionResponses];
+
+export type GetCollectionReportData = {
+    body?: never;
+    path: {
+        id: CollectionId;
+    };
+    query?: never;
+    url: '/v1/collections/{id}/report';
+};
+
+export type GetCollectionReportErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+};
+
+export type GetCollectionReportError = GetCollectionReportErrors[keyof GetCollectionReportErrors];
+
+export type GetCollectionReportResponses = {
+    /**
+     * The report.
+     */
+    200: KptReport;
+};
+
+export type GetCollectionReportResponse = GetCollectionReportResponses[keyof GetCollectionReportResponses];
+
+export type GetCollectionReportChartData = {
+    body?: never;
+    path: {
+        id: CollectionId;
+    };
+    query?: never;
+    url: '/v1/collections/{id}/report.svg';
+};
+
+export type GetCollectionReportChartErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+};
+
+export type GetCollectionReportChartError = GetCollectionReportChartErrors[keyof GetCollectionReportChartErrors];
+
+export type GetCollectionReportChartResponses = {
+    /**
+     * A standalone SVG document.
+     */
+    200: Blob | File;
+};
+
+export type GetCollectionReportChartResponse = GetCollectionReportChartResponses[keyof GetCollectionReportChartResponses];
+
+export type VerifyCredentialData = {
+    body: CredentialVerifyRequest;
+    path?: never;
+    query?: never;
+    url: '/v1/credentials/verify';
+};
+
+export type VerifyCredentialErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+};
+
+export type VerifyCredentialError = VerifyCredentialErrors[keyof VerifyCredentialErrors];
+
+export type VerifyCredentialResponses = {
+    /**
+     * The verdict (also when the proof is invalid).
+     */
+    200: CredentialVerifyResult;
+};
+
+export type VerifyCredentialResponse = VerifyCredentialResponses[keyof VerifyCredentialResponses];
+
+export type ListEntitiesData = {
+    body?: never;
+    path?: never;
+    query?: {
+        type?: EntityType;
+        protocol?: Did;
+        controller?: Did;
+        /**
+         * Only entities with a relationship link to this DID (optionally of role `role`).
+         */
+        relatedTo?: Did;
+        role?: RoleName;
+        limit?: number;
+        cursor?: Cursor;
+    };
+    url: '/v1/entities';
+};
+
+export type ListEntitiesErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+};
+
+export type ListEntitiesError = ListEntitiesErrors[keyof ListEntitiesErrors];
+
+export type ListEntitiesResponses = {
+    /**
+     * One page of entities.
+     */
+    200: EntityPage;
+};
+
+export type ListEntitiesResponse = ListEntitiesResponses[keyof ListEntitiesResponses];
+
+export type CreateEntityData = {
+    body: EntityCreateRequest;
+    path?: never;
+    query?: never;
+    url: '/v1/entities';
+};
+
+export type CreateEntityErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+};
+
+export type CreateEntityError = CreateEntityErrors[keyof CreateEntityErrors];
+
+export type CreateEntityResponses = {
+    /**
+     * Created. Location names the new entity.
+     */
+    201: Entity;
+};
+
+export type CreateEntityResponse = CreateEntityResponses[keyof CreateEntityResponses];
+
+export type GetEntityData = {
+    body?: never;
+    path: {
+        did: Did;
+    };
+    query?: never;
+    url: '/v1/entities/{did}';
+};
+
+export type GetEntityErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+};
+
+export type GetEntityError = GetEntityErrors[keyof GetEntityErrors];
+
+export type GetEntityResponses = {
+    /**
+     * The entity.
+     */
+    200: Entity;
+};
+
+export type GetEntityResponse = GetEntityResponses[keyof GetEntityResponses];
+
+export type UpdateEntityData = {
+    body: EntityUpdateRequest;
+    path: {
+        did: Did;
+    };
+    query?: never;
+    url: '/v1/entities/{did}';
+};
+
+export type UpdateEntityErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+};
+
+export type UpdateEntityError = UpdateEntityErrors[keyof UpdateEntityErrors];
+
+export type UpdateEntityResponses = {
+    /**
+     * The updated entity.
+     */
+    200: Entity;
+};
+
+export type UpdateEntityResponse = UpdateEntityResponses[keyof UpdateEntityResponses];
+
+export type GetEvidenceData = {
+    body?: never;
+    path: {
+        /**
+         * CIDv1 (base32) of a stored evidence blob.
+         */
+        cid: string;
+    };
+    query?: never;
+    url: '/v1/evidence/{cid}';
+};
+
+export type GetEvidenceErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+};
+
+export type GetEvidenceError = GetEvidenceErrors[keyof GetEvidenceErrors];
+
+export type GetEvidenceResponses = {
+    /**
+     * The exact stored bytes; their CIDv1 (sha2-256, raw) is the path parameter.
+     */
+    200: unknown;
+};

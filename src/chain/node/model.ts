@@ -1,53 +1,22 @@
-// What the query node reads from Hearth's database, in the node's own terms. The repository
-// (src/chain/node/repository.ts) fills these from area A's tables; the services turn them into
-// the IXO messages.
+// What the query node reads: area A's entities, KPT claims and collections, in area A's own
+// shapes (its repositories parse the rows), plus the claim counts a Collection carries.
+import type { Collection, Entity, KptClaim } from '../../../generated/openapi/types.gen.ts';
 import type { OrderedStore } from './pagination.ts';
 
-export interface EntityRecord {
-  did: string;
-  type: string;
-  controller: string;
-  services: { id: string; type: string; endpoint: string }[];
-  credentials: { type: string; issuer: string }[];
-  protocol: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type { Entity, KptClaim };
 
-/** Evaluation status of a claim, from area A's claim status. */
-export type ClaimEvaluation = 'PENDING' | 'APPROVED' | 'REJECTED';
-
-export interface ClaimRecord {
-  id: string;
-  collectionId: string;
-  agentDid: string;
-  submittedAt: string;
-  evaluation: ClaimEvaluation;
-  /** Set once the claim was evaluated. */
-  evaluatedAt: string | null;
-  oracle: string;
-  verificationProof: string;
-}
-
-export interface CollectionRecord {
-  id: string;
-  entity: string;
-  admin: string;
-  protocol: string;
-  startDate: string | null;
-  endDate: string | null;
+export interface CollectionWithCounts extends Collection {
   count: number;
   evaluated: number;
   approved: number;
   rejected: number;
-  open: boolean;
 }
 
 export interface ChainReadModel {
-  entities: OrderedStore<EntityRecord>;
-  getEntity(did: string): Promise<EntityRecord | undefined>;
-  claims: OrderedStore<ClaimRecord>;
-  getClaim(id: string): Promise<ClaimRecord | undefined>;
-  collections: OrderedStore<CollectionRecord>;
-  getCollection(id: string): Promise<CollectionRecord | undefined>;
+  entities: OrderedStore<Entity>;
+  getEntity(did: string): Promise<Entity | undefined>;
+  claims: OrderedStore<KptClaim>;
+  getClaim(id: string): Promise<KptClaim | undefined>;
+  collections: OrderedStore<CollectionWithCounts>;
+  getCollection(id: string): Promise<CollectionWithCounts | undefined>;
 }

@@ -1,19 +1,22 @@
 // The IXO query services of the embedded node: module params from config, entities, IID
 // documents, claims and collections from the database (via ChainReadModel).
+import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, type ConnectRouter, type ServiceImpl } from '@connectrpc/connect';
 import type { Config } from '../../config.ts';
 import {
+  ClaimSchema,
+  CollectionSchema,
   CollectionState,
   EvaluationStatus,
   type Claim,
   type Collection,
 } from '../../../generated/proto/ixo/claims/v1beta1/claims_pb.ts';
-import type { Entity } from '../../../generated/proto/ixo/entity/v1beta1/entity_pb.ts';
-import type { IidDocument } from '../../../generated/proto/ixo/iid/v1beta1/iid_pb.ts';
+import { EntitySchema, type Entity as EntityMessage } from '../../../generated/proto/ixo/entity/v1beta1/entity_pb.ts';
+import { IidDocumentSchema, type IidDocument } from '../../../generated/proto/ixo/iid/v1beta1/iid_pb.ts';
 import { legacyDecToWire } from '../legacy-dec.ts';
 import { ClaimsQuery, EntityQuery, IidQuery, methodFullName, TokenQuery } from '../services.ts';
-import type { ChainReadModel, ClaimRecord, CollectionRecord, EntityRecord } from './model.ts';
+import type { ChainReadModel, CollectionWithCounts, Entity, KptClaim } from './model.ts';
 import { paginate } from './pagination.ts';
 
 const ts = (iso: string | null | undefined) => (iso ? timestampFromDate(new Date(iso)) : undefined);
@@ -25,109 +28,74 @@ function requireId(id: string): string {
   return id;
 }
 
+/** versionId changes whenever the entity does, like the chain's per-update version. */
+const versionOf = (e: Entity) => `${e.did}#${e.updatedAt}`;
+
 /** The W3C DID document of an entity, as IXO's iid module holds it. */
-export function iidDocumentOf(e: EntityRecord): IidDocument {
-  return {
-    $typeName: 'ixo.iid.v1beta1.IidDocument',
-    context: [{ $typeName: 'ixo.iid.v1beta1.Context', key: '@context', val: 'https://www.w3.org/ns/did/v1' }],
+export function iidDocumentOf(e: Entity): IidDocument {
+  return create(IidDocumentSchema, {
+    context: [{ key: '@context', val: 'https://www.w3.org/ns/did/v1' }],
     id: e.did,
     controller: [e.controller],
-    verificationMethod: [],
-    service: e.services.map((s) => ({ $typeName: 'ixo.iid.v1beta1.Service', id: s.id, type: s.type, serviceEndpoint: s.endpoint })),
-    authentication: [],
-    assertionMethod: [],
-    keyAgreement: [],
-    capabilityInvocation: [],
-    capabilityDelegation: [],
-    linkedResource: [],
-    linkedClaim: [],
-    accordedRight: [],
-    linkedEntity: e.protocol
-      ? [{ $typeName: 'ixo.iid.v1beta1.LinkedEntity', type: 'Protocol', id: e.protocol, relationship: 'protocol', service: '' }]
-      : [],
-    alsoKnownAs: '',
-    metadata: {
-      $typeName: 'ixo.iid.v1beta1.IidMetadata',
-      versionId: `${e.did}:${e.updatedAt}`,
-      created: ts(e.createdAt),
-      updated: ts(e.updatedAt),
-      deactivated: false,
-    },
-  };
+    service: e.services.map((s) => ({ id: s.id, type: s.type, serviceEndpoint: s.endpoint })),
+    // The protocol and the relationship chain (implements, generates, verifies...) are linked entities.
+    linkedEntity: [
+      ...(e.protocol ? [{ type: 'Protocol', id: e.protocol, relationship: 'protocol', service: '' }] : []),
+      ...Object.entries(e.relationships).map(([role, id]) => ({ type: 'Entity', id, relationship: role, service: '' })),
+    ],
+    metadata: { versionId: versionOf(e), created: ts(e.createdAt), updated: ts(e.updatedAt), deactivated: false },
+  });
 }
 
-export function entityOf(e: EntityRecord): Entity {
-  return {
-    $typeName: 'ixo.entity.v1beta1.Entity',
+export function entityOf(e: Entity): EntityMessage {
+  return create(EntitySchema, {
     id: e.did,
     type: e.type,
     startDate: ts(e.createdAt),
-    endDate: undefined,
-    status: 0,
-    relayerNode: '',
-    credentials: e.credentials.map((c) => `${c.type}:${c.issuer}`),
-    entityVerified: e.credentials.length > 0,
-    metadata: { $typeName: 'ixo.entity.v1beta1.EntityMetadata', versionId: `${e.did}:${e.updatedAt}`, created: ts(e.createdAt), updated: ts(e.updatedAt) },
-    accounts: [],
-  };
+    credentials: e.verifiableCredential.map((c) => `${c.type}:${c.issuer}`),
+    entityVerified: e.verifiableCredential.length > 0,
+    metadata: { versionId: versionOf(e), created: ts(e.createdAt), updated: ts(e.updatedAt) },
+  });
 }
 
-const EVALUATION: Record<ClaimRecord['evaluation'], EvaluationStatus> = {
-  PENDING: EvaluationStatus.PENDING,
-  APPROVED: EvaluationStatus.APPROVED,
-  REJECTED: EvaluationStatus.REJECTED,
+/** Area A's claim status -> the claims module's evaluation status. */
+export const EVALUATION_STATUS: Record<KptClaim['status'], EvaluationStatus> = {
+  pending: EvaluationStatus.PENDING,
+  verified: EvaluationStatus.APPROVED,
+  rejected: EvaluationStatus.REJECTED,
 };
 
-export function claimOf(c: ClaimRecord): Claim {
-  return {
-    $typeName: 'ixo.claims.v1beta1.Claim',
+export function claimOf(c: KptClaim): Claim {
+  const evaluated = c.status !== 'pending';
+  const oracle = c.credential?.issuer ?? c.verifiableCredential?.issuer ?? '';
+  return create(ClaimSchema, {
     collectionId: c.collectionId,
-    agentDid: c.agentDid,
-    agentAddress: '',
-    submissionDate: ts(c.submittedAt),
+    agentDid: c.householdId,
+    submissionDate: ts(c.createdAt),
     claimId: c.id,
-    // A pending claim has no evaluation yet, as on chain.
-    evaluation:
-      c.evaluation === 'PENDING'
-        ? undefined
-        : {
-            $typeName: 'ixo.claims.v1beta1.Evaluation',
-            claimId: c.id,
-            collectionId: c.collectionId,
-            oracle: c.oracle,
-            agentDid: c.oracle,
-            agentAddress: '',
-            status: EVALUATION[c.evaluation],
-            reason: 0,
-            verificationProof: c.verificationProof,
-            evaluationDate: ts(c.evaluatedAt),
-            amount: [],
-          },
-    paymentsStatus: undefined,
-    useIntent: false,
-    amount: [],
-  };
+    evaluation: {
+      claimId: c.id,
+      collectionId: c.collectionId,
+      oracle: evaluated ? oracle : '',
+      agentDid: evaluated ? oracle : '',
+      status: EVALUATION_STATUS[c.status],
+      verificationProof: c.verifiableCredential?.id ?? '',
+      evaluationDate: evaluated ? ts(c.verifiedAt ?? c.updatedAt) : undefined,
+    },
+  });
 }
 
-export function collectionOf(c: CollectionRecord): Collection {
-  return {
-    $typeName: 'ixo.claims.v1beta1.Collection',
+export function collectionOf(c: CollectionWithCounts): Collection {
+  return create(CollectionSchema, {
     id: c.id,
-    entity: c.entity,
-    admin: c.admin,
-    protocol: c.protocol,
-    startDate: ts(c.startDate),
-    endDate: ts(c.endDate),
-    quota: 0n,
+    admin: c.createdBy,
+    startDate: ts(c.createdAt),
     count: BigInt(c.count),
     evaluated: BigInt(c.evaluated),
     approved: BigInt(c.approved),
     rejected: BigInt(c.rejected),
-    disputed: 0n,
-    state: c.open ? CollectionState.OPEN : CollectionState.CLOSED,
-    payments: undefined,
-    signer: '',
-  };
+    state: CollectionState.OPEN,
+  });
 }
 
 export interface NodeDeps {

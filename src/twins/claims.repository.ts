@@ -1,0 +1,156 @@
+// The only SQL for KPT claims. pageClaimsByCollection / findClaimById are also the read side of
+// the chain query node (area C).
+import type { Knex } from 'knex';
+import type { Db } from '../platform/db/index.ts';
+import type { ClaimStatus, KptClaim, KptClaimRequest, TestGroup } from '../../generated/openapi/types.gen.ts';
+import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
+
+export interface ClaimRow {
+  seq: number;
+  id: string;
+  claim_key: string;
+  collection_id: string;
+  household_did: string;
+  test_group: TestGroup;
+  status: ClaimStatus;
+  start_date: string | null;
+  end_date: string | null;
+  days: number;
+  total_kg: number;
+  daily_logs: string;
+  body: string;
+  claim_cid: string;
+  checks: string;
+  reasons: string;
+  credential: string | null;
+  verifiable_credential: string | null;
+  submitted_by: string;
+  idempotency_key: string | null;
+  created_at: string;
+  updated_at: string;
+  verified_at: string | null;
+}
+
+export type NewClaimRow = Omit<ClaimRow, 'seq'>;
+
+export function claimFromRow(r: ClaimRow): KptClaim {
+  const body = JSON.parse(r.body) as KptClaimRequest;
+  return {
+    id: r.id,
+    type: 'KPTClaim',
+    status: r.status,
+    collectionId: r.collection_id,
+    householdId: r.household_did,
+    testGroup: r.test_group,
+    fuelMeasurements: body.fuelMeasurements,
+    ...(body.testPeriod ? { testPeriod: body.testPeriod } : {}),
+    ...(body.cookingSessions ? { cookingSessions: body.cookingSessions } : {}),
+    ...(body.evidence ? { evidence: body.evidence } : {}),
+    ...(body.externalFactors ? { externalFactors: body.externalFactors } : {}),
+    claimCid: r.claim_cid,
+    checks: JSON.parse(r.checks),
+    reasons: JSON.parse(r.reasons),
+    ...(r.credential ? { credential: JSON.parse(r.credential) } : {}),
+    ...(r.verifiable_credential ? { verifiableCredential: JSON.parse(r.verifiable_credential) } : {}),
+    submittedBy: r.submitted_by,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    ...(r.verified_at ? { verifiedAt: r.verified_at } : {}),
+  };
+}
+
+export interface ClaimFilter {
+  collection?: string;
+  household?: string;
+  group?: TestGroup;
+  status?: ClaimStatus;
+  afterSeq?: number;
+  limit: number;
+}
+
+export type ClaimUpdate = Pick<ClaimRow, 'status' | 'checks' | 'reasons' | 'credential' | 'verifiable_credential' | 'updated_at' | 'verified_at'>;
+
+export class ClaimRepository {
+  constructor(private readonly db: Db | Knex.Transaction) {}
+
+  async findById(id: string): Promise<ClaimRow | undefined> {
+    return this.db<ClaimRow>('kpt_claims').where({ id }).first();
+  }
+
+  async findByClaimKey(claimKey: string): Promise<ClaimRow | undefined> {
+    return this.db<ClaimRow>('kpt_claims').where({ claim_key: claimKey }).first();
+  }
+
+  async findByIdempotencyKey(submittedBy: string, key: string): Promise<ClaimRow | undefined> {
+    return this.db<ClaimRow>('kpt_claims').where({ submitted_by: submittedBy, idempotency_key: key }).first();
+  }
+
+  /** Every claim of a household, in any collection (for the conflict rules). */
+  async findByHousehold(householdDid: string): Promise<ClaimRow[]> {
+    return this.db<ClaimRow>('kpt_claims').where({ household_did: householdDid }).orderBy('seq', 'asc');
+  }
+
+  /** Non-rejected claims of a group in a collection: how many, and how many overlap [start, end]. */
+  async countGroupClaims(collectionId: string, group: TestGroup, period?: { start: string; end: string }): Promise<{ all: number; aligned: number }> {
+    const base = () => this.db('kpt_claims').where({ collection_id: collectionId, test_group: group }).whereNot('status', 'rejected');
+    const all = Number(((await base().count({ n: '*' }).first()) as { n: number | string }).n);
+    if (!period || all === 0) return { all, aligned: 0 };
+    const aligned = Number(
+      ((await base().where('start_date', '<=', period.end).where('end_date', '>=', period.start).count({ n: '*' }).first()) as { n: number | string }).n,
+    );
+    return { all, aligned };
+  }
+
+  /** Pending claims of a group in a collection whose test period overlaps [start, end]. */
+  async findPendingOverlapping(collectionId: string, group: TestGroup, period: { start: string; end: string }): Promise<ClaimRow[]> {
+    return this.db<ClaimRow>('kpt_claims')
+      .where({ collection_id: collectionId, test_group: group, status: 'pending' })
+      .where('start_date', '<=', period.end)
+      .where('end_date', '>=', period.start)
+      .orderBy('seq', 'asc');
+  }
+
+  async insert(row: NewClaimRow): Promise<void> {
+    await this.db('kpt_claims').insert(row);
+  }
+
+  /** Frees a rejected claim's key for its corrected resubmission. */
+  async releaseClaimKey(id: string, replacementKey: string): Promise<void> {
+    await this.db('kpt_claims').where({ id }).update({ claim_key: replacementKey });
+  }
+
+  async update(id: string, patch: ClaimUpdate): Promise<void> {
+    await this.db('kpt_claims').where({ id }).update(patch);
+  }
+
+  async list(f: ClaimFilter): Promise<ClaimRow[]> {
+    const q = this.db<ClaimRow>('kpt_claims').select('*');
+    if (f.collection) q.where('collection_id', f.collection);
+    if (f.household) q.where('household_did', f.household);
+    if (f.group) q.where('test_group', f.group);
+    if (f.status) q.where('status', f.status);
+    if (f.afterSeq !== undefined) q.where('seq', '>', f.afterSeq);
+    return q.orderBy('seq', 'asc').limit(f.limit + 1);
+  }
+
+  /** Verified claims of a collection (the campaign report's input). */
+  async findVerifiedInCollection(collectionId: string): Promise<ClaimRow[]> {
+    return this.db<ClaimRow>('kpt_claims').where({ collection_id: collectionId, status: 'verified' }).orderBy('seq', 'asc');
+  }
+}
+
+/** One claim by id, or undefined. */
+export async function findClaimById(db: Db, id: string): Promise<KptClaim | undefined> {
+  const row = await new ClaimRepository(db).findById(id);
+  return row ? claimFromRow(row) : undefined;
+}
+
+/** Claims of one collection in submission order, by key or by offset, optionally with the total count. */
+export function pageClaimsByCollection(db: Db, collectionId: string, page: KeyOrOffsetPage): Promise<PagedResult<KptClaim>> {
+  return pageBySeq<ClaimRow, KptClaim>(() => db('kpt_claims').where({ collection_id: collectionId }), page, claimFromRow);
+}
+
+/** Every claim in submission order, by key or by offset, optionally with the total count. */
+export function pageClaims(db: Db, page: KeyOrOffsetPage): Promise<PagedResult<KptClaim>> {
+  return pageBySeq<ClaimRow, KptClaim>(() => db('kpt_claims'), page, claimFromRow);
+}

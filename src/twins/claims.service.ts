@@ -1,0 +1,300 @@
+// KPT claims: request checks (400 / 409), storage, the eight validation rules, pending ->
+// verified transitions and credential issuance, all in one transaction per submission.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+import { isUniqueViolation, type Db } from '../platform/db/index.ts';
+import { badRequest, conflict, forbidden, type FieldError } from '../platform/http/errors.ts';
+import type { Principal } from '../platform/keys/service.ts';
+import type {
+  ClaimStatus,
+  KptClaim,
+  KptClaimPage,
+  KptClaimRequest,
+  KptCredentialSummary,
+  TestGroup,
+  VerifiableCredential,
+} from '../../generated/openapi/types.gen.ts';
+import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';
+import { ClaimRepository, claimFromRow, type ClaimRow, type NewClaimRow } from './claims.repository.ts';
+import { CollectionRepository } from './collections.repository.ts';
+import { jcs, signCredential, VC_V2_CONTEXT } from './credentials.ts';
+import { EntityRepository } from './entities.repository.ts';
+import { storeEvidence } from './evidence.ts';
+import { evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap, preciseSum } from './kpt-rules.ts';
+import { decodeCursor, pageOf } from './paging.ts';
+import { assertMatchesSchema, assertNoFieldErrors, didErrors } from './schemas.ts';
+import type { ValidatorKey } from './validator-key.ts';
+
+export interface ClaimListFilter {
+  collection?: string;
+  household?: string;
+  group?: TestGroup;
+  status?: ClaimStatus;
+  cursor?: string;
+  limit?: number;
+}
+
+export interface SubmitResult {
+  /** false for an identical resubmission or a repeated Idempotency-Key: `claim` is the stored one. */
+  created: boolean;
+  claim: KptClaim;
+}
+
+export interface ClaimServiceOptions {
+  totalToleranceKg: number;
+  validatorKey: () => Promise<ValidatorKey>;
+}
+
+const sha256hex = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+const newClaimId = () => `kpt_${randomBytes(16).toString('hex')}`;
+
+/** The claim as a canonical request: defaults filled in, so equal claims compare equal. */
+function normalise(body: KptClaimRequest): KptClaimRequest & { collectionId: string } {
+  return {
+    ...body,
+    collectionId: body.collectionId ?? DEFAULT_COLLECTION_ID,
+    fuelMeasurements: { ...body.fuelMeasurements, unit: body.fuelMeasurements.unit ?? 'kg' },
+  };
+}
+
+/** Identity of a measurement: the same household, group, period and logs in one collection. */
+function claimKeyOf(b: ReturnType<typeof normalise>): string {
+  return sha256hex(
+    jcs({
+      collectionId: b.collectionId,
+      householdId: b.householdId,
+      testGroup: b.testGroup,
+      testPeriod: b.testPeriod ? { startDate: b.testPeriod.startDate, endDate: b.testPeriod.endDate } : null,
+      dailyLogs: b.fuelMeasurements.dailyLogs,
+    }),
+  );
+}
+
+const periodOf = (b: KptClaimRequest) => (b.testPeriod ? { start: b.testPeriod.startDate, end: b.testPeriod.endDate } : undefined);
+
+class ReplayFound {
+  constructor(readonly row: ClaimRow) {}
+}
+
+export class ClaimService {
+  constructor(
+    private readonly db: Db,
+    private readonly opts: ClaimServiceOptions,
+  ) {}
+
+  /**
+   * Validates, stores and verifies a KPT claim. Throws AppError 400 (not a KPT claim), 403 (the
+   * household is a registered entity the caller does not control) or 409 (conflicting data).
+   */
+  async submit(principal: Principal, body: KptClaimRequest, opts: { idempotencyKey?: string } = {}): Promise<SubmitResult> {
+    assertMatchesSchema<KptClaimRequest>('KptClaimRequest', body, 'KPT claim');
+    assertNoFieldErrors(didErrors([['/body/householdId', body.householdId]]), 'The body is not a valid KPT claim');
+    const conflicts = measurementConflicts(body, this.opts.totalToleranceKg);
+    if (conflicts.length) throw conflict(`The measurement data conflict: ${conflicts.map((c) => c.message).join('; ')}`, conflicts, 'conflicting-measurements');
+
+    const household = await new EntityRepository(this.db).findByDid(body.householdId);
+    if (household && household.controller !== principal.did) {
+      throw forbidden(`${body.householdId} is a registered entity controlled by ${household.controller}; only its controller may submit claims for it.`);
+    }
+    const claim = normalise(body);
+    const claimKey = claimKeyOf(claim);
+    const key = await this.opts.validatorKey();
+
+    try {
+      const row = await this.db.transaction((trx) => this.storeAndVerify(trx, principal, claim, claimKey, key, opts.idempotencyKey));
+      return { created: true, claim: claimFromRow(row) };
+    } catch (err) {
+      if (err instanceof ReplayFound) return { created: false, claim: claimFromRow(err.row) };
+      // A concurrent identical submission committed first: answer with its claim.
+      if (isUniqueViolation(err)) {
+        const repo = new ClaimRepository(this.db);
+        const winner = (opts.idempotencyKey && (await repo.findByIdempotencyKey(principal.did, opts.idempotencyKey))) || (await repo.findByClaimKey(claimKey));
+        if (winner && winner.claim_key === claimKey) return { created: false, claim: claimFromRow(winner) };
+        if (winner) throw idempotencyReuse(opts.idempotencyKey!);
+      }
+      throw err;
+    }
+  }
+
+  private async storeAndVerify(
+    trx: Knex.Transaction,
+    principal: Principal,
+    claim: ReturnType<typeof normalise>,
+    claimKey: string,
+    key: ValidatorKey,
+    idempotencyKey: string | undefined,
+  ): Promise<ClaimRow> {
+    const collections = new CollectionRepository(trx);
+    const claims = new ClaimRepository(trx);
+    const collection = await collections.findForUpdate(trx, claim.collectionId);
+    if (!collection) {
+      throw badRequest(`No collection ${claim.collectionId}.`, [
+        { pointer: '/body/collectionId', message: `names no collection (create it with POST /v1/collections)`, rule: 'collection-exists' },
+      ]);
+    }
+    if (idempotencyKey) {
+      const previous = await claims.findByIdempotencyKey(principal.did, idempotencyKey);
+      if (previous && previous.claim_key === claimKey) throw new ReplayFound(previous);
+      if (previous) throw idempotencyReuse(idempotencyKey);
+    }
+    const identical = await claims.findByClaimKey(claimKey);
+    if (identical) {
+      // A rejected claim may be corrected (same measurements, more documentation): the new
+      // claim takes over the key and the rejected one stays on record.
+      if (identical.status !== 'rejected' || identical.body === JSON.stringify(claim)) throw new ReplayFound(identical);
+      await claims.releaseClaimKey(identical.id, sha256hex(`superseded:${identical.id}`));
+    }
+
+    this.assertNoHouseholdConflict(await claims.findByHousehold(claim.householdId), claim);
+
+    const now = new Date().toISOString();
+    const id = newClaimId();
+    const { type: _type, ...rest } = claim;
+    const canonical = jcs({ id, type: 'KPTClaim', ...rest, submittedBy: principal.did, createdAt: now });
+    const claimCid = await storeEvidence(trx, canonical);
+    const period = periodOf(claim);
+    const partners = await claims.countGroupClaims(claim.collectionId, otherGroup(claim.testGroup), period);
+    const outcome = evaluateKptRules(claim, {
+      collectionSelectionMethod: !!collection.selection_method,
+      otherGroupClaims: partners.all,
+      alignedOtherGroupClaims: partners.aligned,
+    });
+    const row: NewClaimRow = {
+      id,
+      claim_key: claimKey,
+      collection_id: claim.collectionId,
+      household_did: claim.householdId,
+      test_group: claim.testGroup,
+      status: outcome.status,
+      start_date: period?.start ?? null,
+      end_date: period?.end ?? null,
+      days: claim.fuelMeasurements.dailyLogs.length,
+      total_kg: claim.fuelMeasurements.total,
+      daily_logs: JSON.stringify(claim.fuelMeasurements.dailyLogs),
+      body: JSON.stringify(claim),
+      claim_cid: claimCid,
+      checks: JSON.stringify(outcome.checks),
+      reasons: JSON.stringify(outcome.reasons),
+      credential: null,
+      verifiable_credential: null,
+      submitted_by: principal.did,
+      idempotency_key: idempotencyKey ?? null,
+      created_at: now,
+      updated_at: now,
+      verified_at: null,
+    };
+    if (outcome.status === 'verified') Object.assign(row, credentialColumns(row, key, now));
+    await claims.insert(row);
+
+    // This claim may be the other group's missing aligned partner.
+    if (outcome.status !== 'rejected' && period) {
+      for (const waiting of await claims.findPendingOverlapping(claim.collectionId, otherGroup(claim.testGroup), period)) {
+        await this.reevaluate(claims, waiting, !!collection.selection_method, key, now);
+      }
+    }
+    return { seq: 0, ...row };
+  }
+
+  /** Re-runs the rules for a pending claim; stores the new status (and credential when verified). */
+  private async reevaluate(claims: ClaimRepository, row: ClaimRow, selectionMethod: boolean, key: ValidatorKey, now: string): Promise<void> {
+    const body = JSON.parse(row.body) as KptClaimRequest;
+    const counts = await claims.countGroupClaims(row.collection_id, otherGroup(row.test_group), periodOf(body));
+    const outcome = evaluateKptRules(body, { collectionSelectionMethod: selectionMethod, otherGroupClaims: counts.all, alignedOtherGroupClaims: counts.aligned });
+    if (outcome.status === row.status) return;
+    const update = {
+      status: outcome.status,
+      checks: JSON.stringify(outcome.checks),
+      reasons: JSON.stringify(outcome.reasons),
+      credential: null,
+      verifiable_credential: null,
+      verified_at: null,
+      updated_at: now,
+      ...(outcome.status === 'verified' ? credentialColumns(row, key, now) : {}),
+    };
+    await claims.update(row.id, update);
+  }
+
+  /** 409 when the household is in the other group of this collection, or an overlapping claim says otherwise. */
+  private assertNoHouseholdConflict(existing: ClaimRow[], claim: ReturnType<typeof normalise>): void {
+    const errors: FieldError[] = [];
+    const otherGroupClaim = existing.find((r) => r.collection_id === claim.collectionId && r.test_group !== claim.testGroup);
+    if (otherGroupClaim) {
+      errors.push({
+        pointer: '/body/testGroup',
+        message: `household ${claim.householdId} is already in the ${otherGroupClaim.test_group} group of collection ${claim.collectionId} (claim ${otherGroupClaim.id})`,
+        rule: 'household-single-group',
+      });
+    }
+    const period = periodOf(claim);
+    const logs = JSON.stringify(claim.fuelMeasurements.dailyLogs);
+    const overlapping = period
+      ? existing.find(
+          (r) => r.status !== 'rejected' && r.start_date && r.end_date && periodsOverlap(period, { start: r.start_date, end: r.end_date }) &&
+            !(r.start_date === period.start && r.end_date === period.end && r.daily_logs === logs),
+        )
+      : undefined;
+    if (overlapping) {
+      errors.push({
+        pointer: '/body/testPeriod',
+        message: `claim ${overlapping.id} already covers ${overlapping.start_date}..${overlapping.end_date} for this household with other measurements`,
+        rule: 'no-overlapping-claim',
+      });
+    }
+    if (errors.length) throw conflict(`The measurement data conflict: ${errors.map((e) => e.message).join('; ')}`, errors, 'conflicting-measurements');
+  }
+
+  async get(id: string): Promise<KptClaim | undefined> {
+    const row = await new ClaimRepository(this.db).findById(id);
+    return row ? claimFromRow(row) : undefined;
+  }
+
+  async list(filter: ClaimListFilter): Promise<KptClaimPage> {
+    const limit = filter.limit ?? 50;
+    const rows = await new ClaimRepository(this.db).list({ ...filter, afterSeq: decodeCursor(filter.cursor), limit });
+    return pageOf(rows, limit, claimFromRow);
+  }
+}
+
+function idempotencyReuse(key: string) {
+  return conflict(`Idempotency-Key ${key} was already used for a different claim.`, [
+    { pointer: '/headers/idempotency-key', message: 'was already used with a different request body', rule: 'idempotency-key-reuse' },
+  ], 'idempotency-key-reuse');
+}
+
+/** The spec's credential summary and the signed VC 2.0 credential, as claim columns. */
+function credentialColumns(row: Pick<ClaimRow, 'id' | 'body' | 'claim_cid' | 'collection_id' | 'household_did' | 'test_group'>, key: ValidatorKey, now: string) {
+  const body = JSON.parse(row.body) as KptClaimRequest;
+  const { dailyLogs, total } = body.fuelMeasurements;
+  const claimUri = `ipfs://${row.claim_cid}`;
+  const summary: KptCredentialSummary = {
+    type: 'KPTCredential',
+    issuer: key.did,
+    evidence: [claimUri, ...(body.evidence ?? []).map((e) => e.uri)],
+  };
+  const vc: VerifiableCredential = signCredential(
+    {
+      '@context': [VC_V2_CONTEXT],
+      id: `urn:hearth:credential:${row.id}`,
+      type: ['VerifiableCredential', 'KPTCredential'],
+      issuer: key.did,
+      validFrom: now,
+      credentialSubject: {
+        id: row.household_did,
+        claimId: row.id,
+        collectionId: row.collection_id,
+        testGroup: row.test_group,
+        ...(body.testPeriod ? { testPeriod: { startDate: body.testPeriod.startDate, endDate: body.testPeriod.endDate } } : {}),
+        days: dailyLogs.length,
+        totalFuelKg: total,
+        meanFuelKgPerDay: preciseSum(dailyLogs) / dailyLogs.length,
+      },
+      evidence: [
+        { id: claimUri, type: ['Evidence', 'KPTClaimRecord'], description: 'Canonical JSON (RFC 8785) of the verified claim' },
+        ...(body.evidence ?? []).map((e) => ({ id: e.uri, type: ['Evidence'], evidenceType: e.type, ...(e.description ? { description: e.description } : {}) })),
+      ],
+    },
+    key,
+    new Date(now),
+  );
+  return { credential: JSON.stringify(summary), verifiable_credential: JSON.stringify(vc), verified_at: now };
+}

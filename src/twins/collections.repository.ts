@@ -1,0 +1,65 @@
+// The only SQL for KPT claim collections. getCollection / pageCollections are also the read
+// side of the chain query node (area C).
+import type { Knex } from 'knex';
+import { dbClientOf, type Db } from '../platform/db/index.ts';
+import type { Collection } from '../../generated/openapi/types.gen.ts';
+import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
+
+export interface CollectionRow {
+  seq: number;
+  id: string;
+  name: string;
+  description: string | null;
+  selection_method: string | null;
+  created_by: string;
+  created_at: string;
+}
+
+export function collectionFromRow(r: CollectionRow): Collection {
+  return {
+    id: r.id,
+    name: r.name,
+    ...(r.description ? { description: r.description } : {}),
+    ...(r.selection_method ? { selectionMethod: r.selection_method } : {}),
+    createdBy: r.created_by,
+    createdAt: r.created_at,
+  };
+}
+
+export class CollectionRepository {
+  constructor(private readonly db: Db | Knex.Transaction) {}
+
+  async insert(row: Omit<CollectionRow, 'seq'>): Promise<void> {
+    await this.db('kpt_collections').insert(row);
+  }
+
+  async findById(id: string): Promise<CollectionRow | undefined> {
+    return this.db<CollectionRow>('kpt_collections').where({ id }).first();
+  }
+
+  /**
+   * Reads the collection and, on PostgreSQL, locks its row until the transaction ends, so claim
+   * submissions to one collection are evaluated one after another (SQLite has one writer anyway).
+   */
+  async findForUpdate(trx: Knex.Transaction, id: string): Promise<CollectionRow | undefined> {
+    const q = trx<CollectionRow>('kpt_collections').where({ id }).first();
+    return dbClientOf(trx as unknown as Db) === 'postgres' ? q.forUpdate() : q;
+  }
+
+  async list(afterSeq: number | undefined, limit: number): Promise<CollectionRow[]> {
+    const q = this.db<CollectionRow>('kpt_collections').select('*');
+    if (afterSeq !== undefined) q.where('seq', '>', afterSeq);
+    return q.orderBy('seq', 'asc').limit(limit + 1);
+  }
+}
+
+/** One collection by id, or undefined. */
+export async function getCollection(db: Db, id: string): Promise<Collection | undefined> {
+  const row = await new CollectionRepository(db).findById(id);
+  return row ? collectionFromRow(row) : undefined;
+}
+
+/** Every collection in creation order, by key or by offset, optionally with the total count. */
+export function pageCollections(db: Db, page: KeyOrOffsetPage): Promise<PagedResult<Collection>> {
+  return pageBySeq<CollectionRow, Collection>(() => db('kpt_collections'), page, collectionFromRow);
+}

@@ -1,0 +1,58 @@
+// KPT claim collections (campaigns) and their campaign reports.
+import type { Db } from '../platform/db/index.ts';
+import { isUniqueViolation } from '../platform/db/index.ts';
+import { conflict, notFound } from '../platform/http/errors.ts';
+import type { Principal } from '../platform/keys/service.ts';
+import type { Collection, CollectionCreateRequest, CollectionPage, KptReport } from '../../generated/openapi/types.gen.ts';
+import { ClaimRepository } from './claims.repository.ts';
+import { CollectionRepository, collectionFromRow } from './collections.repository.ts';
+import { decodeCursor, pageOf } from './paging.ts';
+import { buildKptReport } from './report.ts';
+import { assertMatchesSchema } from './schemas.ts';
+
+export class CollectionService {
+  constructor(private readonly db: Db) {}
+
+  async create(principal: Principal, input: CollectionCreateRequest): Promise<Collection> {
+    assertMatchesSchema<CollectionCreateRequest>('CollectionCreateRequest', input, 'collection');
+    const row = {
+      id: input.id,
+      name: input.name,
+      description: input.description ?? null,
+      selection_method: input.selectionMethod ?? null,
+      created_by: principal.did,
+      created_at: new Date().toISOString(),
+    };
+    try {
+      await new CollectionRepository(this.db).insert(row);
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        throw conflict(`A collection ${input.id} exists.`, [{ pointer: '/body/id', message: 'is taken', rule: 'collection-id-unique' }]);
+      }
+      throw err;
+    }
+    return collectionFromRow({ seq: 0, ...row });
+  }
+
+  async get(id: string): Promise<Collection> {
+    const row = await new CollectionRepository(this.db).findById(id);
+    if (!row) throw notFound(`No collection ${id}.`);
+    return collectionFromRow(row);
+  }
+
+  async list(opts: { cursor?: string; limit?: number }): Promise<CollectionPage> {
+    const limit = opts.limit ?? 50;
+    const rows = await new CollectionRepository(this.db).list(decodeCursor(opts.cursor), limit);
+    return pageOf(rows, limit, collectionFromRow);
+  }
+
+  /** The campaign report over the collection's verified claims. */
+  async report(id: string): Promise<KptReport> {
+    await this.get(id);
+    const rows = await new ClaimRepository(this.db).findVerifiedInCollection(id);
+    return buildKptReport(
+      id,
+      rows.map((r) => ({ household: r.household_did, group: r.test_group, days: r.days, totalKg: r.total_kg })),
+    );
+  }
+}

@@ -1,0 +1,188 @@
+// Twin entities and protocols: creation from a protocol (properties type-checked, relationships
+// naming existing entities of the declared type), reads, lists and controller-only updates.
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../platform/db/index.ts';
+import { forbidden, notFound, type FieldError } from '../platform/http/errors.ts';
+import type { Principal } from '../platform/keys/service.ts';
+import type {
+  Entity,
+  EntityCreateRequest,
+  EntityPage,
+  EntityUpdateRequest,
+  PropertyTypeName,
+} from '../../generated/openapi/types.gen.ts';
+import { EntityRepository, entityFromRow, type EntityRow, type NewEntityRow } from './entities.repository.ts';
+import { decodeCursor, pageOf } from './paging.ts';
+import { assertMatchesSchema, assertNoFieldErrors, didErrors } from './schemas.ts';
+
+export const PROTOCOL_TYPE = 'Protocol';
+const PROPERTY_TYPES: PropertyTypeName[] = ['string', 'number', 'boolean', 'object', 'array'];
+const TYPE_NAME_RE = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
+
+export function newEntityDid(): string {
+  return `did:ixo:entity:${randomBytes(16).toString('hex')}`;
+}
+
+function typeOfValue(v: unknown): PropertyTypeName | 'null' {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v as PropertyTypeName;
+}
+
+export interface EntityListFilter {
+  type?: string;
+  protocol?: string;
+  controller?: string;
+  relatedTo?: string;
+  role?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+type EntityShape = Pick<EntityCreateRequest, 'properties' | 'relationships' | 'services' | 'verifiableCredential' | 'controller'>;
+
+export class EntityService {
+  constructor(private readonly db: Db) {}
+
+  async create(principal: Principal, input: EntityCreateRequest): Promise<Entity> {
+    assertMatchesSchema<EntityCreateRequest>('EntityCreateRequest', input, 'entity');
+    const isProtocol = input.type === PROTOCOL_TYPE;
+    const errors: FieldError[] = didErrors([
+      ['/body/protocol', input.protocol],
+      ['/body/controller', input.controller],
+    ]);
+    if (isProtocol && input.protocol) {
+      errors.push({ pointer: '/body/protocol', message: 'a Protocol is not created from another protocol', rule: 'protocol-of-protocol' });
+    }
+    assertNoFieldErrors(errors, 'The entity is invalid');
+
+    return this.db.transaction(async (trx) => {
+      const repo = new EntityRepository(trx);
+      const protocol = input.protocol ? await this.loadProtocol(repo, input.protocol) : undefined;
+      const fieldErrors = isProtocol ? this.checkProtocolShape(input) : await this.checkAgainstProtocol(repo, input, protocol);
+      assertNoFieldErrors(fieldErrors, 'The entity is invalid');
+      const now = new Date().toISOString();
+      const row: NewEntityRow = {
+        did: newEntityDid(),
+        type: input.type,
+        protocol_did: input.protocol ?? null,
+        controller: input.controller ?? principal.did,
+        properties: JSON.stringify(input.properties ?? {}),
+        relationships: JSON.stringify(input.relationships ?? {}),
+        services: JSON.stringify(input.services ?? []),
+        verifiable_credentials: JSON.stringify(input.verifiableCredential ?? []),
+        created_at: now,
+        updated_at: now,
+      };
+      // A protocol's relationships are role -> type, not links to entities.
+      await repo.insert(row, isProtocol ? {} : input.relationships ?? {});
+      return entityFromRow({ seq: 0, ...row });
+    });
+  }
+
+  async get(did: string): Promise<Entity | undefined> {
+    const row = await new EntityRepository(this.db).findByDid(did);
+    return row ? entityFromRow(row) : undefined;
+  }
+
+  async list(filter: EntityListFilter): Promise<EntityPage> {
+    const limit = filter.limit ?? 50;
+    const rows = await new EntityRepository(this.db).list({ ...filter, afterSeq: decodeCursor(filter.cursor), limit });
+    return pageOf(rows, limit, entityFromRow);
+  }
+
+  /** Replaces the given top-level fields; only the entity's controller may. */
+  async update(principal: Principal, did: string, patch: EntityUpdateRequest): Promise<Entity> {
+    assertMatchesSchema<EntityUpdateRequest>('EntityUpdateRequest', patch, 'entity update');
+    assertNoFieldErrors(didErrors([['/body/controller', patch.controller]]), 'The update is invalid');
+    return this.db.transaction(async (trx) => {
+      const repo = new EntityRepository(trx);
+      const current = await repo.findByDid(did);
+      if (!current) throw notFound(`No entity ${did}.`);
+      if (current.controller !== principal.did) {
+        throw forbidden(`Only the controller of ${did} (${current.controller}) may update it.`);
+      }
+      const merged: EntityCreateRequest = {
+        type: current.type,
+        ...(current.protocol_did ? { protocol: current.protocol_did } : {}),
+        controller: patch.controller ?? current.controller,
+        properties: patch.properties ?? JSON.parse(current.properties),
+        relationships: patch.relationships ?? JSON.parse(current.relationships),
+        services: patch.services ?? JSON.parse(current.services),
+        verifiableCredential: patch.verifiableCredential ?? JSON.parse(current.verifiable_credentials),
+      };
+      const isProtocol = current.type === PROTOCOL_TYPE;
+      const protocol = current.protocol_did ? await repo.findByDid(current.protocol_did) : undefined;
+      const errors = isProtocol ? this.checkProtocolShape(merged) : await this.checkAgainstProtocol(repo, merged, protocol, did);
+      assertNoFieldErrors(errors, 'The update is invalid');
+      const updated: Partial<NewEntityRow> = {
+        controller: merged.controller!,
+        properties: JSON.stringify(merged.properties),
+        relationships: JSON.stringify(merged.relationships),
+        services: JSON.stringify(merged.services),
+        verifiable_credentials: JSON.stringify(merged.verifiableCredential),
+        updated_at: new Date().toISOString(),
+      };
+      await repo.update(did, updated, isProtocol || !patch.relationships ? undefined : merged.relationships);
+      return entityFromRow({ ...current, ...updated } as EntityRow);
+    });
+  }
+
+  private async loadProtocol(repo: EntityRepository, did: string): Promise<EntityRow> {
+    const row = await repo.findByDid(did);
+    const problem = !row ? 'names no existing entity' : row.type !== PROTOCOL_TYPE ? `names an entity of type ${row.type}, not a Protocol` : undefined;
+    assertNoFieldErrors(problem ? [{ pointer: '/body/protocol', message: problem, rule: 'protocol-exists' }] : [], 'The entity is invalid');
+    return row!;
+  }
+
+  /** A protocol declares property name -> type name and role -> entity type. */
+  private checkProtocolShape(input: EntityShape): FieldError[] {
+    const errors: FieldError[] = [];
+    for (const [name, t] of Object.entries(input.properties ?? {})) {
+      if (typeof t !== 'string' || !PROPERTY_TYPES.includes(t as PropertyTypeName)) {
+        errors.push({ pointer: `/body/properties/${name}`, message: `must be one of ${PROPERTY_TYPES.join(', ')}`, rule: 'protocol-property-type' });
+      }
+    }
+    for (const [role, t] of Object.entries(input.relationships ?? {})) {
+      if (!TYPE_NAME_RE.test(t)) {
+        errors.push({ pointer: `/body/relationships/${role}`, message: 'must be an entity type name, e.g. OracleEntity', rule: 'protocol-relationship-type' });
+      }
+    }
+    return errors;
+  }
+
+  /** Properties declared and typed by the protocol; relationships naming existing entities of the declared type. */
+  private async checkAgainstProtocol(repo: EntityRepository, input: EntityShape, protocol: EntityRow | undefined, selfDid?: string): Promise<FieldError[]> {
+    const errors: FieldError[] = [];
+    const declaredProps: Record<string, string> = protocol ? JSON.parse(protocol.properties) : {};
+    const declaredRoles: Record<string, string> = protocol ? JSON.parse(protocol.relationships) : {};
+    if (protocol) {
+      for (const [name, value] of Object.entries(input.properties ?? {})) {
+        const declared = declaredProps[name];
+        if (!declared) {
+          errors.push({ pointer: `/body/properties/${name}`, message: `is not a property of protocol ${protocol.did}`, rule: 'property-declared' });
+        } else if (typeOfValue(value) !== declared) {
+          errors.push({ pointer: `/body/properties/${name}`, message: `must be of type ${declared} (protocol ${protocol.did})`, rule: 'property-type' });
+        }
+      }
+    }
+    const links = Object.entries(input.relationships ?? {});
+    errors.push(...didErrors(links.map(([role, target]) => [`/body/relationships/${role}`, target])));
+    const targets = new Map((await repo.findManyByDid(links.map(([, t]) => t))).map((r) => [r.did, r]));
+    for (const [role, targetDid] of links) {
+      const pointer = `/body/relationships/${role}`;
+      if (errors.some((e) => e.pointer === pointer)) continue;
+      if (protocol && !declaredRoles[role]) {
+        errors.push({ pointer, message: `is not a relationship of protocol ${protocol.did}`, rule: 'relationship-declared' });
+        continue;
+      }
+      const target = targets.get(targetDid);
+      if (!target || targetDid === selfDid) {
+        errors.push({ pointer, message: `${targetDid} is not an existing entity`, rule: 'relationship-target-exists' });
+      } else if (protocol && target.type !== declaredRoles[role]) {
+        errors.push({ pointer, message: `${targetDid} is a ${target.type}, the protocol requires a ${declaredRoles[role]}`, rule: 'relationship-target-type' });
+      }
+    }
+    return errors;
+  }
+}

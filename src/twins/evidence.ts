@@ -1,0 +1,38 @@
+// Content-addressed evidence: the canonical JSON of a claim is stored under its CIDv1
+// (raw codec, sha2-256, base32), the same CID `ipfs add --cid-version 1 --raw-leaves` gives
+// for a single-block file, so an operator can pin the bytes to IPFS unchanged.
+import { createHash } from 'node:crypto';
+import { CID } from 'multiformats/cid';
+import * as raw from 'multiformats/codecs/raw';
+import { create as createDigest } from 'multiformats/hashes/digest';
+import type { Knex } from 'knex';
+import type { Db } from '../platform/db/index.ts';
+
+const SHA2_256 = 0x12;
+
+export function cidOf(bytes: Uint8Array): string {
+  const digest = createDigest(SHA2_256, createHash('sha256').update(bytes).digest());
+  return CID.createV1(raw.code, digest).toString();
+}
+
+export interface EvidenceBlob {
+  cid: string;
+  mediaType: string;
+  bytes: Buffer;
+}
+
+/** Stores text under its CID (idempotent: the same bytes always have the same CID). */
+export async function storeEvidence(db: Db | Knex.Transaction, content: string, mediaType = 'application/json'): Promise<string> {
+  const bytes = Buffer.from(content, 'utf8');
+  const cid = cidOf(bytes);
+  await db('twin_evidence_blobs')
+    .insert({ cid, media_type: mediaType, content, size: bytes.length, created_at: new Date().toISOString() })
+    .onConflict('cid')
+    .ignore();
+  return cid;
+}
+
+export async function findEvidence(db: Db, cid: string): Promise<EvidenceBlob | undefined> {
+  const row = await db('twin_evidence_blobs').where({ cid }).first();
+  return row ? { cid: row.cid, mediaType: row.media_type, bytes: Buffer.from(row.content, 'utf8') } : undefined;
+}

@@ -1,0 +1,65 @@
+// Area A: twin entities, protocols, KPT claims, verification and verifiable credentials.
+// Other areas use the services directly (the USSD area submits claims for households; the
+// chain query node reads entities, claims and collections through the repository functions).
+import type { Router } from 'express';
+import type { AreaContext } from '../app.ts';
+import { ClaimService } from './claims.service.ts';
+import { CollectionService } from './collections.service.ts';
+import { verifyCredential } from './credentials.ts';
+import { EntityService } from './entities.service.ts';
+import { findEvidence } from './evidence.ts';
+import { twinsRouter } from './routes.ts';
+import { knownValidatorDids, loadValidatorKey, parseSeed, type ValidatorKey } from './validator-key.ts';
+
+export interface TwinsArea {
+  router: Router;
+  entities: EntityService;
+  claims: ClaimService;
+  collections: CollectionService;
+  /** The validator key (loaded, or generated and persisted, on first use). */
+  validatorKey(): Promise<ValidatorKey>;
+}
+
+export function createTwinsArea(ctx: AreaContext): TwinsArea {
+  const { db, config } = ctx;
+  // A malformed configured key stops start-up instead of failing the first claim.
+  if (config.VALIDATOR_PRIVATE_KEY) parseSeed(config.VALIDATOR_PRIVATE_KEY);
+  let keyPromise: Promise<ValidatorKey> | undefined;
+  const validatorKey = () => {
+    keyPromise ??= loadValidatorKey(db, config.VALIDATOR_PRIVATE_KEY).catch((err) => {
+      keyPromise = undefined;
+      throw err;
+    });
+    return keyPromise;
+  };
+
+  const entities = new EntityService(db);
+  const claims = new ClaimService(db, { totalToleranceKg: config.KPT_TOTAL_TOLERANCE_KG, validatorKey });
+  const collections = new CollectionService(db);
+  const router = twinsRouter({
+    entities,
+    claims,
+    collections,
+    evidence: (cid) => findEvidence(db, cid),
+    async verifyCredential(vc) {
+      await validatorKey();
+      return verifyCredential(vc, await knownValidatorDids(db));
+    },
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+  });
+  return { router, entities, claims, collections, validatorKey };
+}
+
+export { EntityService } from './entities.service.ts';
+export { ClaimService, type SubmitResult, type ClaimListFilter } from './claims.service.ts';
+export { CollectionService } from './collections.service.ts';
+export {
+  pageEntities,
+  findEntityByDid,
+  type KeyOrOffsetPage,
+  type PagedResult,
+} from './entities.repository.ts';
+export { pageClaims, pageClaimsByCollection, findClaimById } from './claims.repository.ts';
+export { pageCollections, getCollection } from './collections.repository.ts';
+export { verifyCredential } from './credentials.ts';
+export { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';

@@ -1,0 +1,34 @@
+// Opaque cursors for the /v1 list endpoints: base64url of the last row's sequence number, so
+// pages stay stable while rows are added.
+import { badRequest } from '../platform/http/errors.ts';
+
+export interface Page<T> {
+  items: T[];
+  nextCursor?: string;
+}
+
+export function encodeCursor(seq: number): string {
+  return Buffer.from(`s:${seq}`).toString('base64url');
+}
+
+/** The sequence number a cursor stands for; 400 naming the parameter when it is not ours. */
+export function decodeCursor(cursor: string | undefined): number | undefined {
+  if (cursor === undefined) return undefined;
+  const m = /^s:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!m) {
+    throw badRequest('The cursor is not one this service issued.', [
+      { pointer: '/query/cursor', message: 'is not a cursor returned by a previous page', rule: 'cursor' },
+    ]);
+  }
+  return Number(m[1]);
+}
+
+/** Rows fetched with limit + 1: trims the extra row and derives the next cursor from the last kept. */
+export function pageOf<R extends { seq: number }, T>(rows: R[], limit: number, map: (r: R) => T): Page<T> {
+  const kept = rows.slice(0, limit);
+  const last = kept[kept.length - 1];
+  return {
+    items: kept.map(map),
+    ...(rows.length > limit && last ? { nextCursor: encodeCursor(last.seq) } : {}),
+  };
+}

@@ -1,0 +1,123 @@
+// Area A's HTTP layer: thin handlers over the services. The OpenAPI validator has already
+// checked auth (401/403), parameters and bodies before these run.
+import { Router, type Request, type Response } from 'express';
+import { principalOf } from '../platform/http/auth.ts';
+import { notFound } from '../platform/http/errors.ts';
+import type {
+  ClaimStatus,
+  CollectionCreateRequest,
+  CredentialVerifyRequest,
+  EntityCreateRequest,
+  EntityUpdateRequest,
+  KptClaimRequest,
+  TestGroup,
+} from '../../generated/openapi/types.gen.ts';
+import type { ClaimService } from './claims.service.ts';
+import type { CollectionService } from './collections.service.ts';
+import type { EntityService } from './entities.service.ts';
+import { renderReportSvg } from './report.ts';
+
+export interface TwinsRouteDeps {
+  entities: EntityService;
+  claims: ClaimService;
+  collections: CollectionService;
+  evidence(cid: string): Promise<{ mediaType: string; bytes: Buffer } | undefined>;
+  verifyCredential(vc: Record<string, unknown>): Promise<unknown>;
+  publicBaseUrl?: string;
+}
+
+const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+const int = (v: unknown) => (v === undefined ? undefined : Number(v));
+
+export function twinsRouter(deps: TwinsRouteDeps): Router {
+  const router = Router();
+  const link = (path: string) => `${deps.publicBaseUrl?.replace(/\/$/, '') ?? ''}${path}`;
+
+  router.post('/v1/entities', async (req: Request, res: Response) => {
+    const entity = await deps.entities.create(principalOf(req), req.body as EntityCreateRequest);
+    res.status(201).location(link(`/v1/entities/${entity.did}`)).json(entity);
+  });
+
+  router.get('/v1/entities', async (req, res) => {
+    const q = req.query;
+    res.json(
+      await deps.entities.list({
+        type: str(q.type), protocol: str(q.protocol), controller: str(q.controller),
+        relatedTo: str(q.relatedTo), role: str(q.role), cursor: str(q.cursor), limit: int(q.limit),
+      }),
+    );
+  });
+
+  router.get('/v1/entities/:did', async (req, res) => {
+    const entity = await deps.entities.get(req.params.did!);
+    if (!entity) throw notFound(`No entity ${req.params.did}.`);
+    res.json(entity);
+  });
+
+  router.patch('/v1/entities/:did', async (req, res) => {
+    res.json(await deps.entities.update(principalOf(req), req.params.did!, req.body as EntityUpdateRequest));
+  });
+
+  router.post('/v1/claims', async (req, res) => {
+    const { created, claim } = await deps.claims.submit(principalOf(req), req.body as KptClaimRequest, {
+      idempotencyKey: req.get('Idempotency-Key') || undefined,
+    });
+    res.status(created ? 201 : 200).location(link(`/v1/claims/${claim.id}`)).json(claim);
+  });
+
+  router.get('/v1/claims', async (req, res) => {
+    const q = req.query;
+    res.json(
+      await deps.claims.list({
+        collection: str(q.collection), household: str(q.household), group: str(q.group) as TestGroup | undefined,
+        status: str(q.status) as ClaimStatus | undefined, cursor: str(q.cursor), limit: int(q.limit),
+      }),
+    );
+  });
+
+  router.get('/v1/claims/:id', async (req, res) => {
+    const claim = await deps.claims.get(req.params.id!);
+    if (!claim) throw notFound(`No claim ${req.params.id}.`);
+    res.json(claim);
+  });
+
+  router.post('/v1/collections', async (req, res) => {
+    const collection = await deps.collections.create(principalOf(req), req.body as CollectionCreateRequest);
+    res.status(201).location(link(`/v1/collections/${collection.id}`)).json(collection);
+  });
+
+  router.get('/v1/collections', async (req, res) => {
+    res.json(await deps.collections.list({ cursor: str(req.query.cursor), limit: int(req.query.limit) }));
+  });
+
+  // Registered before /:id so "report.svg" is never read as part of an id.
+  router.get('/v1/collections/:id/report.svg', async (req, res) => {
+    const report = await deps.collections.report(req.params.id!);
+    res.type('image/svg+xml').send(renderReportSvg(report));
+  });
+
+  router.get('/v1/collections/:id/report', async (req, res) => {
+    res.json(await deps.collections.report(req.params.id!));
+  });
+
+  router.get('/v1/collections/:id', async (req, res) => {
+    res.json(await deps.collections.get(req.params.id!));
+  });
+
+  router.get('/v1/evidence/:cid', async (req, res) => {
+    const blob = await deps.evidence(req.params.cid!);
+    if (!blob) throw notFound(`No evidence ${req.params.cid}.`);
+    // Content-addressed: the bytes under a CID never change.
+    res
+      .set('Content-Type', blob.mediaType)
+      .set('ETag', `"${req.params.cid}"`)
+      .set('Cache-Control', 'private, max-age=31536000, immutable')
+      .send(blob.bytes);
+  });
+
+  router.post('/v1/credentials/verify', async (req, res) => {
+    res.json(await deps.verifyCredential((req.body as CredentialVerifyRequest).verifiableCredential));
+  });
+
+  return router;
+}
