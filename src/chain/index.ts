@@ -8,7 +8,7 @@ import { buildRoutes, RouteTable } from './gateway/routes.ts';
 import { embeddedUpstream, grpcUpstream } from './gateway/upstream.ts';
 import { ChainRepository } from './node/repository.ts';
 import { startGrpcNode } from './node/server.ts';
-import { queryRoutes } from './node/services.ts';
+import { queryServices, registerServices } from './node/services.ts';
 import { disabledMethodSet } from './services.ts';
 
 export interface ChainArea {
@@ -20,11 +20,11 @@ export interface ChainArea {
 export async function createChainArea(ctx: AreaContext): Promise<ChainArea> {
   const { config, db, logger, keys } = ctx;
   const disabled = disabledMethodSet(config.CHAIN_DISABLED_METHODS);
-  const nodeRoutes = queryRoutes({ config, reads: new ChainRepository(db), disabled });
+  const services = queryServices({ config, reads: new ChainRepository(db), disabled });
 
   let grpcPort: number | undefined;
   if (config.GRPC_ENABLED) {
-    const node = await startGrpcNode(nodeRoutes, config.GRPC_HOST, config.GRPC_PORT);
+    const node = await startGrpcNode(registerServices(services), config.GRPC_HOST, config.GRPC_PORT);
     grpcPort = node.port;
     ctx.onClose(() => node.stop());
     logger.info({ host: config.GRPC_HOST, port: node.port }, 'chain query node listening (gRPC)');
@@ -32,7 +32,7 @@ export async function createChainArea(ctx: AreaContext): Promise<ChainArea> {
 
   const upstream = config.CHAIN_GRPC_URL
     ? grpcUpstream(config.CHAIN_GRPC_URL, config.CHAIN_GRPC_TIMEOUT_MS)
-    : embeddedUpstream(nodeRoutes, config.CHAIN_GRPC_TIMEOUT_MS);
+    : embeddedUpstream(services, config.CHAIN_GRPC_TIMEOUT_MS);
   ctx.onClose(() => upstream.close());
 
   const gateway = gatewayRouter({ config, keys, logger, routes: new RouteTable(buildRoutes()), upstream, disabled });

@@ -92,7 +92,7 @@ export function gatewayRouter(deps: GatewayDeps): Router {
       res.json(renderMessage(method.output, answer));
     } catch (err) {
       const ce = ConnectError.from(err);
-      if (httpStatusForGrpc(ce.code) >= 500) logger.warn({ method: name, code: ce.code, err: ce.rawMessage }, 'chain upstream call failed');
+      if (httpStatusForGrpc(ce.code) >= 500) logger.warn({ method: name, code: ce.code, err: ce.cause ?? ce.rawMessage }, 'chain upstream call failed');
       sendGrpcError(res, ce);
     }
   });

@@ -1,9 +1,10 @@
-// The node the gateway calls: the embedded query node in-process by default, or any node that
+// The node the gateway calls: the embedded query node (in-process) by default, or any node that
 // speaks the same services over real gRPC (CHAIN_GRPC_URL). Every call has a deadline, so a
 // slow or silent upstream becomes 504 instead of a hanging request.
-import type { DescMethodUnary, DescMessage, MessageShape } from '@bufbuild/protobuf';
-import { Code, ConnectError, createRouterTransport, type ConnectRouter, type Transport } from '@connectrpc/connect';
+import { create, type DescMessage, type DescMethodUnary, type MessageShape } from '@bufbuild/protobuf';
+import { Code, ConnectError, createHandlerContext, type Transport } from '@connectrpc/connect';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
+import type { ServiceBinding, UnaryHandler } from '../node/services.ts';
 
 export interface Upstream {
   call(method: DescMethodUnary, request: MessageShape<DescMessage>): Promise<MessageShape<DescMessage>>;
@@ -42,8 +43,43 @@ function asUpstreamError(err: unknown): ConnectError {
   return ce;
 }
 
-export function embeddedUpstream(register: (router: ConnectRouter) => void, timeoutMs: number): Upstream {
-  return withDeadline(createRouterTransport(register), timeoutMs, () => {});
+/**
+ * The embedded node, called in-process: the same service implementations the gRPC server runs,
+ * without serialising each message to bytes and back, under the same deadline.
+ */
+export function embeddedUpstream(bindings: ServiceBinding[], timeoutMs: number): Upstream {
+  const handlers = new Map<string, UnaryHandler>();
+  for (const { service, impl } of bindings) {
+    for (const m of service.methods) {
+      const h = impl[m.localName];
+      if (h) handlers.set(`${service.typeName}/${m.name}`, h);
+    }
+  }
+  return {
+    async call(method, request) {
+      const path = `${method.parent.typeName}/${method.name}`;
+      const handler = handlers.get(path);
+      if (!handler) throw new ConnectError(`${path} is not implemented`, Code.Unimplemented);
+      const ctx = createHandlerContext({ service: method.parent, method, protocolName: 'in-process', requestMethod: 'POST', url: `/${path}`, timeoutMs });
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          ctx.abort();
+          reject(new ConnectError('the deadline was exceeded', Code.DeadlineExceeded));
+        }, timeoutMs);
+      });
+      try {
+        return create(method.output, await Promise.race([handler(request, ctx), deadline]));
+      } catch (err) {
+        if (err instanceof ConnectError) throw err;
+        // As a gRPC server would: no internals to the client; the cause is logged by the gateway.
+        throw new ConnectError('internal error', Code.Internal, undefined, undefined, err);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    close() {},
+  };
 }
 
 export function grpcUpstream(baseUrl: string, timeoutMs: number): Upstream {

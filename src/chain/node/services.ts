@@ -1,8 +1,8 @@
 // The IXO query services of the embedded node: module params from config, entities, IID
 // documents, claims and collections from the database (via ChainReadModel).
-import { create } from '@bufbuild/protobuf';
+import { create, type DescMessage, type DescService, type MessageInitShape, type MessageShape } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { Code, ConnectError, type ConnectRouter, type ServiceImpl } from '@connectrpc/connect';
+import { Code, ConnectError, type ConnectRouter, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
 import type { Config } from '../../config.ts';
 import {
   ClaimSchema,
@@ -105,8 +105,16 @@ export interface NodeDeps {
   disabled: ReadonlySet<string>;
 }
 
-/** Registers the services; a disabled method is left out, so connect answers UNIMPLEMENTED. */
-export function queryRoutes({ config, reads, disabled }: NodeDeps): (router: ConnectRouter) => void {
+export type UnaryHandler = (request: MessageShape<DescMessage>, context: HandlerContext) => Promise<MessageInitShape<DescMessage>>;
+
+/** One compiled-in service and the node's implementation of its enabled methods. */
+export interface ServiceBinding {
+  service: DescService;
+  impl: Partial<Record<string, UnaryHandler>>;
+}
+
+/** The node's services; a disabled method is left out, so it answers UNIMPLEMENTED. */
+export function queryServices({ config, reads, disabled }: NodeDeps): ServiceBinding[] {
   const entity: ServiceImpl<typeof EntityQuery> = {
     async params() {
       return {
@@ -190,13 +198,16 @@ export function queryRoutes({ config, reads, disabled }: NodeDeps): (router: Con
     },
   };
 
-  const enabled = <T extends Record<string, unknown>>(service: { typeName: string; methods: { localName: string; name: string; parent: { typeName: string } }[] }, impl: T): Partial<T> =>
-    Object.fromEntries(service.methods.filter((m) => !disabled.has(methodFullName(m))).map((m) => [m.localName, impl[m.localName]])) as Partial<T>;
+  const bind = (service: DescService, impl: Record<string, unknown>): ServiceBinding => ({
+    service,
+    impl: Object.fromEntries(service.methods.filter((m) => !disabled.has(methodFullName(m))).map((m) => [m.localName, impl[m.localName]])) as ServiceBinding['impl'],
+  });
+  return [bind(EntityQuery, entity), bind(IidQuery, iid), bind(ClaimsQuery, claims), bind(TokenQuery, token)];
+}
 
+/** The services on a connect router (the gRPC server). */
+export function registerServices(bindings: ServiceBinding[]): (router: ConnectRouter) => void {
   return (router) => {
-    router.service(EntityQuery, enabled(EntityQuery, entity));
-    router.service(IidQuery, enabled(IidQuery, iid));
-    router.service(ClaimsQuery, enabled(ClaimsQuery, claims));
-    router.service(TokenQuery, enabled(TokenQuery, token));
+    for (const { service, impl } of bindings) router.service(service, impl as never);
   };
 }
