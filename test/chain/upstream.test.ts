@@ -6,7 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { Code, ConnectError, type ConnectRouter } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
-import { ClaimsQuery, EntityQuery } from '../../src/chain/services.ts';
+import { create } from '@bufbuild/protobuf';
+import { embeddedUpstream } from '../../src/chain/gateway/upstream.ts';
+import { ClaimsQuery, EntityQuery, TokenQuery } from '../../src/chain/services.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -215,5 +217,33 @@ forEachDatabase('chain gateway with an unreachable upstream', (t) => {
     const res = await getVia(silentUrl, '/chain/token/params');
     expect(res.status).to.equal(504);
     expect(res.body.code).to.equal(4);
+  });
+});
+
+describe('embedded upstream (the in-process node)', () => {
+  const tokenParams = TokenQuery.method.params;
+  const request = create(tokenParams.input, {});
+  const bind = (params: () => Promise<object>) => embeddedUpstream([{ service: TokenQuery, impl: { params } as never }], TIMEOUT_MS);
+
+  it('answers DEADLINE_EXCEEDED when the service is slower than the deadline', async () => {
+    const upstream = bind(() => new Promise((r) => setTimeout(() => r({}), TIMEOUT_MS * 3)));
+    const err = await upstream.call(tokenParams, request).then(() => undefined, (e) => e as ConnectError);
+    expect(err?.code).to.equal(Code.DeadlineExceeded);
+  });
+
+  it('hides an unexpected failure as INTERNAL "internal error", keeping the cause for the log', async () => {
+    const upstream = bind(async () => {
+      throw new Error('SQLITE_BUSY: database is locked');
+    });
+    const err = await upstream.call(tokenParams, request).then(() => undefined, (e) => e as ConnectError);
+    expect(err?.code).to.equal(Code.Internal);
+    expect(err?.rawMessage).to.equal('internal error');
+    expect((err?.cause as Error).message).to.contain('SQLITE_BUSY');
+  });
+
+  it('answers UNIMPLEMENTED for a method without an implementation', async () => {
+    const upstream = embeddedUpstream([], TIMEOUT_MS);
+    const err = await upstream.call(tokenParams, request).then(() => undefined, (e) => e as ConnectError);
+    expect(err?.code).to.equal(Code.Unimplemented);
   });
 });
