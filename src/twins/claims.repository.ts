@@ -32,6 +32,7 @@ export interface ClaimRow {
 }
 
 export type NewClaimRow = Omit<ClaimRow, 'seq'>;
+export type HouseholdClaimRow = Pick<ClaimRow, 'id' | 'collection_id' | 'test_group' | 'status' | 'start_date' | 'end_date' | 'daily_logs'>;
 
 export function claimFromRow(r: ClaimRow): KptClaim {
   const body = JSON.parse(r.body) as KptClaimRequest;
@@ -85,20 +86,28 @@ export class ClaimRepository {
     return this.db<ClaimRow>('kpt_claims').where({ submitted_by: submittedBy, idempotency_key: key }).first();
   }
 
-  /** Every claim of a household, in any collection (for the conflict rules). */
-  async findByHousehold(householdDid: string): Promise<ClaimRow[]> {
-    return this.db<ClaimRow>('kpt_claims').where({ household_did: householdDid }).orderBy('seq', 'asc');
+  /** Every claim of a household, in any collection, with what the conflict rules compare. */
+  async findByHousehold(householdDid: string): Promise<HouseholdClaimRow[]> {
+    return this.db<ClaimRow>('kpt_claims')
+      .where({ household_did: householdDid })
+      .select('id', 'collection_id', 'test_group', 'status', 'start_date', 'end_date', 'daily_logs')
+      .orderBy('seq', 'asc');
   }
 
   /** Non-rejected claims of a group in a collection: how many, and how many overlap [start, end]. */
   async countGroupClaims(collectionId: string, group: TestGroup, period?: { start: string; end: string }): Promise<{ all: number; aligned: number }> {
-    const base = () => this.db('kpt_claims').where({ collection_id: collectionId, test_group: group }).whereNot('status', 'rejected');
-    const all = Number(((await base().count({ n: '*' }).first()) as { n: number | string }).n);
-    if (!period || all === 0) return { all, aligned: 0 };
-    const aligned = Number(
-      ((await base().where('start_date', '<=', period.end).where('end_date', '>=', period.start).count({ n: '*' }).first()) as { n: number | string }).n,
-    );
-    return { all, aligned };
+    // One round trip: the overlap count is a conditional sum (ISO dates compare as strings).
+    const row = (await this.db('kpt_claims')
+      .where({ collection_id: collectionId, test_group: group })
+      .whereNot('status', 'rejected')
+      .select(
+        this.db.raw('count(*) as n'),
+        period
+          ? this.db.raw('coalesce(sum(case when start_date <= ? and end_date >= ? then 1 else 0 end), 0) as aligned', [period.end, period.start])
+          : this.db.raw('0 as aligned'),
+      )
+      .first()) as { n: number | string; aligned: number | string };
+    return { all: Number(row.n), aligned: Number(row.aligned) };
   }
 
   /** Pending claims of a group in a collection whose test period overlaps [start, end]. */

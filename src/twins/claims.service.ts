@@ -15,7 +15,7 @@ import type {
   VerifiableCredential,
 } from '../../generated/openapi/types.gen.ts';
 import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';
-import { ClaimRepository, claimFromRow, type ClaimRow, type NewClaimRow } from './claims.repository.ts';
+import { ClaimRepository, claimFromRow, type ClaimRow, type HouseholdClaimRow, type NewClaimRow } from './claims.repository.ts';
 import { CollectionRepository } from './collections.repository.ts';
 import { jcs, signCredential, VC_V2_CONTEXT } from './credentials.ts';
 import { EntityRepository } from './entities.repository.ts';
@@ -215,7 +215,7 @@ export class ClaimService {
   }
 
   /** 409 when the household is in the other group of this collection, or an overlapping claim says otherwise. */
-  private assertNoHouseholdConflict(existing: ClaimRow[], claim: ReturnType<typeof normalise>): void {
+  private assertNoHouseholdConflict(existing: HouseholdClaimRow[], claim: ReturnType<typeof normalise>): void {
     const errors: FieldError[] = [];
     const otherGroupClaim = existing.find((r) => r.collection_id === claim.collectionId && r.test_group !== claim.testGroup);
     if (otherGroupClaim) {

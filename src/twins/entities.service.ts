@@ -81,6 +81,7 @@ export class EntityService {
   }
 
   async get(did: string): Promise<Entity | undefined> {
+    assertNoFieldErrors(didErrors([['/params/did', did]]), 'Not a DID');
     const row = await new EntityRepository(this.db).findByDid(did);
     return row ? entityFromRow(row) : undefined;
   }
@@ -94,7 +95,7 @@ export class EntityService {
   /** Replaces the given top-level fields; only the entity's controller may. */
   async update(principal: Principal, did: string, patch: EntityUpdateRequest): Promise<Entity> {
     assertMatchesSchema<EntityUpdateRequest>('EntityUpdateRequest', patch, 'entity update');
-    assertNoFieldErrors(didErrors([['/body/controller', patch.controller]]), 'The update is invalid');
+    assertNoFieldErrors(didErrors([['/params/did', did], ['/body/controller', patch.controller]]), 'The update is invalid');
     return this.db.transaction(async (trx) => {
       const repo = new EntityRepository(trx);
       const current = await repo.findByDid(did);

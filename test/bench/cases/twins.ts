@@ -1,0 +1,74 @@
+// Area A benchmarks. POST /v1/claims: every request is a new household's intervention claim in
+// a collection that already holds an aligned reference claim, so each one is validated, stored,
+// verified and signed (never an identical resubmission). GET /v1/claims/{id}: one verified claim.
+import { randomBytes } from 'node:crypto';
+import type { BenchCase, BenchTarget } from '../case.ts';
+
+const COLLECTION = `bench-${randomBytes(4).toString('hex')}`;
+
+const claimBody = (group: 'reference' | 'intervention', household: string) => ({
+  type: 'KPTClaim',
+  collectionId: COLLECTION,
+  householdId: household,
+  testGroup: group,
+  fuelMeasurements: { total: 7.5, dailyLogs: [2.5, 2.4, 2.6] },
+  testPeriod: { startDate: '2026-03-02', endDate: '2026-03-04', durationDays: 3 },
+  evidence: [{ type: 'selection-methodology', uri: 'https://example.org/kpt/selection.pdf' }],
+  externalFactors: { season: 'long-rains', culturalEvents: ['none'], occupationalFactors: ['farming'] },
+});
+
+async function post(target: BenchTarget, path: string, body: unknown): Promise<any> {
+  const res = await fetch(`${target.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${target.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+let prepared: Promise<string> | undefined;
+/** The collection with its aligned reference claim; returns the id of a verified claim. */
+function prepareCollection(target: BenchTarget): Promise<string> {
+  prepared ??= (async () => {
+    await post(target, '/v1/collections', { id: COLLECTION, name: 'Benchmark' });
+    await post(target, '/v1/claims', claimBody('reference', `did:ixo:entity:${randomBytes(16).toString('hex')}`));
+    const verified = await post(target, '/v1/claims', claimBody('intervention', `did:ixo:entity:${randomBytes(16).toString('hex')}`));
+    if (verified.status !== 'verified') throw new Error(`bench claim is ${verified.status}`);
+    return verified.id as string;
+  })();
+  return prepared;
+}
+
+export const cases: BenchCase[] = [
+  {
+    name: 'POST /v1/claims (new verified claim)',
+    targetRatio: 0.25,
+    targetP99Ms: 50,
+    async prepare(target) {
+      await prepareCollection(target);
+      const prefix = randomBytes(8).toString('hex');
+      let n = 0;
+      return {
+        url: target.baseUrl,
+        requests: [
+          {
+            method: 'POST',
+            path: '/v1/claims',
+            headers: { authorization: `Bearer ${target.key}`, 'content-type': 'application/json' },
+            setupRequest: (req) => ({ ...req, body: JSON.stringify(claimBody('intervention', `did:ixo:entity:${prefix}${(n++).toString(16).padStart(16, '0')}`)) }),
+          },
+        ],
+      };
+    },
+  },
+  {
+    name: 'GET /v1/claims/{id}',
+    targetRatio: 0.25,
+    targetP99Ms: 50,
+    async prepare(target) {
+      const id = await prepareCollection(target);
+      return { url: `${target.baseUrl}/v1/claims/${id}`, headers: { authorization: `Bearer ${target.key}` } };
+    },
+  },
+];

@@ -1,0 +1,397 @@
+// POST/GET /v1/claims through the generated SDK: status codes, the eight KPT rules, pending ->
+// verified, idempotency and concurrency, on SQLite and PostgreSQL.
+import { expect } from 'chai';
+import { createCollection, createEntity, getClaim, listClaims, submitClaim } from '../../generated/openapi/sdk.gen.ts';
+import type { KptClaim, KptClaimRequest, Problem } from '../../generated/openapi/types.gen.ts';
+import { AppError } from '../../src/platform/http/errors.ts';
+import { ApiKeyService, type Principal } from '../../src/platform/keys/service.ts';
+import { createLogger } from '../../src/platform/logging.ts';
+import { createTwinsArea } from '../../src/twins/index.ts';
+import { expectContractResponse } from '../helpers/contract.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { householdDid, kptClaim, OTHER_DID, PARTNER_DID, startTwinsHarness, twinsTableCounts, type TwinsHarness } from './fixtures.ts';
+
+forEachDatabase('KPT claims', (t) => {
+  let h: TwinsHarness;
+  before(async () => {
+    h = await startTwinsHarness(t.db);
+  });
+  after(() => h.server.stop());
+
+  const submit = async (body: unknown, opts: { key?: string; idempotencyKey?: string; server?: TestServer } = {}) => {
+    const res = await submitClaim({
+      client: (opts.server ?? h.server).client,
+      auth: opts.key ?? h.key,
+      body: body as KptClaimRequest,
+      ...(opts.idempotencyKey ? { headers: { 'Idempotency-Key': opts.idempotencyKey } } : {}),
+    });
+    const status = res.response.status;
+    const payload = (res.data ?? res.error) as unknown;
+    expectContractResponse('post', '/v1/claims', { status, headers: res.response.headers, body: payload });
+    return { status, headers: res.response.headers, claim: payload as KptClaim, problem: payload as Problem };
+  };
+
+  /** Submits a request that must fail, and asserts nothing was stored. */
+  const rejected = async (body: unknown, status: number, opts: { key?: string; idempotencyKey?: string } = {}) => {
+    const before = await twinsTableCounts(t.db);
+    const res = await submit(body, opts);
+    expect(res.status, JSON.stringify(res.problem)).to.equal(status);
+    expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    expect(await twinsTableCounts(t.db)).to.deep.equal(before);
+    return res.problem;
+  };
+
+  const pair = async (overrides: Partial<KptClaimRequest> = {}) => {
+    const ref = await submit(kptClaim({ testGroup: 'reference', ...overrides }));
+    const int = await submit(kptClaim({ testGroup: 'intervention', ...overrides }));
+    return { ref, int };
+  };
+
+  describe('status codes', () => {
+    it('201 with Location for a new claim; GET returns it', async () => {
+      const res = await submit(kptClaim({ collectionId: 'default' }));
+      expect(res.status).to.equal(201);
+      expect(res.headers.get('location')).to.equal(`/v1/claims/${res.claim.id}`);
+      expect(res.claim.id).to.match(/^kpt_[0-9a-f]{32}$/);
+      const got = await getClaim({ client: h.server.client, auth: h.key, path: { id: res.claim.id } });
+      expectContractResponse('get', '/v1/claims/{id}', { status: 200, headers: got.response.headers, body: got.data });
+      expect(got.data).to.deep.equal(res.claim);
+    });
+
+    it('200 with the stored claim for an identical resubmission, storing nothing new', async () => {
+      const body = kptClaim();
+      const first = await submit(body);
+      const before = await twinsTableCounts(t.db);
+      const again = await submit(body);
+      expect(again.status).to.equal(200);
+      expect(again.claim).to.deep.equal(first.claim);
+      expect(again.headers.get('location')).to.equal(`/v1/claims/${first.claim.id}`);
+      expect(await twinsTableCounts(t.db)).to.deep.equal(before);
+    });
+
+    it('401 with WWW-Authenticate without a key, 403 for a key without claims:write', async () => {
+      const res = await fetch(`${h.server.baseUrl}/v1/claims`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(kptClaim()) });
+      expect(res.status).to.equal(401);
+      expect(res.headers.get('www-authenticate')).to.match(/^Bearer/);
+      await rejected(kptClaim(), 401, { key: 'hth_not-a-key' });
+      const p = await rejected(kptClaim(), 403, { key: h.readOnlyKey });
+      expect(p.detail).to.match(/claims:write/);
+    });
+
+    it('400 naming field and rule for bodies that are not KPT claims, storing nothing', async () => {
+      const cases: [unknown, string, string][] = [
+        [{ ...kptClaim(), type: 'Claim' }, '/body/type', 'const'],
+        [(({ householdId: _h, ...rest }) => rest)(kptClaim()), '/body/householdId', 'required'],
+        [kptClaim({ testGroup: 'control' as never }), '/body/testGroup', 'enum'],
+        [kptClaim({ fuelMeasurements: { total: 'seven' as never, dailyLogs: [2.5, 2.4, 2.6] } }), '/body/fuelMeasurements/total', 'type'],
+        [kptClaim({ testPeriod: { startDate: '2026-02-30', endDate: '2026-03-04' } }), '/body/testPeriod/startDate', 'format'],
+        [kptClaim({ evidence: [{ type: 'photo', uri: 'http://insecure.example/p.jpg' }] }), '/body/evidence/0/uri', 'pattern'],
+        [{ ...kptClaim(), stove: 'x' }, '/body/stove', 'additionalProperties'],
+      ];
+      for (const [body, pointer, rule] of cases) {
+        const p = await rejected(body, 400);
+        expect(p.errors, JSON.stringify(p)).to.deep.include.members([{ pointer, message: p.errors!.find((e) => e.pointer === pointer)?.message ?? '', rule }]);
+      }
+    });
+
+    it('400 for a DID URL as householdId, saying it is a DID URL', async () => {
+      const p = await rejected(kptClaim({ householdId: 'did:ixo:household/123' }), 400);
+      expect(p.errors).to.deep.equal([{ pointer: '/body/householdId', message: p.errors![0]!.message, rule: 'did-syntax' }]);
+      expect(p.errors![0]!.message).to.match(/DID URL/);
+    });
+
+    it('400 for an unknown collection', async () => {
+      const p = await rejected(kptClaim({ collectionId: 'no-such-campaign' }), 400);
+      expect(p.errors![0]).to.include({ pointer: '/body/collectionId', rule: 'collection-exists' });
+    });
+
+    it('403 when the household is a registered entity the caller does not control; its controller may submit', async () => {
+      const created = await createEntity({ client: h.server.client, auth: h.otherKey, body: { type: 'Household', properties: {} } });
+      const household = created.data!.did;
+      expect(created.data!.controller).to.equal(OTHER_DID);
+      const p = await rejected(kptClaim({ householdId: household }), 403);
+      expect(p.detail).to.match(/controller/);
+      expect((await submit(kptClaim({ householdId: household }), { key: h.otherKey })).status).to.equal(201);
+    });
+  });
+
+  describe('rule 1: at least 3 days', () => {
+    it('400 with fewer than 3 daily logs', async () => {
+      const p = await rejected(kptClaim({ fuelMeasurements: { total: 5, dailyLogs: [2.5, 2.5] }, testPeriod: undefined }), 400);
+      expect(p.errors![0]).to.include({ pointer: '/body/fuelMeasurements/dailyLogs', rule: 'minItems' });
+    });
+    it('accepts exactly 3 days and reports the rule as passed', async () => {
+      const res = await submit(kptClaim());
+      expect(res.claim.checks.find((c) => c.rule === 'min-duration')).to.include({ number: 1, outcome: 'passed' });
+    });
+  });
+
+  describe('rule 2: total equals the sum of dailyLogs', () => {
+    it('409 when total and the logs differ beyond the tolerance', async () => {
+      const p = await rejected(kptClaim({ fuelMeasurements: { total: 7.52, dailyLogs: [2.5, 2.4, 2.6] } }), 409);
+      expect(p.errors).to.have.length(1);
+      expect(p.errors![0]).to.include({ pointer: '/body/fuelMeasurements/total', rule: 'total-matches-logs' });
+    });
+    it('accepts float sums by tolerance (0.1 + 0.2 + 0.3 = 0.6) and differences within 0.01 kg', async () => {
+      expect(0.1 + 0.2 + 0.3).not.to.equal(0.6);
+      const a = await submit(kptClaim({ fuelMeasurements: { total: 0.6, dailyLogs: [0.1, 0.2, 0.3] } }));
+      expect(a.status).to.equal(201);
+      const b = await submit(kptClaim({ fuelMeasurements: { total: 7.505, dailyLogs: [2.5, 2.4, 2.6] } }));
+      expect(b.status).to.equal(201);
+    });
+  });
+
+  describe('KPT_TOTAL_TOLERANCE_KG', () => {
+    it('sets the allowed difference between total and the sum of dailyLogs', async () => {
+      const lenient = await startTestServer(t.db, { KPT_TOTAL_TOLERANCE_KG: '0.1' });
+      try {
+        const body = kptClaim({ fuelMeasurements: { total: 7.55, dailyLogs: [2.5, 2.4, 2.6] } });
+        expect((await submit(body)).status).to.equal(409);
+        expect((await submit(body, { server: lenient })).status).to.equal(201);
+        expect((await submit(kptClaim({ fuelMeasurements: { total: 7.65, dailyLogs: [2.5, 2.4, 2.6] } }), { server: lenient })).status).to.equal(409);
+      } finally {
+        await lenient.stop();
+      }
+    });
+  });
+
+  describe('rule 3: values are positive numbers', () => {
+    it('400 for a zero or negative daily log, and for a non-positive total', async () => {
+      let p = await rejected(kptClaim({ fuelMeasurements: { total: 5, dailyLogs: [2.5, 0, 2.5] } }), 400);
+      expect(p.errors![0]).to.include({ pointer: '/body/fuelMeasurements/dailyLogs/1', rule: 'exclusiveMinimum' });
+      p = await rejected(kptClaim({ fuelMeasurements: { total: 2.5, dailyLogs: [2.5, -1, 1] } }), 400);
+      expect(p.errors![0]).to.include({ pointer: '/body/fuelMeasurements/dailyLogs/1', rule: 'exclusiveMinimum' });
+      p = await rejected(kptClaim({ fuelMeasurements: { total: 0, dailyLogs: [2.5, 2.4, 2.6] } }), 400);
+      expect(p.errors![0]).to.include({ pointer: '/body/fuelMeasurements/total', rule: 'exclusiveMinimum' });
+    });
+  });
+
+  describe('rule 4: seasonal variations documented', () => {
+    it('rejects a claim without externalFactors.season, with the reason', async () => {
+      const res = await submit(kptClaim({ externalFactors: { culturalEvents: ['none'], occupationalFactors: ['none'] } }));
+      expect(res.status).to.equal(201);
+      expect(res.claim.status).to.equal('rejected');
+      expect(res.claim.reasons.map((r) => r.rule)).to.include('seasonal-variations-documented');
+      expect(res.claim.checks.find((c) => c.rule === 'seasonal-variations-documented')).to.include({ number: 4, outcome: 'failed' });
+      expect(res.claim).not.to.have.property('credential');
+    });
+  });
+
+  describe('rule 5: random selection verified', () => {
+    it('rejects a claim without selection evidence in a collection that documents no method', async () => {
+      const res = await submit(kptClaim({ evidence: [{ type: 'photo', uri: 'ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi' }] }));
+      expect(res.claim.status).to.equal('rejected');
+      expect(res.claim.reasons).to.deep.equal([{ rule: 'random-selection-verified', message: res.claim.reasons[0]!.message }]);
+    });
+    it('accepts the selection method documented on the collection instead', async () => {
+      const col = await createCollection({ client: h.server.client, auth: h.key, body: { id: 'rule5-campaign', name: 'Rule 5', selectionMethod: 'Random draw from the programme register' } });
+      expect(col.response.status).to.equal(201);
+      const { ref, int } = await pair({ collectionId: 'rule5-campaign', evidence: undefined });
+      expect(ref.claim.checks.find((c) => c.rule === 'random-selection-verified')).to.include({ outcome: 'passed' });
+      expect(int.claim.status).to.equal('verified');
+    });
+  });
+
+  describe('rules 6 and 7: control group present, timing aligned; pending -> verified', () => {
+    it('keeps a claim pending until an aligned claim of the other group arrives, then verifies both in that request', async () => {
+      await createCollection({ client: h.server.client, auth: h.key, body: { id: 'pairing', name: 'Pairing' } });
+      const ref = await submit(kptClaim({ collectionId: 'pairing' }));
+      expect(ref.claim.status).to.equal('pending');
+      expect(ref.claim.reasons.map((r) => r.rule)).to.deep.equal(['control-group-present', 'timing-aligned']);
+      expect(ref.claim.checks.find((c) => c.rule === 'control-group-present')).to.include({ number: 6, outcome: 'waiting' });
+
+      // Another reference household does not help: same group.
+      const ref2 = await submit(kptClaim({ collectionId: 'pairing' }));
+      expect(ref2.claim.status).to.equal('pending');
+
+      const int = await submit(kptClaim({ collectionId: 'pairing', testGroup: 'intervention', testPeriod: { startDate: '2026-03-03', endDate: '2026-03-05' } }));
+      expect(int.status).to.equal(201);
+      expect(int.claim.status).to.equal('verified');
+      for (const id of [ref.claim.id, ref2.claim.id]) {
+        const now = (await getClaim({ client: h.server.client, auth: h.key, path: { id } })).data!;
+        expect(now.status).to.equal('verified');
+        expect(now.reasons).to.deep.equal([]);
+        expect(now.verifiedAt).to.be.a('string');
+        expect(now.credential!.evidence[0]).to.equal(`ipfs://${now.claimCid}`);
+      }
+    });
+
+    it('a claim of the other group that does not overlap leaves it pending on timing only', async () => {
+      await createCollection({ client: h.server.client, auth: h.key, body: { id: 'misaligned', name: 'Misaligned' } });
+      await submit(kptClaim({ collectionId: 'misaligned' }));
+      const late = await submit(kptClaim({ collectionId: 'misaligned', testGroup: 'intervention', testPeriod: { startDate: '2026-06-01', endDate: '2026-06-03' } }));
+      expect(late.claim.status).to.equal('pending');
+      expect(late.claim.checks.find((c) => c.rule === 'control-group-present')!.outcome).to.equal('passed');
+      expect(late.claim.checks.find((c) => c.rule === 'timing-aligned')).to.include({ number: 7, outcome: 'waiting' });
+    });
+
+    it('rejects a claim without testPeriod (timing cannot be aligned); a rejected claim verifies nobody', async () => {
+      await createCollection({ client: h.server.client, auth: h.key, body: { id: 'no-period', name: 'No period' } });
+      const ref = await submit(kptClaim({ collectionId: 'no-period' }));
+      const int = await submit(kptClaim({ collectionId: 'no-period', testGroup: 'intervention', testPeriod: undefined }));
+      expect(int.claim.status).to.equal('rejected');
+      expect(int.claim.reasons.map((r) => r.rule)).to.include('timing-aligned');
+      const after = (await getClaim({ client: h.server.client, auth: h.key, path: { id: ref.claim.id } })).data!;
+      expect(after.status).to.equal('pending');
+    });
+  });
+
+  describe('rule 8: external factors documented', () => {
+    it('rejects a claim without cultural or occupational factors', async () => {
+      const res = await submit(kptClaim({ externalFactors: { season: 'dry' } }));
+      expect(res.claim.status).to.equal('rejected');
+      const reason = res.claim.reasons.find((r) => r.rule === 'external-factors-documented')!;
+      expect(reason.message).to.match(/culturalEvents, occupationalFactors/);
+    });
+  });
+
+  describe('409 conflicting measurement data', () => {
+    it('test period against daily logs: length, durationDays, order', async () => {
+      let p = await rejected(kptClaim({ testPeriod: { startDate: '2026-03-02', endDate: '2026-03-05' } }), 409);
+      expect(p.errors![0]).to.include({ pointer: '/body/testPeriod', rule: 'test-period-matches-logs' });
+      p = await rejected(kptClaim({ testPeriod: { startDate: '2026-03-02', endDate: '2026-03-04', durationDays: 4 } }), 409);
+      expect(p.errors![0]).to.include({ pointer: '/body/testPeriod/durationDays', rule: 'duration-matches-logs' });
+      p = await rejected(kptClaim({ testPeriod: { startDate: '2026-03-04', endDate: '2026-03-02' } }), 409);
+      expect(p.errors![0]).to.include({ pointer: '/body/testPeriod/endDate', rule: 'test-period-order' });
+    });
+
+    it('an overlapping claim of the same household with other values', async () => {
+      const household = householdDid();
+      await submit(kptClaim({ householdId: household }));
+      const p = await rejected(
+        kptClaim({ householdId: household, fuelMeasurements: { total: 9, dailyLogs: [3, 3, 3] }, testPeriod: { startDate: '2026-03-04', endDate: '2026-03-06' } }),
+        409,
+      );
+      expect(p.errors![0]).to.include({ pointer: '/body/testPeriod', rule: 'no-overlapping-claim' });
+      // A later, non-overlapping period of the same household is fine.
+      const later = await submit(kptClaim({ householdId: household, testPeriod: { startDate: '2026-04-01', endDate: '2026-04-03' } }));
+      expect(later.status).to.equal(201);
+    });
+
+    it('the same household in both groups of a collection', async () => {
+      const household = householdDid();
+      await submit(kptClaim({ householdId: household, testGroup: 'reference' }));
+      const p = await rejected(kptClaim({ householdId: household, testGroup: 'intervention', testPeriod: { startDate: '2026-05-01', endDate: '2026-05-03' } }), 409);
+      expect(p.errors![0]).to.include({ pointer: '/body/testGroup', rule: 'household-single-group' });
+    });
+
+    it('a rejected claim may be corrected with the same measurements and more documentation', async () => {
+      const body = kptClaim({ externalFactors: { season: 'dry' } });
+      const first = await submit(body);
+      expect(first.claim.status).to.equal('rejected');
+      const fixed = await submit({ ...body, externalFactors: { season: 'dry', culturalEvents: ['none'], occupationalFactors: ['none'] } });
+      expect(fixed.status).to.equal(201);
+      expect(fixed.claim.id).not.to.equal(first.claim.id);
+      expect(fixed.claim.status).not.to.equal('rejected');
+    });
+  });
+
+  describe('Idempotency-Key', () => {
+    it('replays the first result for the same key and body', async () => {
+      const body = kptClaim();
+      const first = await submit(body, { idempotencyKey: 'req-0001' });
+      expect(first.status).to.equal(201);
+      const again = await submit(body, { idempotencyKey: 'req-0001' });
+      expect(again.status).to.equal(200);
+      expect(again.claim.id).to.equal(first.claim.id);
+    });
+
+    it('409 when the key is reused with another body; keys are per caller', async () => {
+      await submit(kptClaim(), { idempotencyKey: 'req-0002' });
+      const p = await rejected(kptClaim(), 409, { idempotencyKey: 'req-0002' });
+      expect(p.errors![0]).to.include({ pointer: '/headers/idempotency-key', rule: 'idempotency-key-reuse' });
+      expect((await submit(kptClaim(), { idempotencyKey: 'req-0002', key: h.otherKey })).status).to.equal(201);
+    });
+  });
+
+  describe('concurrency', () => {
+    it('50 concurrent identical submissions store one claim (two instances on PostgreSQL)', async () => {
+      const second = t.kind === 'postgres' ? await startTestServer(t.open()) : undefined;
+      try {
+        const body = kptClaim();
+        const results = await Promise.all(
+          Array.from({ length: 50 }, (_, i) => submit(body, { server: second && i % 2 ? second : h.server })),
+        );
+        expect(results.filter((r) => r.status === 201)).to.have.length(1);
+        expect(results.filter((r) => r.status === 200)).to.have.length(49);
+        expect(new Set(results.map((r) => r.claim.id)).size).to.equal(1);
+        const stored = await t.db('kpt_claims').where({ household_did: body.householdId }).count({ n: '*' }).first();
+        expect(Number((stored as { n: string | number }).n)).to.equal(1);
+      } finally {
+        await second?.stop();
+      }
+    });
+
+    it('50 concurrent identical submissions with one Idempotency-Key store one claim', async () => {
+      const body = kptClaim();
+      const results = await Promise.all(Array.from({ length: 50 }, () => submit(body, { idempotencyKey: 'burst-1' })));
+      expect(results.filter((r) => r.status === 201)).to.have.length(1);
+      expect(new Set(results.map((r) => r.claim.id)).size).to.equal(1);
+    });
+  });
+
+  describe('GET /v1/claims', () => {
+    it('filters by collection, household, group and status, and pages with a cursor', async () => {
+      await createCollection({ client: h.server.client, auth: h.key, body: { id: 'listing', name: 'Listing' } });
+      const household = householdDid();
+      await submit(kptClaim({ collectionId: 'listing', householdId: household }));
+      for (let i = 0; i < 4; i++) await submit(kptClaim({ collectionId: 'listing', testGroup: 'intervention' }));
+      const all = await listClaims({ client: h.server.client, auth: h.key, query: { collection: 'listing' } });
+      expectContractResponse('get', '/v1/claims', { status: 200, headers: all.response.headers, body: all.data });
+      expect(all.data!.items).to.have.length(5);
+      expect(all.data!.items.every((c) => c.status === 'verified')).to.equal(true);
+
+      const byHousehold = await listClaims({ client: h.server.client, auth: h.key, query: { household } });
+      expect(byHousehold.data!.items.map((c) => c.householdId)).to.deep.equal([household]);
+      const byGroup = await listClaims({ client: h.server.client, auth: h.key, query: { collection: 'listing', group: 'intervention' } });
+      expect(byGroup.data!.items).to.have.length(4);
+      const byStatus = await listClaims({ client: h.server.client, auth: h.key, query: { collection: 'listing', status: 'pending' } });
+      expect(byStatus.data!.items).to.have.length(0);
+
+      const page1 = await listClaims({ client: h.server.client, auth: h.key, query: { collection: 'listing', limit: 2 } });
+      expect(page1.data!.items).to.have.length(2);
+      const page2 = await listClaims({ client: h.server.client, auth: h.key, query: { collection: 'listing', limit: 2, cursor: page1.data!.nextCursor } });
+      const page3 = await listClaims({ client: h.server.client, auth: h.key, query: { collection: 'listing', limit: 2, cursor: page2.data!.nextCursor } });
+      expect(page3.data!.nextCursor).to.equal(undefined);
+      const ids = [...page1.data!.items, ...page2.data!.items, ...page3.data!.items].map((c) => c.id);
+      expect(ids).to.deep.equal(all.data!.items.map((c) => c.id));
+    });
+
+    it('400 for a cursor it did not issue, 404 for an unknown claim, 400 for a malformed id', async () => {
+      const bad = await listClaims({ client: h.server.client, auth: h.key, query: { cursor: 'bm9wZQ' } });
+      expect(bad.response.status).to.equal(400);
+      expect((bad.error as Problem).errors![0]).to.include({ pointer: '/query/cursor' });
+      const missing = await getClaim({ client: h.server.client, auth: h.key, path: { id: `kpt_${'0'.repeat(32)}` } });
+      expect(missing.response.status).to.equal(404);
+      expectContractResponse('get', '/v1/claims/{id}', { status: 404, headers: missing.response.headers, body: missing.error });
+      const malformed = await getClaim({ client: h.server.client, auth: h.key, path: { id: 'nope' } });
+      expect(malformed.response.status).to.equal(400);
+    });
+  });
+
+  describe('ClaimService (in-process callers such as the USSD gateway)', () => {
+    it('a controller submits for its households; errors are AppErrors naming field and rule', async () => {
+      const twins = createTwinsArea({
+        config: h.server.config, db: t.db, logger: createLogger(h.server.config), keys: new ApiKeyService(t.db), onClose: () => {},
+      });
+      const gateway: Principal = { keyId: 'gw', did: PARTNER_DID, scopes: ['twins:write', 'claims:write'] };
+      const household = await twins.entities.create(gateway, { type: 'Household', properties: {} });
+      expect(household.controller).to.equal(PARTNER_DID);
+      const { created, claim } = await twins.claims.submit(gateway, kptClaim({ householdId: household.did }));
+      expect(created).to.equal(true);
+      expect(claim.householdId).to.equal(household.did);
+      let err: AppError | undefined;
+      try {
+        await twins.claims.submit(gateway, kptClaim({ fuelMeasurements: { total: 1, dailyLogs: [1, 1] } }));
+      } catch (e) {
+        err = e as AppError;
+      }
+      expect(err).to.be.instanceOf(AppError);
+      expect(err!.status).to.equal(400);
+      expect(err!.errors![0]).to.include({ pointer: '/body/fuelMeasurements/dailyLogs', rule: 'minItems' });
+      const list = await twins.claims.list({ household: household.did });
+      expect(list.items.map((c) => c.id)).to.deep.equal([claim.id]);
+    });
+  });
+});

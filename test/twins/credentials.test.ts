@@ -1,0 +1,189 @@
+// Verifiable credentials (VC 2.0, eddsa-jcs-2022), evidence by CID, credential verification and
+// the validator key's persistence, on SQLite and PostgreSQL.
+import { createHash, createPublicKey, verify } from 'node:crypto';
+import { expect } from 'chai';
+import canonicalize from 'canonicalize';
+import { base58btc } from 'multiformats/bases/base58';
+import { CID } from 'multiformats/cid';
+import { sha256 } from 'multiformats/hashes/sha2';
+import { getEvidence, submitClaim, verifyCredential } from '../../generated/openapi/sdk.gen.ts';
+import type { KptClaim, KptClaimRequest, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
+import { signCredential } from '../../src/twins/credentials.ts';
+import { loadValidatorKey } from '../../src/twins/validator-key.ts';
+import { expectContractResponse } from '../helpers/contract.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
+import { kptClaim } from './fixtures.ts';
+
+// RFC 8032 section 7.1, test 1.
+const RFC8032_SECRET = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
+const RFC8032_PUBLIC = 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a';
+const rfc8032DidKey = () => `did:key:${base58btc.encode(Uint8Array.from([0xed, 0x01, ...Buffer.from(RFC8032_PUBLIC, 'hex')]))}`;
+
+/** Submits an aligned reference + intervention pair; returns the verified intervention claim. */
+async function verifiedClaim(server: TestServer, key: string, overrides: Partial<KptClaimRequest> = {}): Promise<KptClaim> {
+  const start = `2026-0${1 + Math.floor(Math.random() * 8)}-1${Math.floor(Math.random() * 7)}`;
+  const end = new Date(Date.parse(`${start}T00:00:00Z`) + 2 * 86_400_000).toISOString().slice(0, 10);
+  const period = { testPeriod: { startDate: start, endDate: end } };
+  await submitClaim({ client: server.client, auth: key, body: kptClaim({ ...period, ...overrides }) });
+  const res = await submitClaim({ client: server.client, auth: key, body: kptClaim({ testGroup: 'intervention', ...period, ...overrides }) });
+  expect(res.data!.status).to.equal('verified');
+  return res.data!;
+}
+
+/** eddsa-jcs-2022 verification written from the spec, independent of src/twins/credentials.ts. */
+function independentlyVerifies(vc: VerifiableCredential): boolean {
+  const { proof, ...doc } = vc;
+  const { proofValue, ...options } = proof;
+  const h = (v: unknown) => createHash('sha256').update(canonicalize(v)!, 'utf8').digest();
+  const data = Buffer.concat([h({ ...options, '@context': doc['@context'] }), h(doc)]);
+  const multikey = base58btc.decode(String(options.verificationMethod).split('#')[1]!);
+  expect([...multikey.slice(0, 2)]).to.deep.equal([0xed, 0x01]);
+  const spki = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), multikey.slice(2)]);
+  return verify(null, data, createPublicKey({ key: spki, format: 'der', type: 'spki' }), base58btc.decode(proofValue));
+}
+
+/** Every path to a leaf of a JSON value. */
+function leafPaths(v: unknown, prefix: (string | number)[] = []): (string | number)[][] {
+  if (v && typeof v === 'object') {
+    return Object.entries(v).flatMap(([k, x]) => leafPaths(x, [...prefix, Array.isArray(v) ? Number(k) : k]));
+  }
+  return [prefix];
+}
+
+function tampered<T>(value: T, path: (string | number)[]): T {
+  const copy = structuredClone(value) as any;
+  let node = copy;
+  for (const p of path.slice(0, -1)) node = node[p];
+  const last = path[path.length - 1]!;
+  const old = node[last];
+  node[last] = typeof old === 'number' ? old + 1 : typeof old === 'boolean' ? !old : `${old}x`;
+  return copy;
+}
+
+forEachDatabase('credentials and evidence', (t) => {
+  let server: TestServer;
+  let key: string;
+  before(async () => {
+    server = await startTestServer(t.db);
+    key = await createTestKey(t.db);
+  });
+  after(() => server.stop());
+
+  const verifyVc = async (vc: unknown) => {
+    const res = await verifyCredential({ client: server.client, body: { verifiableCredential: vc as Record<string, unknown> } });
+    expectContractResponse('post', '/v1/credentials/verify', { status: res.response.status, headers: res.response.headers, body: res.data ?? res.error });
+    return res.data!;
+  };
+
+  it('a verified claim carries the spec summary and a VC 2.0 credential with an eddsa-jcs-2022 proof by a did:key', async () => {
+    const claim = await verifiedClaim(server, key);
+    const vc = claim.verifiableCredential!;
+    expect(claim.credential).to.deep.equal({ type: 'KPTCredential', issuer: vc.issuer, evidence: [`ipfs://${claim.claimCid}`, 'https://example.org/kpt/selection.pdf'] });
+    expect(vc.issuer).to.match(/^did:key:z6Mk[1-9A-HJ-NP-Za-km-z]+$/);
+    expect(vc['@context'][0]).to.equal('https://www.w3.org/ns/credentials/v2');
+    expect(vc.type).to.deep.equal(['VerifiableCredential', 'KPTCredential']);
+    expect(vc.credentialSubject).to.deep.include({ id: claim.householdId, claimId: claim.id, testGroup: 'intervention', days: 3, totalFuelKg: 7.5 });
+    expect(vc.evidence![0]).to.include({ id: `ipfs://${claim.claimCid}` });
+    expect(vc.proof).to.include({ type: 'DataIntegrityProof', cryptosuite: 'eddsa-jcs-2022', proofPurpose: 'assertionMethod', verificationMethod: `${vc.issuer}#${vc.issuer.slice(8)}` });
+    expect(vc.proof.proofValue).to.match(/^z[1-9A-HJ-NP-Za-km-z]{80,90}$/);
+    expect(independentlyVerifies(vc)).to.equal(true);
+  });
+
+  it('POST /v1/credentials/verify accepts it and refuses it after any field is changed', async () => {
+    const vc = (await verifiedClaim(server, key)).verifiableCredential!;
+    const ok = await verifyVc(vc);
+    expect(ok).to.deep.include({ verified: true, issuer: vc.issuer, trustedIssuer: true });
+    expect(ok.checks.every((c) => c.passed)).to.equal(true);
+    const paths = leafPaths(vc);
+    expect(paths.length).to.be.greaterThan(20);
+    for (const path of paths) {
+      const res = await verifyVc(tampered(vc, path));
+      expect(res.verified, `changing ${path.join('.')} must break verification`).to.equal(false);
+      expect(res.checks.find((c) => !c.passed)!.message).to.be.a('string');
+    }
+    const { proof: _p, ...unsigned } = vc;
+    const noProof = await verifyVc(unsigned);
+    expect(noProof.checks).to.deep.equal([{ check: 'shape', passed: false, message: noProof.checks[0]!.message }]);
+    const added = await verifyVc({ ...vc, extra: 'field' });
+    expect(added.checks.find((c) => c.check === 'signature')!.passed).to.equal(false);
+  });
+
+  it('a valid proof by a key that is not a validator here is not verified', async () => {
+    const stranger = await loadValidatorKey(t.db, RFC8032_SECRET);
+    await t.db('twin_validator_keys').where({ did: stranger.did }).delete();
+    const vc = signCredential({ '@context': ['https://www.w3.org/ns/credentials/v2'], type: ['VerifiableCredential'], issuer: stranger.did, validFrom: '2026-01-01T00:00:00Z', credentialSubject: { id: 'did:ixo:entity:1' } }, stranger);
+    const res = await verifyVc(vc);
+    expect(res).to.deep.include({ verified: false, trustedIssuer: false });
+    expect(res.checks.find((c) => c.check === 'signature')!.passed).to.equal(true);
+    expect(res.checks.find((c) => c.check === 'trusted-issuer')!.passed).to.equal(false);
+  });
+
+  it('400 when the body has no verifiableCredential', async () => {
+    const res = await verifyCredential({ client: server.client, body: {} as never });
+    expect(res.response.status).to.equal(400);
+  });
+
+  it('GET /v1/evidence/{cid} returns the stored canonical claim byte for byte; its CIDv1 is the path', async () => {
+    const claim = await verifiedClaim(server, key);
+    const res = await fetch(`${server.baseUrl}/v1/evidence/${claim.claimCid}`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^application\/json/);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const cid = CID.parse(claim.claimCid);
+    expect(cid.version).to.equal(1);
+    expect(cid.multihash.code).to.equal(sha256.code);
+    expect(CID.createV1(cid.code, await sha256.digest(bytes)).toString()).to.equal(claim.claimCid);
+    const text = new TextDecoder().decode(bytes);
+    expect(canonicalize(JSON.parse(text))).to.equal(text);
+    expect(JSON.parse(text)).to.deep.include({ id: claim.id, householdId: claim.householdId, fuelMeasurements: claim.fuelMeasurements });
+
+    const sdk = await getEvidence({ client: server.client, auth: key, path: { cid: claim.claimCid } });
+    expectContractResponse('get', '/v1/evidence/{cid}', { status: 200, headers: sdk.response.headers, body: sdk.data });
+    const missing = await getEvidence({ client: server.client, auth: key, path: { cid: 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy' } });
+    expect(missing.response.status).to.equal(404);
+    const noKey = await fetch(`${server.baseUrl}/v1/evidence/${claim.claimCid}`);
+    expect(noKey.status).to.equal(401);
+  });
+
+  it('the generated validator key survives a restart; earlier credentials stay verifiable', async () => {
+    const before = (await verifiedClaim(server, key)).verifiableCredential!;
+    const restarted = await startTestServer(t.open());
+    try {
+      const after = (await verifiedClaim(restarted, key)).verifiableCredential!;
+      expect(after.issuer).to.equal(before.issuer);
+      const res = await verifyCredential({ client: restarted.client, body: { verifiableCredential: before } });
+      expect(res.data!.verified).to.equal(true);
+    } finally {
+      await restarted.stop();
+    }
+    const generated = await t.db('twin_validator_keys').where({ origin: 'generated' });
+    expect(generated).to.have.length(1);
+  });
+
+  it('VALIDATOR_PRIVATE_KEY (hex or base64url) sets the issuer; credentials of the generated key still verify', async () => {
+    const before = (await verifiedClaim(server, key)).verifiableCredential!;
+    for (const seed of [RFC8032_SECRET, Buffer.from(RFC8032_SECRET, 'hex').toString('base64url')]) {
+      const configured = await startTestServer(t.db, { VALIDATOR_PRIVATE_KEY: seed });
+      try {
+        const vc = (await verifiedClaim(configured, key)).verifiableCredential!;
+        expect(vc.issuer).to.equal(rfc8032DidKey());
+        expect(independentlyVerifies(vc)).to.equal(true);
+        const old = await verifyCredential({ client: configured.client, body: { verifiableCredential: before } });
+        expect(old.data!.verified).to.equal(true);
+      } finally {
+        await configured.stop();
+      }
+    }
+  });
+
+  it('a malformed VALIDATOR_PRIVATE_KEY stops start-up', async () => {
+    let err: unknown;
+    try {
+      await startTestServer(t.db, { VALIDATOR_PRIVATE_KEY: 'abcd' });
+    } catch (e) {
+      err = e;
+    }
+    expect(String(err)).to.match(/VALIDATOR_PRIVATE_KEY/);
+  });
+});

@@ -1,0 +1,168 @@
+// /v1/entities through the generated SDK: protocols, entities from protocols, typed
+// relationships, reads, lists and controller-only updates, on SQLite and PostgreSQL.
+import { expect } from 'chai';
+import { createEntity, getEntity, listEntities, updateEntity } from '../../generated/openapi/sdk.gen.ts';
+import type { Entity, EntityCreateRequest, Problem } from '../../generated/openapi/types.gen.ts';
+import { expectContractResponse } from '../helpers/contract.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+import { OTHER_DID, PARTNER_DID, startTwinsHarness, twinsTableCounts, type TwinsHarness } from './fixtures.ts';
+
+forEachDatabase('twin entities and protocols', (t) => {
+  let h: TwinsHarness;
+  let protocol: Entity;
+  let oracle: Entity;
+  before(async () => {
+    h = await startTwinsHarness(t.db);
+  });
+  after(() => h.server.stop());
+
+  const create = async (body: unknown, key = h.key) => {
+    const res = await createEntity({ client: h.server.client, auth: key, body: body as EntityCreateRequest });
+    const payload = (res.data ?? res.error) as unknown;
+    expectContractResponse('post', '/v1/entities', { status: res.response.status, headers: res.response.headers, body: payload });
+    return { status: res.response.status, headers: res.response.headers, entity: payload as Entity, problem: payload as Problem };
+  };
+
+  const rejected = async (body: unknown, status: number, key = h.key) => {
+    const before = await twinsTableCounts(t.db);
+    const res = await create(body, key);
+    expect(res.status, JSON.stringify(res.problem)).to.equal(status);
+    expect(await twinsTableCounts(t.db)).to.deep.equal(before);
+    return res.problem;
+  };
+
+  it('creates a protocol: 201, Location, a did:ixo:entity DID, the caller as controller', async () => {
+    oracle = (await create({ type: 'OracleEntity', properties: { model: 'kpt-checker' } })).entity;
+    const res = await create({
+      type: 'Protocol',
+      properties: { model: 'string', ratedPowerW: 'number', certified: 'boolean', specs: 'object', fuels: 'array' },
+      relationships: { verifier: 'OracleEntity' },
+    });
+    expect(res.status).to.equal(201);
+    protocol = res.entity;
+    expect(protocol.did).to.match(/^did:ixo:entity:[0-9a-f]{32}$/);
+    expect(res.headers.get('location')).to.equal(`/v1/entities/${protocol.did}`);
+    expect(protocol.controller).to.equal(PARTNER_DID);
+  });
+
+  it('refuses a protocol whose property types or relationship types are not type names', async () => {
+    const p = await rejected({ type: 'Protocol', properties: { model: 'text' }, relationships: { verifier: 'an oracle!' } }, 400);
+    expect(p.errors!.map((e) => [e.pointer, e.rule])).to.deep.equal([
+      ['/body/properties/model', 'protocol-property-type'],
+      ['/body/relationships/verifier', 'protocol-relationship-type'],
+    ]);
+  });
+
+  it('creates an entity from the protocol with typed properties, services, credentials and a relationship', async () => {
+    const res = await create({
+      type: 'CleanCookingDevice',
+      protocol: protocol.did,
+      properties: { model: 'EcoStove 2', ratedPowerW: 1200, certified: true, specs: { fuel: 'lpg' }, fuels: ['lpg'] },
+      relationships: { verifier: oracle.did },
+      services: [{ id: '#data', type: 'LinkedDomains', endpoint: 'https://example.org/devices/1' }],
+      verifiableCredential: [{ type: 'StoveCertificate', issuer: 'did:ixo:entity:0000000000000000000000000000cccc' }],
+      controller: OTHER_DID,
+    });
+    expect(res.status).to.equal(201);
+    expect(res.entity).to.deep.include({ type: 'CleanCookingDevice', protocol: protocol.did, controller: OTHER_DID, relationships: { verifier: oracle.did } });
+    const got = await getEntity({ client: h.server.client, auth: h.key, path: { did: res.entity.did } });
+    expectContractResponse('get', '/v1/entities/{did}', { status: 200, headers: got.response.headers, body: got.data });
+    expect(got.data).to.deep.equal(res.entity);
+  });
+
+  it('400 naming each field: undeclared or mistyped properties, undeclared roles, missing or mistyped targets', async () => {
+    const device = (await create({ type: 'Device', properties: {} })).entity;
+    const p = await rejected(
+      {
+        type: 'CleanCookingDevice',
+        protocol: protocol.did,
+        properties: { model: 7, ratedPowerW: '1200', colour: 'red', fuels: 'lpg' },
+        relationships: { verifier: device.did, operator: oracle.did },
+      },
+      400,
+    );
+    expect(p.errors!.map((e) => [e.pointer, e.rule])).to.have.deep.members([
+      ['/body/properties/model', 'property-type'],
+      ['/body/properties/ratedPowerW', 'property-type'],
+      ['/body/properties/colour', 'property-declared'],
+      ['/body/properties/fuels', 'property-type'],
+      ['/body/relationships/verifier', 'relationship-target-type'],
+      ['/body/relationships/operator', 'relationship-declared'],
+    ]);
+    const missing = await rejected({ type: 'CleanCookingDevice', protocol: protocol.did, relationships: { verifier: 'did:ixo:entity:ffffffffffffffffffffffffffffffff' } }, 400);
+    expect(missing.errors![0]).to.include({ pointer: '/body/relationships/verifier', rule: 'relationship-target-exists' });
+  });
+
+  it('400 when the protocol does not exist or is not a Protocol, and for DID URLs', async () => {
+    let p = await rejected({ type: 'Device', protocol: 'did:ixo:entity:ffffffffffffffffffffffffffffffff' }, 400);
+    expect(p.errors![0]).to.include({ pointer: '/body/protocol', rule: 'protocol-exists' });
+    p = await rejected({ type: 'Device', protocol: oracle.did }, 400);
+    expect(p.errors![0]!.message).to.match(/not a Protocol/);
+    p = await rejected({ type: 'Device', controller: 'did:ixo:household/123' }, 400);
+    expect(p.errors![0]).to.include({ pointer: '/body/controller', rule: 'did-syntax' });
+    expect(p.errors![0]!.message).to.match(/DID URL/);
+    p = await rejected({ type: 'Device', services: [{ id: 'data', type: 'x', endpoint: 'https://e.org' }] }, 400);
+    expect(p.errors![0]).to.include({ pointer: '/body/services/0/id', rule: 'pattern' });
+  });
+
+  it('401 without a key and 403 with a read-only key', async () => {
+    await rejected({ type: 'Device' }, 401, 'hth_unknown');
+    await rejected({ type: 'Device' }, 403, h.readOnlyKey);
+  });
+
+  it('GET 404 for an unknown DID, 400 for a DID URL', async () => {
+    const missing = await getEntity({ client: h.server.client, auth: h.key, path: { did: 'did:ixo:entity:ffffffffffffffffffffffffffffffff' } });
+    expect(missing.response.status).to.equal(404);
+    expectContractResponse('get', '/v1/entities/{did}', { status: 404, headers: missing.response.headers, body: missing.error });
+    const didUrl = await getEntity({ client: h.server.client, auth: h.key, path: { did: 'did:ixo:household/123' } });
+    expect(didUrl.response.status).to.equal(400);
+    expectContractResponse('get', '/v1/entities/{did}', { status: 400, headers: didUrl.response.headers, body: didUrl.error });
+    expect((didUrl.error as Problem).errors![0]).to.include({ pointer: '/params/did', rule: 'did-syntax' });
+  });
+
+  it('lists with filters (type, protocol, controller, relatedTo + role) and a cursor', async () => {
+    const byProtocol = await listEntities({ client: h.server.client, auth: h.key, query: { protocol: protocol.did } });
+    expectContractResponse('get', '/v1/entities', { status: 200, headers: byProtocol.response.headers, body: byProtocol.data });
+    expect(byProtocol.data!.items.map((e) => e.type)).to.deep.equal(['CleanCookingDevice']);
+    const verified = await listEntities({ client: h.server.client, auth: h.key, query: { relatedTo: oracle.did, role: 'verifier' } });
+    expect(verified.data!.items.map((e) => e.did)).to.deep.equal(byProtocol.data!.items.map((e) => e.did));
+    const wrongRole = await listEntities({ client: h.server.client, auth: h.key, query: { relatedTo: oracle.did, role: 'operator' } });
+    expect(wrongRole.data!.items).to.deep.equal([]);
+    const byController = await listEntities({ client: h.server.client, auth: h.key, query: { controller: OTHER_DID } });
+    expect(byController.data!.items.every((e) => e.controller === OTHER_DID)).to.equal(true);
+
+    for (let i = 0; i < 3; i++) await create({ type: 'PagedThing', properties: { i } });
+    const p1 = await listEntities({ client: h.server.client, auth: h.key, query: { type: 'PagedThing', limit: 2 } });
+    expect(p1.data!.items.map((e) => e.properties.i)).to.deep.equal([0, 1]);
+    const p2 = await listEntities({ client: h.server.client, auth: h.key, query: { type: 'PagedThing', limit: 2, cursor: p1.data!.nextCursor } });
+    expect(p2.data!.items.map((e) => e.properties.i)).to.deep.equal([2]);
+    expect(p2.data!.nextCursor).to.equal(undefined);
+  });
+
+  it('updates by the controller only, re-checking the protocol', async () => {
+    const device = (await create({ type: 'CleanCookingDevice', protocol: protocol.did, properties: { model: 'A' } })).entity;
+    const notController = await updateEntity({ client: h.server.client, auth: h.otherKey, path: { did: device.did }, body: { properties: { model: 'B' } } });
+    expect(notController.response.status).to.equal(403);
+    expectContractResponse('patch', '/v1/entities/{did}', { status: 403, headers: notController.response.headers, body: notController.error });
+
+    const badType = await updateEntity({ client: h.server.client, auth: h.key, path: { did: device.did }, body: { properties: { model: 3 } } });
+    expect(badType.response.status).to.equal(400);
+    expect((badType.error as Problem).errors![0]).to.include({ pointer: '/body/properties/model', rule: 'property-type' });
+
+    const ok = await updateEntity({ client: h.server.client, auth: h.key, path: { did: device.did }, body: { properties: { model: 'B' }, relationships: { verifier: oracle.did } } });
+    expect(ok.response.status).to.equal(200);
+    expectContractResponse('patch', '/v1/entities/{did}', { status: 200, headers: ok.response.headers, body: ok.data });
+    expect(ok.data).to.deep.include({ properties: { model: 'B' }, relationships: { verifier: oracle.did }, protocol: protocol.did });
+    expect(ok.data!.updatedAt >= device.updatedAt).to.equal(true);
+    const linked = await listEntities({ client: h.server.client, auth: h.key, query: { relatedTo: oracle.did } });
+    expect(linked.data!.items.map((e) => e.did)).to.include(device.did);
+
+    // Handing control over: the new controller may update, the old one no longer.
+    await updateEntity({ client: h.server.client, auth: h.key, path: { did: device.did }, body: { controller: OTHER_DID } });
+    expect((await updateEntity({ client: h.server.client, auth: h.key, path: { did: device.did }, body: { properties: {} } })).response.status).to.equal(403);
+    expect((await updateEntity({ client: h.server.client, auth: h.otherKey, path: { did: device.did }, body: { properties: {} } })).response.status).to.equal(200);
+
+    const missing = await updateEntity({ client: h.server.client, auth: h.key, path: { did: 'did:ixo:entity:ffffffffffffffffffffffffffffffff' }, body: { properties: {} } });
+    expect(missing.response.status).to.equal(404);
+  });
+});

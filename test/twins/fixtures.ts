@@ -1,0 +1,57 @@
+// Shared builders for area A tests: a KPT claim that passes every rule, household DIDs, and a
+// server with keys of each kind.
+import { randomBytes } from 'node:crypto';
+import type { KptClaimRequest } from '../../generated/openapi/types.gen.ts';
+import type { Db } from '../../src/platform/db/index.ts';
+import type { Scope } from '../../src/platform/keys/service.ts';
+import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
+
+export const PARTNER_DID = 'did:ixo:entity:0000000000000000000000000000aaaa';
+export const OTHER_DID = 'did:ixo:entity:0000000000000000000000000000bbbb';
+
+export const householdDid = () => `did:ixo:entity:${randomBytes(16).toString('hex')}`;
+
+/** A claim that passes all eight rules once an aligned claim of the other group exists. */
+export function kptClaim(overrides: Partial<KptClaimRequest> = {}): KptClaimRequest {
+  return {
+    type: 'KPTClaim',
+    householdId: householdDid(),
+    testGroup: 'reference',
+    fuelMeasurements: { total: 7.5, dailyLogs: [2.5, 2.4, 2.6] },
+    testPeriod: { startDate: '2026-03-02', endDate: '2026-03-04', durationDays: 3 },
+    evidence: [{ type: 'selection-methodology', uri: 'https://example.org/kpt/selection.pdf' }],
+    externalFactors: { season: 'long-rains', culturalEvents: ['none'], occupationalFactors: ['smallholder farming'] },
+    ...overrides,
+  };
+}
+
+export interface TwinsHarness {
+  server: TestServer;
+  /** twins:* and claims:* as PARTNER_DID. */
+  key: string;
+  /** Same scopes, another principal. */
+  otherKey: string;
+  /** Only read scopes. */
+  readOnlyKey: string;
+}
+
+export async function startTwinsHarness(db: Db, env: Record<string, string> = {}): Promise<TwinsHarness> {
+  const server = await startTestServer(db, env);
+  const all: Scope[] = ['twins:read', 'twins:write', 'claims:read', 'claims:write'];
+  return {
+    server,
+    key: await createTestKey(db, { principalDid: PARTNER_DID, scopes: all }),
+    otherKey: await createTestKey(db, { principalDid: OTHER_DID, scopes: all }),
+    readOnlyKey: await createTestKey(db, { principalDid: PARTNER_DID, scopes: ['twins:read', 'claims:read'] }),
+  };
+}
+
+/** Row counts of every area A table: a rejected request must leave them all unchanged. */
+export async function twinsTableCounts(db: Db): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const table of ['twin_entities', 'twin_relationships', 'kpt_collections', 'kpt_claims', 'twin_evidence_blobs']) {
+    const row = (await db(table).count({ n: '*' }).first()) as { n: number | string };
+    out[table] = Number(row.n);
+  }
+  return out;
+}
