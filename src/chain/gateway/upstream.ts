@@ -1,10 +1,10 @@
 // The node the gateway calls: the embedded query node (in-process) by default, or any node that
 // speaks the same services over real gRPC (CHAIN_GRPC_URL). Every call has a deadline, so a
 // slow or silent upstream becomes 504 instead of a hanging request.
-import { create, type DescMessage, type DescMethodUnary, type MessageShape } from '@bufbuild/protobuf';
+import { create, type DescMessage, type DescMethodUnary, type MessageInitShape, type MessageShape } from '@bufbuild/protobuf';
 import { Code, ConnectError, createHandlerContext, type Transport } from '@connectrpc/connect';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
-import type { ServiceBinding, UnaryHandler } from '../node/services.ts';
+import type { ServiceBinding } from '../node/services.ts';
 
 export interface Upstream {
   call(method: DescMethodUnary, request: MessageShape<DescMessage>): Promise<MessageShape<DescMessage>>;
@@ -48,11 +48,15 @@ function asUpstreamError(err: unknown): ConnectError {
  * without serialising each message to bytes and back, under the same deadline.
  */
 export function embeddedUpstream(bindings: ServiceBinding[], timeoutMs: number): Upstream {
-  const handlers = new Map<string, UnaryHandler>();
+  // The node's handlers read nothing from their context (no headers, no cancellation), so one
+  // context per method serves every call; building one per call costs more than the query.
+  const handlers = new Map<string, (request: MessageShape<DescMessage>) => Promise<MessageInitShape<DescMessage>>>();
   for (const { service, impl } of bindings) {
     for (const m of service.methods) {
       const h = impl[m.localName];
-      if (h) handlers.set(`${service.typeName}/${m.name}`, h);
+      if (!h) continue;
+      const ctx = createHandlerContext({ service, method: m, protocolName: 'in-process', requestMethod: 'POST', url: `/${service.typeName}/${m.name}` });
+      handlers.set(`${service.typeName}/${m.name}`, (request) => h(request, ctx));
     }
   }
   return {
@@ -60,16 +64,12 @@ export function embeddedUpstream(bindings: ServiceBinding[], timeoutMs: number):
       const path = `${method.parent.typeName}/${method.name}`;
       const handler = handlers.get(path);
       if (!handler) throw new ConnectError(`${path} is not implemented`, Code.Unimplemented);
-      const ctx = createHandlerContext({ service: method.parent, method, protocolName: 'in-process', requestMethod: 'POST', url: `/${path}`, timeoutMs });
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          ctx.abort();
-          reject(new ConnectError('the deadline was exceeded', Code.DeadlineExceeded));
-        }, timeoutMs);
+        timer = setTimeout(() => reject(new ConnectError('the deadline was exceeded', Code.DeadlineExceeded)), timeoutMs);
       });
       try {
-        return create(method.output, await Promise.race([handler(request, ctx), deadline]));
+        return create(method.output, await Promise.race([handler(request), deadline]));
       } catch (err) {
         if (err instanceof ConnectError) throw err;
         // As a gRPC server would: no internals to the client; the cause is logged by the gateway.
