@@ -10,6 +10,7 @@ import { connectNodeAdapter, createGrpcTransport } from '@connectrpc/connect-nod
 import { ClaimsQuery, EntityQuery, IidQuery, TokenQuery } from '../../src/chain/services.ts';
 import { QueryClaimListRequestSchema, QueryCollectionListRequestSchema } from '../../generated/proto/ixo/claims/v1beta1/query_pb.ts';
 import { QueryEntityListRequestSchema } from '../../generated/proto/ixo/entity/v1beta1/query_pb.ts';
+import { ConfigError, configWith } from '../../src/config.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -246,6 +247,18 @@ forEachDatabase('chain gateway configuration', (t) => {
       expect(node.calls).to.deep.equal([]);
       expect((await get('/chain/claims/claim/x')).status).to.equal(200);
     });
+  });
+
+  it('rejects malformed area C variables, naming the variable', () => {
+    for (const [name, value] of <[string, string][]>[
+      ['CHAIN_PREFIX_ALIASES', 'ixo'],
+      ['CHAIN_PREFIX', 'chain'],
+      ['CHAIN_CLAIMS_NETWORK_FEE_PERCENTAGE', '10%'],
+      ['CHAIN_CLAIMS_NODE_FEE_PERCENTAGE', '0.1234567890123456789'],
+      ['CHAIN_TOKEN_IXO1155_CONTRACT_CODE', '-1'],
+    ]) {
+      expect(() => configWith({ [name]: value }), name).to.throw(ConfigError, name);
+    }
   });
 
   it('refuses to start with an unknown method in CHAIN_DISABLED_METHODS', async () => {
