@@ -201,6 +201,10 @@ forEachDatabase('chain routes over the embedded node', (t) => {
       expect(res.status).to.equal(200);
       expect(res.body.claims.map((c: any) => c.claim_id)).to.deep.equal([claims.paired.id, claims.rejected.id, claims.verified.id, claims.pending.id]);
       expect(res.body.pagination).to.deep.equal({ next_key: null, total: '0' });
+      // The list reads a narrower projection of the rows; it must show the same claims.
+      for (const c of res.body.claims) expect(c).to.deep.equal((await get(`/chain/claims/claim/${c.claim_id}`)).body.claim);
+      expect(res.body.claims[2].evaluation.verification_proof).to.be.a('string').and.not.equal('');
+      expect(res.body.claims[2].evaluation.verification_proof).to.equal(claims.verified.verifiableCredential.id);
     });
 
     it('GET /chain/claims/collection/{id} carries the claim counts', async () => {

@@ -12,11 +12,26 @@ export interface CollectionWithCounts extends Collection {
   rejected: number;
 }
 
+/** What a chain Claim needs of a KPT claim (the measurements themselves are not on chain). */
+export interface ClaimView {
+  id: string;
+  collectionId: string;
+  householdId: string;
+  status: KptClaim['status'];
+  /** DID of the validator that issued the credential; empty before verification. */
+  oracle: string;
+  /** Id of the verifiable credential; empty when none was issued. */
+  credentialId: string;
+  createdAt: string;
+  updatedAt: string;
+  verifiedAt?: string;
+}
+
 export interface ChainReadModel {
   entities: OrderedStore<Entity>;
   getEntity(did: string): Promise<Entity | undefined>;
-  claims: OrderedStore<KptClaim>;
-  getClaim(id: string): Promise<KptClaim | undefined>;
+  claims: OrderedStore<ClaimView>;
+  getClaim(id: string): Promise<ClaimView | undefined>;
   collections: OrderedStore<CollectionWithCounts>;
   getCollection(id: string): Promise<CollectionWithCounts | undefined>;
 }

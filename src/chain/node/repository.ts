@@ -2,14 +2,16 @@
 // (findEntityByDid, findClaimById, getCollection, *FromRow); its page functions only page
 // forwards from an exclusive cursor, while Cosmos also pages in reverse, so the ordered scans
 // over `seq` (insertion order) are here. Keys handed out are that sequence as a decimal string.
+// Claim pages read only the columns a chain Claim shows: a KPT claim row also carries the
+// request body, rule checks and measurements, which would be parsed for nothing.
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Db } from '../../platform/db/index.ts';
-import { claimFromRow, type ClaimRow } from '../../twins/claims.repository.ts';
+import type { ClaimRow } from '../../twins/claims.repository.ts';
 import { collectionFromRow, type CollectionRow } from '../../twins/collections.repository.ts';
 import { entityFromRow, type EntityRow } from '../../twins/entities.repository.ts';
 import { findClaimById, findEntityByDid, getCollection } from '../../twins/index.ts';
 import type { Collection } from '../../../generated/openapi/types.gen.ts';
-import type { ChainReadModel, CollectionWithCounts, Entity, KptClaim } from './model.ts';
+import type { ChainReadModel, ClaimView, CollectionWithCounts, Entity, KptClaim } from './model.ts';
 import type { OrderedStore, PageWindow } from './pagination.ts';
 
 function keySeq(key: string): number {
@@ -18,11 +20,11 @@ function keySeq(key: string): number {
 }
 
 /** An OrderedStore over one table of area A, ordered by `seq`. */
-function seqStore<R extends { seq: number }, T>(db: Db, table: string, map: (rows: R[]) => Promise<T[]>): OrderedStore<T> {
+function seqStore<R extends { seq: number }, T>(db: Db, table: string, map: (rows: R[]) => Promise<T[]>, columns: string[] = ['*']): OrderedStore<T> {
   const seqOf = new WeakMap<object, number>();
   return {
     async fetch(w: PageWindow) {
-      const q = db<R>(table).select('*').orderBy('seq', w.reverse ? 'desc' : 'asc').limit(w.take);
+      const q = db<R>(table).select(columns).orderBy('seq', w.reverse ? 'desc' : 'asc').limit(w.take);
       if (w.fromKey !== undefined) q.where('seq', w.reverse ? '<=' : '>=', keySeq(w.fromKey));
       if (w.offset) q.offset(w.offset);
       const rows = (await q) as R[];
@@ -38,6 +40,39 @@ function seqStore<R extends { seq: number }, T>(db: Db, table: string, map: (row
   };
 }
 
+const CLAIM_VIEW_COLUMNS = ['seq', 'id', 'collection_id', 'household_did', 'status', 'credential', 'verifiable_credential', 'created_at', 'updated_at', 'verified_at'] as const;
+type ClaimViewRow = Pick<ClaimRow, (typeof CLAIM_VIEW_COLUMNS)[number]>;
+
+function claimViewOfRow(r: ClaimViewRow): ClaimView {
+  const credential = r.credential ? (JSON.parse(r.credential) as { issuer?: string }) : undefined;
+  const vc = r.verifiable_credential ? (JSON.parse(r.verifiable_credential) as { id?: string; issuer?: string }) : undefined;
+  return {
+    id: r.id,
+    collectionId: r.collection_id,
+    householdId: r.household_did,
+    status: r.status as ClaimView['status'],
+    oracle: credential?.issuer ?? vc?.issuer ?? '',
+    credentialId: vc?.id ?? '',
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    ...(r.verified_at ? { verifiedAt: r.verified_at } : {}),
+  };
+}
+
+function claimViewOf(c: KptClaim): ClaimView {
+  return {
+    id: c.id,
+    collectionId: c.collectionId,
+    householdId: c.householdId,
+    status: c.status,
+    oracle: c.credential?.issuer ?? c.verifiableCredential?.issuer ?? '',
+    credentialId: c.verifiableCredential?.id ?? '',
+    createdAt: c.createdAt,
+    updatedAt: c.updatedAt,
+    ...(c.verifiedAt ? { verifiedAt: c.verifiedAt } : {}),
+  };
+}
+
 interface CountsRow {
   collection_id: string;
   count: number | string;
@@ -48,12 +83,12 @@ interface CountsRow {
 
 export class ChainRepository implements ChainReadModel {
   readonly entities: OrderedStore<Entity>;
-  readonly claims: OrderedStore<KptClaim>;
+  readonly claims: OrderedStore<ClaimView>;
   readonly collections: OrderedStore<CollectionWithCounts>;
 
   constructor(private readonly db: Db) {
     this.entities = seqStore<EntityRow, Entity>(db, 'twin_entities', async (rows) => rows.map(entityFromRow));
-    this.claims = seqStore<ClaimRow, KptClaim>(db, 'kpt_claims', async (rows) => rows.map(claimFromRow));
+    this.claims = seqStore<ClaimViewRow & { seq: number }, ClaimView>(db, 'kpt_claims', async (rows) => rows.map(claimViewOfRow), [...CLAIM_VIEW_COLUMNS]);
     this.collections = seqStore<CollectionRow, CollectionWithCounts>(db, 'kpt_collections', (rows) => this.withCounts(rows.map(collectionFromRow)));
   }
 
@@ -61,8 +96,9 @@ export class ChainRepository implements ChainReadModel {
     return findEntityByDid(this.db, did);
   }
 
-  getClaim(id: string): Promise<KptClaim | undefined> {
-    return findClaimById(this.db, id);
+  async getClaim(id: string): Promise<ClaimView | undefined> {
+    const c = await findClaimById(this.db, id);
+    return c ? claimViewOf(c) : undefined;
   }
 
   async getCollection(id: string): Promise<CollectionWithCounts | undefined> {

@@ -16,7 +16,7 @@ import { EntitySchema, type Entity as EntityMessage } from '../../../generated/p
 import { IidDocumentSchema, type IidDocument } from '../../../generated/proto/ixo/iid/v1beta1/iid_pb.ts';
 import { legacyDecToWire } from '../legacy-dec.ts';
 import { ClaimsQuery, EntityQuery, IidQuery, methodFullName, TokenQuery } from '../services.ts';
-import type { ChainReadModel, CollectionWithCounts, Entity, KptClaim } from './model.ts';
+import type { ChainReadModel, ClaimView, CollectionWithCounts, Entity, KptClaim } from './model.ts';
 import { paginate } from './pagination.ts';
 
 const ts = (iso: string | null | undefined) => (iso ? timestampFromDate(new Date(iso)) : undefined);
@@ -65,9 +65,8 @@ export const EVALUATION_STATUS: Record<KptClaim['status'], EvaluationStatus> = {
   rejected: EvaluationStatus.REJECTED,
 };
 
-export function claimOf(c: KptClaim): Claim {
+export function claimOf(c: ClaimView): Claim {
   const evaluated = c.status !== 'pending';
-  const oracle = c.credential?.issuer ?? c.verifiableCredential?.issuer ?? '';
   return create(ClaimSchema, {
     collectionId: c.collectionId,
     agentDid: c.householdId,
@@ -76,10 +75,10 @@ export function claimOf(c: KptClaim): Claim {
     evaluation: {
       claimId: c.id,
       collectionId: c.collectionId,
-      oracle: evaluated ? oracle : '',
-      agentDid: evaluated ? oracle : '',
+      oracle: evaluated ? c.oracle : '',
+      agentDid: evaluated ? c.oracle : '',
       status: EVALUATION_STATUS[c.status],
-      verificationProof: c.verifiableCredential?.id ?? '',
+      verificationProof: c.credentialId,
       evaluationDate: evaluated ? ts(c.verifiedAt ?? c.updatedAt) : undefined,
     },
   });
