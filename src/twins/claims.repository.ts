@@ -32,7 +32,7 @@ export interface ClaimRow {
 }
 
 export type NewClaimRow = Omit<ClaimRow, 'seq'>;
-export type HouseholdClaimRow = Pick<ClaimRow, 'id' | 'collection_id' | 'test_group' | 'status' | 'start_date' | 'end_date' | 'daily_logs'>;
+export type HouseholdClaimRow = Pick<ClaimRow, 'id' | 'claim_key' | 'collection_id' | 'test_group' | 'status' | 'start_date' | 'end_date' | 'daily_logs'>;
 
 export function claimFromRow(r: ClaimRow): KptClaim {
   const body = JSON.parse(r.body) as KptClaimRequest;
@@ -90,24 +90,35 @@ export class ClaimRepository {
   async findByHousehold(householdDid: string): Promise<HouseholdClaimRow[]> {
     return this.db<ClaimRow>('kpt_claims')
       .where({ household_did: householdDid })
-      .select('id', 'collection_id', 'test_group', 'status', 'start_date', 'end_date', 'daily_logs')
+      .select('id', 'claim_key', 'collection_id', 'test_group', 'status', 'start_date', 'end_date', 'daily_logs')
       .orderBy('seq', 'asc');
   }
 
-  /** Non-rejected claims of a group in a collection: how many, and how many overlap [start, end]. */
-  async countGroupClaims(collectionId: string, group: TestGroup, period?: { start: string; end: string }): Promise<{ all: number; aligned: number }> {
-    // One round trip: the overlap count is a conditional sum (ISO dates compare as strings).
+  /**
+   * Non-rejected claims of a group in a collection: how many, how many overlap [start, end], and
+   * how many of those are pending (only then must they be re-evaluated).
+   */
+  async countGroupClaims(
+    collectionId: string,
+    group: TestGroup,
+    period?: { start: string; end: string },
+  ): Promise<{ all: number; aligned: number; alignedPending: number }> {
+    // One round trip: the overlap counts are conditional sums (ISO dates compare as strings).
+    const overlap = 'start_date <= ? and end_date >= ?';
     const row = (await this.db('kpt_claims')
       .where({ collection_id: collectionId, test_group: group })
       .whereNot('status', 'rejected')
       .select(
         this.db.raw('count(*) as n'),
         period
-          ? this.db.raw('coalesce(sum(case when start_date <= ? and end_date >= ? then 1 else 0 end), 0) as aligned', [period.end, period.start])
+          ? this.db.raw(`coalesce(sum(case when ${overlap} then 1 else 0 end), 0) as aligned`, [period.end, period.start])
           : this.db.raw('0 as aligned'),
+        period
+          ? this.db.raw(`coalesce(sum(case when status = 'pending' and ${overlap} then 1 else 0 end), 0) as aligned_pending`, [period.end, period.start])
+          : this.db.raw('0 as aligned_pending'),
       )
-      .first()) as { n: number | string; aligned: number | string };
-    return { all: Number(row.n), aligned: Number(row.aligned) };
+      .first()) as { n: number | string; aligned: number | string; aligned_pending: number | string };
+    return { all: Number(row.n), aligned: Number(row.aligned), alignedPending: Number(row.aligned_pending) };
   }
 
   /** Pending claims of a group in a collection whose test period overlaps [start, end]. */

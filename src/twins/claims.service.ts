@@ -72,6 +72,7 @@ function claimKeyOf(b: ReturnType<typeof normalise>): string {
 
 const periodOf = (b: KptClaimRequest) => (b.testPeriod ? { start: b.testPeriod.startDate, end: b.testPeriod.endDate } : undefined);
 
+/** Thrown inside the transaction to roll it back and answer with a claim already stored. */
 class ReplayFound {
   constructor(readonly row: ClaimRow) {}
 }
@@ -92,10 +93,6 @@ export class ClaimService {
     const conflicts = measurementConflicts(body, this.opts.totalToleranceKg);
     if (conflicts.length) throw conflict(`The measurement data conflict: ${conflicts.map((c) => c.message).join('; ')}`, conflicts, 'conflicting-measurements');
 
-    const household = await new EntityRepository(this.db).findByDid(body.householdId);
-    if (household && household.controller !== principal.did) {
-      throw forbidden(`${body.householdId} is a registered entity controlled by ${household.controller}; only its controller may submit claims for it.`);
-    }
     const claim = normalise(body);
     const claimKey = claimKeyOf(claim);
     const key = await this.opts.validatorKey();
@@ -132,20 +129,25 @@ export class ClaimService {
         { pointer: '/body/collectionId', message: `names no collection (create it with POST /v1/collections)`, rule: 'collection-exists' },
       ]);
     }
+    const household = await new EntityRepository(trx).findByDid(claim.householdId);
+    if (household && household.controller !== principal.did) {
+      throw forbidden(`${claim.householdId} is a registered entity controlled by ${household.controller}; only its controller may submit claims for it.`);
+    }
     if (idempotencyKey) {
       const previous = await claims.findByIdempotencyKey(principal.did, idempotencyKey);
       if (previous && previous.claim_key === claimKey) throw new ReplayFound(previous);
       if (previous) throw idempotencyReuse(idempotencyKey);
     }
-    const identical = await claims.findByClaimKey(claimKey);
+    const householdClaims = await claims.findByHousehold(claim.householdId);
+    const identical = householdClaims.find((r) => r.claim_key === claimKey);
     if (identical) {
+      const stored = (await claims.findById(identical.id))!;
       // A rejected claim may be corrected (same measurements, more documentation): the new
       // claim takes over the key and the rejected one stays on record.
-      if (identical.status !== 'rejected' || identical.body === JSON.stringify(claim)) throw new ReplayFound(identical);
-      await claims.releaseClaimKey(identical.id, sha256hex(`superseded:${identical.id}`));
+      if (stored.status !== 'rejected' || jcs(JSON.parse(stored.body)) === jcs(claim)) throw new ReplayFound(stored);
+      await claims.releaseClaimKey(stored.id, sha256hex(`superseded:${stored.id}`));
     }
-
-    this.assertNoHouseholdConflict(await claims.findByHousehold(claim.householdId), claim);
+    this.assertNoHouseholdConflict(householdClaims, claim);
 
     const now = new Date().toISOString();
     const id = newClaimId();
@@ -187,7 +189,7 @@ export class ClaimService {
     await claims.insert(row);
 
     // This claim may be the other group's missing aligned partner.
-    if (outcome.status !== 'rejected' && period) {
+    if (outcome.status !== 'rejected' && period && partners.alignedPending > 0) {
       for (const waiting of await claims.findPendingOverlapping(claim.collectionId, otherGroup(claim.testGroup), period)) {
         await this.reevaluate(claims, waiting, !!collection.selection_method, key, now);
       }

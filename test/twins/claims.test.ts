@@ -280,6 +280,11 @@ forEachDatabase('KPT claims', (t) => {
       const body = kptClaim({ externalFactors: { season: 'dry' } });
       const first = await submit(body);
       expect(first.claim.status).to.equal('rejected');
+      // The same rejected claim with its fields in another order is still the same claim.
+      const reordered = Object.fromEntries(Object.entries(body).reverse());
+      const same = await submit(reordered);
+      expect(same.status).to.equal(200);
+      expect(same.claim.id).to.equal(first.claim.id);
       const fixed = await submit({ ...body, externalFactors: { season: 'dry', culturalEvents: ['none'], occupationalFactors: ['none'] } });
       expect(fixed.status).to.equal(201);
       expect(fixed.claim.id).not.to.equal(first.claim.id);
@@ -318,6 +323,27 @@ forEachDatabase('KPT claims', (t) => {
         expect(new Set(results.map((r) => r.claim.id)).size).to.equal(1);
         const stored = await t.db('kpt_claims').where({ household_did: body.householdId }).count({ n: '*' }).first();
         expect(Number((stored as { n: string | number }).n)).to.equal(1);
+      } finally {
+        await second?.stop();
+      }
+    });
+
+    it('a reference and an intervention claim arriving at once both end verified (two instances on PostgreSQL)', async () => {
+      // Each pair is alone in its collection, so neither claim can be repaired by a later one.
+      const pairs = Array.from({ length: 15 }, (_, i) => `pair-${i}`);
+      for (const id of pairs) await createCollection({ client: h.server.client, auth: h.key, body: { id, name: id } });
+      const second = t.kind === 'postgres' ? await startTestServer(t.open()) : undefined;
+      try {
+        await Promise.all(
+          pairs.flatMap((collectionId) => [
+            submit(kptClaim({ collectionId, testGroup: 'reference' })),
+            submit(kptClaim({ collectionId, testGroup: 'intervention' }), { server: second }),
+          ]),
+        );
+        for (const collection of pairs) {
+          const stored = await listClaims({ client: h.server.client, auth: h.key, query: { collection } });
+          expect(stored.data!.items.map((c) => c.status), collection).to.deep.equal(['verified', 'verified']);
+        }
       } finally {
         await second?.stop();
       }
