@@ -21,6 +21,8 @@ export async function createChainArea(ctx: AreaContext): Promise<ChainArea> {
   const { config, db, logger, keys } = ctx;
   const disabled = disabledMethodSet(config.CHAIN_DISABLED_METHODS);
   const services = queryServices({ config, reads: new ChainRepository(db), disabled });
+  // Built before anything listens: a bad annotation stops start-up with nothing left open.
+  const routes = new RouteTable(buildRoutes());
 
   let grpcPort: number | undefined;
   if (config.GRPC_ENABLED) {
@@ -35,7 +37,7 @@ export async function createChainArea(ctx: AreaContext): Promise<ChainArea> {
     : embeddedUpstream(services, config.CHAIN_GRPC_TIMEOUT_MS);
   ctx.onClose(() => upstream.close());
 
-  const gateway = gatewayRouter({ config, keys, logger, routes: new RouteTable(buildRoutes()), upstream, disabled });
+  const gateway = gatewayRouter({ config, keys, logger, routes, upstream, disabled });
   // Case-sensitive like the upstream gateway: /Chain/... is not a route.
   const router = express.Router({ caseSensitive: true });
   for (const mount of gatewayMounts(config)) router.use(mount, gateway);
