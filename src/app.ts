@@ -4,6 +4,7 @@ import express, { type Express, type Request } from 'express';
 import type { Config } from './config.ts';
 import type { Db } from './platform/db/index.ts';
 import { createAgentArea } from './agent/index.ts';
+import { createChainArea } from './chain/index.ts';
 import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
 import { ApiKeyService } from './platform/keys/service.ts';
@@ -50,23 +51,30 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   const closers: (() => Promise<void> | void)[] = [];
   const ctx: AreaContext = { ...deps, keys: new ApiKeyService(db), onClose: (fn) => closers.push(fn) };
 
+  const twins = createTwinsArea(ctx);
+  const ussd = await createUssdArea(ctx, deps.ussdTwins ?? ussdTwinsPort(twins, config.USSD_PRINCIPAL_DID), { now: deps.now });
+  const agent = createAgentArea(ctx);
+  // Last: it starts the embedded gRPC node, which nothing after it may leave running on a throw.
+  const chain = await createChainArea(ctx);
+
   const app = express();
   app.disable('x-powered-by');
+  app.locals.chainGrpcPort = chain.grpcPort;
   // One trusted hop (the reverse proxy) so req.ip is the real client, never a spoofable header chain.
   app.set('trust proxy', config.TRUST_PROXY_ENABLED ? 1 : false);
   app.use(requestLogger(logger));
-  const twins = createTwinsArea(ctx);
-  const ussd = await createUssdArea(ctx, deps.ussdTwins ?? ussdTwinsPort(twins, config.USSD_PRINCIPAL_DID), { now: deps.now });
+  // Rate limit and operator switch of area B come before body parsing and validation.
   app.use(ussd.gate);
   app.use(express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: false, limit: config.BODY_LIMIT }));
-  const agent = createAgentArea(ctx);
+  // Routes of plugins that are off answer 404 before the validator (which knows every documented route).
   app.use(agent.unloadedRoutesGuard);
   app.use(openApiRequestValidator(ctx.keys));
 
   app.use(healthRouter(db, config));
   app.use(twins.router);
   app.use(ussd.router);
+  app.use(chain.router);
   app.use(agent.routers);
 
   app.use(notFoundHandler);

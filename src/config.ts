@@ -59,11 +59,18 @@ const chainSchema = {
   CHAIN_GRPC_URL: z.url().optional(),
   CHAIN_GRPC_TIMEOUT_MS: positiveInt.default(5000),
   CHAIN_PREFIX: z.string().regex(/^\/[A-Za-z0-9_-]+$/, 'must look like /chain').default('/chain'),
-  CHAIN_PREFIX_ALIASES: list.default([]),
+  CHAIN_PREFIX_ALIASES: list.pipe(z.array(z.string().regex(/^\/[A-Za-z0-9_-]+$/, 'each must look like /ixo'))).default([]),
   CHAIN_BASE_PATH: z.string().regex(/^(\/[A-Za-z0-9_-]+)*$/, 'must be empty or look like /rest').default(''),
   CHAIN_GATEWAY_AUTH: z.enum(['none', 'apikey']).default('none'),
   CHAIN_CORS_ORIGINS: list.default([]),
   CHAIN_DISABLED_METHODS: list.default([]),
+  // Module params answered by the embedded node (a real chain keeps them in governance state).
+  CHAIN_TOKEN_IXO1155_CONTRACT_CODE: z.string().regex(/^\d{1,20}$/, 'must be an unsigned integer').default('0'),
+  CHAIN_ENTITY_NFT_CONTRACT_ADDRESS: z.string().default(''),
+  CHAIN_ENTITY_NFT_CONTRACT_MINTER: z.string().default(''),
+  CHAIN_CLAIMS_IXO_ACCOUNT: z.string().default(''),
+  CHAIN_CLAIMS_NETWORK_FEE_PERCENTAGE: z.string().regex(/^\d+(\.\d{1,18})?$/, 'must be a decimal like 0.1').default('0'),
+  CHAIN_CLAIMS_NODE_FEE_PERCENTAGE: z.string().regex(/^\d+(\.\d{1,18})?$/, 'must be a decimal like 0.1').default('0'),
 };
 
 // ---- area D: agent runtime ------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // A benchmark target in its own process (so the load generator does not share its event loop):
 //   tsx test/bench/server.ts baseline  -> a bare Express 5 handler
 //   tsx test/bench/server.ts hearth    -> Hearth on a fresh SQLite file (or BENCH_DATABASE_URL)
-// Prints one JSON line {port, key} once it listens.
+// Prints one JSON line {port, key, grpcPort} once it listens.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,7 +44,7 @@ if (mode === 'baseline') {
   });
   const hearth = await createHearth({ config, db, logger: createLogger(config) });
   const running = await listen(hearth.app, 0, '127.0.0.1', 1000);
-  console.log(JSON.stringify({ port: running.port, key }));
+  console.log(JSON.stringify({ port: running.port, key, grpcPort: hearth.app.locals.chainGrpcPort }));
 } else {
   console.error('usage: server.ts baseline|hearth');
   process.exit(2);

@@ -1,0 +1,45 @@
+// Area C: the protocol query node (gRPC) and the HTTP/JSON gateway built from the proto
+// annotations. See README "Area C" and ../shared/design/chain-gateway.md.
+import type { Router } from 'express';
+import express from 'express';
+import type { AreaContext } from '../app.ts';
+import { gatewayMounts, gatewayRouter } from './gateway/router.ts';
+import { buildRoutes, RouteTable } from './gateway/routes.ts';
+import { embeddedUpstream, grpcUpstream } from './gateway/upstream.ts';
+import { ChainRepository } from './node/repository.ts';
+import { startGrpcNode } from './node/server.ts';
+import { queryServices, registerServices } from './node/services.ts';
+import { disabledMethodSet } from './services.ts';
+
+export interface ChainArea {
+  router: Router;
+  /** Port of the embedded gRPC node, when it listens. */
+  grpcPort?: number;
+}
+
+export async function createChainArea(ctx: AreaContext): Promise<ChainArea> {
+  const { config, db, logger, keys } = ctx;
+  const disabled = disabledMethodSet(config.CHAIN_DISABLED_METHODS);
+  const services = queryServices({ config, reads: new ChainRepository(db), disabled });
+  // Built before anything listens: a bad annotation stops start-up with nothing left open.
+  const routes = new RouteTable(buildRoutes());
+
+  let grpcPort: number | undefined;
+  if (config.GRPC_ENABLED) {
+    const node = await startGrpcNode(registerServices(services), config.GRPC_HOST, config.GRPC_PORT);
+    grpcPort = node.port;
+    ctx.onClose(() => node.stop());
+    logger.info({ host: config.GRPC_HOST, port: node.port }, 'chain query node listening (gRPC)');
+  }
+
+  const upstream = config.CHAIN_GRPC_URL
+    ? grpcUpstream(config.CHAIN_GRPC_URL, config.CHAIN_GRPC_TIMEOUT_MS)
+    : embeddedUpstream(services, config.CHAIN_GRPC_TIMEOUT_MS);
+  ctx.onClose(() => upstream.close());
+
+  const gateway = gatewayRouter({ config, keys, logger, routes, upstream, disabled });
+  // Case-sensitive like the upstream gateway: /Chain/... is not a route.
+  const router = express.Router({ caseSensitive: true });
+  for (const mount of gatewayMounts(config)) router.use(mount, gateway);
+  return { router, grpcPort };
+}

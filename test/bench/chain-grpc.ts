@@ -1,0 +1,91 @@
+// The area C queries made directly with a gRPC client against the embedded node, next to the
+// same queries through the HTTP gateway, in one run, so the gateway's own overhead shows:
+//   npx tsx test/bench/chain-grpc.ts     (BENCH_DURATION s per row, BENCH_CONNECTIONS in flight)
+// 127.0.0.1 only; the gRPC rows keep BENCH_CONNECTIONS unary calls in flight on one HTTP/2
+// connection (how gRPC clients talk to a node) for a fixed time.
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { createClient } from '@connectrpc/connect';
+import { createGrpcTransport } from '@connectrpc/connect-node';
+import { ClaimsQuery, EntityQuery } from '../../src/chain/services.ts';
+import { seedChainData } from './cases/chain.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const duration = Number(process.env.BENCH_DURATION ?? 5);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+interface Row {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function grpcLoop(name: string, call: () => Promise<unknown>): Promise<Row> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = performance.now() + duration * 1000;
+  const worker = async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      try {
+        await call();
+        latencies.push(performance.now() - t0);
+      } catch {
+        errors++;
+      }
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: connections }, worker));
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
+  return { name, rps: latencies.length / elapsed, p50: pct(50), p99: pct(99), errors };
+}
+
+async function httpRun(name: string, url: string): Promise<Row> {
+  const r = await autocannon({ url, connections, duration });
+  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx };
+}
+
+async function main() {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'server.ts'), 'hearth'], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+  const line = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    child.stdout!.on('data', (c) => {
+      buf += c;
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) resolve(buf.slice(0, nl));
+    });
+    child.once('exit', (code) => reject(new Error(`hearth exited with ${code}`)));
+  });
+  const { port, key, grpcPort } = JSON.parse(line) as { port: number; key: string; grpcPort: number };
+  const baseUrl = `http://127.0.0.1:${port}`;
+  try {
+    const { entityDid } = await seedChainData({ baseUrl, key });
+    const transport = createGrpcTransport({ baseUrl: `http://127.0.0.1:${grpcPort}` });
+    const entity = createClient(EntityQuery, transport);
+    const claims = createClient(ClaimsQuery, transport);
+    console.log(`Chain gateway vs direct gRPC: ${connections} in flight, ${duration}s per row, 127.0.0.1, node ${process.version}`);
+    const rows = [
+      await httpRun('HTTP GET /chain/entity/{id}', `${baseUrl}/chain/entity/${entityDid}`),
+      await grpcLoop('gRPC ixo.entity.v1beta1.Query/Entity', () => entity.entity({ id: entityDid })),
+      await httpRun('HTTP GET /chain/claims/claims?pagination.limit=50', `${baseUrl}/chain/claims/claims?pagination.limit=50`),
+      await grpcLoop('gRPC ixo.claims.v1beta1.Query/ClaimList limit 50', () => claims.claimList({ pagination: { limit: 50n } })),
+    ];
+    const w = Math.max(...rows.map((r) => r.name.length));
+    console.log(`\n${'query'.padEnd(w)}  ${'req/s'.padStart(8)}  ${'p50 ms'.padStart(7)}  ${'p99 ms'.padStart(7)}  errors`);
+    for (const r of rows) console.log(`${r.name.padEnd(w)}  ${r.rps.toFixed(0).padStart(8)}  ${r.p50.toFixed(1).padStart(7)}  ${r.p99.toFixed(1).padStart(7)}  ${r.errors}`);
+  } finally {
+    child.kill();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

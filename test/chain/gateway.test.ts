@@ -1,0 +1,370 @@
+// Routing, query parameters, prefixes, gating, CORS and disabled methods of the gateway. The
+// upstream is a fake node that echoes what it was asked, so each test sees which method the
+// route reached and with which request.
+import { createServer as createH2Server } from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { toJsonString } from '@bufbuild/protobuf';
+import { Code, ConnectError, createClient } from '@connectrpc/connect';
+import { connectNodeAdapter, createGrpcTransport } from '@connectrpc/connect-node';
+import { ClaimsQuery, EntityQuery, IidQuery, TokenQuery } from '../../src/chain/services.ts';
+import { QueryClaimListRequestSchema, QueryCollectionListRequestSchema } from '../../generated/proto/ixo/claims/v1beta1/query_pb.ts';
+import { QueryEntityListRequestSchema } from '../../generated/proto/ixo/entity/v1beta1/query_pb.ts';
+import { ConfigError, configWith } from '../../src/config.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
+
+/** A node whose answers name the method and echo the request. */
+async function echoNode(): Promise<{ url: string; calls: string[]; close(): Promise<void> }> {
+  const calls: string[] = [];
+  const server = createH2Server(
+    connectNodeAdapter({
+      routes(router) {
+        router.service(EntityQuery, {
+          params: () => (calls.push('entity.Params'), { params: { nftContractAddress: 'Params' } }),
+          entity: (req) => (calls.push('Entity'), { entity: { id: req.id, type: 'Entity' } }),
+          entityMetaData: (req) => (calls.push('EntityMetaData'), { entity: { id: req.id, type: 'EntityMetaData' } }),
+          entityIidDocument: (req) => (calls.push('EntityIidDocument'), { iidDocument: { id: req.id } }),
+          entityVerified: (req) => (calls.push('EntityVerified'), { entityVerified: req.id === 'did:ixo:entity:verified' }),
+          entityList: (req) => (calls.push('EntityList'), { entities: [{ id: toJsonString(QueryEntityListRequestSchema, req) }] }),
+        });
+        router.service(IidQuery, {
+          iidDocuments: () => (calls.push('IidDocuments'), { iidDocuments: [] }),
+          iidDocument: (req) => (calls.push('IidDocument'), { iidDocument: { id: req.id } }),
+        });
+        router.service(ClaimsQuery, {
+          collection: (req) => (calls.push('Collection'), { collection: { id: req.id } }),
+          collectionList: (req) => (calls.push('CollectionList'), { collections: [{ id: toJsonString(QueryCollectionListRequestSchema, req) }] }),
+          claim: (req) => (calls.push('Claim'), { claim: { claimId: req.id } }),
+          claimList: (req) => (calls.push('ClaimList'), { claims: [{ claimId: toJsonString(QueryClaimListRequestSchema, req) }] }),
+        });
+        router.service(TokenQuery, { params: () => (calls.push('token.Params'), { params: { ixo1155ContractCode: 9n } }) });
+      },
+    }),
+  );
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const sessions = new Set<import('node:http2').ServerHttp2Session>();
+  server.on('session', (s) => sessions.add(s));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
+    close: () => new Promise<void>((r) => {
+      for (const s of sessions) s.destroy();
+      server.close(() => r());
+    }),
+  };
+}
+
+forEachDatabase('chain gateway routing', (t) => {
+  let node: Awaited<ReturnType<typeof echoNode>>;
+  let server: TestServer;
+  const get = async (path: string, init?: RequestInit) => {
+    const res = await fetch(server.baseUrl + path, init);
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+  };
+
+  before(async () => {
+    node = await echoNode();
+    server = await startTestServer(t.db, { CHAIN_GRPC_URL: node.url });
+  });
+  after(async () => {
+    await server?.stop();
+    await node?.close();
+  });
+
+  describe('routes from the annotations', () => {
+    it('a literal segment beats a variable: /entity/params is Params, not Entity "params"', async () => {
+      const res = await get('/chain/entity/params');
+      expect(res.status).to.equal(200);
+      expect(res.body.params.nftContractAddress).to.equal('Params');
+    });
+
+    it('takes a DID with colons as one path segment, raw or percent-encoded', async () => {
+      expect((await get('/chain/entity/did:ixo:entity:abc')).body.entity).to.include({ id: 'did:ixo:entity:abc', type: 'Entity' });
+      expect((await get('/chain/entity/did%3Aixo%3Aentity%3Aabc')).body.entity.id).to.equal('did:ixo:entity:abc');
+    });
+
+    it('treats a trailing slash as the same route', async () => {
+      expect((await get('/chain/entity/did:ixo:entity:abc/')).body.entity.id).to.equal('did:ixo:entity:abc');
+      expect((await get('/chain/token/params/')).body).to.deep.equal({ params: { ixo1155_contract_code: '9' } });
+    });
+
+    it('reaches every annotated method', async () => {
+      expect((await get('/chain/entity/did:x/metadata')).body.entity.type).to.equal('EntityMetaData');
+      expect((await get('/chain/entity/did:x/iiddocument')).body.iidDocument.id).to.equal('did:x');
+      expect((await get('/chain/entity/did:ixo:entity:verified/verified')).body).to.deep.equal({ entity_verified: true });
+      expect((await get('/chain/entity')).status).to.equal(200);
+      expect((await get('/chain/did/dids')).body).to.deep.equal({ iidDocuments: [], pagination: null });
+      expect((await get('/chain/did/dids/did:y')).body.iidDocument.id).to.equal('did:y');
+      expect((await get('/chain/claims/collection/7')).body.collection.id).to.equal('7');
+      expect((await get('/chain/claims/collections')).status).to.equal(200);
+      expect((await get('/chain/claims/claim/c1')).body.claim.claim_id).to.equal('c1');
+      expect((await get('/chain/claims/claims')).status).to.equal(200);
+      expect((await get('/chain/token/params')).body.params.ixo1155_contract_code).to.equal('9');
+    });
+
+    it('serves the legacy claims paths (additional_bindings) with the same methods', async () => {
+      node.calls.length = 0;
+      expect((await get('/chain/claim/c2')).body.claim.claim_id).to.equal('c2');
+      expect((await get('/chain/collection/8')).body.collection.id).to.equal('8');
+      expect((await get('/chain/claim')).status).to.equal(200);
+      expect((await get('/chain/collection')).status).to.equal(200);
+      expect(node.calls).to.deep.equal(['Claim', 'Collection', 'ClaimList', 'CollectionList']);
+    });
+
+    it('answers 404 {"code":5,"message":"Not Found","details":[]} for unknown routes', async () => {
+      for (const path of ['/chain/nope', '/chain', '/chain/', '/chain/entity/a/b/c', '/chain/Entity/params', '/chain/claims/claim']) {
+        const res = await get(path);
+        expect(res.status, path).to.equal(404);
+        expect(res.body, path).to.deep.equal({ code: 5, message: 'Not Found', details: [] });
+      }
+    });
+
+    it('answers 405 with Allow for a wrong method on a known route', async () => {
+      for (const method of ['POST', 'DELETE', 'PUT']) {
+        const res = await get('/chain/entity/did:x', { method });
+        expect(res.status).to.equal(405);
+        expect(res.headers.get('allow')).to.equal('GET');
+        expect(res.body.code).to.equal(12);
+      }
+    });
+
+    it('answers 400 code 3 for a path segment that is not valid percent-encoding', async () => {
+      const res = await get('/chain/entity/%E0%A4%A');
+      expect(res.status).to.equal(400);
+      expect(res.body.code).to.equal(3);
+    });
+  });
+
+  describe('query parameters', () => {
+    const claimListRequest = async (query: string) => {
+      const res = await get(`/chain/claims/claims?${query}`);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return JSON.parse(res.body.claims[0].claim_id);
+    };
+
+    it('maps pagination.* to the PageRequest', async () => {
+      expect(await claimListRequest('pagination.limit=50&pagination.offset=10&pagination.count_total=true&pagination.reverse=true')).to.deep.equal({
+        pagination: { limit: '50', offset: '10', countTotal: true, reverse: true },
+      });
+    });
+
+    it('takes pagination.key as URL-encoded base64 (standard or URL-safe)', async () => {
+      expect(await claimListRequest(`pagination.key=${encodeURIComponent('+/8B')}`)).to.deep.equal({ pagination: { key: '+/8B' } });
+      expect(await claimListRequest('pagination.key=-_8B')).to.deep.equal({ pagination: { key: '+/8B' } });
+      // An unescaped "+" arrives as a space; it is still read as base64.
+      expect(await claimListRequest('pagination.key=+/8B')).to.deep.equal({ pagination: { key: '+/8B' } });
+    });
+
+    it('accepts the lowerCamel aliases', async () => {
+      expect(await claimListRequest('pagination.countTotal=true&pagination.limit=5')).to.deep.equal({ pagination: { limit: '5', countTotal: true } });
+    });
+
+    it('ignores unknown parameters', async () => {
+      expect(await claimListRequest('foo=bar&pagination.nope=1&pagination.limit=2')).to.deep.equal({ pagination: { limit: '2' } });
+    });
+
+    it('answers 400 code 3 naming the parameter for a bad value', async () => {
+      for (const [query, name] of [
+        ['pagination.limit=abc', 'pagination.limit'],
+        ['pagination.limit=-1', 'pagination.limit'],
+        ['pagination.offset=18446744073709551616', 'pagination.offset'],
+        ['pagination.count_total=maybe', 'pagination.count_total'],
+        ['pagination.key=%%%', 'pagination.key'],
+        ['pagination.key=a', 'pagination.key'],
+        ['pagination.limit=1&pagination.limit=2', 'pagination.limit'],
+      ]) {
+        const res = await get(`/chain/claims/claims?${query}`);
+        expect(res.status, query).to.equal(400);
+        expect(res.body.code, query).to.equal(3);
+        expect(res.body.message, query).to.contain(name);
+      }
+    });
+
+    it('lets the path, not the query, set a path variable', async () => {
+      expect((await get('/chain/entity/did:a?id=did:b')).body.entity.id).to.equal('did:a');
+    });
+  });
+});
+
+forEachDatabase('chain gateway configuration', (t) => {
+  let node: Awaited<ReturnType<typeof echoNode>>;
+  before(async () => {
+    node = await echoNode();
+  });
+  after(async () => {
+    await node?.close();
+  });
+
+  async function withServer(env: Record<string, string>, fn: (get: (path: string, init?: RequestInit) => Promise<{ status: number; headers: Headers; body: any }>) => Promise<void>) {
+    const server = await startTestServer(t.db, { CHAIN_GRPC_URL: node.url, ...env });
+    try {
+      await fn(async (path, init) => {
+        const res = await fetch(server.baseUrl + path, init);
+        const text = await res.text();
+        return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+      });
+    } finally {
+      await server.stop();
+    }
+  }
+
+  it('CHAIN_PREFIX replaces /chain', async () => {
+    await withServer({ CHAIN_PREFIX: '/ixo' }, async (get) => {
+      expect((await get('/ixo/token/params')).status).to.equal(200);
+      expect((await get('/ixo/nope')).body).to.deep.equal({ code: 5, message: 'Not Found', details: [] });
+      const old = await get('/chain/token/params');
+      expect(old.status).to.equal(404);
+      expect(old.headers.get('content-type')).to.contain('application/problem+json');
+    });
+  });
+
+  it('CHAIN_PREFIX_ALIASES adds prefixes next to /chain', async () => {
+    await withServer({ CHAIN_PREFIX_ALIASES: '/ixo,/legacy' }, async (get) => {
+      for (const p of ['/chain', '/ixo', '/legacy']) {
+        expect((await get(`${p}/entity/params`)).body.params.nftContractAddress, p).to.equal('Params');
+        expect((await get(`${p}/nope`)).body.code, p).to.equal(5);
+      }
+    });
+  });
+
+  it('CHAIN_BASE_PATH goes in front of every prefix', async () => {
+    await withServer({ CHAIN_BASE_PATH: '/rest', CHAIN_PREFIX_ALIASES: '/ixo' }, async (get) => {
+      expect((await get('/rest/chain/token/params')).status).to.equal(200);
+      expect((await get('/rest/ixo/token/params')).status).to.equal(200);
+      expect((await get('/chain/token/params')).status).to.equal(404);
+    });
+  });
+
+  it('CHAIN_DISABLED_METHODS answers 501 code 12 without calling the upstream', async () => {
+    await withServer({ CHAIN_DISABLED_METHODS: 'ixo.claims.v1beta1.Query.ClaimList' }, async (get) => {
+      node.calls.length = 0;
+      const res = await get('/chain/claims/claims');
+      expect(res.status).to.equal(501);
+      expect(res.body).to.deep.equal({ code: 12, message: 'method ixo.claims.v1beta1.Query.ClaimList is disabled on this gateway', details: [] });
+      expect((await get('/chain/claim')).status).to.equal(501);
+      expect(node.calls).to.deep.equal([]);
+      expect((await get('/chain/claims/claim/x')).status).to.equal(200);
+    });
+  });
+
+  it('rejects malformed area C variables, naming the variable', () => {
+    for (const [name, value] of <[string, string][]>[
+      ['CHAIN_PREFIX_ALIASES', 'ixo'],
+      ['CHAIN_PREFIX', 'chain'],
+      ['CHAIN_CLAIMS_NETWORK_FEE_PERCENTAGE', '10%'],
+      ['CHAIN_CLAIMS_NODE_FEE_PERCENTAGE', '0.1234567890123456789'],
+      ['CHAIN_TOKEN_IXO1155_CONTRACT_CODE', '-1'],
+    ]) {
+      expect(() => configWith({ [name]: value }), name).to.throw(ConfigError, name);
+    }
+  });
+
+  it('refuses to start with an unknown method in CHAIN_DISABLED_METHODS', async () => {
+    let error: Error | undefined;
+    try {
+      await startTestServer(t.db, { CHAIN_DISABLED_METHODS: 'ixo.claims.v1beta1.Query.Nope' });
+    } catch (err) {
+      error = err as Error;
+    }
+    expect(error?.message).to.contain('CHAIN_DISABLED_METHODS').and.contain('ixo.claims.v1beta1.Query.Nope');
+  });
+
+  describe('API-key gating (CHAIN_GATEWAY_AUTH=apikey)', () => {
+    it('answers 401 code 16 without a key or with an unknown key', async () => {
+      await withServer({ CHAIN_GATEWAY_AUTH: 'apikey' }, async (get) => {
+        const res = await get('/chain/token/params');
+        expect(res.status).to.equal(401);
+        expect(res.body.code).to.equal(16);
+        expect(res.body.details).to.deep.equal([]);
+        expect(res.headers.get('www-authenticate')).to.contain('Bearer');
+        expect((await get('/chain/token/params', { headers: { authorization: 'Bearer hth_nope' } })).status).to.equal(401);
+      });
+    });
+
+    it('answers 403 code 7 for a key without chain:read and 200 with it', async () => {
+      const without = await createTestKey(t.db, { scopes: ['twins:read'] });
+      const withScope = await createTestKey(t.db, { scopes: ['chain:read'] });
+      await withServer({ CHAIN_GATEWAY_AUTH: 'apikey' }, async (get) => {
+        const denied = await get('/chain/token/params', { headers: { authorization: `Bearer ${without}` } });
+        expect(denied.status).to.equal(403);
+        expect(denied.body.code).to.equal(7);
+        expect((await get('/chain/token/params', { headers: { authorization: `Bearer ${withScope}` } })).status).to.equal(200);
+      });
+    });
+
+    it('is open by default', async () => {
+      await withServer({}, async (get) => {
+        expect((await get('/chain/token/params')).status).to.equal(200);
+      });
+    });
+  });
+
+  describe('CORS', () => {
+    it('is off by default: no Access-Control-Allow-Origin for any origin', async () => {
+      await withServer({}, async (get) => {
+        const res = await get('/chain/token/params', { headers: { origin: 'https://app.example' } });
+        expect(res.status).to.equal(200);
+        expect(res.headers.get('access-control-allow-origin')).to.equal(null);
+      });
+    });
+
+    it('allows only the origins of CHAIN_CORS_ORIGINS, preflight included', async () => {
+      await withServer({ CHAIN_CORS_ORIGINS: 'https://app.example', CHAIN_GATEWAY_AUTH: 'apikey' }, async (get) => {
+        const pre = await get('/chain/token/params', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } });
+        expect(pre.status).to.equal(204);
+        expect(pre.headers.get('access-control-allow-origin')).to.equal('https://app.example');
+        expect(pre.headers.get('access-control-allow-headers')).to.contain('Authorization');
+        // Errors carry the header too, so the browser can read them.
+        const unauth = await get('/chain/token/params', { headers: { origin: 'https://app.example' } });
+        expect(unauth.status).to.equal(401);
+        expect(unauth.headers.get('access-control-allow-origin')).to.equal('https://app.example');
+        const other = await get('/chain/token/params', { headers: { origin: 'https://evil.example' } });
+        expect(other.headers.get('access-control-allow-origin')).to.equal(null);
+      });
+    });
+  });
+});
+
+forEachDatabase('chain query node over gRPC', (t) => {
+  it('serves the query services on GRPC_PORT to any gRPC client', async () => {
+    const server = await startTestServer(t.db, { CHAIN_TOKEN_IXO1155_CONTRACT_CODE: '25' });
+    try {
+      const port = server.hearth.app.locals.chainGrpcPort as number;
+      const client = createClient(TokenQuery, createGrpcTransport({ baseUrl: `http://127.0.0.1:${port}` }));
+      const res = await client.params({});
+      expect(res.params?.ixo1155ContractCode).to.equal(25n);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('answers UNIMPLEMENTED for a disabled method', async () => {
+    const server = await startTestServer(t.db, { CHAIN_DISABLED_METHODS: 'ixo.token.v1beta1.Query.Params' });
+    try {
+      const port = server.hearth.app.locals.chainGrpcPort as number;
+      const client = createClient(TokenQuery, createGrpcTransport({ baseUrl: `http://127.0.0.1:${port}` }));
+      let code: Code | undefined;
+      try {
+        await client.params({});
+      } catch (err) {
+        code = ConnectError.from(err).code;
+      }
+      expect(code).to.equal(Code.Unimplemented);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('does not listen when GRPC_ENABLED=false; the gateway still answers from the embedded services', async () => {
+    const server = await startTestServer(t.db, { GRPC_ENABLED: 'false' });
+    try {
+      expect(server.hearth.app.locals.chainGrpcPort).to.equal(undefined);
+      const res = await fetch(`${server.baseUrl}/chain/token/params`);
+      expect(await res.json()).to.deep.equal({ params: { ixo1155_contract_code: '0' } });
+    } finally {
+      await server.stop();
+    }
+  });
+});
