@@ -49,7 +49,7 @@ function errorShapeResolver(config: Config): (req: Request) => ErrorShape {
 export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   const { config, db, logger } = deps;
   const closers: (() => Promise<void> | void)[] = [];
-  const ctx: AreaContext = { ...deps, keys: new ApiKeyService(db), onClose: (fn) => closers.push(fn) };
+  const ctx: AreaContext = { ...deps, keys: new ApiKeyService(db, { cacheTtlMs: config.API_KEY_CACHE_MS }), onClose: (fn) => closers.push(fn) };
 
   const twins = createTwinsArea(ctx);
   const ussd = await createUssdArea(ctx, deps.ussdTwins ?? ussdTwinsPort(twins, config.USSD_PRINCIPAL_DID), { now: deps.now });

@@ -27,6 +27,7 @@ const platformSchema = {
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10000),
   TRUST_PROXY_ENABLED: bool.default(false),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
+  API_KEY_CACHE_MS: z.coerce.number().int().min(0).default(5000),
 };
 
 // ---- area A: twins, claims, credentials -------------------------------------------------------

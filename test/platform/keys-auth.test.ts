@@ -56,6 +56,43 @@ forEachDatabase('API keys', (t) => {
     expect(JSON.stringify(listed)).not.to.include(key);
   });
 
+  describe('principal cache', () => {
+    it('reuses a verified principal for the TTL without the database, then asks again', async () => {
+      const cached = new ApiKeyService(t.db, { cacheTtlMs: 150 });
+      const { key, info } = await cached.create({ name: 'cached', principalDid: 'did:ixo:entity:abc' });
+      expect((await cached.authenticate(key))?.keyId).to.equal(info.id);
+      // Revoked behind the cache's back (another process): still trusted inside the TTL...
+      await new ApiKeyService(t.db).revoke(info.id);
+      expect((await cached.authenticate(key))?.keyId).to.equal(info.id);
+      // ...and refused once it has passed.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await cached.authenticate(key)).to.equal(undefined);
+    });
+
+    it('forgets a key revoked through the same service at once', async () => {
+      const cached = new ApiKeyService(t.db, { cacheTtlMs: 60_000 });
+      const { key, info } = await cached.create({ name: 'local', principalDid: 'did:ixo:entity:abc' });
+      expect(await cached.authenticate(key)).to.not.equal(undefined);
+      await cached.revoke(info.id);
+      expect(await cached.authenticate(key)).to.equal(undefined);
+    });
+
+    it('without a TTL every call asks the database', async () => {
+      const uncached = new ApiKeyService(t.db);
+      const { key, info } = await uncached.create({ name: 'uncached', principalDid: 'did:ixo:entity:abc' });
+      expect(await uncached.authenticate(key)).to.not.equal(undefined);
+      await new ApiKeyService(t.db).revoke(info.id);
+      expect(await uncached.authenticate(key)).to.equal(undefined);
+    });
+
+    it('does not cache unknown keys: a key created later is accepted', async () => {
+      const cached = new ApiKeyService(t.db, { cacheTtlMs: 60_000 });
+      expect(await cached.authenticate('hth_' + 'x'.repeat(43))).to.equal(undefined);
+      const { key } = await cached.create({ name: 'later', principalDid: 'did:ixo:entity:abc' });
+      expect(await cached.authenticate(key)).to.not.equal(undefined);
+    });
+  });
+
   describe('bearer middleware', () => {
     const app = express();
     before(() => {

@@ -52,6 +52,7 @@ export function createDb(opts: DbOptions): Db {
           conn.pragma('journal_mode = WAL');
           conn.pragma('busy_timeout = 5000');
           conn.pragma('foreign_keys = ON');
+          cachePreparedStatements(conn);
           done(null, conn);
         } catch (err) {
           done(err as Error, conn);
@@ -59,6 +60,28 @@ export function createDb(opts: DbOptions): Db {
       },
     },
   });
+}
+
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Knex prepares every SQLite statement anew, which costs more than running most of our queries.
+ * better-sqlite3 statements are reusable (execution is synchronous, so never interleaved), and
+ * SQLite re-prepares them itself after a schema change; a bounded cache keyed by SQL text makes
+ * repeated queries skip the parse. Knex sets no per-statement state we use (safeIntegers).
+ */
+function cachePreparedStatements(conn: { prepare(sql: string): unknown }): void {
+  const prepare = conn.prepare.bind(conn);
+  const cache = new Map<string, unknown>();
+  conn.prepare = (sql: string) => {
+    let statement = cache.get(sql);
+    if (!statement) {
+      statement = prepare(sql);
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      cache.set(sql, statement);
+    }
+    return statement;
+  };
 }
 
 export function createDbFromConfig(config: Config): Db {

@@ -51,11 +51,25 @@ const toInfo = (r: ApiKeyRow): ApiKeyInfo => ({
   revokedAt: r.revoked_at,
 });
 
+export interface ApiKeyServiceOptions {
+  /**
+   * How long a verified key's principal is reused without asking the database (0 = never).
+   * A key revoked by another process stops working within this time.
+   */
+  cacheTtlMs?: number;
+}
+
+const PRINCIPAL_CACHE_MAX = 10_000;
+
 export class ApiKeyService {
   private readonly repo: ApiKeyRepository;
+  private readonly cacheTtlMs: number;
+  /** Only known-good keys, by hash; unknown keys are never cached (no growth from guessing). */
+  private readonly cache = new Map<string, { principal: Principal; expiresAt: number }>();
 
-  constructor(db: Db) {
+  constructor(db: Db, options: ApiKeyServiceOptions = {}) {
     this.repo = new ApiKeyRepository(db);
+    this.cacheTtlMs = options.cacheTtlMs ?? 0;
   }
 
   /** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
@@ -85,9 +99,21 @@ export class ApiKeyService {
   /** The principal a presented key stands for, or undefined for an unknown or revoked key. */
   async authenticate(key: string): Promise<Principal | undefined> {
     if (!key.startsWith(KEY_PREFIX)) return undefined;
-    const row = await this.repo.findActiveByHash(hashKey(key));
-    if (!row) return undefined;
-    return { keyId: row.id, did: row.principal_did, scopes: JSON.parse(row.scopes) as Scope[] };
+    const hash = hashKey(key);
+    const now = Date.now();
+    const cached = this.cache.get(hash);
+    if (cached && cached.expiresAt > now) return cached.principal;
+    const row = await this.repo.findActiveByHash(hash);
+    if (!row) {
+      this.cache.delete(hash);
+      return undefined;
+    }
+    const principal: Principal = { keyId: row.id, did: row.principal_did, scopes: JSON.parse(row.scopes) as Scope[] };
+    if (this.cacheTtlMs > 0) {
+      if (this.cache.size >= PRINCIPAL_CACHE_MAX) this.cache.clear();
+      this.cache.set(hash, { principal, expiresAt: now + this.cacheTtlMs });
+    }
+    return principal;
   }
 
   async list(): Promise<ApiKeyInfo[]> {
@@ -95,6 +121,8 @@ export class ApiKeyService {
   }
 
   async revoke(id: string): Promise<boolean> {
-    return this.repo.revoke(id, new Date().toISOString());
+    const revoked = await this.repo.revoke(id, new Date().toISOString());
+    for (const [hash, entry] of this.cache) if (entry.principal.keyId === id) this.cache.delete(hash);
+    return revoked;
   }
 }
