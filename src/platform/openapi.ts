@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as OpenApiValidator from 'express-openapi-validator';
-import type { RequestHandler } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { ApiKeyService } from './keys/service.ts';
 import { bearerSecurityHandler } from './http/auth.ts';
 
@@ -12,14 +12,40 @@ export function loadOpenApiDocument(): Record<string, any> {
   return JSON.parse(readFileSync(OPENAPI_PATH, 'utf8'));
 }
 
-/** Validates every request the document describes; routes it does not describe pass through. */
-export function openApiRequestValidator(keys: ApiKeyService): RequestHandler[] {
-  return OpenApiValidator.middleware({
-    apiSpec: loadOpenApiDocument() as any,
-    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
-    validateResponses: false,
-    validateSecurity: { handlers: { bearerAuth: bearerSecurityHandler(keys) as any } },
-    ignoreUndocumented: true,
-    validateFormats: true,
-  }) as unknown as RequestHandler[];
+const firstSegment = (path: string) => path.split('/')[1] ?? '';
+
+/**
+ * Validates every request the document describes; routes it does not describe pass through.
+ * express-openapi-validator matches a request by compiling each documented path's pattern in
+ * turn, per request; so there is one validator per first path segment (`v1`, `api`, `agent`,
+ * ...) holding only that group's paths, and a request outside every group (area C) skips
+ * validation without scanning the document at all.
+ */
+export function openApiRequestValidator(keys: ApiKeyService): RequestHandler {
+  const doc = loadOpenApiDocument();
+  const groups = new Map<string, Record<string, unknown>>();
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    const segment = firstSegment(path);
+    groups.set(segment, { ...groups.get(segment), [path]: item });
+  }
+  const validators = new Map<string, Router>();
+  for (const [segment, paths] of groups) {
+    const router = Router();
+    router.use(
+      OpenApiValidator.middleware({
+        apiSpec: { ...doc, paths } as any,
+        validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+        validateResponses: false,
+        validateSecurity: { handlers: { bearerAuth: bearerSecurityHandler(keys) as any } },
+        ignoreUndocumented: true,
+        validateFormats: true,
+      }) as unknown as RequestHandler[],
+    );
+    validators.set(segment, router);
+  }
+  return (req, res, next) => {
+    const validator = validators.get(firstSegment(req.path));
+    if (validator) validator(req, res, next);
+    else next();
+  };
 }
