@@ -9,7 +9,7 @@ import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
 import { ApiKeyService } from './platform/keys/service.ts';
 import { requestLogger, type Logger } from './platform/logging.ts';
-import { openApiRequestValidator } from './platform/openapi.ts';
+import { methodNotAllowedHandler, openApiRequestValidator } from './platform/openapi.ts';
 import { createTwinsArea } from './twins/index.ts';
 import { createUssdArea, type UssdTwinsPort } from './ussd/index.ts';
 import { ussdTwinsPort } from './ussd/twins-port.ts';
@@ -40,7 +40,8 @@ export interface Hearth {
 function errorShapeResolver(config: Config): (req: Request) => ErrorShape {
   const chainPrefixes = [config.CHAIN_PREFIX, ...config.CHAIN_PREFIX_ALIASES].map((p) => config.CHAIN_BASE_PATH + p);
   return (req) => {
-    if (req.path === '/api/ussd' || req.path === '/api/ussd/') return 'ussd';
+    // Only the gateway's POST gets the USSD text shape; a wrong method is an ordinary 405.
+    if (req.method === 'POST' && (req.path === '/api/ussd' || req.path === '/api/ussd/')) return 'ussd';
     if (chainPrefixes.some((p) => req.path === p || req.path.startsWith(p + '/'))) return 'cosmos';
     return 'problem';
   };
@@ -77,6 +78,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(chain.router);
   app.use(agent.routers);
 
+  app.use(methodNotAllowedHandler());
   app.use(notFoundHandler);
   app.use(errorHandler(logger, errorShapeResolver(config)));
 

@@ -128,5 +128,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
 /** A full config for tests and tools: defaults plus the given overrides. */
 export function configWith(overrides: Record<string, string | undefined> = {}): Config {
-  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', ...overrides });
+  // An ephemeral gRPC port, so two test servers never contend for 9090.
+  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', GRPC_PORT: '0', ...overrides });
 }

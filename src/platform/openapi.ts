@@ -5,6 +5,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import { Router, type RequestHandler } from 'express';
 import type { ApiKeyService } from './keys/service.ts';
 import { bearerSecurityHandler } from './http/auth.ts';
+import { AppError } from './http/errors.ts';
 
 export const OPENAPI_PATH = fileURLToPath(new URL('../../generated/openapi.json', import.meta.url));
 
@@ -47,5 +48,29 @@ export function openApiRequestValidator(keys: ApiKeyService): RequestHandler {
     const validator = validators.get(firstSegment(req.path));
     if (validator) validator(req, res, next);
     else next();
+  };
+}
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/**
+ * 405 with `Allow` for a documented path asked with a method it does not document (the
+ * validator lets such requests through as undocumented). Mounted after every router.
+ */
+export function methodNotAllowedHandler(): RequestHandler {
+  const doc = loadOpenApiDocument();
+  const templates = Object.entries<Record<string, unknown>>(doc.paths ?? {}).map(([path, item]) => ({
+    pattern: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
+    allow: HTTP_METHODS.filter((m) => m in item).map((m) => m.toUpperCase()),
+  }));
+  return (req, _res, next) => {
+    const match = templates.find((t) => t.pattern.test(req.path));
+    if (!match || match.allow.includes(req.method)) return next();
+    next(
+      new AppError(405, 'Method Not Allowed', {
+        detail: `${req.method} is not allowed on ${req.path}; use ${match.allow.join(', ')}.`,
+        headers: { Allow: match.allow.join(', ') },
+      }),
+    );
   };
 }

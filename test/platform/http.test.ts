@@ -192,6 +192,16 @@ forEachDatabase('app assembly', (t) => {
     expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
   });
 
+  it('a documented path asked with another method is 405 with Allow', async () => {
+    const res = await fetch(`${server.baseUrl}/health`, { method: 'DELETE' });
+    expect(res.status).to.equal(405);
+    expect(res.headers.get('allow')).to.equal('GET');
+    expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    const templated = await fetch(`${server.baseUrl}/v1/claims/kpt_x`, { method: 'PUT' });
+    expect(templated.status).to.equal(405);
+    expect(templated.headers.get('allow')).to.equal('GET');
+  });
+
   it('an unknown /chain route is a cosmos 404', async () => {
     const res = await fetch(`${server.baseUrl}/chain/nothing-here`);
     expect(res.status).to.equal(404);

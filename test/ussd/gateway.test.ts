@@ -72,6 +72,14 @@ forEachDatabase('USSD request validation', (t) => {
     expect(await arr.text()).to.equal(INVALID);
   });
 
+  it('a wrong method on /api/ussd is a 405 problem, not a USSD reply', async () => {
+    const res = await fetch(`${server.baseUrl}/api/ussd`);
+    expect(res.status).to.equal(405);
+    expect(res.headers.get('allow')).to.equal('POST');
+    expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    expect((await res.json()).status).to.equal(405);
+  });
+
   it('the generated SDK call matches the contract', async () => {
     const client = createClient({ baseUrl: server.baseUrl });
     const res = await postUssdSdk({ client, body: valid(), parseAs: 'text' });
