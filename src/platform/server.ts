@@ -1,7 +1,7 @@
 // Listening and graceful shutdown: stop accepting, let in-flight requests finish (bounded by
 // SHUTDOWN_TIMEOUT_MS), stop the areas, then close the database.
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Express } from 'express';
 
 export interface RunningServer {
@@ -10,10 +10,8 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function listen(app: Express, port: number, host: string, shutdownTimeoutMs: number): Promise<RunningServer> {
-  const server = createServer(app);
-  // Keep-alive longer than typical load balancer idle timeouts avoids races on reused sockets.
-  server.keepAliveTimeout = 65_000;
+/** Listens on host:port (0 = ephemeral); resolves with the bound port, rejects on EADDRINUSE & co. */
+export async function listenOn(server: NetServer, port: number, host: string): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -21,9 +19,16 @@ export async function listen(app: Express, port: number, host: string, shutdownT
       resolve();
     });
   });
+  return (server.address() as AddressInfo).port;
+}
+
+export async function listen(app: Express, port: number, host: string, shutdownTimeoutMs: number): Promise<RunningServer> {
+  const server = createServer(app);
+  // Keep-alive longer than typical load balancer idle timeouts avoids races on reused sockets.
+  server.keepAliveTimeout = 65_000;
   return {
     server,
-    port: (server.address() as AddressInfo).port,
+    port: await listenOn(server, port, host),
     stop: () =>
       new Promise<void>((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), shutdownTimeoutMs);

@@ -3,18 +3,12 @@
 //   npx tsx test/bench/chain-grpc.ts     (BENCH_DURATION s per row, BENCH_CONNECTIONS in flight)
 // 127.0.0.1 only; the gRPC rows keep BENCH_CONNECTIONS unary calls in flight on one HTTP/2
 // connection (how gRPC clients talk to a node) for a fixed time.
-import { spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { ClaimsQuery, EntityQuery } from '../../src/chain/services.ts';
 import { seedChainData } from './cases/chain.ts';
-
-const here = dirname(fileURLToPath(import.meta.url));
-const duration = Number(process.env.BENCH_DURATION ?? 5);
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+import { connections, duration, startTarget } from './harness.ts';
 
 interface Row {
   name: string;
@@ -53,20 +47,10 @@ async function httpRun(name: string, url: string): Promise<Row> {
 }
 
 async function main() {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'server.ts'), 'hearth'], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
-  const line = await new Promise<string>((resolve, reject) => {
-    let buf = '';
-    child.stdout!.on('data', (c) => {
-      buf += c;
-      const nl = buf.indexOf('\n');
-      if (nl >= 0) resolve(buf.slice(0, nl));
-    });
-    child.once('exit', (code) => reject(new Error(`hearth exited with ${code}`)));
-  });
-  const { port, key, grpcPort } = JSON.parse(line) as { port: number; key: string; grpcPort: number };
+  const { child, port, key, grpcPort } = await startTarget('hearth');
   const baseUrl = `http://127.0.0.1:${port}`;
   try {
-    const { entityDid } = await seedChainData({ baseUrl, key });
+    const { entityDid } = await seedChainData({ baseUrl, key: key! });
     const transport = createGrpcTransport({ baseUrl: `http://127.0.0.1:${grpcPort}` });
     const entity = createClient(EntityQuery, transport);
     const claims = createClient(ClaimsQuery, transport);

@@ -3,16 +3,14 @@
 // latency and each case's ratio to the baseline of the same run.
 //   BENCH_DURATION (seconds per case, default 5), BENCH_CONNECTIONS (default 50),
 //   BENCH_ONLY (substring filter on case names).
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import type { BenchCase } from './case.ts';
+import { connections, duration, startTarget } from './harness.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const duration = Number(process.env.BENCH_DURATION ?? 5);
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const only = process.env.BENCH_ONLY;
 
 interface Row {
@@ -24,23 +22,6 @@ interface Row {
   non2xx: number;
   ratio?: number;
   verdict?: string;
-}
-
-async function startTarget(mode: 'baseline' | 'hearth'): Promise<{ child: ChildProcess; port: number; key?: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'server.ts'), mode], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: process.env,
-  });
-  const line = await new Promise<string>((resolve, reject) => {
-    let buf = '';
-    child.stdout!.on('data', (c) => {
-      buf += c;
-      const nl = buf.indexOf('\n');
-      if (nl >= 0) resolve(buf.slice(0, nl));
-    });
-    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
-  });
-  return { child, ...JSON.parse(line) };
 }
 
 async function measure(name: string, opts: Partial<autocannon.Options>): Promise<Row> {

@@ -1,9 +1,9 @@
 // The embedded query node on the network: gRPC over HTTP/2 (cleartext) on GRPC_HOST:GRPC_PORT,
 // so any gRPC client (grpcurl, cosmjs, another gateway) can query it.
 import { createServer, type Http2Server } from 'node:http2';
-import type { AddressInfo } from 'node:net';
 import type { ConnectRouter } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { listenOn } from '../../platform/server.ts';
 
 export interface RunningNode {
   server: Http2Server;
@@ -18,16 +18,9 @@ export async function startGrpcNode(routes: (router: ConnectRouter) => void, hos
     sessions.add(s);
     s.once('close', () => sessions.delete(s));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
   return {
     server,
-    port: (server.address() as AddressInfo).port,
+    port: await listenOn(server, port, host),
     stop: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

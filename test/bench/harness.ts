@@ -1,0 +1,36 @@
+// What every benchmark script shares: the bounds (BENCH_DURATION seconds per row,
+// BENCH_CONNECTIONS in flight) and the target processes (test/bench/server.ts), each in a
+// process of its own so the load generator never shares the server's event loop.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export const duration = Number(process.env.BENCH_DURATION ?? 5);
+export const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+export interface Target {
+  child: ChildProcess;
+  port: number;
+  /** Hearth only: an API key with every scope, and the embedded gRPC node's port. */
+  key?: string;
+  grpcPort?: number;
+}
+
+export async function startTarget(mode: 'baseline' | 'hearth'): Promise<Target> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'server.ts'), mode], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: process.env,
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    child.stdout!.on('data', (c) => {
+      buf += c;
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) resolve(buf.slice(0, nl));
+    });
+    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
+  });
+  return { child, ...JSON.parse(line) };
+}
