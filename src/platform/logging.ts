@@ -1,7 +1,7 @@
 // Structured logs (pino). Secrets never reach a log line: credentials, PINs and keys are
 // censored by path, and phone numbers are masked by whoever logs them (maskPhone).
 import { pino, type Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
+import type { RequestHandler } from 'express';
 import type { Config } from '../config.ts';
 
 export type { Logger };
@@ -32,18 +32,33 @@ export function maskPhone(phone: string): string {
   return `${m[1]}${'*'.repeat(m[2]!.length)}${m[3]}`;
 }
 
-/** Request logging: method, path without query, status and latency; never bodies or headers. */
-export function requestLogger(logger: Logger) {
-  return pinoHttp({
-    logger,
-    serializers: {
-      req: (req: { method: string; url: string; id: unknown }) => ({
-        id: req.id,
-        method: req.method,
-        path: req.url.split('?')[0],
-      }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-    },
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-  });
+/**
+ * Request logging: one line per request when it completes (or is aborted) with method, path
+ * without query, status and latency; never bodies or headers. Written on pino directly rather
+ * than pino-http: its per-request child logger cost about a fifth of the throughput of a
+ * simple authenticated route (make bench), for features (req.log, request-scoped bindings)
+ * nothing here uses.
+ */
+export function requestLogger(logger: Logger): RequestHandler {
+  let sequence = 0;
+  return (req, res, next) => {
+    if (!logger.isLevelEnabled('error')) return next();
+    const id = ++sequence;
+    const started = process.hrtime.bigint();
+    res.once('close', () => {
+      const statusCode = res.statusCode;
+      const aborted = !res.writableFinished;
+      const level = aborted || statusCode >= 500 ? 'error' : statusCode >= 400 ? 'warn' : 'info';
+      if (!logger.isLevelEnabled(level)) return;
+      logger[level](
+        {
+          req: { id, method: req.method, path: req.originalUrl.split('?')[0] },
+          res: { statusCode },
+          responseTime: Number(process.hrtime.bigint() - started) / 1e6,
+        },
+        aborted ? 'request aborted' : 'request completed',
+      );
+    });
+    next();
+  };
 }

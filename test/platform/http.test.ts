@@ -106,6 +106,18 @@ describe('DID syntax', () => {
   });
 });
 
+/** A pino destination that keeps every line written to it. */
+function logSink() {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
+  return { lines, sink };
+}
+
 describe('logging', () => {
   it('masks phone numbers', () => {
     expect(maskPhone('+254712345678')).to.equal('+254*******78');
@@ -113,13 +125,7 @@ describe('logging', () => {
   });
 
   it('request logs carry no authorization header, query string or body', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, cb) {
-        lines.push(String(chunk));
-        cb();
-      },
-    });
+    const { lines, sink } = logSink();
     const app = express();
     app.use(requestLogger(pino({ level: 'info' }, sink)));
     app.post('/x', (_req, res) => {
@@ -129,6 +135,42 @@ describe('logging', () => {
     const log = lines.join('');
     expect(log).to.include('"path":"/x"');
     for (const secret of ['hth_secret', '254712345678', '12345']) expect(log).not.to.include(secret);
+  });
+
+  it('one structured line per request, at a level that follows the status', async () => {
+    const { lines, sink } = logSink();
+    const app = express();
+    app.use(requestLogger(pino({ level: 'info' }, sink)));
+    app.get('/ok', (_req, res) => {
+      res.send('ok');
+    });
+    app.get('/missing', (_req, res) => {
+      res.status(404).send('no');
+    });
+    app.get('/broken', (_req, res) => {
+      res.status(500).send('no');
+    });
+    for (const path of ['/ok', '/missing', '/broken']) await request(app).get(path);
+    await new Promise((r) => setImmediate(r));
+    const entries = lines.map((l) => JSON.parse(l));
+    expect(entries.map((e) => [e.level, e.req.path, e.res.statusCode, e.msg])).to.deep.equal([
+      [30, '/ok', 200, 'request completed'],
+      [40, '/missing', 404, 'request completed'],
+      [50, '/broken', 500, 'request completed'],
+    ]);
+    expect(entries[0].responseTime).to.be.a('number');
+    expect(new Set(entries.map((e) => e.req.id)).size).to.equal(3);
+  });
+
+  it('logs nothing per request when the level is silent', async () => {
+    const { lines, sink } = logSink();
+    const app = express();
+    app.use(requestLogger(pino({ level: 'silent' }, sink)));
+    app.get('/ok', (_req, res) => {
+      res.send('ok');
+    });
+    await request(app).get('/ok');
+    expect(lines).to.deep.equal([]);
   });
 });
 
