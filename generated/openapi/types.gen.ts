@@ -297,7 +297,7 @@ export type IsoDate = string;
 
 export type FuelMeasurements = {
     /**
-     * Sum of dailyLogs, kg.
+     * Sum of dailyLogs, kg (at most 1000 kg a day for 366 days).
      */
     total: number;
     /**

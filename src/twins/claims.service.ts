@@ -219,7 +219,10 @@ export class ClaimService {
   /** 409 when the household is in the other group of this collection, or an overlapping claim says otherwise. */
   private assertNoHouseholdConflict(existing: HouseholdClaimRow[], claim: ReturnType<typeof normalise>): void {
     const errors: FieldError[] = [];
-    const otherGroupClaim = existing.find((r) => r.collection_id === claim.collectionId && r.test_group !== claim.testGroup);
+    // A rejected claim does not place the household in a group: a wrong group can be corrected.
+    const otherGroupClaim = existing.find(
+      (r) => r.collection_id === claim.collectionId && r.test_group !== claim.testGroup && r.status !== 'rejected',
+    );
     if (otherGroupClaim) {
       errors.push({
         pointer: '/body/testGroup',

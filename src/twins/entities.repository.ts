@@ -1,7 +1,7 @@
 // The only SQL for twin entities and their relationship links. The page functions at the end
 // are also the read side of the chain query node (area C).
 import type { Knex } from 'knex';
-import type { Db } from '../platform/db/index.ts';
+import { dbClientOf, type Db } from '../platform/db/index.ts';
 import type { Entity } from '../../generated/openapi/types.gen.ts';
 
 export interface EntityRow {
@@ -50,6 +50,12 @@ export class EntityRepository {
 
   async findByDid(did: string): Promise<EntityRow | undefined> {
     return this.db<EntityRow>('twin_entities').where({ did }).first();
+  }
+
+  /** The row, locked until the transaction ends on PostgreSQL (SQLite serialises writers anyway). */
+  async findByDidForUpdate(did: string): Promise<EntityRow | undefined> {
+    const q = this.db<EntityRow>('twin_entities').where({ did }).first();
+    return dbClientOf(this.db) === 'postgres' ? q.forUpdate() : q;
   }
 
   async findManyByDid(dids: string[]): Promise<EntityRow[]> {

@@ -23,8 +23,10 @@ export function newEntityDid(): string {
   return `did:ixo:entity:${randomBytes(16).toString('hex')}`;
 }
 
-function typeOfValue(v: unknown): PropertyTypeName | 'null' {
+function typeOfValue(v: unknown): PropertyTypeName | 'null' | 'non-finite' {
   if (v === null) return 'null';
+  // JSON has no Infinity, but 1e400 parses to it; storing it would silently turn it into null.
+  if (typeof v === 'number' && !Number.isFinite(v)) return 'non-finite';
   if (Array.isArray(v)) return 'array';
   return typeof v as PropertyTypeName;
 }
@@ -39,6 +41,11 @@ export interface EntityListFilter {
   limit?: number;
 }
 
+/** The credential issuers of an entity, as (pointer, DID) pairs for didErrors. */
+function issuerDids(credentials: EntityCreateRequest['verifiableCredential']): [string, string | undefined][] {
+  return (credentials ?? []).map((c, i) => [`/body/verifiableCredential/${i}/issuer`, c.issuer]);
+}
+
 type EntityShape = Pick<EntityCreateRequest, 'properties' | 'relationships' | 'services' | 'verifiableCredential' | 'controller'>;
 
 export class EntityService {
@@ -50,6 +57,7 @@ export class EntityService {
     const errors: FieldError[] = didErrors([
       ['/body/protocol', input.protocol],
       ['/body/controller', input.controller],
+      ...issuerDids(input.verifiableCredential),
     ]);
     if (isProtocol && input.protocol) {
       errors.push({ pointer: '/body/protocol', message: 'a Protocol is not created from another protocol', rule: 'protocol-of-protocol' });
@@ -95,10 +103,14 @@ export class EntityService {
   /** Replaces the given top-level fields; only the entity's controller may. */
   async update(principal: Principal, did: string, patch: EntityUpdateRequest): Promise<Entity> {
     assertMatchesSchema<EntityUpdateRequest>('EntityUpdateRequest', patch, 'entity update');
-    assertNoFieldErrors(didErrors([['/params/did', did], ['/body/controller', patch.controller]]), 'The update is invalid');
+    assertNoFieldErrors(
+      didErrors([['/params/did', did], ['/body/controller', patch.controller], ...issuerDids(patch.verifiableCredential)]),
+      'The update is invalid',
+    );
     return this.db.transaction(async (trx) => {
       const repo = new EntityRepository(trx);
-      const current = await repo.findByDid(did);
+      // Locked: a concurrent PATCH (say, a controller transfer) must not be overwritten by this one.
+      const current = await repo.findByDidForUpdate(did);
       if (!current) throw notFound(`No entity ${did}.`);
       if (current.controller !== principal.did) {
         throw forbidden(`Only the controller of ${did} (${current.controller}) may update it.`);

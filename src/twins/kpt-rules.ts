@@ -50,7 +50,8 @@ export function measurementConflicts(body: KptClaimRequest, toleranceKg: number)
   const errors: FieldError[] = [];
   const { total, dailyLogs } = body.fuelMeasurements;
   const sum = preciseSum(dailyLogs);
-  if (Math.abs(total - sum) > toleranceKg) {
+  // Written so that a non-finite sum (NaN fails every comparison) is a conflict, never a pass.
+  if (!Number.isFinite(sum) || !(Math.abs(total - sum) <= toleranceKg)) {
     errors.push({
       pointer: '/body/fuelMeasurements/total',
       message: `total ${total} differs from the sum of dailyLogs ${Number(sum.toFixed(6))} by more than ${toleranceKg} kg`,

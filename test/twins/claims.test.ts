@@ -10,7 +10,7 @@ import { createTwinsArea } from '../../src/twins/index.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { householdDid, kptClaim, OTHER_DID, PARTNER_DID, startTwinsHarness, twinsTableCounts, type TwinsHarness } from './fixtures.ts';
+import { householdDid, kptClaim, OTHER_DID, PARTNER_DID, startTwinsHarness, twinsTableContents, type TwinsHarness } from './fixtures.ts';
 
 forEachDatabase('KPT claims', (t) => {
   let h: TwinsHarness;
@@ -34,11 +34,11 @@ forEachDatabase('KPT claims', (t) => {
 
   /** Submits a request that must fail, and asserts nothing was stored. */
   const rejected = async (body: unknown, status: number, opts: { key?: string; idempotencyKey?: string } = {}) => {
-    const before = await twinsTableCounts(t.db);
+    const before = await twinsTableContents(t.db);
     const res = await submit(body, opts);
     expect(res.status, JSON.stringify(res.problem)).to.equal(status);
     expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
-    expect(await twinsTableCounts(t.db)).to.deep.equal(before);
+    expect(await twinsTableContents(t.db)).to.deep.equal(before);
     return res.problem;
   };
 
@@ -62,12 +62,12 @@ forEachDatabase('KPT claims', (t) => {
     it('200 with the stored claim for an identical resubmission, storing nothing new', async () => {
       const body = kptClaim();
       const first = await submit(body);
-      const before = await twinsTableCounts(t.db);
+      const before = await twinsTableContents(t.db);
       const again = await submit(body);
       expect(again.status).to.equal(200);
       expect(again.claim).to.deep.equal(first.claim);
       expect(again.headers.get('location')).to.equal(`/v1/claims/${first.claim.id}`);
-      expect(await twinsTableCounts(t.db)).to.deep.equal(before);
+      expect(await twinsTableContents(t.db)).to.deep.equal(before);
     });
 
     it('401 with WWW-Authenticate without a key, 403 for a key without claims:write', async () => {
@@ -153,6 +153,13 @@ forEachDatabase('KPT claims', (t) => {
       } finally {
         await lenient.stop();
       }
+    });
+  });
+
+  describe('measurement bounds', () => {
+    it('400 for daily logs over 1000 kg (sums that overflow can never pass rule 2)', async () => {
+      const p = await rejected(kptClaim({ fuelMeasurements: { total: 5, dailyLogs: [1e308, 1e308, 1e308] } }), 400);
+      expect(p.errors!.map((e) => e.pointer)).to.include('/body/fuelMeasurements/dailyLogs/0');
     });
   });
 
@@ -276,6 +283,14 @@ forEachDatabase('KPT claims', (t) => {
       expect(p.errors![0]).to.include({ pointer: '/body/testGroup', rule: 'household-single-group' });
     });
 
+    it('a rejected claim does not place the household in its group: the group can be corrected', async () => {
+      const household = householdDid();
+      const wrong = await submit(kptClaim({ householdId: household, testGroup: 'reference', externalFactors: { season: 'dry' } }));
+      expect(wrong.claim.status).to.equal('rejected');
+      const corrected = await submit(kptClaim({ householdId: household, testGroup: 'intervention', testPeriod: { startDate: '2026-05-01', endDate: '2026-05-03' } }));
+      expect(corrected.status).to.equal(201);
+    });
+
     it('a rejected claim may be corrected with the same measurements and more documentation', async () => {
       const body = kptClaim({ externalFactors: { season: 'dry' } });
       const first = await submit(body);
@@ -370,6 +385,9 @@ forEachDatabase('KPT claims', (t) => {
 
       const byHousehold = await listClaims({ client: h.server.client, auth: h.key, query: { household } });
       expect(byHousehold.data!.items.map((c) => c.householdId)).to.deep.equal([household]);
+      const raw = await fetch(`${h.server.baseUrl}/v1/claims?household=${household}`, { headers: { authorization: `Bearer ${h.key}` } });
+      expect(raw.status, 'an unencoded DID in the household filter').to.equal(200);
+      expect((await raw.json()).items.map((c: KptClaim) => c.householdId)).to.deep.equal([household]);
       const byGroup = await listClaims({ client: h.server.client, auth: h.key, query: { collection: 'listing', group: 'intervention' } });
       expect(byGroup.data!.items).to.have.length(4);
       const byStatus = await listClaims({ client: h.server.client, auth: h.key, query: { collection: 'listing', status: 'pending' } });

@@ -5,7 +5,7 @@ import { createEntity, getEntity, listEntities, updateEntity } from '../../gener
 import type { Entity, EntityCreateRequest, Problem } from '../../generated/openapi/types.gen.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
-import { OTHER_DID, PARTNER_DID, startTwinsHarness, twinsTableCounts, type TwinsHarness } from './fixtures.ts';
+import { OTHER_DID, PARTNER_DID, startTwinsHarness, twinsTableContents, type TwinsHarness } from './fixtures.ts';
 
 forEachDatabase('twin entities and protocols', (t) => {
   let h: TwinsHarness;
@@ -24,10 +24,10 @@ forEachDatabase('twin entities and protocols', (t) => {
   };
 
   const rejected = async (body: unknown, status: number, key = h.key) => {
-    const before = await twinsTableCounts(t.db);
+    const before = await twinsTableContents(t.db);
     const res = await create(body, key);
     expect(res.status, JSON.stringify(res.problem)).to.equal(status);
-    expect(await twinsTableCounts(t.db)).to.deep.equal(before);
+    expect(await twinsTableContents(t.db)).to.deep.equal(before);
     return res.problem;
   };
 
@@ -137,6 +137,35 @@ forEachDatabase('twin entities and protocols', (t) => {
     const p2 = await listEntities({ client: h.server.client, auth: h.key, query: { type: 'PagedThing', limit: 2, cursor: p1.data!.nextCursor } });
     expect(p2.data!.items.map((e) => e.properties.i)).to.deep.equal([2]);
     expect(p2.data!.nextCursor).to.equal(undefined);
+  });
+
+  it('takes raw (unencoded) DIDs in the protocol, controller and relatedTo filters', async () => {
+    for (const [name, value] of [['protocol', protocol.did], ['controller', OTHER_DID], ['relatedTo', oracle.did]] as const) {
+      const res = await fetch(`${h.server.baseUrl}/v1/entities?${name}=${value}`, { headers: { authorization: `Bearer ${h.key}` } });
+      expect(res.status, `${name}=${value}`).to.equal(200);
+      expect((await res.json()).items.length, name).to.be.greaterThan(0);
+    }
+  });
+
+  it('400 for a credential issuer that is a DID URL, on create and on update', async () => {
+    const p = await rejected({ type: 'Device', verifiableCredential: [{ type: 'Cert', issuer: 'did:ixo:x/y' }] }, 400);
+    expect(p.errors![0]).to.include({ pointer: '/body/verifiableCredential/0/issuer', rule: 'did-syntax' });
+    expect(p.errors![0]!.message).to.match(/DID URL/);
+    const device = (await create({ type: 'Device' })).entity;
+    const before = await twinsTableContents(t.db);
+    const upd = await updateEntity({ client: h.server.client, auth: h.key, path: { did: device.did }, body: { verifiableCredential: [{ type: 'Cert', issuer: 'did:x:y#z' }] } });
+    expect(upd.response.status).to.equal(400);
+    expect((upd.error as Problem).errors![0]).to.include({ pointer: '/body/verifiableCredential/0/issuer', rule: 'did-syntax' });
+    expect(await twinsTableContents(t.db)).to.deep.equal(before);
+  });
+
+  it('400 for a number property too large to be finite (it would be stored as null)', async () => {
+    const body = `{"type":"CleanCookingDevice","protocol":"${protocol.did}","properties":{"ratedPowerW":1.5e400}}`;
+    const before = await twinsTableContents(t.db);
+    const res = await fetch(`${h.server.baseUrl}/v1/entities`, { method: 'POST', headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' }, body });
+    expect(res.status).to.equal(400);
+    expect((await res.json()).errors[0]).to.include({ pointer: '/body/properties/ratedPowerW', rule: 'property-type' });
+    expect(await twinsTableContents(t.db)).to.deep.equal(before);
   });
 
   it('updates by the controller only, re-checking the protocol', async () => {

@@ -46,12 +46,15 @@ export async function startTwinsHarness(db: Db, env: Record<string, string> = {}
   };
 }
 
-/** Row counts of every area A table: a rejected request must leave them all unchanged. */
-export async function twinsTableCounts(db: Db): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
+/**
+ * The full contents of every area A table, in a stable order: a rejected request must leave
+ * them all unchanged (no row added, and none updated, such as a pending claim flipped).
+ */
+export async function twinsTableContents(db: Db): Promise<Record<string, unknown[]>> {
+  const out: Record<string, unknown[]> = {};
   for (const table of ['twin_entities', 'twin_relationships', 'kpt_collections', 'kpt_claims', 'twin_evidence_blobs']) {
-    const row = (await db(table).count({ n: '*' }).first()) as { n: number | string };
-    out[table] = Number(row.n);
+    const rows = await db(table).select('*');
+    out[table] = rows.map((r) => JSON.stringify(r, Object.keys(r).sort())).sort();
   }
   return out;
 }

@@ -20,6 +20,11 @@ describe('KPT rule helpers', () => {
     expect(measurementConflicts(claim, 0)).to.deep.equal([]);
   });
 
+  it('a sum that overflows is a conflict, never a pass (NaN compares false)', () => {
+    const claim = kptClaim({ fuelMeasurements: { total: 5, dailyLogs: [1e308, 1e308, 1e308] } });
+    expect(measurementConflicts(claim, 0.01).map((e) => e.rule)).to.include('total-matches-logs');
+  });
+
   it('treats touching periods as overlapping and disjoint ones as not', () => {
     expect(periodsOverlap({ start: '2026-03-01', end: '2026-03-03' }, { start: '2026-03-03', end: '2026-03-05' })).to.equal(true);
     expect(periodsOverlap({ start: '2026-03-01', end: '2026-03-03' }, { start: '2026-03-04', end: '2026-03-06' })).to.equal(false);
