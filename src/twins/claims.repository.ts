@@ -25,7 +25,6 @@ export interface ClaimRow {
   credential: string | null;
   verifiable_credential: string | null;
   submitted_by: string;
-  idempotency_key: string | null;
   created_at: string;
   updated_at: string;
   verified_at: string | null;
@@ -82,8 +81,18 @@ export class ClaimRepository {
     return this.db<ClaimRow>('kpt_claims').where({ claim_key: claimKey }).first();
   }
 
-  async findByIdempotencyKey(submittedBy: string, key: string): Promise<ClaimRow | undefined> {
-    return this.db<ClaimRow>('kpt_claims').where({ submitted_by: submittedBy, idempotency_key: key }).first();
+  /** The claim a caller's Idempotency-Key is bound to. */
+  async findByIdempotencyKey(principalDid: string, key: string): Promise<ClaimRow | undefined> {
+    return this.db<ClaimRow>('kpt_claims')
+      .join('kpt_idempotency_keys', 'kpt_idempotency_keys.claim_id', 'kpt_claims.id')
+      .where({ 'kpt_idempotency_keys.principal_did': principalDid, 'kpt_idempotency_keys.idempotency_key': key })
+      .first('kpt_claims.*');
+  }
+
+  /** Binds a caller's key to a claim; a key already bound stays as it is (`ignore`: the caller checks). */
+  async bindIdempotencyKey(principalDid: string, key: string, claimId: string, at: string, ifUnbound = false): Promise<void> {
+    const insert = this.db('kpt_idempotency_keys').insert({ principal_did: principalDid, idempotency_key: key, claim_id: claimId, created_at: at });
+    await (ifUnbound ? insert.onConflict(['principal_did', 'idempotency_key']).ignore() : insert);
   }
 
   /** Every claim of a household, in any collection, with what the conflict rules compare. */

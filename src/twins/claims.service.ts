@@ -101,7 +101,10 @@ export class ClaimService {
       const row = await this.db.transaction((trx) => this.storeAndVerify(trx, principal, claim, claimKey, key, opts.idempotencyKey));
       return { created: true, claim: claimFromRow(row) };
     } catch (err) {
-      if (err instanceof ReplayFound) return { created: false, claim: claimFromRow(err.row) };
+      if (err instanceof ReplayFound) {
+        if (opts.idempotencyKey) await this.bindReplayedKey(principal, opts.idempotencyKey, err.row);
+        return { created: false, claim: claimFromRow(err.row) };
+      }
       // A concurrent identical submission committed first: answer with its claim.
       if (isUniqueViolation(err)) {
         const repo = new ClaimRepository(this.db);
@@ -180,13 +183,13 @@ export class ClaimService {
       credential: null,
       verifiable_credential: null,
       submitted_by: principal.did,
-      idempotency_key: idempotencyKey ?? null,
       created_at: now,
       updated_at: now,
       verified_at: null,
     };
     if (outcome.status === 'verified') Object.assign(row, credentialColumns(row, key, now));
     await claims.insert(row);
+    if (idempotencyKey) await claims.bindIdempotencyKey(principal.did, idempotencyKey, id, now);
 
     // This claim may be the other group's missing aligned partner.
     if (outcome.status !== 'rejected' && period && partners.alignedPending > 0) {
@@ -195,6 +198,17 @@ export class ClaimService {
       }
     }
     return { seq: 0, ...row };
+  }
+
+  /**
+   * A key first sent with a request that found its claim already stored is bound to that claim
+   * too (outside the rolled-back transaction), so reusing it for another body is refused later.
+   */
+  private async bindReplayedKey(principal: Principal, idempotencyKey: string, row: ClaimRow): Promise<void> {
+    const repo = new ClaimRepository(this.db);
+    await repo.bindIdempotencyKey(principal.did, idempotencyKey, row.id, new Date().toISOString(), true);
+    const bound = await repo.findByIdempotencyKey(principal.did, idempotencyKey);
+    if (bound && bound.id !== row.id) throw idempotencyReuse(idempotencyKey);
   }
 
   /** Re-runs the rules for a pending claim; stores the new status (and credential when verified). */

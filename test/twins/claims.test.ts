@@ -323,6 +323,22 @@ forEachDatabase('KPT claims', (t) => {
       expect(p.errors![0]).to.include({ pointer: '/headers/idempotency-key', rule: 'idempotency-key-reuse' });
       expect((await submit(kptClaim(), { idempotencyKey: 'req-0002', key: h.otherKey })).status).to.equal(201);
     });
+
+    it('a key first sent with a resubmission is bound to the stored claim it answered with', async () => {
+      const x = kptClaim();
+      const created = await submit(x);
+      expect(created.status).to.equal(201);
+      const replay = await submit(x, { idempotencyKey: 'req-0003' });
+      expect(replay.status).to.equal(200);
+      expect(replay.claim.id).to.equal(created.claim.id);
+      // The key now names that claim: another body with it is refused and stores nothing...
+      const p = await rejected(kptClaim(), 409, { idempotencyKey: 'req-0003' });
+      expect(p.errors![0]).to.include({ rule: 'idempotency-key-reuse' });
+      // ...and the first body with it is still answered with the same claim.
+      const again = await submit(x, { idempotencyKey: 'req-0003' });
+      expect(again.status).to.equal(200);
+      expect(again.claim.id).to.equal(created.claim.id);
+    });
   });
 
   describe('concurrency', () => {

@@ -64,14 +64,21 @@ export async function up(knex: Knex): Promise<void> {
     t.text('credential').nullable();
     t.text('verifiable_credential').nullable();
     t.string('submitted_by', 512).notNullable();
-    t.string('idempotency_key', 200).nullable();
     t.string('created_at', 32).notNullable();
     t.string('updated_at', 32).notNullable();
     t.string('verified_at', 32).nullable();
     t.index(['collection_id', 'test_group', 'status']);
     t.index(['household_did']);
-    // An Idempotency-Key is scoped to the caller that sent it.
-    t.unique(['submitted_by', 'idempotency_key']);
+  });
+
+  // An Idempotency-Key is scoped to the caller that sent it and names the claim its first request
+  // answered with, whether that request created the claim or found it already stored.
+  await knex.schema.createTable('kpt_idempotency_keys', (t) => {
+    t.string('principal_did', 512).notNullable();
+    t.string('idempotency_key', 200).notNullable();
+    t.string('claim_id', 64).notNullable().references('id').inTable('kpt_claims');
+    t.string('created_at', 32).notNullable();
+    t.primary(['principal_did', 'idempotency_key']);
   });
 
   await knex.schema.createTable('twin_evidence_blobs', (t) => {
@@ -108,6 +115,7 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTable('twin_validator_keys');
   await knex.schema.dropTable('twin_evidence_blobs');
+  await knex.schema.dropTable('kpt_idempotency_keys');
   await knex.schema.dropTable('kpt_claims');
   await knex.schema.dropTable('kpt_collections');
   await knex.schema.dropTable('twin_relationships');
