@@ -223,6 +223,9 @@ export type PropertyTypeName = 'string' | 'number' | 'boolean' | 'object' | 'arr
 export type Service = {
     id: string;
     type: string;
+    /**
+     * URL of the service: https, http, ipfs, ar, ws(s) or a DID.
+     */
     endpoint: string;
 };
 

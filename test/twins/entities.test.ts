@@ -159,6 +159,14 @@ forEachDatabase('twin entities and protocols', (t) => {
     expect(await twinsTableContents(t.db)).to.deep.equal(before);
   });
 
+  it('400 for a service endpoint that is not a network URL (javascript:, data:)', async () => {
+    for (const endpoint of ['javascript:alert(1)', 'data:text/html,hi']) {
+      const p = await rejected({ type: 'Device', services: [{ id: '#x', type: 'LinkedDomains', endpoint }] }, 400);
+      expect(p.errors![0]!.pointer).to.equal('/body/services/0/endpoint');
+    }
+    expect((await create({ type: 'Device', services: [{ id: '#x', type: 'LinkedDomains', endpoint: 'ipfs://bafkreiabc' }] })).status).to.equal(201);
+  });
+
   it('400 for a number property too large to be finite (it would be stored as null)', async () => {
     const body = `{"type":"CleanCookingDevice","protocol":"${protocol.did}","properties":{"ratedPowerW":1.5e400}}`;
     const before = await twinsTableContents(t.db);
