@@ -10,7 +10,9 @@ export interface SessionRow {
   snapshot: string;
   state: string;
   is_authenticated: boolean | number;
-  last_text: string;
+  /** Keyed digest of the last processed text (never the text: it holds the PINs typed). */
+  last_text_digest: string;
+  last_text_length: number;
   last_reply: string | null;
   status: 'active' | 'closed';
   version: number;

@@ -112,17 +112,30 @@ export class UssdService {
       if (req.text === '') return row.last_reply!;
       shortcut = true;
     }
-    if (row.last_text === req.text) return this.storedReply(row);
+    if (this.isLastText(row, req.text)) return this.storedReply(row);
     if (row.status !== 'active') return TEXT.ended(row.service_code);
 
-    const inputs = shortcut ? req.text.split('*') : [this.newInput(row.last_text, req.text)];
+    const inputs = shortcut ? req.text.split('*') : [this.newInput(row, req.text)];
     return this.applyHop(row, req, inputs, now);
   }
 
-  /** What `text` adds to the last processed text; a gateway sending only the latest input works too. */
-  private newInput(lastText: string, text: string): string {
-    if (lastText === '') return text;
-    return text.startsWith(lastText + '*') ? text.slice(lastText.length + 1) : text;
+  private isLastText(row: SessionRow, text: string): boolean {
+    return row.last_text_length === text.length && row.last_text_digest === this.opts.pins.digest(text);
+  }
+
+  /**
+   * What `text` adds to the last processed text (known only by digest and length); when `text`
+   * does not extend it, the gateway sent only the latest input and the whole text is the input.
+   */
+  private newInput(row: SessionRow, text: string): string {
+    const len = row.last_text_length;
+    if (len === 0) return text;
+    const extends_ = text.length > len && text[len] === '*' && this.opts.pins.digest(text.slice(0, len)) === row.last_text_digest;
+    return extends_ ? text.slice(len + 1) : text;
+  }
+
+  private textMark(text: string): Pick<SessionRow, 'last_text_digest' | 'last_text_length'> {
+    return { last_text_digest: this.opts.pins.digest(text), last_text_length: text.length };
   }
 
   private async startSession(req: UssdRequest, now: Date): Promise<SessionRow> {
@@ -136,7 +149,7 @@ export class UssdService {
       snapshot: JSON.stringify(actor.getPersistedSnapshot()),
       state: String(snapshot.value),
       is_authenticated: false,
-      last_text: '',
+      ...this.textMark(''),
       last_reply: reply,
       status: 'active',
       version: 1,
@@ -164,7 +177,7 @@ export class UssdService {
     let leased = false;
     const lease = async () => {
       if (leased) return;
-      const ok = await this.repo.updateSession(row.id, version, { version: version + 1, last_text: req.text, last_reply: null, updated_at: now.toISOString() });
+      const ok = await this.repo.updateSession(row.id, version, { version: version + 1, ...this.textMark(req.text), last_reply: null, updated_at: now.toISOString() });
       if (!ok) throw new LostRace();
       version += 1;
       leased = true;
@@ -190,7 +203,7 @@ export class UssdService {
         snapshot: JSON.stringify(actor.getPersistedSnapshot()),
         state: String(snapshot.value),
         is_authenticated: snapshot.context.isAuthenticated,
-        last_text: req.text,
+        ...this.textMark(req.text),
         last_reply: reply,
         status: done ? 'closed' : 'active',
         version: version + 1,
@@ -204,7 +217,7 @@ export class UssdService {
     } catch (err) {
       // Give the hop back so the gateway's retry can apply it; the effects that ran are idempotent or counted on the account.
       if (leased && !(err instanceof LostRace)) {
-        await this.repo.updateSession(row.id, version, { last_text: row.last_text, last_reply: row.last_reply, version: version + 1 }).catch(() => undefined);
+        await this.repo.updateSession(row.id, version, { last_text_digest: row.last_text_digest, last_text_length: row.last_text_length, last_reply: row.last_reply, version: version + 1 }).catch(() => undefined);
       }
       throw err;
     } finally {
@@ -222,7 +235,7 @@ export class UssdService {
     }
     if (!current) return TEXT.ended(row.service_code);
     if (current.last_reply === null) throw new AppError(503, 'Service Unavailable', { detail: 'concurrent hop did not finish' });
-    if (current.last_text !== row.last_text) throw new LostRace();
+    if (current.last_text_digest !== row.last_text_digest) throw new LostRace();
     return current.last_reply;
   }
 

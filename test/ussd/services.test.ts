@@ -162,4 +162,31 @@ forEachDatabase('USSD services and PINs', (t) => {
     const all = JSON.stringify(await t.db('ussd_accounts').select());
     expect(all).to.not.include('31415');
   });
+
+  it('no PIN in any column of any ussd table after creating an account, logging in and changing the PIN', async () => {
+    const pins = ['27183', '16180', '14142'] as const;
+    const s = session();
+    const id = await createAccount(s, pins[0]);
+    const l = session(s.phoneNumber);
+    await login(l, id, pins[1]);
+    await l.send(pins[0]);
+    expect(await l.walk('5', pins[0], pins[2])).to.match(/^CON Enter the new PIN again/);
+    expect(await l.send(pins[2])).to.match(/^CON PIN changed/);
+    // the gateway's cumulative text holds every PIN typed: the session keeps no form of it
+    expect(l.text).to.include(pins[0]);
+    for (const table of ['ussd_sessions', 'ussd_accounts', 'ussd_fuel_logs']) {
+      const rows = await t.db(table).select();
+      for (const row of rows) {
+        for (const [column, value] of Object.entries(row)) {
+          for (const pin of pins) expect(String(value), `${table}.${column}`).to.not.include(pin);
+        }
+      }
+    }
+    const session_ = await t.db('ussd_sessions').where({ id: l.sessionId }).first();
+    expect(session_.last_text_length).to.equal(l.text.length);
+    expect(session_.last_text_digest).to.match(/^[0-9a-f]{64}$/);
+    // and the stored digest still recognises a retry and the next hop
+    expect(await l.retry()).to.match(/^CON PIN changed/);
+    expect(await l.send('0')).to.match(/^CON Welcome to Hearth/);
+  });
 });
