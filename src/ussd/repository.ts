@@ -14,7 +14,7 @@ export interface SessionRow {
   last_text_digest: string;
   last_text_length: number;
   last_reply: string | null;
-  status: 'active' | 'closed';
+  status: 'active' | 'closed' | 'expired';
   version: number;
   created_at: string;
   updated_at: string;
@@ -77,9 +77,9 @@ export class UssdRepository {
     return rows.map((r: { id: string }) => r.id);
   }
 
-  /** Removes closed sessions and those expired at or before `expiredBy`; returns how many. */
+  /** Removes closed sessions and those (active or marked expired) expired at or before `expiredBy`; returns how many. */
   sweepSessions(expiredBy: string): Promise<number> {
-    return this.db('ussd_sessions').where('status', '<>', 'active').orWhere('expires_at', '<=', expiredBy).delete();
+    return this.db('ussd_sessions').where({ status: 'closed' }).orWhere('expires_at', '<=', expiredBy).delete();
   }
 
   // ---- accounts ---------------------------------------------------------------------------

@@ -97,10 +97,15 @@ export class UssdService {
     if (!row && optimistic && req.text === '') return (await this.startSession(req, now)).last_reply!;
     if (!row && optimistic) row = await this.repo.findSession(req.sessionId);
     let shortcut = false;
-    if (row && row.status === 'active' && row.expires_at <= now.toISOString()) {
+    const expired = row && (row.status === 'expired' || (row.status === 'active' && row.expires_at <= now.toISOString()));
+    if (row && expired) {
+      this.recent.delete(row.id);
       if (req.text !== '') {
-        if (!(await this.repo.deleteSession(row.id, row.version))) throw new LostRace();
-        this.recent.delete(row.id);
+        // The row stays (marked) until the sweep: were it deleted, the gateway's retry of this
+        // text would look like a dial shortcut and replay every input of the session.
+        if (row.status !== 'expired' && !(await this.repo.updateSession(row.id, row.version, { status: 'expired', version: row.version + 1 }))) {
+          throw new LostRace();
+        }
         return TEXT.expired(row.service_code);
       }
       // A dial reusing an expired id starts over.

@@ -141,6 +141,37 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     }
   });
 
+  it('a retry after the expired reply gets it again and replays nothing (no fuel saved, no PIN attempt counted)', async () => {
+    const twins = new RecordingTwins();
+    const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60' }, { twins });
+    try {
+      const s = new GatewaySession([server.baseUrl]);
+      const id = await createAccount(s, '24681');
+      const fuel = new GatewaySession([server.baseUrl], s.phoneNumber);
+      await login(fuel, id, '24681');
+      await fuel.walk('1', '3');
+      const wrong = new GatewaySession([server.baseUrl], s.phoneNumber);
+      expect(await login(wrong, id, '11112')).to.match(/^CON Wrong PIN/);
+      // the next day: a replay would save a second day and count the wrong PIN again
+      server.clock.now = new Date(server.clock.now.getTime() + 86_400_000);
+      const expiredReply = 'END Your session has expired. Please dial *384*1234# again.';
+      expect(await fuel.send('1')).to.equal(expiredReply);
+      expect(await fuel.retry()).to.equal(expiredReply);
+      expect(await fuel.send('2')).to.equal(expiredReply);
+      expect(await wrong.send('1')).to.equal(expiredReply);
+      expect(await wrong.retry()).to.equal(expiredReply);
+      const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
+      expect(account.failed_pin_attempts).to.equal(1);
+      expect(await t.db('ussd_fuel_logs').where({ account_id: account.id })).to.have.length(1);
+      expect((await t.db('ussd_sessions').where({ id: fuel.sessionId }).first()).status).to.equal('expired');
+      // a dial with the id starts over
+      expect(await fuel.post('')).to.match(/^CON Welcome/);
+      expect(await fuel.post('1')).to.match(/^CON Know More/);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('the sweep removes closed sessions and long-expired ones; a just-expired one still gets the expired reply', async () => {
     const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60' });
     const service = new UssdService(new UssdRepository(t.db), {

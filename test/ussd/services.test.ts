@@ -134,9 +134,9 @@ forEachDatabase('USSD services and PINs', (t) => {
   it('a retried POST gets the stored reply and applies nothing twice', async () => {
     const s = session();
     const id = await createAccount(s, '62626');
+    server.clock.now = new Date('2026-05-01T09:00:00Z');
     const r = session(s.phoneNumber);
     await login(r, id, '62626');
-    server.clock.now = new Date('2026-05-01T09:00:00Z');
     await r.send('1');
     const saved = await r.send('4');
     expect(saved).to.match(/^CON Saved 4 kg/);
