@@ -149,6 +149,22 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
   }
 }
 
+/** Screens that show the customer's own data, as the operator sees them (no dates, amounts or claim ids). */
+const OPERATOR_REDACTED: Record<string, string[]> = {
+  review: ['Logged days [redacted]'],
+  claimConfirm: ['Submit KPT claim [days and total redacted]', '1. Submit'],
+  claimStatus: ['Claim status [redacted]'],
+};
+
+/**
+ * The user's current screen for the operator's debug view (only open sessions are shown): its
+ * menu without notices (which carry names, dates and amounts), customer data redacted.
+ */
+export function operatorScreen(state: string, c: UssdContext, appName: string): string {
+  const screen = renderScreen(state, { ...c, notice: undefined }, appName);
+  return [...(OPERATOR_REDACTED[state] ?? screen.lines), ...(screen.options ?? [])].join('\n');
+}
+
 const round = (n: number) => Math.round(n * 1000) / 1000;
 
 /**

@@ -6,7 +6,7 @@ import { AppError } from '../platform/http/errors.ts';
 import { isUniqueViolation } from '../platform/db/index.ts';
 import { maskPhone, type Logger } from '../platform/logging.ts';
 import { EFFECT_STATES, parseKg, ussdMachine, type EffectResult, type EffectState, type UssdContext } from './machine.ts';
-import { paginate, renderScreen, TEXT } from './menus.ts';
+import { operatorScreen, paginate, renderScreen, TEXT } from './menus.ts';
 import { PinCipher } from './pin.ts';
 import { newId, UssdRepository, type SessionRow } from './repository.ts';
 
@@ -406,7 +406,7 @@ export class UssdService {
       context: {
         sessionId: row.id,
         phoneNumber: maskPhone(row.phone_number),
-        message: (row.last_reply ?? '').replace(/^(CON|END) /, ''),
+        message: operatorScreen(row.state, (JSON.parse(row.snapshot) as Snapshot).context, this.opts.appName),
         isAuthenticated: Boolean(row.is_authenticated),
       },
     };

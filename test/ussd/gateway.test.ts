@@ -288,6 +288,28 @@ forEachDatabase('USSD operator endpoints', (t) => {
       expect(mid.data!.debugInfo.state).to.equal('createPinConfirm');
       for (const secret of ['24680', 'Jane', 'v1.', '712345678']) expect(text).to.not.include(secret);
 
+      const message = async (id: string) => (await getUssdSessionDebug({ client, headers: auth, path: { sessionId: id } })).data!.debugInfo.context.message;
+      // after login and after a review of logged days: the menu, no name, dates, amounts or claim ids
+      const twins = new RecordingTwins();
+      const other = await startUssdServer(t.db, { USSD_DEBUG_ENABLED: 'true' }, { twins, clock: server.clock });
+      try {
+        const c = new GatewaySession([other.baseUrl], '+254712340001');
+        const customerId = await createAccount(c, '97531', 'Zawadi Otieno');
+        const l = new GatewaySession([other.baseUrl], c.phoneNumber);
+        expect(await login(l, customerId, '97531')).to.match(/^CON Welcome, Zawadi\./);
+        expect(await message(l.sessionId)).to.equal("Services\n1. Log today's fuel\n2. Review logged days\n3. Submit KPT claim\n4. Claim status\n5. Change PIN\n0. Back");
+        expect(await l.walk('1', '2.75')).to.match(/^CON Saved 2\.75 kg for 2026-03-02/);
+        expect(await message(l.sessionId)).to.not.match(/2\.75|2026|Saved/);
+        expect(await l.send('2')).to.match(/^CON Logged days: 1, total 2\.75 kg\n2026-03-02: 2\.75 kg/);
+        const review = await message(l.sessionId);
+        expect(review).to.equal('Logged days [redacted]\n0. Back');
+        for (const secret of ['Zawadi', customerId, '2026', '2.75', '97531']) expect(JSON.stringify(review)).to.not.include(secret);
+        await l.walk('0', '4');
+        expect(await message(l.sessionId)).to.equal('Claim status [redacted]\n0. Back');
+      } finally {
+        await other.stop();
+      }
+
       const missing = await fetch(`${server.baseUrl}/api/ussd/debug/nope`, { headers: auth });
       expect(missing.status).to.equal(404);
       const body = await missing.json();
