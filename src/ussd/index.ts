@@ -23,6 +23,7 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
   const service = new UssdService(new UssdRepository(db), {
     appName: config.USSD_APP_NAME,
     idleSeconds: config.USSD_SESSION_IDLE_SECONDS,
+    timeZone: config.USSD_TIMEZONE,
     pins,
     twins,
     logger: logger.child({ area: 'ussd' }),

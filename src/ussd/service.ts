@@ -42,6 +42,8 @@ export interface UssdTwinsPort {
 export interface UssdServiceOptions {
   appName: string;
   idleSeconds: number;
+  /** IANA zone of the users' calendar day (fuel is logged for "today" there). */
+  timeZone?: string;
   pins: PinCipher;
   twins: UssdTwinsPort;
   logger: Logger;
@@ -65,6 +67,7 @@ const RECENT_SESSIONS_MAX = 10_000;
 
 export class UssdService {
   private readonly now: () => Date;
+  private readonly localDate: Intl.DateTimeFormat;
   // Only a hint: every write is conditional on the row's version, so a stale entry costs one
   // failed update and a re-read, never a wrong answer.
   private readonly recent = new Map<string, SessionRow>();
@@ -74,6 +77,8 @@ export class UssdService {
     private readonly opts: UssdServiceOptions,
   ) {
     this.now = opts.now ?? (() => new Date());
+    // en-CA formats a date as YYYY-MM-DD.
+    this.localDate = new Intl.DateTimeFormat('en-CA', { timeZone: opts.timeZone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' });
   }
 
   /** Answers one gateway POST with a `CON ...` or `END ...` reply. */
@@ -260,7 +265,7 @@ export class UssdService {
   }
 
   private today(): string {
-    return this.now().toISOString().slice(0, 10);
+    return this.localDate.format(this.now());
   }
 
   // ---- effects ---------------------------------------------------------------------------------

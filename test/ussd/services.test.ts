@@ -86,6 +86,23 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(await st.send('4')).to.equal(`CON Claim ${claim.id}: verified\n0. Back`);
   });
 
+  it("today's fuel is logged for the local date of USSD_TIMEZONE, just after local midnight", async () => {
+    // 21:30 UTC on 2 March is 00:30 on 3 March in Nairobi (UTC+3)
+    const clock = { now: new Date('2026-03-02T21:30:00Z') };
+    const local = await startUssdServer(t.db, { USSD_TIMEZONE: 'Africa/Nairobi' }, { twins, clock });
+    try {
+      const s = new GatewaySession([local.baseUrl]);
+      const id = await createAccount(s, '31337');
+      const l = new GatewaySession([local.baseUrl], s.phoneNumber);
+      await login(l, id, '31337');
+      expect(await l.walk('1', '1.5')).to.match(/^CON Saved 1\.5 kg for 2026-03-03\./);
+      const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
+      expect((await t.db('ussd_fuel_logs').where({ account_id: account.id })).map((r: { log_date: string }) => r.log_date)).to.deep.equal(['2026-03-03']);
+    } finally {
+      await local.stop();
+    }
+  });
+
   it('a claim rejected by the claim service is explained on the Services menu', async () => {
     const s = session();
     const id = await createAccount(s, '13570');
