@@ -41,6 +41,7 @@ export interface FuelLogRow {
   account_id: string;
   log_date: string;
   kg: number;
+  claim_id: string | null;
 }
 
 export const newId = () => randomBytes(16).toString('hex');
@@ -122,18 +123,30 @@ export class UssdRepository {
   }
 
   // ---- fuel logs -----------------------------------------------------------------------------
-  /** Records the day's reading; returns true when it replaced an earlier one that day. */
-  async upsertFuelLog(accountId: string, date: string, kg: number, now: string): Promise<boolean> {
+  /**
+   * Records the day's reading: `saved`, `updated` (an earlier reading that day replaced) or
+   * `claimed` (the day is already in a submitted claim and stays as claimed).
+   */
+  async upsertFuelLog(accountId: string, date: string, kg: number, now: string): Promise<'saved' | 'updated' | 'claimed'> {
     return this.db.transaction(async (trx: Knex.Transaction) => {
-      const updated = await trx('ussd_fuel_logs').where({ account_id: accountId, log_date: date }).update({ kg, updated_at: now });
-      if (updated) return true;
-      await trx('ussd_fuel_logs').insert({ id: newId(), account_id: accountId, log_date: date, kg, created_at: now, updated_at: now });
-      return false;
+      const existing = await trx<FuelLogRow>('ussd_fuel_logs').where({ account_id: accountId, log_date: date }).first();
+      if (existing?.claim_id) return 'claimed';
+      if (existing) {
+        await trx('ussd_fuel_logs').where({ id: existing.id }).whereNull('claim_id').update({ kg, updated_at: now });
+        return 'updated';
+      }
+      await trx('ussd_fuel_logs').insert({ id: newId(), account_id: accountId, log_date: date, kg, claim_id: null, created_at: now, updated_at: now });
+      return 'saved';
     });
   }
 
   async fuelLogs(accountId: string): Promise<FuelLogRow[]> {
-    const rows = await this.db<FuelLogRow>('ussd_fuel_logs').where({ account_id: accountId }).orderBy('log_date').select('id', 'account_id', 'log_date', 'kg');
+    const rows = await this.db<FuelLogRow>('ussd_fuel_logs').where({ account_id: accountId }).orderBy('log_date').select('id', 'account_id', 'log_date', 'kg', 'claim_id');
     return rows.map((r) => ({ ...r, kg: Number(r.kg) }));
+  }
+
+  /** Marks the readings a claim accepted by area A used. */
+  async markFuelLogsClaimed(ids: string[], claimId: string, now: string): Promise<void> {
+    await this.db('ussd_fuel_logs').whereIn('id', ids).whereNull('claim_id').update({ claim_id: claimId, updated_at: now });
   }
 }

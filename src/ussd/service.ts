@@ -8,7 +8,7 @@ import { maskPhone, type Logger } from '../platform/logging.ts';
 import { EFFECT_STATES, parseKg, ussdMachine, type EffectResult, type EffectState, type UssdContext } from './machine.ts';
 import { operatorScreen, paginate, renderScreen, TEXT } from './menus.ts';
 import { PinCipher } from './pin.ts';
-import { newId, UssdRepository, type SessionRow } from './repository.ts';
+import { newId, UssdRepository, type FuelLogRow, type SessionRow } from './repository.ts';
 
 export const MAX_PIN_ATTEMPTS = 3;
 export const MIN_CLAIM_DAYS = 3;
@@ -18,6 +18,14 @@ export interface UssdRequest {
   serviceCode: string;
   phoneNumber: string;
   text: string;
+}
+
+/** A claim as the USSD user sees it: `reason` is the first reason of a rejected or pending claim. */
+export interface ClaimSummary {
+  id: string;
+  status: string;
+  submittedOn?: string;
+  reason?: string;
 }
 
 /** What the gateway needs of area A (twins and claims), wired in app.ts. */
@@ -34,9 +42,9 @@ export interface UssdTwinsPort {
     startDate: string;
     endDate: string;
     idempotencyKey: string;
-  }): Promise<{ id: string; status: string }>;
+  }): Promise<ClaimSummary>;
   /** The household's most recent claim, if any. */
-  latestClaim(householdDid: string): Promise<{ id: string; status: string; submittedOn?: string } | undefined>;
+  latestClaim(householdDid: string): Promise<ClaimSummary | undefined>;
 }
 
 export interface UssdServiceOptions {
@@ -297,15 +305,16 @@ export class UssdService {
       case 'savingFuel': {
         const kg = parseKg(value)!;
         const date = this.today();
-        const replaced = await this.repo.upsertFuelLog(c.accountId!, date, kg, nowIso);
-        return { outcome: 'ok', notice: { key: replaced ? 'fuelUpdated' : 'fuelSaved', params: { kg, date } } };
+        const saved = await this.repo.upsertFuelLog(c.accountId!, date, kg, nowIso);
+        const key = saved === 'saved' ? 'fuelSaved' : saved === 'updated' ? 'fuelUpdated' : 'fuelClaimed';
+        return { outcome: 'ok', notice: { key, params: { kg, date } } };
       }
       case 'loadingReview': {
         const logs = await this.repo.fuelLogs(c.accountId!);
         return { outcome: 'ok', assign: { review: logs.map((l) => ({ date: l.log_date, kg: l.kg })) } };
       }
       case 'preparingClaim': {
-        const logs = await this.repo.fuelLogs(c.accountId!);
+        const logs = latestUnclaimedRun(await this.repo.fuelLogs(c.accountId!));
         if (logs.length < MIN_CLAIM_DAYS) return { outcome: 'tooFew', notice: { key: 'needThreeDays', params: { days: logs.length } } };
         return { outcome: 'ok', assign: { claimDraft: { days: logs.length, total: sum(logs.map((l) => l.kg)) } } };
       }
@@ -373,25 +382,28 @@ export class UssdService {
   private async submitClaim(c: UssdContext, req: UssdRequest): Promise<EffectResult> {
     const account = await this.repo.findAccount(c.accountId!);
     if (!account) return { outcome: 'rejected', notice: { key: 'claimRejected', params: { reason: 'account not found' } } };
-    const logs = await this.repo.fuelLogs(account.id);
+    const logs = latestUnclaimedRun(await this.repo.fuelLogs(account.id));
     if (logs.length < MIN_CLAIM_DAYS) return { outcome: 'tooFew', notice: { key: 'needThreeDays', params: { days: logs.length } } };
+    const total = sum(logs.map((l) => l.kg));
+    const startDate = logs[0]!.log_date;
+    const endDate = logs[logs.length - 1]!.log_date;
+    let claim: { id: string; status: string; reason?: string };
     try {
-      const claim = await this.opts.twins.submitKptClaim({
-        householdDid: account.household_did,
+      claim = await this.opts.twins.submitKptClaim({
+        householdDid: account.household_did!,
         testGroup: account.test_group,
         dailyLogs: logs.map((l) => l.kg),
-        total: sum(logs.map((l) => l.kg)),
+        total,
         externalFactors: {
           season: c.claimFactors?.season ?? 'not stated',
           culturalEvents: [c.claimFactors?.culturalEvents ?? 'none'],
           occupationalFactors: [c.claimFactors?.occupation ?? 'not stated'],
         },
-        startDate: logs[0]!.log_date,
-        endDate: logs[logs.length - 1]!.log_date,
-        // The same hop submitted twice (a retry racing a failure) yields the same claim.
-        idempotencyKey: `ussd-${req.sessionId}-${logs.length}-${logs[logs.length - 1]!.log_date}`.slice(0, 200),
+        startDate,
+        endDate,
+        // The same days submitted again (a retry, or a failure before they were marked) yield the same claim.
+        idempotencyKey: `ussd-${account.id}-${startDate}-${endDate}-${total}`,
       });
-      return { outcome: 'ok', assign: { claimResult: claim } };
     } catch (err) {
       if (err instanceof AppError && err.status < 500) {
         const reason = (err.errors?.[0]?.message ?? err.detail ?? err.title).slice(0, 90);
@@ -399,6 +411,8 @@ export class UssdService {
       }
       throw err;
     }
+    await this.repo.markFuelLogsClaimed(logs.map((l) => l.id), claim.id, this.now().toISOString());
+    return { outcome: 'ok', assign: { claimResult: claim } };
   }
 
   // ---- operator views -------------------------------------------------------------------------
@@ -428,6 +442,16 @@ export class UssdService {
   sweep(): Promise<number> {
     return this.repo.sweepSessions(new Date(this.now().getTime() - this.opts.idleSeconds * 1000).toISOString());
   }
+}
+
+const DAY_MS = 86_400_000;
+
+/** The most recent run of consecutive days not yet used by a claim (logs sorted by date). */
+function latestUnclaimedRun(logs: FuelLogRow[]): FuelLogRow[] {
+  const unclaimed = logs.filter((l) => !l.claim_id);
+  let start = unclaimed.length - 1;
+  while (start > 0 && Date.parse(unclaimed[start]!.log_date) - Date.parse(unclaimed[start - 1]!.log_date) === DAY_MS) start--;
+  return unclaimed.slice(Math.max(start, 0));
 }
 
 const sum = (xs: number[]) => Math.round(xs.reduce((s, x) => s + x, 0) * 1000) / 1000;

@@ -44,7 +44,7 @@ forEachDatabase('USSD services and PINs', (t) => {
     const needs = session(s.phoneNumber);
     await login(needs, id, '13579');
     expect(await needs.walk('1', '2.5')).to.match(/^CON Saved 2\.5 kg for 2026-03-02\.\nServices/);
-    expect(await needs.send('3')).to.match(/^CON Log at least 3 days before submitting \(you have 1\)\.\nServices/);
+    expect(await needs.send('3')).to.match(/^CON A claim needs at least 3 days logged in a row, not yet claimed \(you have 1\)\.\nServices/);
     expect(await needs.walk('1', 'abc')).to.match(/^CON Enter a positive number of kg/);
     expect(await needs.send('-1')).to.match(/^CON Enter a positive number of kg/);
     expect(await needs.send('0.0')).to.match(/^CON Enter a positive number of kg/);
@@ -84,6 +84,46 @@ forEachDatabase('USSD services and PINs', (t) => {
     const st = session(s.phoneNumber);
     await login(st, id, '13579');
     expect(await st.send('4')).to.equal(`CON Claim ${claim.id}: verified\n0. Back`);
+    // the claimed days are marked; logging a claimed day again changes nothing
+    const marked = await t.db('ussd_fuel_logs').where({ account_id: household.id }).orderBy('log_date');
+    expect(marked.map((l: { claim_id: string }) => l.claim_id)).to.deep.equal([claim.id, claim.id, claim.id]);
+    await st.walk('0', '1');
+    expect(await st.send('9')).to.match(/^CON 2026-03-04 is already in a submitted claim; not changed\.\nServices/);
+    expect(await st.send('3')).to.match(/^CON A claim needs at least 3 days logged in a row, not yet claimed \(you have 0\)\./);
+  });
+
+  it('claim status and the submitted screen show the first reason of a rejected or pending claim, within 182 characters', async () => {
+    const s = session();
+    const id = await createAccount(s, '13571');
+    const reason = 'testPeriod.durationDays does not match the number of daily logs and the period, which is a very long explanation indeed for a USSD screen, longer than any screen of a feature phone could show';
+    const rejecting = Object.assign(new RecordingTwins(), {
+      async submitKptClaim(input: Parameters<RecordingTwins['submitKptClaim']>[0]) {
+        const claim = { ...input, id: 'clm_r1', status: 'rejected', reason };
+        rejecting.claims.push(claim);
+        return claim;
+      },
+    });
+    const other = await startUssdServer(t.db, {}, { clock: server.clock, twins: rejecting });
+    try {
+      for (const day of ['2026-08-01', '2026-08-02', '2026-08-03']) {
+        server.clock.now = new Date(`${day}T09:00:00Z`);
+        const d = new GatewaySession([other.baseUrl], s.phoneNumber);
+        await login(d, id, '13571');
+        await d.walk('1', '2');
+      }
+      const d = new GatewaySession([other.baseUrl], s.phoneNumber);
+      await login(d, id, '13571');
+      const end = await d.walk('3', '1', '1', '1', '1');
+      expect(end).to.match(/^END Claim submitted\. Reference clm_r1\. Status: rejected\. testPeriod\.durationDays does not match .*\.\.\.$/);
+      expect(end.length).to.be.at.most(182);
+      const st = new GatewaySession([other.baseUrl], s.phoneNumber);
+      await login(st, id, '13571');
+      const status = await st.send('4');
+      expect(status).to.match(/^CON Claim clm_r1: rejected testPeriod\.durationDays does not match .*\.\.\.\n0\. Back$/);
+      expect(status.length).to.be.at.most(182);
+    } finally {
+      await other.stop();
+    }
   });
 
   it("today's fuel is logged for the local date of USSD_TIMEZONE, just after local midnight", async () => {
