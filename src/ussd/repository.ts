@@ -28,7 +28,7 @@ export interface AccountRow {
   name: string;
   village: string | null;
   test_group: 'reference' | 'intervention';
-  household_did: string;
+  household_did: string | null;
   pin_encrypted: string;
   failed_pin_attempts: number;
   locked_at: string | null;
@@ -98,6 +98,14 @@ export class UssdRepository {
 
   async insertAccount(row: AccountRow): Promise<void> {
     await this.db('ussd_accounts').insert(row);
+  }
+
+  async setHouseholdDid(id: string, did: string, now: string): Promise<void> {
+    await this.db('ussd_accounts').where({ id }).update({ household_did: did, updated_at: now });
+  }
+
+  async deleteAccount(id: string): Promise<void> {
+    await this.db('ussd_accounts').where({ id }).delete();
   }
 
   /**

@@ -322,7 +322,7 @@ export class UssdService {
         return this.submitClaim(c, req);
       case 'loadingClaimStatus': {
         const account = await this.repo.findAccount(c.accountId!);
-        const latest = account ? await this.opts.twins.latestClaim(account.household_did) : undefined;
+        const latest = account?.household_did ? await this.opts.twins.latestClaim(account.household_did) : undefined;
         return { outcome: 'ok', assign: latest ? { claimResult: latest } : {} };
       }
     }
@@ -351,16 +351,16 @@ export class UssdService {
     for (let attempt = 0; attempt < 5; attempt++) {
       const customerId = String(10_000_000 + Math.floor(Math.random() * 90_000_000));
       if (await this.repo.findAccountByCustomerId(customerId)) continue;
-      const household = await this.opts.twins.createHousehold({ name: draft.name!, village: draft.village ?? null, customerId });
+      const accountId = newId();
       try {
         await this.repo.insertAccount({
-          id: newId(),
+          id: accountId,
           customer_id: customerId,
           phone_number: phone,
           name: draft.name!,
           village: draft.village ?? null,
           test_group: draft.testGroup!,
-          household_did: household.did,
+          household_did: null,
           // Re-sealed with a fresh IV: the draft's ciphertext lived in session state.
           pin_encrypted: this.opts.pins.seal(confirmPin),
           failed_pin_attempts: 0,
@@ -373,6 +373,16 @@ export class UssdService {
         if (await this.repo.findAccountByPhone(phone)) return { outcome: 'phoneTaken' };
         continue;
       }
+      // The household twin only once the account row holds its customer id and phone: a
+      // unique-key retry above never leaves a household behind, and a failure here removes the row.
+      let household: { did: string };
+      try {
+        household = await this.opts.twins.createHousehold({ name: draft.name!, village: draft.village ?? null, customerId });
+        await this.repo.setHouseholdDid(accountId, household.did, nowIso);
+      } catch (err) {
+        await this.repo.deleteAccount(accountId).catch((e) => this.opts.logger.error({ err: e, customerId }, 'ussd could not remove a half-created account'));
+        throw err;
+      }
       this.opts.logger.info({ customerId, householdDid: household.did, phone: maskPhone(phone) }, 'ussd account created');
       return { outcome: 'ok', assign: { customerId } };
     }
@@ -381,7 +391,7 @@ export class UssdService {
 
   private async submitClaim(c: UssdContext, req: UssdRequest): Promise<EffectResult> {
     const account = await this.repo.findAccount(c.accountId!);
-    if (!account) return { outcome: 'rejected', notice: { key: 'claimRejected', params: { reason: 'account not found' } } };
+    if (!account?.household_did) return { outcome: 'rejected', notice: { key: 'claimRejected', params: { reason: 'account not found' } } };
     const logs = latestUnclaimedRun(await this.repo.fuelLogs(account.id));
     if (logs.length < MIN_CLAIM_DAYS) return { outcome: 'tooFew', notice: { key: 'needThreeDays', params: { days: logs.length } } };
     const total = sum(logs.map((l) => l.kg));
@@ -390,7 +400,7 @@ export class UssdService {
     let claim: { id: string; status: string; reason?: string };
     try {
       claim = await this.opts.twins.submitKptClaim({
-        householdDid: account.household_did!,
+        householdDid: account.household_did,
         testGroup: account.test_group,
         dailyLogs: logs.map((l) => l.kg),
         total,

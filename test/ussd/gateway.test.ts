@@ -214,9 +214,12 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     }
   });
 
-  it('area A failing during account creation: END Service temporarily unavailable and no account', async () => {
+  it('area A failing during account creation: END Service temporarily unavailable, no account, no orphan household', async () => {
+    // The account row exists (without a household DID) when the household is asked for.
+    const seen: { household_did: string | null }[] = [];
     const failing = Object.assign(new RecordingTwins(), {
-      createHousehold: async () => {
+      createHousehold: async (input: { customerId: string }) => {
+        seen.push(await t.db('ussd_accounts').where({ customer_id: input.customerId }).first());
         throw new Error('twins store unreachable');
       },
     });
@@ -227,6 +230,18 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       await s.walk('2', '2', 'Jane Doe', '00', '1', '24680');
       expect(await s.send('24680')).to.equal('END Service temporarily unavailable. Please try again later.');
       expect(await t.db('ussd_accounts').where({ phone_number: s.phoneNumber })).to.have.length(0);
+      expect(seen).to.have.length(1);
+      expect(seen[0], 'account inserted before the household').to.not.equal(undefined);
+      expect(seen[0]!.household_did).to.equal(null);
+      // the phone is free again: a later attempt creates the account
+      const ok = await startUssdServer(t.db, {}, { twins: new RecordingTwins() });
+      try {
+        const again = new GatewaySession([ok.baseUrl], s.phoneNumber);
+        await again.dial();
+        expect(await again.walk('2', '2', 'Jane Doe', '00', '1', '24680', '24680')).to.match(/^END Account created/);
+      } finally {
+        await ok.stop();
+      }
     } finally {
       await server.stop();
     }
