@@ -126,6 +126,12 @@ export class UssdRepository {
     await this.db('ussd_accounts').where({ id }).andWhere('failed_pin_attempts', '>', 0).update({ failed_pin_attempts: 0, updated_at: now });
   }
 
+  /** Clears the lock and the failed-PIN count; false when no account has this Customer ID. */
+  async unlockAccount(customerId: string, now: string): Promise<boolean> {
+    const n = await this.db('ussd_accounts').where({ customer_id: customerId }).update({ locked_at: null, failed_pin_attempts: 0, updated_at: now });
+    return n === 1;
+  }
+
   async updatePin(id: string, pinEncrypted: string, now: string): Promise<void> {
     await this.db('ussd_accounts').where({ id }).update({ pin_encrypted: pinEncrypted, failed_pin_attempts: 0, updated_at: now });
   }
