@@ -38,6 +38,15 @@ const twinsSchema = {
 };
 
 // ---- area B: USSD ------------------------------------------------------------------------------
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-CA', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const ussdSchema = {
   USSD_APP_NAME: z.string().min(1).max(40).default('Hearth'),
   USSD_SESSION_IDLE_SECONDS: positiveInt.default(180),
@@ -45,6 +54,11 @@ const ussdSchema = {
   USSD_DEBUG_ENABLED: bool.default(false),
   USSD_RATE_LIMIT_PER_MINUTE: positiveInt.default(100),
   PIN_ENCRYPTION_KEY: z.string().min(1).optional(),
+  // The zone whose calendar day "today's fuel" is logged for.
+  USSD_TIMEZONE: z
+    .string()
+    .refine(isTimeZone, 'must be an IANA time zone such as Africa/Nairobi')
+    .default('UTC'),
   // The gateway's own principal: controller of the households it creates, submitter of claims.
   USSD_PRINCIPAL_DID: z
     .string()

@@ -7,6 +7,7 @@ import { AppError } from './platform/http/errors.ts';
 import { ApiKeyService, SCOPES } from './platform/keys/service.ts';
 import { createLogger } from './platform/logging.ts';
 import { listen } from './platform/server.ts';
+import { unlockUssdAccount } from './ussd/index.ts';
 import { runSimulator, SimulatorConnectionError } from './ussd/simulator.ts';
 
 const USAGE = `Usage: tsx src/main.ts <command>
@@ -20,6 +21,7 @@ Commands:
   keys revoke <id>               revoke a key
   ussd-sim [--url <base>] [--phone <e164>] [--code <*384#>]
                                  a terminal USSD phone against a running server
+  ussd-unlock <customerId>       unlock a USSD account locked after 3 wrong PINs
 
 Scopes: ${SCOPES.join(', ')}`;
 
@@ -118,6 +120,14 @@ async function main(argv: string[]): Promise<void> {
         phoneNumber: values.phone ?? '+254700000001',
         serviceCode: values.code ?? '*384*1234#',
       });
+    }
+    case 'ussd-unlock': {
+      const customerId = args[0];
+      if (!customerId || args.length > 1) throw new UsageError('ussd-unlock takes one Customer ID');
+      const outcome = await withDb(config, (db) => unlockUssdAccount(db, customerId));
+      if (outcome === 'not found') throw new AppError(404, 'Not Found', { detail: `No USSD account with Customer ID ${customerId}.` });
+      console.log(outcome === 'unlocked' ? `Unlocked Customer ID ${customerId}.` : `Customer ID ${customerId} is not locked.`);
+      return;
     }
     default:
       throw new UsageError(command ? `Unknown command: ${command}` : 'No command given');

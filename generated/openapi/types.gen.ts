@@ -600,7 +600,7 @@ export type UssdDebugResponse = {
              */
             phoneNumber: string;
             /**
-             * The last menu text shown.
+             * The current screen's menu, without notices; screens of customer data (logged days, claim) redacted.
              */
             message: string;
             isAuthenticated: boolean;

@@ -11,6 +11,19 @@ import { UssdService, type UssdTwinsPort } from './service.ts';
 
 export type { UssdTwinsPort } from './service.ts';
 
+/**
+ * Operator action (CLI `ussd-unlock`): unlocks an account locked after 3 wrong PINs, once the
+ * customer's identity was checked in person. `unlocked`, `not locked` or `not found`.
+ */
+export async function unlockUssdAccount(db: AreaContext['db'], customerId: string, now = new Date()): Promise<'unlocked' | 'not locked' | 'not found'> {
+  const repo = new UssdRepository(db);
+  const account = await repo.findAccountByCustomerId(customerId);
+  if (!account) return 'not found';
+  if (!account.locked_at && account.failed_pin_attempts === 0) return 'not locked';
+  await repo.unlockAccount(customerId, now.toISOString());
+  return 'unlocked';
+}
+
 export interface UssdArea {
   gate: Router;
   router: Router;
@@ -23,6 +36,7 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
   const service = new UssdService(new UssdRepository(db), {
     appName: config.USSD_APP_NAME,
     idleSeconds: config.USSD_SESSION_IDLE_SECONDS,
+    timeZone: config.USSD_TIMEZONE,
     pins,
     twins,
     logger: logger.child({ area: 'ussd' }),

@@ -10,7 +10,7 @@ export interface Notice {
   key:
     | 'invalidChoice' | 'unknownCustomer' | 'wrongPin' | 'pinFormat' | 'pinTrivial' | 'pinMismatch' | 'nameFormat'
     | 'villageFormat' | 'kgFormat' | 'fuelSaved' | 'fuelUpdated' | 'needThreeDays' | 'claimRejected' | 'pinChanged'
-    | 'noClaim' | 'loggedIn';
+    | 'noClaim' | 'loggedIn' | 'fuelClaimed';
   params?: Record<string, string | number>;
 }
 
@@ -28,7 +28,7 @@ export interface UssdContext {
   claimDraft?: { days: number; total: number };
   /** The KPT's external factors (rules 4 and 8), asked before submission. */
   claimFactors?: { season?: string; culturalEvents?: string; occupation?: string };
-  claimResult?: { id: string; status: string; submittedOn?: string };
+  claimResult?: { id: string; status: string; submittedOn?: string; reason?: string };
 }
 
 /** Outcome of an effect, sent back as DONE. */

@@ -46,7 +46,8 @@ const NOTICES: Record<Notice['key'], (p: Record<string, string | number>) => str
   kgFormat: () => 'Enter a positive number of kg, e.g. 2.5',
   fuelSaved: (p) => `Saved ${p.kg} kg for ${p.date}.`,
   fuelUpdated: (p) => `Updated ${p.date} to ${p.kg} kg.`,
-  needThreeDays: (p) => `Log at least 3 days before submitting (you have ${p.days}).`,
+  needThreeDays: (p) => `A claim needs at least 3 days logged in a row, not yet claimed (you have ${p.days}).`,
+  fuelClaimed: (p) => `${p.date} is already in a submitted claim; not changed.`,
   claimRejected: (p) => `Claim not accepted: ${p.reason}`,
   pinChanged: () => 'PIN changed.',
   noClaim: () => 'No claim submitted yet.',
@@ -131,11 +132,15 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
     case 'claimWork':
       return con(['Main work of the household?', ...numbered(['Farming', 'Trading', 'Wage work', 'Other'])]);
     case 'claimSubmitted':
-      return end(`Claim submitted. Reference ${c.claimResult?.id}. Status: ${c.claimResult?.status}.`);
+      return end(withReason(`Claim submitted. Reference ${c.claimResult?.id}. Status: ${c.claimResult?.status}.`, c.claimResult?.reason, 'END '.length));
     case 'claimStatus':
       return con([
         c.claimResult
-          ? `Claim ${c.claimResult.id}: ${c.claimResult.status}${c.claimResult.submittedOn ? ` (${c.claimResult.submittedOn})` : ''}`
+          ? withReason(
+              `Claim ${c.claimResult.id}: ${c.claimResult.status}${c.claimResult.submittedOn ? ` (${c.claimResult.submittedOn})` : ''}`,
+              c.claimResult.reason,
+              `CON \n${TEXT.back}`.length,
+            )
           : noticeText({ key: 'noClaim' })!,
       ]);
     case 'changePinCurrent':
@@ -147,6 +152,29 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
     default:
       throw new Error(`no screen for state ${state}`);
   }
+}
+
+/** Screens that show the customer's own data, as the operator sees them (no dates, amounts or claim ids). */
+const OPERATOR_REDACTED: Record<string, string[]> = {
+  review: ['Logged days [redacted]'],
+  claimConfirm: ['Submit KPT claim [days and total redacted]', '1. Submit'],
+  claimStatus: ['Claim status [redacted]'],
+};
+
+/**
+ * The user's current screen for the operator's debug view (only open sessions are shown): its
+ * menu without notices (which carry names, dates and amounts), customer data redacted.
+ */
+export function operatorScreen(state: string, c: UssdContext, appName: string): string {
+  const screen = renderScreen(state, { ...c, notice: undefined }, appName);
+  return [...(OPERATOR_REDACTED[state] ?? screen.lines), ...(screen.options ?? [])].join('\n');
+}
+
+/** Appends a claim's reason, shortened with `...` so the line and `reserved` characters fit one screen. */
+function withReason(line: string, reason: string | undefined, reserved: number): string {
+  if (!reason) return line;
+  const room = MAX_REPLY_CHARS - reserved - line.length - 1;
+  return `${line} ${reason.length <= room ? reason : reason.slice(0, Math.max(0, room - 3)).trimEnd() + '...'}`;
 }
 
 const round = (n: number) => Math.round(n * 1000) / 1000;

@@ -1,6 +1,6 @@
 // PIN rules and PIN encryption. PINs are stored AES-256-GCM encrypted with a random 96-bit IV
 // per record (never a deterministic IV), checked by decrypting and comparing in constant time.
-import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, type Config } from '../config.ts';
@@ -56,7 +56,19 @@ export function resolvePinKey(config: Config, logger: Logger): Buffer {
 }
 
 export class PinCipher {
-  constructor(private readonly key: Buffer) {}
+  private readonly digestKey: Buffer;
+  constructor(private readonly key: Buffer) {
+    this.digestKey = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'hearth-ussd-text-digest', 32));
+  }
+
+  /**
+   * Digest of a session's cumulative text (which contains the PINs typed). Keyed (HMAC-SHA256
+   * under a subkey of the PIN key): a plain SHA-256 of a text with a 5-digit PIN is undone by
+   * trying 100,000 PINs.
+   */
+  digest(text: string): string {
+    return createHmac('sha256', this.digestKey).update(text).digest('hex');
+  }
 
   /** `v1.<iv>.<tag>.<ciphertext>` (base64url), a fresh random IV each time. */
   seal(pin: string): string {

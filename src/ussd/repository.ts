@@ -10,9 +10,11 @@ export interface SessionRow {
   snapshot: string;
   state: string;
   is_authenticated: boolean | number;
-  last_text: string;
+  /** Keyed digest of the last processed text (never the text: it holds the PINs typed). */
+  last_text_digest: string;
+  last_text_length: number;
   last_reply: string | null;
-  status: 'active' | 'closed';
+  status: 'active' | 'closed' | 'expired';
   version: number;
   created_at: string;
   updated_at: string;
@@ -26,7 +28,7 @@ export interface AccountRow {
   name: string;
   village: string | null;
   test_group: 'reference' | 'intervention';
-  household_did: string;
+  household_did: string | null;
   pin_encrypted: string;
   failed_pin_attempts: number;
   locked_at: string | null;
@@ -39,6 +41,7 @@ export interface FuelLogRow {
   account_id: string;
   log_date: string;
   kg: number;
+  claim_id: string | null;
 }
 
 export const newId = () => randomBytes(16).toString('hex');
@@ -75,9 +78,9 @@ export class UssdRepository {
     return rows.map((r: { id: string }) => r.id);
   }
 
-  /** Removes closed sessions and those expired at or before `expiredBy`; returns how many. */
+  /** Removes closed sessions and those (active or marked expired) expired at or before `expiredBy`; returns how many. */
   sweepSessions(expiredBy: string): Promise<number> {
-    return this.db('ussd_sessions').where('status', '<>', 'active').orWhere('expires_at', '<=', expiredBy).delete();
+    return this.db('ussd_sessions').where({ status: 'closed' }).orWhere('expires_at', '<=', expiredBy).delete();
   }
 
   // ---- accounts ---------------------------------------------------------------------------
@@ -95,6 +98,14 @@ export class UssdRepository {
 
   async insertAccount(row: AccountRow): Promise<void> {
     await this.db('ussd_accounts').insert(row);
+  }
+
+  async setHouseholdDid(id: string, did: string, now: string): Promise<void> {
+    await this.db('ussd_accounts').where({ id }).update({ household_did: did, updated_at: now });
+  }
+
+  async deleteAccount(id: string): Promise<void> {
+    await this.db('ussd_accounts').where({ id }).delete();
   }
 
   /**
@@ -115,23 +126,41 @@ export class UssdRepository {
     await this.db('ussd_accounts').where({ id }).andWhere('failed_pin_attempts', '>', 0).update({ failed_pin_attempts: 0, updated_at: now });
   }
 
+  /** Clears the lock and the failed-PIN count; false when no account has this Customer ID. */
+  async unlockAccount(customerId: string, now: string): Promise<boolean> {
+    const n = await this.db('ussd_accounts').where({ customer_id: customerId }).update({ locked_at: null, failed_pin_attempts: 0, updated_at: now });
+    return n === 1;
+  }
+
   async updatePin(id: string, pinEncrypted: string, now: string): Promise<void> {
     await this.db('ussd_accounts').where({ id }).update({ pin_encrypted: pinEncrypted, failed_pin_attempts: 0, updated_at: now });
   }
 
   // ---- fuel logs -----------------------------------------------------------------------------
-  /** Records the day's reading; returns true when it replaced an earlier one that day. */
-  async upsertFuelLog(accountId: string, date: string, kg: number, now: string): Promise<boolean> {
+  /**
+   * Records the day's reading: `saved`, `updated` (an earlier reading that day replaced) or
+   * `claimed` (the day is already in a submitted claim and stays as claimed).
+   */
+  async upsertFuelLog(accountId: string, date: string, kg: number, now: string): Promise<'saved' | 'updated' | 'claimed'> {
     return this.db.transaction(async (trx: Knex.Transaction) => {
-      const updated = await trx('ussd_fuel_logs').where({ account_id: accountId, log_date: date }).update({ kg, updated_at: now });
-      if (updated) return true;
-      await trx('ussd_fuel_logs').insert({ id: newId(), account_id: accountId, log_date: date, kg, created_at: now, updated_at: now });
-      return false;
+      const existing = await trx<FuelLogRow>('ussd_fuel_logs').where({ account_id: accountId, log_date: date }).first();
+      if (existing?.claim_id) return 'claimed';
+      if (existing) {
+        await trx('ussd_fuel_logs').where({ id: existing.id }).whereNull('claim_id').update({ kg, updated_at: now });
+        return 'updated';
+      }
+      await trx('ussd_fuel_logs').insert({ id: newId(), account_id: accountId, log_date: date, kg, claim_id: null, created_at: now, updated_at: now });
+      return 'saved';
     });
   }
 
   async fuelLogs(accountId: string): Promise<FuelLogRow[]> {
-    const rows = await this.db<FuelLogRow>('ussd_fuel_logs').where({ account_id: accountId }).orderBy('log_date').select('id', 'account_id', 'log_date', 'kg');
+    const rows = await this.db<FuelLogRow>('ussd_fuel_logs').where({ account_id: accountId }).orderBy('log_date').select('id', 'account_id', 'log_date', 'kg', 'claim_id');
     return rows.map((r) => ({ ...r, kg: Number(r.kg) }));
+  }
+
+  /** Marks the readings a claim accepted by area A used. */
+  async markFuelLogsClaimed(ids: string[], claimId: string, now: string): Promise<void> {
+    await this.db('ussd_fuel_logs').whereIn('id', ids).whereNull('claim_id').update({ claim_id: claimId, updated_at: now });
   }
 }

@@ -6,9 +6,9 @@ import { AppError } from '../platform/http/errors.ts';
 import { isUniqueViolation } from '../platform/db/index.ts';
 import { maskPhone, type Logger } from '../platform/logging.ts';
 import { EFFECT_STATES, parseKg, ussdMachine, type EffectResult, type EffectState, type UssdContext } from './machine.ts';
-import { paginate, renderScreen, TEXT } from './menus.ts';
+import { operatorScreen, paginate, renderScreen, TEXT } from './menus.ts';
 import { PinCipher } from './pin.ts';
-import { newId, UssdRepository, type SessionRow } from './repository.ts';
+import { newId, UssdRepository, type FuelLogRow, type SessionRow } from './repository.ts';
 
 export const MAX_PIN_ATTEMPTS = 3;
 export const MIN_CLAIM_DAYS = 3;
@@ -18,6 +18,14 @@ export interface UssdRequest {
   serviceCode: string;
   phoneNumber: string;
   text: string;
+}
+
+/** A claim as the USSD user sees it: `reason` is the first reason of a rejected or pending claim. */
+export interface ClaimSummary {
+  id: string;
+  status: string;
+  submittedOn?: string;
+  reason?: string;
 }
 
 /** What the gateway needs of area A (twins and claims), wired in app.ts. */
@@ -34,14 +42,16 @@ export interface UssdTwinsPort {
     startDate: string;
     endDate: string;
     idempotencyKey: string;
-  }): Promise<{ id: string; status: string }>;
+  }): Promise<ClaimSummary>;
   /** The household's most recent claim, if any. */
-  latestClaim(householdDid: string): Promise<{ id: string; status: string; submittedOn?: string } | undefined>;
+  latestClaim(householdDid: string): Promise<ClaimSummary | undefined>;
 }
 
 export interface UssdServiceOptions {
   appName: string;
   idleSeconds: number;
+  /** IANA zone of the users' calendar day (fuel is logged for "today" there). */
+  timeZone?: string;
   pins: PinCipher;
   twins: UssdTwinsPort;
   logger: Logger;
@@ -65,6 +75,7 @@ const RECENT_SESSIONS_MAX = 10_000;
 
 export class UssdService {
   private readonly now: () => Date;
+  private readonly localDate: Intl.DateTimeFormat;
   // Only a hint: every write is conditional on the row's version, so a stale entry costs one
   // failed update and a re-read, never a wrong answer.
   private readonly recent = new Map<string, SessionRow>();
@@ -74,6 +85,8 @@ export class UssdService {
     private readonly opts: UssdServiceOptions,
   ) {
     this.now = opts.now ?? (() => new Date());
+    // en-CA formats a date as YYYY-MM-DD.
+    this.localDate = new Intl.DateTimeFormat('en-CA', { timeZone: opts.timeZone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' });
   }
 
   /** Answers one gateway POST with a `CON ...` or `END ...` reply. */
@@ -97,10 +110,15 @@ export class UssdService {
     if (!row && optimistic && req.text === '') return (await this.startSession(req, now)).last_reply!;
     if (!row && optimistic) row = await this.repo.findSession(req.sessionId);
     let shortcut = false;
-    if (row && row.status === 'active' && row.expires_at <= now.toISOString()) {
+    const expired = row && (row.status === 'expired' || (row.status === 'active' && row.expires_at <= now.toISOString()));
+    if (row && expired) {
+      this.recent.delete(row.id);
       if (req.text !== '') {
-        if (!(await this.repo.deleteSession(row.id, row.version))) throw new LostRace();
-        this.recent.delete(row.id);
+        // The row stays (marked) until the sweep: were it deleted, the gateway's retry of this
+        // text would look like a dial shortcut and replay every input of the session.
+        if (row.status !== 'expired' && !(await this.repo.updateSession(row.id, row.version, { status: 'expired', version: row.version + 1 }))) {
+          throw new LostRace();
+        }
         return TEXT.expired(row.service_code);
       }
       // A dial reusing an expired id starts over.
@@ -112,17 +130,30 @@ export class UssdService {
       if (req.text === '') return row.last_reply!;
       shortcut = true;
     }
-    if (row.last_text === req.text) return this.storedReply(row);
+    if (this.isLastText(row, req.text)) return this.storedReply(row);
     if (row.status !== 'active') return TEXT.ended(row.service_code);
 
-    const inputs = shortcut ? req.text.split('*') : [this.newInput(row.last_text, req.text)];
+    const inputs = shortcut ? req.text.split('*') : [this.newInput(row, req.text)];
     return this.applyHop(row, req, inputs, now);
   }
 
-  /** What `text` adds to the last processed text; a gateway sending only the latest input works too. */
-  private newInput(lastText: string, text: string): string {
-    if (lastText === '') return text;
-    return text.startsWith(lastText + '*') ? text.slice(lastText.length + 1) : text;
+  private isLastText(row: SessionRow, text: string): boolean {
+    return row.last_text_length === text.length && row.last_text_digest === this.opts.pins.digest(text);
+  }
+
+  /**
+   * What `text` adds to the last processed text (known only by digest and length); when `text`
+   * does not extend it, the gateway sent only the latest input and the whole text is the input.
+   */
+  private newInput(row: SessionRow, text: string): string {
+    const len = row.last_text_length;
+    if (len === 0) return text;
+    const extends_ = text.length > len && text[len] === '*' && this.opts.pins.digest(text.slice(0, len)) === row.last_text_digest;
+    return extends_ ? text.slice(len + 1) : text;
+  }
+
+  private textMark(text: string): Pick<SessionRow, 'last_text_digest' | 'last_text_length'> {
+    return { last_text_digest: this.opts.pins.digest(text), last_text_length: text.length };
   }
 
   private async startSession(req: UssdRequest, now: Date): Promise<SessionRow> {
@@ -136,7 +167,7 @@ export class UssdService {
       snapshot: JSON.stringify(actor.getPersistedSnapshot()),
       state: String(snapshot.value),
       is_authenticated: false,
-      last_text: '',
+      ...this.textMark(''),
       last_reply: reply,
       status: 'active',
       version: 1,
@@ -164,7 +195,7 @@ export class UssdService {
     let leased = false;
     const lease = async () => {
       if (leased) return;
-      const ok = await this.repo.updateSession(row.id, version, { version: version + 1, last_text: req.text, last_reply: null, updated_at: now.toISOString() });
+      const ok = await this.repo.updateSession(row.id, version, { version: version + 1, ...this.textMark(req.text), last_reply: null, updated_at: now.toISOString() });
       if (!ok) throw new LostRace();
       version += 1;
       leased = true;
@@ -190,7 +221,7 @@ export class UssdService {
         snapshot: JSON.stringify(actor.getPersistedSnapshot()),
         state: String(snapshot.value),
         is_authenticated: snapshot.context.isAuthenticated,
-        last_text: req.text,
+        ...this.textMark(req.text),
         last_reply: reply,
         status: done ? 'closed' : 'active',
         version: version + 1,
@@ -204,7 +235,7 @@ export class UssdService {
     } catch (err) {
       // Give the hop back so the gateway's retry can apply it; the effects that ran are idempotent or counted on the account.
       if (leased && !(err instanceof LostRace)) {
-        await this.repo.updateSession(row.id, version, { last_text: row.last_text, last_reply: row.last_reply, version: version + 1 }).catch(() => undefined);
+        await this.repo.updateSession(row.id, version, { last_text_digest: row.last_text_digest, last_text_length: row.last_text_length, last_reply: row.last_reply, version: version + 1 }).catch(() => undefined);
       }
       throw err;
     } finally {
@@ -222,7 +253,7 @@ export class UssdService {
     }
     if (!current) return TEXT.ended(row.service_code);
     if (current.last_reply === null) throw new AppError(503, 'Service Unavailable', { detail: 'concurrent hop did not finish' });
-    if (current.last_text !== row.last_text) throw new LostRace();
+    if (current.last_text_digest !== row.last_text_digest) throw new LostRace();
     return current.last_reply;
   }
 
@@ -242,7 +273,7 @@ export class UssdService {
   }
 
   private today(): string {
-    return this.now().toISOString().slice(0, 10);
+    return this.localDate.format(this.now());
   }
 
   // ---- effects ---------------------------------------------------------------------------------
@@ -274,15 +305,16 @@ export class UssdService {
       case 'savingFuel': {
         const kg = parseKg(value)!;
         const date = this.today();
-        const replaced = await this.repo.upsertFuelLog(c.accountId!, date, kg, nowIso);
-        return { outcome: 'ok', notice: { key: replaced ? 'fuelUpdated' : 'fuelSaved', params: { kg, date } } };
+        const saved = await this.repo.upsertFuelLog(c.accountId!, date, kg, nowIso);
+        const key = saved === 'saved' ? 'fuelSaved' : saved === 'updated' ? 'fuelUpdated' : 'fuelClaimed';
+        return { outcome: 'ok', notice: { key, params: { kg, date } } };
       }
       case 'loadingReview': {
         const logs = await this.repo.fuelLogs(c.accountId!);
         return { outcome: 'ok', assign: { review: logs.map((l) => ({ date: l.log_date, kg: l.kg })) } };
       }
       case 'preparingClaim': {
-        const logs = await this.repo.fuelLogs(c.accountId!);
+        const logs = latestUnclaimedRun(await this.repo.fuelLogs(c.accountId!));
         if (logs.length < MIN_CLAIM_DAYS) return { outcome: 'tooFew', notice: { key: 'needThreeDays', params: { days: logs.length } } };
         return { outcome: 'ok', assign: { claimDraft: { days: logs.length, total: sum(logs.map((l) => l.kg)) } } };
       }
@@ -290,7 +322,7 @@ export class UssdService {
         return this.submitClaim(c, req);
       case 'loadingClaimStatus': {
         const account = await this.repo.findAccount(c.accountId!);
-        const latest = account ? await this.opts.twins.latestClaim(account.household_did) : undefined;
+        const latest = account?.household_did ? await this.opts.twins.latestClaim(account.household_did) : undefined;
         return { outcome: 'ok', assign: latest ? { claimResult: latest } : {} };
       }
     }
@@ -319,16 +351,16 @@ export class UssdService {
     for (let attempt = 0; attempt < 5; attempt++) {
       const customerId = String(10_000_000 + Math.floor(Math.random() * 90_000_000));
       if (await this.repo.findAccountByCustomerId(customerId)) continue;
-      const household = await this.opts.twins.createHousehold({ name: draft.name!, village: draft.village ?? null, customerId });
+      const accountId = newId();
       try {
         await this.repo.insertAccount({
-          id: newId(),
+          id: accountId,
           customer_id: customerId,
           phone_number: phone,
           name: draft.name!,
           village: draft.village ?? null,
           test_group: draft.testGroup!,
-          household_did: household.did,
+          household_did: null,
           // Re-sealed with a fresh IV: the draft's ciphertext lived in session state.
           pin_encrypted: this.opts.pins.seal(confirmPin),
           failed_pin_attempts: 0,
@@ -341,6 +373,16 @@ export class UssdService {
         if (await this.repo.findAccountByPhone(phone)) return { outcome: 'phoneTaken' };
         continue;
       }
+      // The household twin only once the account row holds its customer id and phone: a
+      // unique-key retry above never leaves a household behind, and a failure here removes the row.
+      let household: { did: string };
+      try {
+        household = await this.opts.twins.createHousehold({ name: draft.name!, village: draft.village ?? null, customerId });
+        await this.repo.setHouseholdDid(accountId, household.did, nowIso);
+      } catch (err) {
+        await this.repo.deleteAccount(accountId).catch((e) => this.opts.logger.error({ err: e, customerId }, 'ussd could not remove a half-created account'));
+        throw err;
+      }
       this.opts.logger.info({ customerId, householdDid: household.did, phone: maskPhone(phone) }, 'ussd account created');
       return { outcome: 'ok', assign: { customerId } };
     }
@@ -349,26 +391,29 @@ export class UssdService {
 
   private async submitClaim(c: UssdContext, req: UssdRequest): Promise<EffectResult> {
     const account = await this.repo.findAccount(c.accountId!);
-    if (!account) return { outcome: 'rejected', notice: { key: 'claimRejected', params: { reason: 'account not found' } } };
-    const logs = await this.repo.fuelLogs(account.id);
+    if (!account?.household_did) return { outcome: 'rejected', notice: { key: 'claimRejected', params: { reason: 'account not found' } } };
+    const logs = latestUnclaimedRun(await this.repo.fuelLogs(account.id));
     if (logs.length < MIN_CLAIM_DAYS) return { outcome: 'tooFew', notice: { key: 'needThreeDays', params: { days: logs.length } } };
+    const total = sum(logs.map((l) => l.kg));
+    const startDate = logs[0]!.log_date;
+    const endDate = logs[logs.length - 1]!.log_date;
+    let claim: { id: string; status: string; reason?: string };
     try {
-      const claim = await this.opts.twins.submitKptClaim({
+      claim = await this.opts.twins.submitKptClaim({
         householdDid: account.household_did,
         testGroup: account.test_group,
         dailyLogs: logs.map((l) => l.kg),
-        total: sum(logs.map((l) => l.kg)),
+        total,
         externalFactors: {
           season: c.claimFactors?.season ?? 'not stated',
           culturalEvents: [c.claimFactors?.culturalEvents ?? 'none'],
           occupationalFactors: [c.claimFactors?.occupation ?? 'not stated'],
         },
-        startDate: logs[0]!.log_date,
-        endDate: logs[logs.length - 1]!.log_date,
-        // The same hop submitted twice (a retry racing a failure) yields the same claim.
-        idempotencyKey: `ussd-${req.sessionId}-${logs.length}-${logs[logs.length - 1]!.log_date}`.slice(0, 200),
+        startDate,
+        endDate,
+        // The same days submitted again (a retry, or a failure before they were marked) yield the same claim.
+        idempotencyKey: `ussd-${account.id}-${startDate}-${endDate}-${total}`,
       });
-      return { outcome: 'ok', assign: { claimResult: claim } };
     } catch (err) {
       if (err instanceof AppError && err.status < 500) {
         const reason = (err.errors?.[0]?.message ?? err.detail ?? err.title).slice(0, 90);
@@ -376,6 +421,8 @@ export class UssdService {
       }
       throw err;
     }
+    await this.repo.markFuelLogsClaimed(logs.map((l) => l.id), claim.id, this.now().toISOString());
+    return { outcome: 'ok', assign: { claimResult: claim } };
   }
 
   // ---- operator views -------------------------------------------------------------------------
@@ -388,7 +435,7 @@ export class UssdService {
       context: {
         sessionId: row.id,
         phoneNumber: maskPhone(row.phone_number),
-        message: (row.last_reply ?? '').replace(/^(CON|END) /, ''),
+        message: operatorScreen(row.state, (JSON.parse(row.snapshot) as Snapshot).context, this.opts.appName),
         isAuthenticated: Boolean(row.is_authenticated),
       },
     };
@@ -405,6 +452,16 @@ export class UssdService {
   sweep(): Promise<number> {
     return this.repo.sweepSessions(new Date(this.now().getTime() - this.opts.idleSeconds * 1000).toISOString());
   }
+}
+
+const DAY_MS = 86_400_000;
+
+/** The most recent run of consecutive days not yet used by a claim (logs sorted by date). */
+function latestUnclaimedRun(logs: FuelLogRow[]): FuelLogRow[] {
+  const unclaimed = logs.filter((l) => !l.claim_id);
+  let start = unclaimed.length - 1;
+  while (start > 0 && Date.parse(unclaimed[start]!.log_date) - Date.parse(unclaimed[start - 1]!.log_date) === DAY_MS) start--;
+  return unclaimed.slice(Math.max(start, 0));
 }
 
 const sum = (xs: number[]) => Math.round(xs.reduce((s, x) => s + x, 0) * 1000) / 1000;

@@ -3,7 +3,12 @@
 // gateway acts as its own principal (USSD_PRINCIPAL_DID), so it controls the households it creates.
 import type { ClaimService, EntityService } from '../twins/index.ts';
 import type { Principal } from '../platform/keys/service.ts';
-import type { UssdTwinsPort } from './service.ts';
+import type { ClaimSummary, UssdTwinsPort } from './service.ts';
+
+function summary(claim: { id: string; status: string; reasons: { message: string }[] }): ClaimSummary {
+  const reason = claim.status === 'rejected' || claim.status === 'pending' ? claim.reasons[0]?.message : undefined;
+  return { id: claim.id, status: claim.status, ...(reason ? { reason } : {}) };
+}
 
 export const HOUSEHOLD_ENTITY_TYPE = 'Household';
 
@@ -31,15 +36,15 @@ export function ussdTwinsPort(twins: { entities: EntityService; claims: ClaimSer
         },
         { idempotencyKey: input.idempotencyKey },
       );
-      return { id: claim.id, status: claim.status };
+      return summary(claim);
     },
     async latestClaim(householdDid) {
-      let latest: { id: string; status: string; submittedOn?: string } | undefined;
+      let latest: ClaimSummary | undefined;
       let cursor: string | undefined;
       do {
         const page = await twins.claims.list({ household: householdDid, cursor, limit: 100 });
         const last = page.items.at(-1);
-        if (last) latest = { id: last.id, status: last.status, submittedOn: last.createdAt.slice(0, 10) };
+        if (last) latest = { ...summary(last), submittedOn: last.createdAt.slice(0, 10) };
         cursor = page.nextCursor;
       } while (cursor);
       return latest;

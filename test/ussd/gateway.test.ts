@@ -141,6 +141,37 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     }
   });
 
+  it('a retry after the expired reply gets it again and replays nothing (no fuel saved, no PIN attempt counted)', async () => {
+    const twins = new RecordingTwins();
+    const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60' }, { twins });
+    try {
+      const s = new GatewaySession([server.baseUrl]);
+      const id = await createAccount(s, '24681');
+      const fuel = new GatewaySession([server.baseUrl], s.phoneNumber);
+      await login(fuel, id, '24681');
+      await fuel.walk('1', '3');
+      const wrong = new GatewaySession([server.baseUrl], s.phoneNumber);
+      expect(await login(wrong, id, '11112')).to.match(/^CON Wrong PIN/);
+      // the next day: a replay would save a second day and count the wrong PIN again
+      server.clock.now = new Date(server.clock.now.getTime() + 86_400_000);
+      const expiredReply = 'END Your session has expired. Please dial *384*1234# again.';
+      expect(await fuel.send('1')).to.equal(expiredReply);
+      expect(await fuel.retry()).to.equal(expiredReply);
+      expect(await fuel.send('2')).to.equal(expiredReply);
+      expect(await wrong.send('1')).to.equal(expiredReply);
+      expect(await wrong.retry()).to.equal(expiredReply);
+      const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
+      expect(account.failed_pin_attempts).to.equal(1);
+      expect(await t.db('ussd_fuel_logs').where({ account_id: account.id })).to.have.length(1);
+      expect((await t.db('ussd_sessions').where({ id: fuel.sessionId }).first()).status).to.equal('expired');
+      // a dial with the id starts over
+      expect(await fuel.post('')).to.match(/^CON Welcome/);
+      expect(await fuel.post('1')).to.match(/^CON Know More/);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('the sweep removes closed sessions and long-expired ones; a just-expired one still gets the expired reply', async () => {
     const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60' });
     const service = new UssdService(new UssdRepository(t.db), {
@@ -183,9 +214,12 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     }
   });
 
-  it('area A failing during account creation: END Service temporarily unavailable and no account', async () => {
+  it('area A failing during account creation: END Service temporarily unavailable, no account, no orphan household', async () => {
+    // The account row exists (without a household DID) when the household is asked for.
+    const seen: { household_did: string | null }[] = [];
     const failing = Object.assign(new RecordingTwins(), {
-      createHousehold: async () => {
+      createHousehold: async (input: { customerId: string }) => {
+        seen.push(await t.db('ussd_accounts').where({ customer_id: input.customerId }).first());
         throw new Error('twins store unreachable');
       },
     });
@@ -196,6 +230,18 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       await s.walk('2', '2', 'Jane Doe', '00', '1', '24680');
       expect(await s.send('24680')).to.equal('END Service temporarily unavailable. Please try again later.');
       expect(await t.db('ussd_accounts').where({ phone_number: s.phoneNumber })).to.have.length(0);
+      expect(seen).to.have.length(1);
+      expect(seen[0], 'account inserted before the household').to.not.equal(undefined);
+      expect(seen[0]!.household_did).to.equal(null);
+      // the phone is free again: a later attempt creates the account
+      const ok = await startUssdServer(t.db, {}, { twins: new RecordingTwins() });
+      try {
+        const again = new GatewaySession([ok.baseUrl], s.phoneNumber);
+        await again.dial();
+        expect(await again.walk('2', '2', 'Jane Doe', '00', '1', '24680', '24680')).to.match(/^END Account created/);
+      } finally {
+        await ok.stop();
+      }
     } finally {
       await server.stop();
     }
@@ -256,6 +302,28 @@ forEachDatabase('USSD operator endpoints', (t) => {
       const text = JSON.stringify(mid.data);
       expect(mid.data!.debugInfo.state).to.equal('createPinConfirm');
       for (const secret of ['24680', 'Jane', 'v1.', '712345678']) expect(text).to.not.include(secret);
+
+      const message = async (id: string) => (await getUssdSessionDebug({ client, headers: auth, path: { sessionId: id } })).data!.debugInfo.context.message;
+      // after login and after a review of logged days: the menu, no name, dates, amounts or claim ids
+      const twins = new RecordingTwins();
+      const other = await startUssdServer(t.db, { USSD_DEBUG_ENABLED: 'true' }, { twins, clock: server.clock });
+      try {
+        const c = new GatewaySession([other.baseUrl], '+254712340001');
+        const customerId = await createAccount(c, '97531', 'Zawadi Otieno');
+        const l = new GatewaySession([other.baseUrl], c.phoneNumber);
+        expect(await login(l, customerId, '97531')).to.match(/^CON Welcome, Zawadi\./);
+        expect(await message(l.sessionId)).to.equal("Services\n1. Log today's fuel\n2. Review logged days\n3. Submit KPT claim\n4. Claim status\n5. Change PIN\n0. Back");
+        expect(await l.walk('1', '2.75')).to.match(/^CON Saved 2\.75 kg for 2026-03-02/);
+        expect(await message(l.sessionId)).to.not.match(/2\.75|2026|Saved/);
+        expect(await l.send('2')).to.match(/^CON Logged days: 1, total 2\.75 kg\n2026-03-02: 2\.75 kg/);
+        const review = await message(l.sessionId);
+        expect(review).to.equal('Logged days [redacted]\n0. Back');
+        for (const secret of ['Zawadi', customerId, '2026', '2.75', '97531']) expect(JSON.stringify(review)).to.not.include(secret);
+        await l.walk('0', '4');
+        expect(await message(l.sessionId)).to.equal('Claim status [redacted]\n0. Back');
+      } finally {
+        await other.stop();
+      }
 
       const missing = await fetch(`${server.baseUrl}/api/ussd/debug/nope`, { headers: auth });
       expect(missing.status).to.equal(404);

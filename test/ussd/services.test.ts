@@ -44,7 +44,7 @@ forEachDatabase('USSD services and PINs', (t) => {
     const needs = session(s.phoneNumber);
     await login(needs, id, '13579');
     expect(await needs.walk('1', '2.5')).to.match(/^CON Saved 2\.5 kg for 2026-03-02\.\nServices/);
-    expect(await needs.send('3')).to.match(/^CON Log at least 3 days before submitting \(you have 1\)\.\nServices/);
+    expect(await needs.send('3')).to.match(/^CON A claim needs at least 3 days logged in a row, not yet claimed \(you have 1\)\.\nServices/);
     expect(await needs.walk('1', 'abc')).to.match(/^CON Enter a positive number of kg/);
     expect(await needs.send('-1')).to.match(/^CON Enter a positive number of kg/);
     expect(await needs.send('0.0')).to.match(/^CON Enter a positive number of kg/);
@@ -84,6 +84,63 @@ forEachDatabase('USSD services and PINs', (t) => {
     const st = session(s.phoneNumber);
     await login(st, id, '13579');
     expect(await st.send('4')).to.equal(`CON Claim ${claim.id}: verified\n0. Back`);
+    // the claimed days are marked; logging a claimed day again changes nothing
+    const marked = await t.db('ussd_fuel_logs').where({ account_id: household.id }).orderBy('log_date');
+    expect(marked.map((l: { claim_id: string }) => l.claim_id)).to.deep.equal([claim.id, claim.id, claim.id]);
+    await st.walk('0', '1');
+    expect(await st.send('9')).to.match(/^CON 2026-03-04 is already in a submitted claim; not changed\.\nServices/);
+    expect(await st.send('3')).to.match(/^CON A claim needs at least 3 days logged in a row, not yet claimed \(you have 0\)\./);
+  });
+
+  it('claim status and the submitted screen show the first reason of a rejected or pending claim, within 182 characters', async () => {
+    const s = session();
+    const id = await createAccount(s, '13571');
+    const reason = 'testPeriod.durationDays does not match the number of daily logs and the period, which is a very long explanation indeed for a USSD screen, longer than any screen of a feature phone could show';
+    const rejecting = Object.assign(new RecordingTwins(), {
+      async submitKptClaim(input: Parameters<RecordingTwins['submitKptClaim']>[0]) {
+        const claim = { ...input, id: 'clm_r1', status: 'rejected', reason };
+        rejecting.claims.push(claim);
+        return claim;
+      },
+    });
+    const other = await startUssdServer(t.db, {}, { clock: server.clock, twins: rejecting });
+    try {
+      for (const day of ['2026-08-01', '2026-08-02', '2026-08-03']) {
+        server.clock.now = new Date(`${day}T09:00:00Z`);
+        const d = new GatewaySession([other.baseUrl], s.phoneNumber);
+        await login(d, id, '13571');
+        await d.walk('1', '2');
+      }
+      const d = new GatewaySession([other.baseUrl], s.phoneNumber);
+      await login(d, id, '13571');
+      const end = await d.walk('3', '1', '1', '1', '1');
+      expect(end).to.match(/^END Claim submitted\. Reference clm_r1\. Status: rejected\. testPeriod\.durationDays does not match .*\.\.\.$/);
+      expect(end.length).to.be.at.most(182);
+      const st = new GatewaySession([other.baseUrl], s.phoneNumber);
+      await login(st, id, '13571');
+      const status = await st.send('4');
+      expect(status).to.match(/^CON Claim clm_r1: rejected testPeriod\.durationDays does not match .*\.\.\.\n0\. Back$/);
+      expect(status.length).to.be.at.most(182);
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it("today's fuel is logged for the local date of USSD_TIMEZONE, just after local midnight", async () => {
+    // 21:30 UTC on 2 March is 00:30 on 3 March in Nairobi (UTC+3)
+    const clock = { now: new Date('2026-03-02T21:30:00Z') };
+    const local = await startUssdServer(t.db, { USSD_TIMEZONE: 'Africa/Nairobi' }, { twins, clock });
+    try {
+      const s = new GatewaySession([local.baseUrl]);
+      const id = await createAccount(s, '31337');
+      const l = new GatewaySession([local.baseUrl], s.phoneNumber);
+      await login(l, id, '31337');
+      expect(await l.walk('1', '1.5')).to.match(/^CON Saved 1\.5 kg for 2026-03-03\./);
+      const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
+      expect((await t.db('ussd_fuel_logs').where({ account_id: account.id })).map((r: { log_date: string }) => r.log_date)).to.deep.equal(['2026-03-03']);
+    } finally {
+      await local.stop();
+    }
   });
 
   it('a claim rejected by the claim service is explained on the Services menu', async () => {
@@ -134,9 +191,9 @@ forEachDatabase('USSD services and PINs', (t) => {
   it('a retried POST gets the stored reply and applies nothing twice', async () => {
     const s = session();
     const id = await createAccount(s, '62626');
+    server.clock.now = new Date('2026-05-01T09:00:00Z');
     const r = session(s.phoneNumber);
     await login(r, id, '62626');
-    server.clock.now = new Date('2026-05-01T09:00:00Z');
     await r.send('1');
     const saved = await r.send('4');
     expect(saved).to.match(/^CON Saved 4 kg/);
@@ -161,5 +218,32 @@ forEachDatabase('USSD services and PINs', (t) => {
     await s.send('31415');
     const all = JSON.stringify(await t.db('ussd_accounts').select());
     expect(all).to.not.include('31415');
+  });
+
+  it('no PIN in any column of any ussd table after creating an account, logging in and changing the PIN', async () => {
+    const pins = ['27183', '16180', '14142'] as const;
+    const s = session();
+    const id = await createAccount(s, pins[0]);
+    const l = session(s.phoneNumber);
+    await login(l, id, pins[1]);
+    await l.send(pins[0]);
+    expect(await l.walk('5', pins[0], pins[2])).to.match(/^CON Enter the new PIN again/);
+    expect(await l.send(pins[2])).to.match(/^CON PIN changed/);
+    // the gateway's cumulative text holds every PIN typed: the session keeps no form of it
+    expect(l.text).to.include(pins[0]);
+    for (const table of ['ussd_sessions', 'ussd_accounts', 'ussd_fuel_logs']) {
+      const rows = await t.db(table).select();
+      for (const row of rows) {
+        for (const [column, value] of Object.entries(row)) {
+          for (const pin of pins) expect(String(value), `${table}.${column}`).to.not.include(pin);
+        }
+      }
+    }
+    const session_ = await t.db('ussd_sessions').where({ id: l.sessionId }).first();
+    expect(session_.last_text_length).to.equal(l.text.length);
+    expect(session_.last_text_digest).to.match(/^[0-9a-f]{64}$/);
+    // and the stored digest still recognises a retry and the next hop
+    expect(await l.retry()).to.match(/^CON PIN changed/);
+    expect(await l.send('0')).to.match(/^CON Welcome to Hearth/);
   });
 });

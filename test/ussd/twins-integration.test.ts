@@ -48,7 +48,7 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     await login(c, customerId, '13579');
     expect(await c.send('3')).to.equal('CON Submit KPT claim for 3 days, total 7.5 kg?\n1. Submit\n0. Back');
     const end = await c.walk('1', '1', '1', '1');
-    const m = /^END Claim submitted\. Reference (\S+)\. Status: (\w+)\.$/.exec(end);
+    const m = /^END Claim submitted\. Reference (\S+)\. Status: (\w+)\.( .+)?$/.exec(end);
     expect(m, end).to.not.equal(null);
     const claim = await get(`/v1/claims/${m![1]}`);
     expect(claim.status).to.equal(200);
@@ -62,22 +62,57 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
 
     const st = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(st, customerId, '13579');
-    expect(await st.send('4')).to.equal(`CON Claim ${m![1]}: ${m![2]} (${claim.body.createdAt.slice(0, 10)})\n0. Back`);
+    const status = await st.send('4');
+    expect(status.startsWith(`CON Claim ${m![1]}: ${m![2]} (${claim.body.createdAt.slice(0, 10)})`), status).to.equal(true);
+    // a rejected or pending claim shows its first reason
+    if (claim.body.reasons.length) expect(status).to.include(claim.body.reasons[0].message.slice(0, 40));
+    expect(status.length).to.be.at.most(182);
   });
 
-  it('a gap between logged days is refused by the claim rules and explained', async () => {
-    const s = new GatewaySession([server.baseUrl]);
-    const customerId = await createAccount(s, '97531');
-    for (const day of ['2026-07-01', '2026-07-02', '2026-07-05']) {
+  const logDays = async (s: GatewaySession, customerId: string, pin: string, days: string[]) => {
+    for (const day of days) {
       server.clock.now = new Date(`${day}T10:00:00Z`);
       const d = new GatewaySession([server.baseUrl], s.phoneNumber);
-      await login(d, customerId, '97531');
+      await login(d, customerId, pin);
       await d.walk('1', '2');
     }
+  };
+
+  it('a second claim submits only the days logged since the first (no overlap with the first claim)', async () => {
+    const s = new GatewaySession([server.baseUrl]);
+    const customerId = await createAccount(s, '97532');
+    await logDays(s, customerId, '97532', ['2026-09-01', '2026-09-02', '2026-09-03']);
+    const first = new GatewaySession([server.baseUrl], s.phoneNumber);
+    await login(first, customerId, '97532');
+    expect(await first.walk('3', '1', '1', '1', '1')).to.match(/^END Claim submitted\. Reference \S+\. Status: \w+\./);
+    await logDays(s, customerId, '97532', ['2026-09-04', '2026-09-05', '2026-09-06']);
+    const second = new GatewaySession([server.baseUrl], s.phoneNumber);
+    await login(second, customerId, '97532');
+    expect(await second.send('3')).to.equal('CON Submit KPT claim for 3 days, total 6 kg?\n1. Submit\n0. Back');
+    const end = await second.walk('1', '1', '1', '1');
+    const m = /^END Claim submitted\. Reference (\S+)\. Status: \w+\.( .+)?$/.exec(end);
+    expect(m, end).to.not.equal(null);
+    const claim = await get(`/v1/claims/${m![1]}`);
+    expect(claim.body.testPeriod).to.include({ startDate: '2026-09-04', endDate: '2026-09-06' });
+    expect(claim.body.fuelMeasurements.dailyLogs).to.deep.equal([2, 2, 2]);
+  });
+
+  it('after a gap the latest run of consecutive days is submitted; fewer than 3 in a row is explained', async () => {
+    const s = new GatewaySession([server.baseUrl]);
+    const customerId = await createAccount(s, '97531');
+    await logDays(s, customerId, '97531', ['2026-07-01', '2026-07-02', '2026-07-05']);
     const c = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(c, customerId, '97531');
-    const reply = await c.walk('3', '1', '1', '1', '1');
-    expect(reply).to.match(/^CON Claim not accepted: .*5 days.*3 daily logs/);
+    const reply = await c.send('3');
+    expect(reply).to.match(/^CON A claim needs at least 3 days logged in a row, not yet claimed \(you have 1\)\.\nServices/);
     expect(reply.length).to.be.at.most(182);
+    await logDays(s, customerId, '97531', ['2026-07-06', '2026-07-07']);
+    const d = new GatewaySession([server.baseUrl], s.phoneNumber);
+    await login(d, customerId, '97531');
+    const end = await d.walk('3', '1', '1', '1', '1');
+    const m = /^END Claim submitted\. Reference (\S+)\. Status: \w+\.( .+)?$/.exec(end);
+    expect(m, end).to.not.equal(null);
+    const claim = await get(`/v1/claims/${m![1]}`);
+    expect(claim.body.testPeriod).to.include({ startDate: '2026-07-05', endDate: '2026-07-07' });
   });
 });

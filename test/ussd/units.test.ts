@@ -85,3 +85,11 @@ describe('USSD pagination', () => {
     expect(text.split(/\s+/)).to.deep.equal(words);
   });
 });
+
+describe('USSD_TIMEZONE', () => {
+  it('defaults to UTC, takes an IANA zone and rejects an unknown one naming the variable', () => {
+    expect(configWith().USSD_TIMEZONE).to.equal('UTC');
+    expect(configWith({ USSD_TIMEZONE: 'Africa/Nairobi' }).USSD_TIMEZONE).to.equal('Africa/Nairobi');
+    expect(() => configWith({ USSD_TIMEZONE: 'Mars/Olympus' })).to.throw(/USSD_TIMEZONE: must be an IANA time zone/);
+  });
+});

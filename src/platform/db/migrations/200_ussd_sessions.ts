@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 
 // One row per telecom session. Any instance answers any hop: the state-machine snapshot, the
-// last processed text and its reply live here; `version` guards concurrent hops.
+// last processed text (as a keyed digest and its length: the text holds the PINs typed) and
+// its reply live here; `version` guards concurrent hops.
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('ussd_sessions', (t) => {
     t.string('id', 100).primary();
@@ -10,8 +11,9 @@ export async function up(knex: Knex): Promise<void> {
     t.text('snapshot').notNullable();
     t.string('state', 64).notNullable();
     t.boolean('is_authenticated').notNullable().defaultTo(false);
-    t.text('last_text').notNullable();
-    // Null while a hop is being processed (its text already recorded in last_text).
+    t.string('last_text_digest', 64).notNullable();
+    t.integer('last_text_length').notNullable();
+    // Null while a hop is being processed (its text already recorded in last_text_digest).
     t.text('last_reply').nullable();
     t.string('status', 16).notNullable();
     t.integer('version').notNullable();

@@ -10,7 +10,9 @@ export async function up(knex: Knex): Promise<void> {
     t.string('name', 60).notNullable();
     t.string('village', 60).nullable();
     t.string('test_group', 16).notNullable();
-    t.string('household_did', 512).notNullable();
+    // Null only while the account is being created: the row comes first, so a failure creating
+    // the household twin leaves no orphan household (the row is deleted instead).
+    t.string('household_did', 512).nullable();
     t.text('pin_encrypted').notNullable();
     t.integer('failed_pin_attempts').notNullable().defaultTo(0);
     t.string('locked_at', 32).nullable();
