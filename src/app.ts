@@ -53,7 +53,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   const ctx: AreaContext = { ...deps, keys: new ApiKeyService(db, { cacheTtlMs: config.API_KEY_CACHE_MS }), onClose: (fn) => closers.push(fn) };
 
   const twins = createTwinsArea(ctx);
-  const ussd = await createUssdArea(ctx, deps.ussdTwins ?? ussdTwinsPort(twins, config.USSD_PRINCIPAL_DID), { now: deps.now });
+  const ussd = await createUssdArea(ctx, deps.ussdTwins ?? ussdTwinsPort(twins, config.USSD_PRINCIPAL_DID, config.USSD_COLLECTION_ID), { now: deps.now });
   const agent = createAgentArea(ctx);
   // Last: it starts the embedded gRPC node, which nothing after it may leave running on a throw.
   const chain = await createChainArea(ctx);

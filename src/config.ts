@@ -64,6 +64,11 @@ const ussdSchema = {
     .string()
     .regex(/^did:[a-z0-9]+:[A-Za-z0-9._:%-]*[A-Za-z0-9._%-]$/, 'must be a DID such as did:ixo:entity:<32 hex>')
     .default('did:ixo:entity:5e55d0a7e3c14a1f9b0e6c2d8f4a7b31'),
+  // The KPT campaign (area A collection) USSD claims belong to; unset = the default collection.
+  USSD_COLLECTION_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be a collection id such as kisumu-2026')
+    .optional(),
 };
 
 // ---- area C: chain query node and gateway -------------------------------------------------------

@@ -12,7 +12,11 @@ function summary(claim: { id: string; status: string; reasons: { message: string
 
 export const HOUSEHOLD_ENTITY_TYPE = 'Household';
 
-export function ussdTwinsPort(twins: { entities: EntityService; claims: ClaimService }, principalDid: string): UssdTwinsPort {
+export function ussdTwinsPort(
+  twins: { entities: EntityService; claims: ClaimService },
+  principalDid: string,
+  collectionId?: string,
+): UssdTwinsPort {
   const principal: Principal = { keyId: 'ussd-gateway', did: principalDid, scopes: ['twins:write', 'claims:write', 'claims:read'] };
   return {
     async createHousehold({ customerId, village }) {
@@ -28,6 +32,7 @@ export function ussdTwinsPort(twins: { entities: EntityService; claims: ClaimSer
         principal,
         {
           type: 'KPTClaim',
+          ...(collectionId ? { collectionId } : {}),
           householdId: input.householdDid,
           testGroup: input.testGroup,
           fuelMeasurements: { total: input.total, dailyLogs: input.dailyLogs },

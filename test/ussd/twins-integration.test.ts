@@ -116,3 +116,49 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     expect(claim.body.testPeriod).to.include({ startDate: '2026-07-05', endDate: '2026-07-07' });
   });
 });
+
+forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
+  let server: UssdTestServer;
+  let key: string;
+  before(async () => {
+    server = await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID, USSD_COLLECTION_ID: 'ussd-campaign' });
+    key = await createTestKey(t.db, { scopes: ['claims:read', 'claims:write'] });
+    const res = await fetch(`${server.baseUrl}/v1/collections`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ id: 'ussd-campaign', name: 'USSD campaign', selectionMethod: 'Random draw from the programme register' }),
+    });
+    expect(res.status).to.equal(201);
+  });
+  after(() => server.stop());
+
+  /** Creates an account on the given stove (1 = old stove: reference, 2 = clean stove: intervention), logs 3 days and submits. */
+  const claimOver3Days = async (stove: '1' | '2', pin: string) => {
+    const s = new GatewaySession([server.baseUrl]);
+    await s.dial();
+    const created = await s.walk('2', '2', 'Amina', '00', stove, pin, pin);
+    const customerId = /Customer ID is (\d+)/.exec(created)![1]!;
+    for (const day of ['2026-08-03', '2026-08-04', '2026-08-05']) {
+      server.clock.now = new Date(`${day}T10:00:00Z`);
+      const d = new GatewaySession([server.baseUrl], s.phoneNumber);
+      await login(d, customerId, pin);
+      await d.walk('1', '2.5');
+    }
+    const c = new GatewaySession([server.baseUrl], s.phoneNumber);
+    await login(c, customerId, pin);
+    const end = await c.walk('3', '1', '1', '1', '1');
+    return /Reference (\S+)\./.exec(end)![1]!;
+  };
+
+  it('claims go to the configured collection, whose selection method lets a reference/intervention pair verify', async () => {
+    const reference = await claimOver3Days('1', '24681');
+    const intervention = await claimOver3Days('2', '24683');
+    for (const id of [reference, intervention]) {
+      const res = await fetch(`${server.baseUrl}/v1/claims/${id}`, { headers: { Authorization: `Bearer ${key}` } });
+      const claim = await res.json();
+      expect(claim.collectionId).to.equal('ussd-campaign');
+      expect(claim.status, JSON.stringify(claim.reasons)).to.equal('verified');
+      expect(claim.credential.type).to.equal('KPTCredential');
+    }
+  });
+});
