@@ -35,7 +35,8 @@ export function openApiRequestValidator(keys: ApiKeyService): RequestHandler {
     router.use(
       OpenApiValidator.middleware({
         apiSpec: { ...doc, paths } as any,
-        validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+        // Query and path parameters are always coerced by the library; bodies are checked as sent.
+        validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
         validateResponses: false,
         validateSecurity: { handlers: { bearerAuth: bearerSecurityHandler(keys) as any } },
         ignoreUndocumented: true,

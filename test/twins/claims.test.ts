@@ -156,6 +156,13 @@ forEachDatabase('KPT claims', (t) => {
     });
   });
 
+  describe('JSON types', () => {
+    it('400 for numbers sent as strings: bodies are not coerced', async () => {
+      const p = await rejected({ ...kptClaim(), fuelMeasurements: { total: '7.5', dailyLogs: [2.5, 2.4, 2.6] } }, 400);
+      expect(p.errors!.map((e) => e.pointer)).to.include('/body/fuelMeasurements/total');
+    });
+  });
+
   describe('measurement bounds', () => {
     it('400 for daily logs over 1000 kg (sums that overflow can never pass rule 2)', async () => {
       const p = await rejected(kptClaim({ fuelMeasurements: { total: 5, dailyLogs: [1e308, 1e308, 1e308] } }), 400);

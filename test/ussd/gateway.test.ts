@@ -52,6 +52,13 @@ forEachDatabase('USSD request validation', (t) => {
     }
   }
 
+  it('JSON fields of the wrong type are END Invalid input, not coerced (text 5 is no dial shortcut)', async () => {
+    for (const patch of [{ text: 5 }, { text: null }, { sessionId: 12345 }, { phoneNumber: 254712345678 }]) {
+      const res = await postUssd(server.baseUrl, { ...valid(), ...patch });
+      expect(res.text, JSON.stringify(patch)).to.equal(INVALID);
+    }
+  });
+
   it('limits are inclusive: sessionId of 100 and text of 182 characters are accepted', async () => {
     const res = await postUssd(server.baseUrl, { ...valid(), sessionId: 's'.repeat(100), text: '' });
     expect(res.text).to.match(/^CON Welcome/);
