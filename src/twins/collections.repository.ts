@@ -1,7 +1,7 @@
 // The only SQL for KPT claim collections. getCollection / pageCollections are also the read
 // side of the chain query node (area C).
 import type { Knex } from 'knex';
-import { dbClientOf, type Db } from '../platform/db/index.ts';
+import { forUpdateOnPostgres, type Db } from '../platform/db/index.ts';
 import type { Collection } from '../../generated/openapi/types.gen.ts';
 import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
 
@@ -42,8 +42,7 @@ export class CollectionRepository {
    * submissions to one collection are evaluated one after another (SQLite has one writer anyway).
    */
   async findForUpdate(trx: Knex.Transaction, id: string): Promise<CollectionRow | undefined> {
-    const q = trx<CollectionRow>('kpt_collections').where({ id }).first();
-    return dbClientOf(trx as unknown as Db) === 'postgres' ? q.forUpdate() : q;
+    return forUpdateOnPostgres(trx as unknown as Db, trx<CollectionRow>('kpt_collections').where({ id }).first());
   }
 
   async list(afterSeq: number | undefined, limit: number): Promise<CollectionRow[]> {

@@ -1,7 +1,7 @@
 // The only SQL for twin entities and their relationship links. The page functions at the end
 // are also the read side of the chain query node (area C).
 import type { Knex } from 'knex';
-import { dbClientOf, type Db } from '../platform/db/index.ts';
+import { forUpdateOnPostgres, type Db } from '../platform/db/index.ts';
 import type { Entity } from '../../generated/openapi/types.gen.ts';
 
 export interface EntityRow {
@@ -52,10 +52,9 @@ export class EntityRepository {
     return this.db<EntityRow>('twin_entities').where({ did }).first();
   }
 
-  /** The row, locked until the transaction ends on PostgreSQL (SQLite serialises writers anyway). */
+  /** The row, locked until the transaction ends (see forUpdateOnPostgres). */
   async findByDidForUpdate(did: string): Promise<EntityRow | undefined> {
-    const q = this.db<EntityRow>('twin_entities').where({ did }).first();
-    return dbClientOf(this.db) === 'postgres' ? q.forUpdate() : q;
+    return forUpdateOnPostgres(this.db, this.db<EntityRow>('twin_entities').where({ did }).first());
   }
 
   async findManyByDid(dids: string[]): Promise<EntityRow[]> {
