@@ -3,20 +3,11 @@
 //   npx tsx test/bench/chain-grpc.ts     (BENCH_DURATION s per row, BENCH_CONNECTIONS in flight)
 // 127.0.0.1 only; the gRPC rows keep BENCH_CONNECTIONS unary calls in flight on one HTTP/2
 // connection (how gRPC clients talk to a node) for a fixed time.
-import autocannon from 'autocannon';
 import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { ClaimsQuery, EntityQuery } from '../../src/chain/services.ts';
 import { seedChainData } from './cases/chain.ts';
-import { connections, duration, startTarget } from './harness.ts';
-
-interface Row {
-  name: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-}
+import { connections, duration, measureHttp, startTarget, type Row } from './harness.ts';
 
 async function grpcLoop(name: string, call: () => Promise<unknown>): Promise<Row> {
   const latencies: number[] = [];
@@ -38,12 +29,7 @@ async function grpcLoop(name: string, call: () => Promise<unknown>): Promise<Row
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
-  return { name, rps: latencies.length / elapsed, p50: pct(50), p99: pct(99), errors };
-}
-
-async function httpRun(name: string, url: string): Promise<Row> {
-  const r = await autocannon({ url, connections, duration });
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx };
+  return { name, rps: latencies.length / elapsed, p50: pct(50), p99: pct(99), errors, non2xx: 0 };
 }
 
 async function main() {
@@ -56,14 +42,14 @@ async function main() {
     const claims = createClient(ClaimsQuery, transport);
     console.log(`Chain gateway vs direct gRPC: ${connections} in flight, ${duration}s per row, 127.0.0.1, node ${process.version}`);
     const rows = [
-      await httpRun('HTTP GET /chain/entity/{id}', `${baseUrl}/chain/entity/${entityDid}`),
+      await measureHttp('HTTP GET /chain/entity/{id}', { url: `${baseUrl}/chain/entity/${entityDid}` }),
       await grpcLoop('gRPC ixo.entity.v1beta1.Query/Entity', () => entity.entity({ id: entityDid })),
-      await httpRun('HTTP GET /chain/claims/claims?pagination.limit=50', `${baseUrl}/chain/claims/claims?pagination.limit=50`),
+      await measureHttp('HTTP GET /chain/claims/claims?pagination.limit=50', { url: `${baseUrl}/chain/claims/claims?pagination.limit=50` }),
       await grpcLoop('gRPC ixo.claims.v1beta1.Query/ClaimList limit 50', () => claims.claimList({ pagination: { limit: 50n } })),
     ];
     const w = Math.max(...rows.map((r) => r.name.length));
     console.log(`\n${'query'.padEnd(w)}  ${'req/s'.padStart(8)}  ${'p50 ms'.padStart(7)}  ${'p99 ms'.padStart(7)}  errors`);
-    for (const r of rows) console.log(`${r.name.padEnd(w)}  ${r.rps.toFixed(0).padStart(8)}  ${r.p50.toFixed(1).padStart(7)}  ${r.p99.toFixed(1).padStart(7)}  ${r.errors}`);
+    for (const r of rows) console.log(`${r.name.padEnd(w)}  ${r.rps.toFixed(0).padStart(8)}  ${r.p50.toFixed(1).padStart(7)}  ${r.p99.toFixed(1).padStart(7)}  ${r.errors + r.non2xx}`);
   } finally {
     child.kill();
   }

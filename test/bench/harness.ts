@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -33,4 +34,28 @@ export async function startTarget(mode: 'baseline' | 'hearth'): Promise<Target> 
     child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
   });
   return { child, ...JSON.parse(line) };
+}
+
+/** One measured row: throughput, latency percentiles and failed requests. */
+export interface Row {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  /** Connection errors and timeouts. */
+  errors: number;
+  non2xx: number;
+}
+
+/** Runs autocannon against 127.0.0.1 with the harness's bounds. */
+export async function measureHttp(name: string, opts: Partial<autocannon.Options>): Promise<Row> {
+  const result = await autocannon({ connections, duration, ...opts } as autocannon.Options);
+  return {
+    name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
 }

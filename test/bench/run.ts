@@ -6,34 +6,15 @@
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import type { BenchCase } from './case.ts';
-import { connections, duration, startTarget } from './harness.ts';
+import { connections, duration, measureHttp, startTarget, type Row } from './harness.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.env.BENCH_ONLY;
 
-interface Row {
-  name: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
+interface CaseRow extends Row {
   ratio?: number;
   verdict?: string;
-}
-
-async function measure(name: string, opts: Partial<autocannon.Options>): Promise<Row> {
-  const result = await autocannon({ connections, duration, ...opts } as autocannon.Options);
-  return {
-    name,
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts,
-    non2xx: result.non2xx,
-  };
 }
 
 async function loadCases(): Promise<BenchCase[]> {
@@ -49,16 +30,16 @@ async function main() {
   const cases = await loadCases();
   console.log(`Benchmark: ${connections} connections, ${duration}s per case, 127.0.0.1, node ${process.version}`);
   const baselineTarget = await startTarget('baseline');
-  const baseline = await measure('bare Express 5 baseline', { url: `http://127.0.0.1:${baselineTarget.port}/baseline` });
+  const baseline = await measureHttp('bare Express 5 baseline', { url: `http://127.0.0.1:${baselineTarget.port}/baseline` });
   baselineTarget.child.kill();
 
   const hearth = await startTarget('hearth');
   const target = { baseUrl: `http://127.0.0.1:${hearth.port}`, key: hearth.key! };
-  const rows: Row[] = [baseline];
+  const rows: CaseRow[] = [baseline];
   try {
     for (const c of cases) {
       const opts = await c.prepare(target);
-      const row = await measure(c.name, opts);
+      const row: CaseRow = await measureHttp(c.name, opts);
       row.ratio = row.rps / baseline.rps;
       const misses: string[] = [];
       if (c.targetRatio !== undefined && row.ratio < c.targetRatio) misses.push(`ratio < ${c.targetRatio}`);
