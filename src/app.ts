@@ -7,6 +7,7 @@ import { createAgentArea } from './agent/index.ts';
 import { createChainArea } from './chain/index.ts';
 import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
+import { scopedRouter } from './platform/http/scope.ts';
 import { ApiKeyService } from './platform/keys/service.ts';
 import { requestLogger, type Logger } from './platform/logging.ts';
 import { methodNotAllowedHandler, openApiRequestValidator } from './platform/openapi.ts';
@@ -60,6 +61,8 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
 
   const app = express();
   app.disable('x-powered-by');
+  // Paths are case-sensitive in the contract; '/V1/claims' is not a route (nor validated as one).
+  app.enable('case sensitive routing');
   app.locals.chainGrpcPort = chain.grpcPort;
   // One trusted hop (the reverse proxy) so req.ip is the real client, never a spoofable header chain.
   app.set('trust proxy', config.TRUST_PROXY_ENABLED ? 1 : false);
@@ -72,9 +75,9 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(agent.unloadedRoutesGuard);
   app.use(openApiRequestValidator(ctx.keys));
 
-  app.use(healthRouter(db, config));
-  app.use(twins.router);
-  app.use(ussd.router);
+  app.use(scopedRouter(healthRouter(db, config), { paths: ['/health', '/'] }));
+  app.use(scopedRouter(twins.router, { prefixes: ['/v1'] }));
+  app.use(scopedRouter(ussd.router, { prefixes: ['/api/ussd'] }));
   app.use(chain.router);
   app.use(agent.routers);
 

@@ -13,24 +13,32 @@ export function loadOpenApiDocument(): Record<string, any> {
   return JSON.parse(readFileSync(OPENAPI_PATH, 'utf8'));
 }
 
-const firstSegment = (path: string) => path.split('/')[1] ?? '';
+/** The literal leading segments of a path (at most two, none after a `{template}`): its validator group. */
+function groupKeyOf(path: string): string {
+  const literal: string[] = [];
+  for (const segment of path.split('/').slice(1, 3)) {
+    if (segment.includes('{')) break;
+    literal.push(segment);
+  }
+  return literal.join('/');
+}
 
 /**
  * Validates every request the document describes; routes it does not describe pass through.
  * express-openapi-validator matches a request by compiling each documented path's pattern in
- * turn, per request; so there is one validator per first path segment (`v1`, `api`, `agent`,
- * ...) holding only that group's paths, and a request outside every group (area C) skips
- * validation without scanning the document at all.
+ * turn, per request; so there is one validator per group of paths sharing their first two
+ * segments (`v1/claims`, `api/ussd`, ...), holding only that group's few paths, and a request
+ * outside every group (area C) skips validation without scanning the document at all.
  */
 export function openApiRequestValidator(keys: ApiKeyService): RequestHandler {
   const doc = loadOpenApiDocument();
   const groups = new Map<string, Record<string, unknown>>();
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
-    const segment = firstSegment(path);
-    groups.set(segment, { ...groups.get(segment), [path]: item });
+    const key = groupKeyOf(path);
+    groups.set(key, { ...groups.get(key), [path]: item });
   }
   const validators = new Map<string, Router>();
-  for (const [segment, paths] of groups) {
+  for (const [key, paths] of groups) {
     const router = Router();
     router.use(
       OpenApiValidator.middleware({
@@ -43,10 +51,12 @@ export function openApiRequestValidator(keys: ApiKeyService): RequestHandler {
         validateFormats: true,
       }) as unknown as RequestHandler[],
     );
-    validators.set(segment, router);
+    validators.set(key, router);
   }
   return (req, res, next) => {
-    const validator = validators.get(firstSegment(req.path));
+    // The longest group key that the request's own leading segments spell.
+    const [, first = '', second] = req.path.split('/', 3);
+    const validator = (second !== undefined && validators.get(`${first}/${second}`)) || validators.get(first);
     if (validator) validator(req, res, next);
     else next();
   };

@@ -26,7 +26,9 @@ export function ussdRouter(service: UssdService): Router {
       phoneNumber: body.phoneNumber,
       text: body.text,
     });
-    res.status(200).type('text/plain').set('Cache-Control', 'no-store').send(reply);
+    // A gateway reply is never cached or revalidated: no ETag work, straight to the socket.
+    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(reply) });
+    res.end(reply);
   });
 
   router.get('/api/ussd/debug/:sessionId', async (req, res) => {

@@ -244,6 +244,29 @@ forEachDatabase('app assembly', (t) => {
     expect(templated.headers.get('allow')).to.equal('GET');
   });
 
+  it('paths are case-sensitive: another spelling of a route is 404, never an unvalidated route', async () => {
+    const res = await fetch(`${server.baseUrl}/V1/claims`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(res.status).to.equal(404);
+    expect((await fetch(`${server.baseUrl}/Health`)).status).to.equal(404);
+  });
+
+  it('each area answers only its own paths, with and without a trailing slash', async () => {
+    expect((await fetch(`${server.baseUrl}/health/`)).status).to.equal(200);
+    const ussd = await fetch(`${server.baseUrl}/api/ussd/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sessionId: 'scope-test', serviceCode: '*384#', phoneNumber: '+254712345678', text: '' }),
+    });
+    expect(ussd.status).to.equal(200);
+    expect(ussd.headers.get('content-type')).to.equal('text/plain; charset=utf-8');
+    expect(await ussd.text()).to.match(/^CON /);
+    expect((await fetch(`${server.baseUrl}/v1x/claims`)).status).to.equal(404);
+  });
+
   it('an unknown /chain route is a cosmos 404', async () => {
     const res = await fetch(`${server.baseUrl}/chain/nothing-here`);
     expect(res.status).to.equal(404);

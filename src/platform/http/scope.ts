@@ -1,0 +1,22 @@
+// Routes each request only into the router of its own area: Express otherwise walks every
+// route layer of every router mounted before the matching one, on every request.
+import type { RequestHandler } from 'express';
+
+export interface RouterScope {
+  /** The router serves these paths and everything under them. */
+  prefixes?: string[];
+  /** The router serves exactly these paths. */
+  paths?: string[];
+}
+
+/** `router` for requests inside `scope`; every other request skips it untouched. */
+export function scopedRouter(router: RequestHandler, scope: RouterScope): RequestHandler {
+  const prefixes = scope.prefixes ?? [];
+  // Express matches a path with or without one trailing slash.
+  const paths = new Set((scope.paths ?? []).flatMap((p) => [p, p.endsWith('/') ? p : `${p}/`]));
+  return (req, res, next) => {
+    const path = req.path;
+    if (paths.has(path) || prefixes.some((p) => path === p || path.startsWith(`${p}/`))) return router(req, res, next);
+    next();
+  };
+}
