@@ -79,6 +79,8 @@ export class UssdService {
   // Only a hint: every write is conditional on the row's version, so a stale entry costs one
   // failed update and a re-read, never a wrong answer.
   private readonly recent = new Map<string, SessionRow>();
+  /** Every session starts in the same state: its persisted snapshot and first screen, built once. */
+  private readonly firstScreen: { snapshot: string; state: string; reply: string; mark: Pick<SessionRow, 'last_text_digest' | 'last_text_length'> };
 
   constructor(
     private readonly repo: UssdRepository,
@@ -87,6 +89,10 @@ export class UssdService {
     this.now = opts.now ?? (() => new Date());
     // en-CA formats a date as YYYY-MM-DD.
     this.localDate = new Intl.DateTimeFormat('en-CA', { timeZone: opts.timeZone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' });
+    const actor = createActor(ussdMachine, { input: { appName: opts.appName } }).start();
+    const first = actor.getSnapshot();
+    this.firstScreen = { snapshot: JSON.stringify(actor.getPersistedSnapshot()), state: String(first.value), reply: this.render(first), mark: this.textMark('') };
+    actor.stop();
   }
 
   /** Answers one gateway POST with a `CON ...` or `END ...` reply. */
@@ -130,15 +136,12 @@ export class UssdService {
       if (req.text === '') return row.last_reply!;
       shortcut = true;
     }
-    if (this.isLastText(row, req.text)) return this.storedReply(row);
+    const mark = this.textMark(req.text);
+    if (row.last_text_length === mark.last_text_length && row.last_text_digest === mark.last_text_digest) return this.storedReply(row);
     if (row.status !== 'active') return TEXT.ended(row.service_code);
 
     const inputs = shortcut ? req.text.split('*') : [this.newInput(row, req.text)];
-    return this.applyHop(row, req, inputs, now);
-  }
-
-  private isLastText(row: SessionRow, text: string): boolean {
-    return row.last_text_length === text.length && row.last_text_digest === this.opts.pins.digest(text);
+    return this.applyHop(row, req, mark, inputs, now);
   }
 
   /**
@@ -157,25 +160,21 @@ export class UssdService {
   }
 
   private async startSession(req: UssdRequest, now: Date): Promise<SessionRow> {
-    const actor = createActor(ussdMachine, { input: { appName: this.opts.appName } }).start();
-    const snapshot = actor.getSnapshot();
-    const reply = this.render(snapshot);
     const row: SessionRow = {
       id: req.sessionId,
       phone_number: req.phoneNumber,
       service_code: req.serviceCode,
-      snapshot: JSON.stringify(actor.getPersistedSnapshot()),
-      state: String(snapshot.value),
+      snapshot: this.firstScreen.snapshot,
+      state: this.firstScreen.state,
       is_authenticated: false,
-      ...this.textMark(''),
-      last_reply: reply,
+      ...this.firstScreen.mark,
+      last_reply: this.firstScreen.reply,
       status: 'active',
       version: 1,
       created_at: now.toISOString(),
       updated_at: now.toISOString(),
       expires_at: this.expiry(now),
     };
-    actor.stop();
     try {
       await this.repo.insertSession(row);
       this.remember(row);
@@ -187,7 +186,7 @@ export class UssdService {
     }
   }
 
-  private async applyHop(row: SessionRow, req: UssdRequest, inputs: string[], now: Date): Promise<string> {
+  private async applyHop(row: SessionRow, req: UssdRequest, mark: ReturnType<UssdService['textMark']>, inputs: string[], now: Date): Promise<string> {
     const actor = createActor(ussdMachine, { snapshot: JSON.parse(row.snapshot), input: { appName: this.opts.appName } }).start();
     let version = row.version;
     // Effects write to the database, so the first one claims the hop: the row's version moves
@@ -195,7 +194,7 @@ export class UssdService {
     let leased = false;
     const lease = async () => {
       if (leased) return;
-      const ok = await this.repo.updateSession(row.id, version, { version: version + 1, ...this.textMark(req.text), last_reply: null, updated_at: now.toISOString() });
+      const ok = await this.repo.updateSession(row.id, version, { version: version + 1, ...mark, last_reply: null, updated_at: now.toISOString() });
       if (!ok) throw new LostRace();
       version += 1;
       leased = true;
@@ -221,7 +220,7 @@ export class UssdService {
         snapshot: JSON.stringify(actor.getPersistedSnapshot()),
         state: String(snapshot.value),
         is_authenticated: snapshot.context.isAuthenticated,
-        ...this.textMark(req.text),
+        ...mark,
         last_reply: reply,
         status: done ? 'closed' : 'active',
         version: version + 1,
