@@ -1,7 +1,7 @@
 // The USSD session gateway's rules: sessions in the database, cumulative text diffed against
 // the last processed text, retries answered from the stored reply, dial shortcuts replayed,
 // idle expiry, and the menu machine's effects performed (and awaited) before replying.
-import { createActor, type SnapshotFrom } from 'xstate';
+import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { AppError } from '../platform/http/errors.ts';
 import { isUniqueViolation } from '../platform/db/index.ts';
 import { maskPhone, type Logger } from '../platform/logging.ts';
@@ -89,10 +89,8 @@ export class UssdService {
     this.now = opts.now ?? (() => new Date());
     // en-CA formats a date as YYYY-MM-DD.
     this.localDate = new Intl.DateTimeFormat('en-CA', { timeZone: opts.timeZone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' });
-    const actor = createActor(ussdMachine, { input: { appName: opts.appName } }).start();
-    const first = actor.getSnapshot();
-    this.firstScreen = { snapshot: JSON.stringify(actor.getPersistedSnapshot()), state: String(first.value), reply: this.render(first), mark: this.textMark('') };
-    actor.stop();
+    const [first] = initialTransition(ussdMachine, { appName: opts.appName });
+    this.firstScreen = { snapshot: JSON.stringify(ussdMachine.getPersistedSnapshot(first)), state: String(first.value), reply: this.render(first), mark: this.textMark('') };
   }
 
   /** Answers one gateway POST with a `CON ...` or `END ...` reply. */
@@ -187,7 +185,10 @@ export class UssdService {
   }
 
   private async applyHop(row: SessionRow, req: UssdRequest, mark: ReturnType<UssdService['textMark']>, inputs: string[], now: Date): Promise<string> {
-    const actor = createActor(ussdMachine, { snapshot: JSON.parse(row.snapshot), input: { appName: this.opts.appName } }).start();
+    // The machine is pure (its only actions assign context), so each hop is computed with
+    // xstate's transition functions on the restored snapshot, without starting an actor.
+    const persisted = JSON.parse(row.snapshot) as Snapshot;
+    let snapshot = ussdMachine.resolveState({ value: persisted.value, context: persisted.context });
     let version = row.version;
     // Effects write to the database, so the first one claims the hop: the row's version moves
     // on and a concurrent duplicate of this hop waits for our reply instead of applying it twice.
@@ -201,23 +202,22 @@ export class UssdService {
     };
     try {
       for (const value of inputs) {
-        if (actor.getSnapshot().status === 'done') break;
-        actor.send({ type: 'INPUT', value });
-        let state = String(actor.getSnapshot().value);
+        if (snapshot.status === 'done') break;
+        [snapshot] = transition(ussdMachine, snapshot, { type: 'INPUT', value });
+        let state = String(snapshot.value);
         while ((EFFECT_STATES as readonly string[]).includes(state)) {
           await lease();
-          const result = await this.runEffect(state as EffectState, actor.getSnapshot().context, value, row, req);
-          actor.send({ type: 'DONE', result });
+          const result = await this.runEffect(state as EffectState, snapshot.context, value, row, req);
+          [snapshot] = transition(ussdMachine, snapshot, { type: 'DONE', result });
           // Effect states always move on; staying put means an outcome the machine does not handle.
-          if (String(actor.getSnapshot().value) === state) throw new Error(`effect ${state}: unhandled outcome ${result.outcome}`);
-          state = String(actor.getSnapshot().value);
+          if (String(snapshot.value) === state) throw new Error(`effect ${state}: unhandled outcome ${result.outcome}`);
+          state = String(snapshot.value);
         }
       }
-      const snapshot = actor.getSnapshot();
       const reply = this.render(snapshot);
       const done = snapshot.status === 'done';
       const changes: Partial<SessionRow> = {
-        snapshot: JSON.stringify(actor.getPersistedSnapshot()),
+        snapshot: JSON.stringify(ussdMachine.getPersistedSnapshot(snapshot)),
         state: String(snapshot.value),
         is_authenticated: snapshot.context.isAuthenticated,
         ...mark,
@@ -237,8 +237,6 @@ export class UssdService {
         await this.repo.updateSession(row.id, version, { last_text_digest: row.last_text_digest, last_text_length: row.last_text_length, last_reply: row.last_reply, version: version + 1 }).catch(() => undefined);
       }
       throw err;
-    } finally {
-      actor.stop();
     }
   }
 
