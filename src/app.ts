@@ -7,7 +7,7 @@ import { createAgentArea } from './agent/index.ts';
 import { createChainArea } from './chain/index.ts';
 import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
-import { scopedRouter } from './platform/http/scope.ts';
+import { isUnder, scopedRouter } from './platform/http/scope.ts';
 import { ApiKeyService } from './platform/keys/service.ts';
 import { requestLogger, type Logger } from './platform/logging.ts';
 import { methodNotAllowedHandler, openApiRequestValidator } from './platform/openapi.ts';
@@ -43,7 +43,7 @@ function errorShapeResolver(config: Config): (req: Request) => ErrorShape {
   return (req) => {
     // Only the gateway's POST gets the USSD text shape; a wrong method is an ordinary 405.
     if (req.method === 'POST' && (req.path === '/api/ussd' || req.path === '/api/ussd/')) return 'ussd';
-    if (chainPrefixes.some((p) => req.path === p || req.path.startsWith(p + '/'))) return 'cosmos';
+    if (chainPrefixes.some((p) => isUnder(req.path, p))) return 'cosmos';
     return 'problem';
   };
 }

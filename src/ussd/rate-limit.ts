@@ -6,6 +6,7 @@ import { rateLimit, type Store } from 'express-rate-limit';
 import { RedisStore } from 'rate-limit-redis';
 import { createClient } from 'redis';
 import { ConfigError, type Config } from '../config.ts';
+import { sendUssdText } from '../platform/http/errors.ts';
 import type { Logger } from '../platform/logging.ts';
 
 export const RATE_LIMIT_REPLY = 'END Too many requests. Please try again in a minute.';
@@ -57,9 +58,8 @@ export async function ussdRateLimit(
     // purpose); the library would print a console warning for every such deployment.
     validate: { xForwardedForHeader: false },
     handler: (req, res, _next, options) => {
-      res.status(options.statusCode);
-      if (req.method === 'POST' && (req.path === '/' || req.path === '')) res.type('text/plain').send(RATE_LIMIT_REPLY);
-      else res.json({ error: 'Too many requests' });
+      if (req.method === 'POST' && (req.path === '/' || req.path === '')) sendUssdText(res, options.statusCode, RATE_LIMIT_REPLY);
+      else res.status(options.statusCode).json({ error: 'Too many requests' });
     },
   });
 }

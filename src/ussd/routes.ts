@@ -2,7 +2,7 @@
 // render as `END Invalid input...`); handlers call the service and send its reply.
 import { Router, type RequestHandler } from 'express';
 import type { UssdDebugResponse, UssdRequest, UssdSessionsResponse } from '../../generated/openapi/types.gen.ts';
-import { notFound } from '../platform/http/errors.ts';
+import { notFound, sendUssdText } from '../platform/http/errors.ts';
 import type { UssdService } from './service.ts';
 
 /** Before the validator: the rate limit for all of /api/ussd, and operator routes off unless enabled. */
@@ -26,9 +26,7 @@ export function ussdRouter(service: UssdService): Router {
       phoneNumber: body.phoneNumber,
       text: body.text,
     });
-    // A gateway reply is never cached or revalidated: no ETag work, straight to the socket.
-    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(reply) });
-    res.end(reply);
+    sendUssdText(res, 200, reply);
   });
 
   router.get('/api/ussd/debug/:sessionId', async (req, res) => {

@@ -65,6 +65,8 @@ export interface SessionDebug {
 }
 
 type Snapshot = SnapshotFrom<typeof ussdMachine>;
+/** What a session keeps of the last processed text: a keyed digest and the length, never the text. */
+type TextMark = Pick<SessionRow, 'last_text_digest' | 'last_text_length'>;
 
 /** Another instance changed the session while this hop was being computed. */
 class LostRace extends Error {}
@@ -80,7 +82,7 @@ export class UssdService {
   // failed update and a re-read, never a wrong answer.
   private readonly recent = new Map<string, SessionRow>();
   /** Every session starts in the same state: its persisted snapshot and first screen, built once. */
-  private readonly firstScreen: { snapshot: string; state: string; reply: string; mark: Pick<SessionRow, 'last_text_digest' | 'last_text_length'> };
+  private readonly firstScreen: { snapshot: string; state: string; reply: string; mark: TextMark };
 
   constructor(
     private readonly repo: UssdRepository,
@@ -153,7 +155,7 @@ export class UssdService {
     return extends_ ? text.slice(len + 1) : text;
   }
 
-  private textMark(text: string): Pick<SessionRow, 'last_text_digest' | 'last_text_length'> {
+  private textMark(text: string): TextMark {
     return { last_text_digest: this.opts.pins.digest(text), last_text_length: text.length };
   }
 
@@ -184,7 +186,7 @@ export class UssdService {
     }
   }
 
-  private async applyHop(row: SessionRow, req: UssdRequest, mark: ReturnType<UssdService['textMark']>, inputs: string[], now: Date): Promise<string> {
+  private async applyHop(row: SessionRow, req: UssdRequest, mark: TextMark, inputs: string[], now: Date): Promise<string> {
     // The machine is pure (its only actions assign context), so each hop is computed with
     // xstate's transition functions on the restored snapshot, without starting an actor.
     const persisted = JSON.parse(row.snapshot) as Snapshot;

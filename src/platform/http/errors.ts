@@ -3,7 +3,7 @@
 //   problem  - RFC 9457 application/problem+json (areas A and D, and anything unrouted)
 //   ussd     - text/plain "END ..." with HTTP 200, which telecom gateways show to the user
 //   cosmos   - {"code": <gRPC code>, "message", "details": []} (area C)
-import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../logging.ts';
 
 export interface FieldError {
@@ -65,6 +65,12 @@ export type ErrorShape = 'problem' | 'ussd' | 'cosmos';
 
 export const USSD_INVALID_INPUT = 'END Invalid input. Please try again.';
 export const USSD_UNAVAILABLE = 'END Service temporarily unavailable. Please try again later.';
+
+/** A reply to a telecom gateway: plain text it shows as is, never cached or revalidated (no ETag work). */
+export function sendUssdText(res: Response, status: number, text: string): void {
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
 
 /** gRPC status code for an HTTP status, for area C bodies. */
 export function grpcCodeForHttp(status: number): number {
@@ -135,7 +141,7 @@ export function errorHandler(logger: Logger, shapeFor: (req: Request) => ErrorSh
     if (res.headersSent) return;
     const shape = shapeFor(req);
     if (shape === 'ussd') {
-      res.status(200).type('text/plain').send(appErr.status < 500 ? USSD_INVALID_INPUT : USSD_UNAVAILABLE);
+      sendUssdText(res, 200, appErr.status < 500 ? USSD_INVALID_INPUT : USSD_UNAVAILABLE);
       return;
     }
     for (const [k, v] of Object.entries(appErr.headers)) res.setHeader(k, v);

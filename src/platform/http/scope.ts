@@ -9,6 +9,11 @@ export interface RouterScope {
   paths?: string[];
 }
 
+/** True when `path` is `prefix` itself or lies under it (`/chain` covers `/chain/x`, not `/chainx`). */
+export function isUnder(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(`${prefix}/`);
+}
+
 /** `router` for requests inside `scope`; every other request skips it untouched. */
 export function scopedRouter(router: RequestHandler, scope: RouterScope): RequestHandler {
   const prefixes = scope.prefixes ?? [];
@@ -16,7 +21,7 @@ export function scopedRouter(router: RequestHandler, scope: RouterScope): Reques
   const paths = new Set((scope.paths ?? []).flatMap((p) => [p, p.endsWith('/') ? p : `${p}/`]));
   return (req, res, next) => {
     const path = req.path;
-    if (paths.has(path) || prefixes.some((p) => path === p || path.startsWith(`${p}/`))) return router(req, res, next);
+    if (paths.has(path) || prefixes.some((p) => isUnder(path, p))) return router(req, res, next);
     next();
   };
 }
