@@ -15,7 +15,7 @@ import type {
   VerifiableCredential,
 } from '../../generated/openapi/types.gen.ts';
 import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';
-import { ClaimRepository, claimFromRow, type ClaimRow, type HouseholdClaimRow, type NewClaimRow } from './claims.repository.ts';
+import { ClaimRepository, claimFromRow, findClaimById, type ClaimRow, type HouseholdClaimRow, type NewClaimRow } from './claims.repository.ts';
 import { CollectionRepository } from './collections.repository.ts';
 import { jcs, signCredential, VC_V2_CONTEXT } from './credentials.ts';
 import { EntityRepository } from './entities.repository.ts';
@@ -262,9 +262,8 @@ export class ClaimService {
     if (errors.length) throw conflict(`The measurement data conflict: ${errors.map((e) => e.message).join('; ')}`, errors, 'conflicting-measurements');
   }
 
-  async get(id: string): Promise<KptClaim | undefined> {
-    const row = await new ClaimRepository(this.db).findById(id);
-    return row ? claimFromRow(row) : undefined;
+  get(id: string): Promise<KptClaim | undefined> {
+    return findClaimById(this.db, id);
   }
 
   async list(filter: ClaimListFilter): Promise<KptClaimPage> {
