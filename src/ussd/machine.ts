@@ -109,7 +109,9 @@ export const ussdMachine = setup({
 }).createMachine({
   id: 'ussd',
   initial: 'preMenu',
-  context: ({ input: i }) => ({ appName: i.appName, isAuthenticated: false, draft: {}, page: 0 }),
+  // xstate's pure transition() builds a throwaway actor, and so this context, with no input on
+  // every hop; answering that without throwing keeps a caught TypeError off every request.
+  context: ({ input: i }) => ({ appName: i?.appName ?? '', isAuthenticated: false, draft: {}, page: 0 }),
   states: {
     preMenu: {
       on: {
