@@ -1,7 +1,9 @@
 // The only SQL for KPT claims. pageClaimsByCollection / findClaimById are also the read side of
-// the chain query node (area C).
+// the chain query node (area C). What a submission and a read by id run is plain SQL
+// (platform/db/sql.ts); listing and paging use Knex's builder.
 import type { Knex } from 'knex';
 import type { Db } from '../platform/db/index.ts';
+import { insertInto, sqlOf, updateWhere, type Sql } from '../platform/db/sql.ts';
 import type { ClaimStatus, KptClaim, KptClaimRequest, TestGroup } from '../../generated/openapi/types.gen.ts';
 import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
 
@@ -71,36 +73,42 @@ export interface ClaimFilter {
 export type ClaimUpdate = Pick<ClaimRow, 'status' | 'checks' | 'reasons' | 'credential' | 'verifiable_credential' | 'updated_at' | 'verified_at'>;
 
 export class ClaimRepository {
-  constructor(private readonly db: Db | Knex.Transaction) {}
+  private readonly sql: Sql;
+
+  constructor(private readonly db: Db | Knex.Transaction) {
+    this.sql = sqlOf(db);
+  }
 
   async findById(id: string): Promise<ClaimRow | undefined> {
-    return this.db<ClaimRow>('kpt_claims').where({ id }).first();
+    return this.sql.one<ClaimRow>('select * from kpt_claims where id = ?', [id]);
   }
 
   async findByClaimKey(claimKey: string): Promise<ClaimRow | undefined> {
-    return this.db<ClaimRow>('kpt_claims').where({ claim_key: claimKey }).first();
+    return this.sql.one<ClaimRow>('select * from kpt_claims where claim_key = ?', [claimKey]);
   }
 
   /** The claim a caller's Idempotency-Key is bound to. */
   async findByIdempotencyKey(principalDid: string, key: string): Promise<ClaimRow | undefined> {
-    return this.db<ClaimRow>('kpt_claims')
-      .join('kpt_idempotency_keys', 'kpt_idempotency_keys.claim_id', 'kpt_claims.id')
-      .where({ 'kpt_idempotency_keys.principal_did': principalDid, 'kpt_idempotency_keys.idempotency_key': key })
-      .first('kpt_claims.*');
+    return this.sql.one<ClaimRow>(
+      `select kpt_claims.* from kpt_claims join kpt_idempotency_keys k on k.claim_id = kpt_claims.id
+       where k.principal_did = ? and k.idempotency_key = ?`,
+      [principalDid, key],
+    );
   }
 
-  /** Binds a caller's key to a claim; a key already bound stays as it is (`ignore`: the caller checks). */
+  /** Binds a caller's key to a claim; a key already bound stays as it is (`ifUnbound`: the caller checks). */
   async bindIdempotencyKey(principalDid: string, key: string, claimId: string, at: string, ifUnbound = false): Promise<void> {
-    const insert = this.db('kpt_idempotency_keys').insert({ principal_did: principalDid, idempotency_key: key, claim_id: claimId, created_at: at });
-    await (ifUnbound ? insert.onConflict(['principal_did', 'idempotency_key']).ignore() : insert);
+    const [insert, bindings] = insertInto('kpt_idempotency_keys', { principal_did: principalDid, idempotency_key: key, claim_id: claimId, created_at: at });
+    await this.sql.run(ifUnbound ? `${insert} on conflict (principal_did, idempotency_key) do nothing` : insert, bindings);
   }
 
   /** Every claim of a household, in any collection, with what the conflict rules compare. */
   async findByHousehold(householdDid: string): Promise<HouseholdClaimRow[]> {
-    return this.db<ClaimRow>('kpt_claims')
-      .where({ household_did: householdDid })
-      .select('id', 'claim_key', 'collection_id', 'test_group', 'status', 'start_date', 'end_date', 'daily_logs')
-      .orderBy('seq', 'asc');
+    return this.sql.all<HouseholdClaimRow>(
+      `select id, claim_key, collection_id, test_group, status, start_date, end_date, daily_logs
+       from kpt_claims where household_did = ? order by seq`,
+      [householdDid],
+    );
   }
 
   /**
@@ -114,42 +122,36 @@ export class ClaimRepository {
   ): Promise<{ all: number; aligned: number; alignedPending: number }> {
     // One round trip: the overlap counts are conditional sums (ISO dates compare as strings).
     const overlap = 'start_date <= ? and end_date >= ?';
-    const row = (await this.db('kpt_claims')
-      .where({ collection_id: collectionId, test_group: group })
-      .whereNot('status', 'rejected')
-      .select(
-        this.db.raw('count(*) as n'),
-        period
-          ? this.db.raw(`coalesce(sum(case when ${overlap} then 1 else 0 end), 0) as aligned`, [period.end, period.start])
-          : this.db.raw('0 as aligned'),
-        period
-          ? this.db.raw(`coalesce(sum(case when status = 'pending' and ${overlap} then 1 else 0 end), 0) as aligned_pending`, [period.end, period.start])
-          : this.db.raw('0 as aligned_pending'),
-      )
-      .first()) as { n: number | string; aligned: number | string; aligned_pending: number | string };
+    const row = (await this.sql.one(
+      `select count(*) as n,
+         ${period ? `coalesce(sum(case when ${overlap} then 1 else 0 end), 0)` : '0'} as aligned,
+         ${period ? `coalesce(sum(case when status = 'pending' and ${overlap} then 1 else 0 end), 0)` : '0'} as aligned_pending
+       from kpt_claims where collection_id = ? and test_group = ? and status <> 'rejected'`,
+      [...(period ? [period.end, period.start, period.end, period.start] : []), collectionId, group],
+    )) as { n: number | string; aligned: number | string; aligned_pending: number | string };
     return { all: Number(row.n), aligned: Number(row.aligned), alignedPending: Number(row.aligned_pending) };
   }
 
   /** Pending claims of a group in a collection whose test period overlaps [start, end]. */
   async findPendingOverlapping(collectionId: string, group: TestGroup, period: { start: string; end: string }): Promise<ClaimRow[]> {
-    return this.db<ClaimRow>('kpt_claims')
-      .where({ collection_id: collectionId, test_group: group, status: 'pending' })
-      .where('start_date', '<=', period.end)
-      .where('end_date', '>=', period.start)
-      .orderBy('seq', 'asc');
+    return this.sql.all<ClaimRow>(
+      `select * from kpt_claims where collection_id = ? and test_group = ? and status = 'pending'
+       and start_date <= ? and end_date >= ? order by seq`,
+      [collectionId, group, period.end, period.start],
+    );
   }
 
   async insert(row: NewClaimRow): Promise<void> {
-    await this.db('kpt_claims').insert(row);
+    await this.sql.run(...insertInto('kpt_claims', { ...row }));
   }
 
   /** Frees a rejected claim's key for its corrected resubmission. */
   async releaseClaimKey(id: string, replacementKey: string): Promise<void> {
-    await this.db('kpt_claims').where({ id }).update({ claim_key: replacementKey });
+    await this.sql.run(...updateWhere('kpt_claims', { claim_key: replacementKey }, { id }));
   }
 
   async update(id: string, patch: ClaimUpdate): Promise<void> {
-    await this.db('kpt_claims').where({ id }).update(patch);
+    await this.sql.run(...updateWhere('kpt_claims', { ...patch }, { id }));
   }
 
   async list(f: ClaimFilter): Promise<ClaimRow[]> {

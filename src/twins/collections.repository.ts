@@ -1,7 +1,8 @@
 // The only SQL for KPT claim collections. getCollection / pageCollections are also the read
 // side of the chain query node (area C).
 import type { Knex } from 'knex';
-import { forUpdateOnPostgres, type Db } from '../platform/db/index.ts';
+import type { Db } from '../platform/db/index.ts';
+import { forUpdate, sqlOf } from '../platform/db/sql.ts';
 import type { Collection } from '../../generated/openapi/types.gen.ts';
 import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
 
@@ -42,7 +43,8 @@ export class CollectionRepository {
    * submissions to one collection are evaluated one after another (SQLite has one writer anyway).
    */
   async findForUpdate(trx: Knex.Transaction, id: string): Promise<CollectionRow | undefined> {
-    return forUpdateOnPostgres(trx as unknown as Db, trx<CollectionRow>('kpt_collections').where({ id }).first());
+    const sql = sqlOf(trx);
+    return sql.one<CollectionRow>(`select * from kpt_collections where id = ?${forUpdate(sql)}`, [id]);
   }
 
   async list(afterSeq: number | undefined, limit: number): Promise<CollectionRow[]> {

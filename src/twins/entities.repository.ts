@@ -1,7 +1,8 @@
 // The only SQL for twin entities and their relationship links. The page functions at the end
 // are also the read side of the chain query node (area C).
 import type { Knex } from 'knex';
-import { forUpdateOnPostgres, type Db } from '../platform/db/index.ts';
+import type { Db } from '../platform/db/index.ts';
+import { forUpdate, sqlOf } from '../platform/db/sql.ts';
 import type { Entity } from '../../generated/openapi/types.gen.ts';
 
 export interface EntityRow {
@@ -48,13 +49,15 @@ export interface EntityFilter {
 export class EntityRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
+  /** Plain SQL (platform/db/sql.ts): every claim submission looks its household up. */
   async findByDid(did: string): Promise<EntityRow | undefined> {
-    return this.db<EntityRow>('twin_entities').where({ did }).first();
+    return sqlOf(this.db).one<EntityRow>('select * from twin_entities where did = ?', [did]);
   }
 
-  /** The row, locked until the transaction ends (see forUpdateOnPostgres). */
+  /** The row, locked until the transaction ends (see forUpdate). */
   async findByDidForUpdate(did: string): Promise<EntityRow | undefined> {
-    return forUpdateOnPostgres(this.db, this.db<EntityRow>('twin_entities').where({ did }).first());
+    const sql = sqlOf(this.db);
+    return sql.one<EntityRow>(`select * from twin_entities where did = ?${forUpdate(sql)}`, [did]);
   }
 
   async findManyByDid(dids: string[]): Promise<EntityRow[]> {

@@ -7,6 +7,7 @@ import * as raw from 'multiformats/codecs/raw';
 import { create as createDigest } from 'multiformats/hashes/digest';
 import type { Knex } from 'knex';
 import type { Db } from '../platform/db/index.ts';
+import { insertInto, sqlOf } from '../platform/db/sql.ts';
 
 const SHA2_256 = 0x12;
 
@@ -25,10 +26,8 @@ export interface EvidenceBlob {
 export async function storeEvidence(db: Db | Knex.Transaction, content: string, mediaType = 'application/json'): Promise<string> {
   const bytes = Buffer.from(content, 'utf8');
   const cid = cidOf(bytes);
-  await db('twin_evidence_blobs')
-    .insert({ cid, media_type: mediaType, content, size: bytes.length, created_at: new Date().toISOString() })
-    .onConflict('cid')
-    .ignore();
+  const [insert, bindings] = insertInto('twin_evidence_blobs', { cid, media_type: mediaType, content, size: bytes.length, created_at: new Date().toISOString() });
+  await sqlOf(db).run(`${insert} on conflict (cid) do nothing`, bindings);
   return cid;
 }
 

@@ -1,7 +1,10 @@
-// The only SQL of area B: sessions, accounts and fuel logs. Same Knex code on SQLite and PostgreSQL.
+// The only SQL of area B: sessions, accounts and fuel logs, the same code on SQLite and
+// PostgreSQL. A session is read and written on every keypress, so those statements are plain
+// SQL (platform/db/sql.ts); the rest is Knex.
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Db } from '../platform/db/index.ts';
+import { insertInto, sqlOf, updateWhere, type Sql } from '../platform/db/sql.ts';
 
 export interface SessionRow {
   id: string;
@@ -47,26 +50,29 @@ export interface FuelLogRow {
 export const newId = () => randomBytes(16).toString('hex');
 
 export class UssdRepository {
-  constructor(private readonly db: Db) {}
+  private readonly sql: Sql;
+
+  constructor(private readonly db: Db) {
+    this.sql = sqlOf(db);
+  }
 
   // ---- sessions --------------------------------------------------------------------------
   findSession(id: string): Promise<SessionRow | undefined> {
-    return this.db<SessionRow>('ussd_sessions').where({ id }).first();
+    return this.sql.one<SessionRow>('select * from ussd_sessions where id = ?', [id]);
   }
 
-  /** Inserts a new session; false when another instance inserted the same id first. */
+  /** Inserts a new session; a unique violation when another instance inserted the same id first. */
   async insertSession(row: SessionRow): Promise<void> {
-    await this.db('ussd_sessions').insert(row);
+    await this.sql.run(...insertInto('ussd_sessions', { ...row }));
   }
 
   /** Updates only when the row still has `version`; false when another hop got there first. */
   async updateSession(id: string, version: number, changes: Partial<SessionRow>): Promise<boolean> {
-    const n = await this.db('ussd_sessions').where({ id, version }).update(changes);
-    return n === 1;
+    return (await this.sql.run(...updateWhere('ussd_sessions', changes, { id, version }))) === 1;
   }
 
   async deleteSession(id: string, version: number): Promise<boolean> {
-    return (await this.db('ussd_sessions').where({ id, version }).delete()) === 1;
+    return (await this.sql.run('delete from ussd_sessions where id = ? and version = ?', [id, version])) === 1;
   }
 
   async activeSessionIds(now: string): Promise<string[]> {

@@ -106,19 +106,6 @@ export async function pingDb(db: Db, timeoutMs: number): Promise<boolean> {
   }
 }
 
-/**
- * Locks the rows a read returns until its transaction ends, on PostgreSQL. SQLite has no row
- * locks and needs none: it runs one writing transaction at a time.
- */
-export function forUpdateOnPostgres<Q extends Knex.QueryBuilder<any, any>>(db: Db, query: Q): Q {
-  return dbClientOf(db) === 'postgres' ? (query.forUpdate() as Q) : query;
-}
-
-/** Runs fn in a transaction; isolates writes that belong together. */
-export function inTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return db.transaction(fn);
-}
-
 /** True when err is a unique-constraint violation on either database. */
 export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
