@@ -2,7 +2,7 @@
 //   tsx test/bench/server.ts baseline  -> a bare Express 5 handler
 //   tsx test/bench/server.ts hearth    -> Hearth on a fresh SQLite file (or BENCH_DATABASE_URL)
 // Prints one JSON line {port, key, grpcPort} once it listens.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
@@ -24,6 +24,11 @@ if (mode === 'baseline') {
   console.log(JSON.stringify({ port: running.port }));
 } else if (mode === 'hearth') {
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-'));
+  // The harness ends a target with SIGTERM; its database goes with it.
+  process.once('SIGTERM', () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    process.exit(0);
+  });
   const config = loadConfig({
     ...process.env,
     NODE_ENV: 'production',

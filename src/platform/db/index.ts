@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import knex, { type Knex } from 'knex';
 import type { Config } from '../../config.ts';
+import { FOREGROUND_CHECKPOINT_PAGES, startCheckpointer } from './checkpointer.ts';
 import { migrationSource } from './migrations/index.ts';
 
 export type Db = Knex;
@@ -46,13 +47,15 @@ export function createDb(opts: DbOptions): Db {
       min: 1,
       max: 1,
       // WAL lets readers run beside the writer; busy_timeout makes a second process wait for
-      // the write lock instead of failing at once; foreign keys are off by default in SQLite.
+      // the write lock instead of failing at once; foreign keys are off by default in SQLite;
+      // checkpoints run in a worker thread (see checkpointer.ts).
       afterCreate: (conn: any, done: (err: Error | null, conn: unknown) => void) => {
         try {
           conn.pragma('journal_mode = WAL');
           conn.pragma('busy_timeout = 5000');
           conn.pragma('foreign_keys = ON');
           cachePreparedStatements(conn);
+          if (file !== ':memory:') checkpointInBackground(conn, file);
           done(null, conn);
         } catch (err) {
           done(err as Error, conn);
@@ -60,6 +63,17 @@ export function createDb(opts: DbOptions): Db {
       },
     },
   });
+}
+
+/** Hands checkpoints to a worker for as long as the connection is open. */
+function checkpointInBackground(conn: { pragma(p: string): unknown; close(): unknown }, file: string): void {
+  conn.pragma(`wal_autocheckpoint = ${FOREGROUND_CHECKPOINT_PAGES}`);
+  const checkpointer = startCheckpointer(file);
+  const close = conn.close.bind(conn);
+  conn.close = () => {
+    checkpointer.stop();
+    return close();
+  };
 }
 
 const STATEMENT_CACHE_SIZE = 500;
