@@ -1,9 +1,8 @@
 // The only SQL for KPT claims. pageClaimsByCollection / findClaimById are also the read side of
-// the chain query node (area C). What a submission and a read by id run is plain SQL
-// (platform/db/sql.ts); listing and paging use Knex's builder.
-import type { Knex } from 'knex';
+// the chain query node (area C). The repository is plain SQL (platform/db/sql.ts): it is what
+// every submission and read runs; area C's paging uses Knex's builder.
 import type { Db } from '../platform/db/index.ts';
-import { insertInto, sqlOf, updateWhere, type Sql } from '../platform/db/sql.ts';
+import { insertInto, sqlOf, updateWhere, type Binding, type Sql } from '../platform/db/sql.ts';
 import type { ClaimStatus, KptClaim, KptClaimRequest, TestGroup } from '../../generated/openapi/types.gen.ts';
 import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
 
@@ -72,12 +71,9 @@ export interface ClaimFilter {
 
 export type ClaimUpdate = Pick<ClaimRow, 'status' | 'checks' | 'reasons' | 'credential' | 'verifiable_credential' | 'updated_at' | 'verified_at'>;
 
+/** Claims, over a database (`sqlOf(db)`) or a transaction (`inTransaction`). */
 export class ClaimRepository {
-  private readonly sql: Sql;
-
-  constructor(private readonly db: Db | Knex.Transaction) {
-    this.sql = sqlOf(db);
-  }
+  constructor(private readonly sql: Sql) {}
 
   async findById(id: string): Promise<ClaimRow | undefined> {
     return this.sql.one<ClaimRow>('select * from kpt_claims where id = ?', [id]);
@@ -154,25 +150,27 @@ export class ClaimRepository {
     await this.sql.run(...updateWhere('kpt_claims', { ...patch }, { id }));
   }
 
+  /** One page (and one row more, to tell whether another follows) of the claims a filter matches. */
   async list(f: ClaimFilter): Promise<ClaimRow[]> {
-    const q = this.db<ClaimRow>('kpt_claims').select('*');
-    if (f.collection) q.where('collection_id', f.collection);
-    if (f.household) q.where('household_did', f.household);
-    if (f.group) q.where('test_group', f.group);
-    if (f.status) q.where('status', f.status);
-    if (f.afterSeq !== undefined) q.where('seq', '>', f.afterSeq);
-    return q.orderBy('seq', 'asc').limit(f.limit + 1);
+    const conditions: [string, Binding][] = [];
+    if (f.collection) conditions.push(['collection_id = ?', f.collection]);
+    if (f.household) conditions.push(['household_did = ?', f.household]);
+    if (f.group) conditions.push(['test_group = ?', f.group]);
+    if (f.status) conditions.push(['status = ?', f.status]);
+    if (f.afterSeq !== undefined) conditions.push(['seq > ?', f.afterSeq]);
+    const where = conditions.length ? ` where ${conditions.map(([c]) => c).join(' and ')}` : '';
+    return this.sql.all<ClaimRow>(`select * from kpt_claims${where} order by seq limit ?`, [...conditions.map(([, v]) => v), f.limit + 1]);
   }
 
   /** Verified claims of a collection (the campaign report's input). */
   async findVerifiedInCollection(collectionId: string): Promise<ClaimRow[]> {
-    return this.db<ClaimRow>('kpt_claims').where({ collection_id: collectionId, status: 'verified' }).orderBy('seq', 'asc');
+    return this.sql.all<ClaimRow>(`select * from kpt_claims where collection_id = ? and status = 'verified' order by seq`, [collectionId]);
   }
 }
 
 /** One claim by id, or undefined. */
 export async function findClaimById(db: Db, id: string): Promise<KptClaim | undefined> {
-  const row = await new ClaimRepository(db).findById(id);
+  const row = await new ClaimRepository(sqlOf(db)).findById(id);
   return row ? claimFromRow(row) : undefined;
 }
 

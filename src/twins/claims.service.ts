@@ -1,8 +1,8 @@
 // KPT claims: request checks (400 / 409), storage, the eight validation rules, pending ->
 // verified transitions and credential issuance, all in one transaction per submission.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Knex } from 'knex';
 import { isUniqueViolation, type Db } from '../platform/db/index.ts';
+import { inTransaction, sqlOf, type Sql } from '../platform/db/sql.ts';
 import { badRequest, conflict, forbidden, type FieldError } from '../platform/http/errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import type {
@@ -16,9 +16,9 @@ import type {
 } from '../../generated/openapi/types.gen.ts';
 import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';
 import { ClaimRepository, claimFromRow, findClaimById, type ClaimRow, type HouseholdClaimRow, type NewClaimRow } from './claims.repository.ts';
-import { CollectionRepository } from './collections.repository.ts';
+import { findCollectionForUpdate } from './collections.repository.ts';
 import { jcs, signCredential, VC_V2_CONTEXT } from './credentials.ts';
-import { EntityRepository } from './entities.repository.ts';
+import { findEntityRow } from './entities.repository.ts';
 import { storeEvidence } from './evidence.ts';
 import { evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap, preciseSum } from './kpt-rules.ts';
 import { decodeCursor, pageOf } from './paging.ts';
@@ -98,7 +98,7 @@ export class ClaimService {
     const key = await this.opts.validatorKey();
 
     try {
-      const row = await this.db.transaction((trx) => this.storeAndVerify(trx, principal, claim, claimKey, key, opts.idempotencyKey));
+      const row = await inTransaction(this.db, (sql) => this.storeAndVerify(sql, principal, claim, claimKey, key, opts.idempotencyKey));
       return { created: true, claim: claimFromRow(row) };
     } catch (err) {
       if (err instanceof ReplayFound) {
@@ -107,7 +107,7 @@ export class ClaimService {
       }
       // A concurrent identical submission committed first: answer with its claim.
       if (isUniqueViolation(err)) {
-        const repo = new ClaimRepository(this.db);
+        const repo = new ClaimRepository(sqlOf(this.db));
         const winner = (opts.idempotencyKey && (await repo.findByIdempotencyKey(principal.did, opts.idempotencyKey))) || (await repo.findByClaimKey(claimKey));
         if (winner && winner.claim_key === claimKey) return { created: false, claim: claimFromRow(winner) };
         if (winner) throw idempotencyReuse(opts.idempotencyKey!);
@@ -117,22 +117,21 @@ export class ClaimService {
   }
 
   private async storeAndVerify(
-    trx: Knex.Transaction,
+    sql: Sql,
     principal: Principal,
     claim: ReturnType<typeof normalise>,
     claimKey: string,
     key: ValidatorKey,
     idempotencyKey: string | undefined,
   ): Promise<ClaimRow> {
-    const collections = new CollectionRepository(trx);
-    const claims = new ClaimRepository(trx);
-    const collection = await collections.findForUpdate(trx, claim.collectionId);
+    const claims = new ClaimRepository(sql);
+    const collection = await findCollectionForUpdate(sql, claim.collectionId);
     if (!collection) {
       throw badRequest(`No collection ${claim.collectionId}.`, [
         { pointer: '/body/collectionId', message: `names no collection (create it with POST /v1/collections)`, rule: 'collection-exists' },
       ]);
     }
-    const household = await new EntityRepository(trx).findByDid(claim.householdId);
+    const household = await findEntityRow(sql, claim.householdId);
     if (household && household.controller !== principal.did) {
       throw forbidden(`${claim.householdId} is a registered entity controlled by ${household.controller}; only its controller may submit claims for it.`);
     }
@@ -156,7 +155,7 @@ export class ClaimService {
     const id = newClaimId();
     const { type: _type, ...rest } = claim;
     const canonical = jcs({ id, type: 'KPTClaim', ...rest, submittedBy: principal.did, createdAt: now });
-    const claimCid = await storeEvidence(trx, canonical);
+    const claimCid = await storeEvidence(sql, canonical);
     const period = periodOf(claim);
     const partners = await claims.countGroupClaims(claim.collectionId, otherGroup(claim.testGroup), period);
     const outcome = evaluateKptRules(claim, {
@@ -205,7 +204,7 @@ export class ClaimService {
    * too (outside the rolled-back transaction), so reusing it for another body is refused later.
    */
   private async bindReplayedKey(principal: Principal, idempotencyKey: string, row: ClaimRow): Promise<void> {
-    const repo = new ClaimRepository(this.db);
+    const repo = new ClaimRepository(sqlOf(this.db));
     await repo.bindIdempotencyKey(principal.did, idempotencyKey, row.id, new Date().toISOString(), true);
     const bound = await repo.findByIdempotencyKey(principal.did, idempotencyKey);
     if (bound && bound.id !== row.id) throw idempotencyReuse(idempotencyKey);
@@ -268,7 +267,7 @@ export class ClaimService {
 
   async list(filter: ClaimListFilter): Promise<KptClaimPage> {
     const limit = filter.limit ?? 50;
-    const rows = await new ClaimRepository(this.db).list({ ...filter, afterSeq: decodeCursor(filter.cursor), limit });
+    const rows = await new ClaimRepository(sqlOf(this.db)).list({ ...filter, afterSeq: decodeCursor(filter.cursor), limit });
     return pageOf(rows, limit, claimFromRow);
   }
 }

@@ -2,7 +2,7 @@
 // side of the chain query node (area C).
 import type { Knex } from 'knex';
 import type { Db } from '../platform/db/index.ts';
-import { forUpdate, sqlOf } from '../platform/db/sql.ts';
+import { forUpdate, type Sql } from '../platform/db/sql.ts';
 import type { Collection } from '../../generated/openapi/types.gen.ts';
 import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
 
@@ -38,20 +38,19 @@ export class CollectionRepository {
     return this.db<CollectionRow>('kpt_collections').where({ id }).first();
   }
 
-  /**
-   * Reads the collection and, on PostgreSQL, locks its row until the transaction ends, so claim
-   * submissions to one collection are evaluated one after another (SQLite has one writer anyway).
-   */
-  async findForUpdate(trx: Knex.Transaction, id: string): Promise<CollectionRow | undefined> {
-    const sql = sqlOf(trx);
-    return sql.one<CollectionRow>(`select * from kpt_collections where id = ?${forUpdate(sql)}`, [id]);
-  }
-
   async list(afterSeq: number | undefined, limit: number): Promise<CollectionRow[]> {
     const q = this.db<CollectionRow>('kpt_collections').select('*');
     if (afterSeq !== undefined) q.where('seq', '>', afterSeq);
     return q.orderBy('seq', 'asc').limit(limit + 1);
   }
+}
+
+/**
+ * Reads the collection and, on PostgreSQL, locks its row until the transaction ends, so claim
+ * submissions to one collection are evaluated one after another (SQLite has one writer anyway).
+ */
+export function findCollectionForUpdate(sql: Sql, id: string): Promise<CollectionRow | undefined> {
+  return sql.one<CollectionRow>(`select * from kpt_collections where id = ?${forUpdate(sql)}`, [id]);
 }
 
 /** One collection by id, or undefined. */

@@ -1,5 +1,6 @@
 // KPT claim collections (campaigns) and their campaign reports.
 import type { Db } from '../platform/db/index.ts';
+import { sqlOf } from '../platform/db/sql.ts';
 import { isUniqueViolation } from '../platform/db/index.ts';
 import { conflict, notFound } from '../platform/http/errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
@@ -49,7 +50,7 @@ export class CollectionService {
   /** The campaign report over the collection's verified claims. */
   async report(id: string): Promise<KptReport> {
     await this.get(id);
-    const rows = await new ClaimRepository(this.db).findVerifiedInCollection(id);
+    const rows = await new ClaimRepository(sqlOf(this.db)).findVerifiedInCollection(id);
     return buildKptReport(
       id,
       rows.map((r) => ({ household: r.household_did, group: r.test_group, days: r.days, totalKg: r.total_kg })),

@@ -2,7 +2,7 @@
 // are also the read side of the chain query node (area C).
 import type { Knex } from 'knex';
 import type { Db } from '../platform/db/index.ts';
-import { forUpdate, sqlOf } from '../platform/db/sql.ts';
+import { forUpdate, sqlOf, type Sql } from '../platform/db/sql.ts';
 import type { Entity } from '../../generated/openapi/types.gen.ts';
 
 export interface EntityRow {
@@ -46,12 +46,16 @@ export interface EntityFilter {
   limit: number;
 }
 
+/** Plain SQL (platform/db/sql.ts): every claim submission looks its household up in its transaction. */
+export function findEntityRow(sql: Sql, did: string): Promise<EntityRow | undefined> {
+  return sql.one<EntityRow>('select * from twin_entities where did = ?', [did]);
+}
+
 export class EntityRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
-  /** Plain SQL (platform/db/sql.ts): every claim submission looks its household up. */
   async findByDid(did: string): Promise<EntityRow | undefined> {
-    return sqlOf(this.db).one<EntityRow>('select * from twin_entities where did = ?', [did]);
+    return findEntityRow(sqlOf(this.db), did);
   }
 
   /** The row, locked until the transaction ends (see forUpdate). */

@@ -5,9 +5,8 @@ import { createHash } from 'node:crypto';
 import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { create as createDigest } from 'multiformats/hashes/digest';
-import type { Knex } from 'knex';
 import type { Db } from '../platform/db/index.ts';
-import { insertInto, sqlOf } from '../platform/db/sql.ts';
+import { insertInto, type Sql } from '../platform/db/sql.ts';
 
 const SHA2_256 = 0x12;
 
@@ -23,11 +22,11 @@ export interface EvidenceBlob {
 }
 
 /** Stores text under its CID (idempotent: the same bytes always have the same CID). */
-export async function storeEvidence(db: Db | Knex.Transaction, content: string, mediaType = 'application/json'): Promise<string> {
+export async function storeEvidence(sql: Sql, content: string, mediaType = 'application/json'): Promise<string> {
   const bytes = Buffer.from(content, 'utf8');
   const cid = cidOf(bytes);
   const [insert, bindings] = insertInto('twin_evidence_blobs', { cid, media_type: mediaType, content, size: bytes.length, created_at: new Date().toISOString() });
-  await sqlOf(db).run(`${insert} on conflict (cid) do nothing`, bindings);
+  await sql.run(`${insert} on conflict (cid) do nothing`, bindings);
   return cid;
 }
 

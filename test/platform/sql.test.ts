@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { forUpdate, insertInto, sqlOf, updateWhere } from '../../src/platform/db/sql.ts';
+import { forUpdate, inTransaction, insertInto, sqlOf, updateWhere } from '../../src/platform/db/sql.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 
 describe('plain SQL statements (insertInto, updateWhere)', () => {
@@ -66,6 +66,49 @@ forEachDatabase('plain SQL runner (sqlOf)', (t) => {
       .catch((err: Error) => expect(err.message).to.equal('roll back'));
     expect(Number((await outside)!.n)).to.equal(0);
     expect(await sqlOf(t.db).one('select id from sql_runner_t where id = ?', ['tx'])).to.equal(undefined);
+  });
+
+  it('inTransaction commits what fn wrote when it resolves', async () => {
+    const result = await inTransaction(t.db, async (sql) => {
+      await sql.run(...insertInto('sql_runner_t', { id: 'c1', flag: true }));
+      await sql.run(...insertInto('sql_runner_t', { id: 'c2', flag: false }));
+      return (await sql.all('select id from sql_runner_t where id like ?', ['c%'])).length;
+    });
+    expect(result).to.equal(2);
+    expect((await sqlOf(t.db).all('select id from sql_runner_t where id like ?', ['c%'])).length).to.equal(2);
+  });
+
+  it('inTransaction rolls back every write when fn throws, also after a failed statement', async () => {
+    let caught: unknown;
+    try {
+      await inTransaction(t.db, async (sql) => {
+        await sql.run(...insertInto('sql_runner_t', { id: 'r1', flag: true }));
+        await sql.run(...insertInto('sql_runner_t', { id: 'c1', flag: true }));
+      });
+    } catch (err) {
+      caught = err;
+    }
+    expect((caught as { code?: string })?.code).to.be.oneOf(['23505', 'SQLITE_CONSTRAINT_PRIMARYKEY']);
+    expect(await sqlOf(t.db).one('select id from sql_runner_t where id = ?', ['r1'])).to.equal(undefined);
+    // The connection is usable again and not left inside a transaction.
+    await sqlOf(t.db).run(...insertInto('sql_runner_t', { id: 'r2', flag: true }));
+    await t.db.transaction(async (trx) => sqlOf(trx).run('delete from sql_runner_t where id in (?, ?, ?)', ['c1', 'c2', 'r2']));
+    expect(await sqlOf(t.db).all('select id from sql_runner_t')).to.deep.equal([]);
+  });
+
+  it('concurrent transactions each see the other only once committed (read-modify-write keeps every increment)', async () => {
+    await sqlOf(t.db).run(...insertInto('sql_runner_t', { id: 'counter', flag: true, n: 0 }));
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        inTransaction(t.db, async (sql) => {
+          const row = await sql.one<{ n: number }>(`select n from sql_runner_t where id = ?${forUpdate(sql)}`, ['counter']);
+          await new Promise((r) => setImmediate(r));
+          await sql.run(...updateWhere('sql_runner_t', { n: row!.n + 1 }, { id: 'counter' }));
+        }),
+      ),
+    );
+    expect(await sqlOf(t.db).one('select n from sql_runner_t where id = ?', ['counter'])).to.deep.equal({ n: 20 });
+    await sqlOf(t.db).run('delete from sql_runner_t');
   });
 
   it('locks rows read for update on PostgreSQL only', () => {
