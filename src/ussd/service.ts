@@ -74,6 +74,17 @@ class LostRace extends Error {}
 const CONCURRENT_HOP_WAIT_MS = 3000;
 /** Sessions this instance wrote last, to save a read per hop; bounded, oldest evicted first. */
 const RECENT_SESSIONS_MAX = 10_000;
+/** Outcomes of hops that ran no effect, kept by snapshot and input; bounded, oldest evicted first. */
+const PURE_HOPS_MAX = 2_000;
+
+/** What a hop leaves in the session row. */
+interface HopOutcome {
+  snapshot: string;
+  state: string;
+  isAuthenticated: boolean;
+  reply: string;
+  done: boolean;
+}
 
 export class UssdService {
   private readonly now: () => Date;
@@ -81,6 +92,7 @@ export class UssdService {
   // Only a hint: every write is conditional on the row's version, so a stale entry costs one
   // failed update and a re-read, never a wrong answer.
   private readonly recent = new Map<string, SessionRow>();
+  private readonly pureHops = new Map<string, HopOutcome>();
   /** Every session starts in the same state: its persisted snapshot and first screen, built once. */
   private readonly firstScreen: { snapshot: string; state: string; reply: string; mark: TextMark };
 
@@ -187,8 +199,14 @@ export class UssdService {
   }
 
   private async applyHop(row: SessionRow, req: UssdRequest, mark: TextMark, inputs: string[], now: Date): Promise<string> {
-    // The machine is pure (its only actions assign context), so each hop is computed with
-    // xstate's transition functions on the restored snapshot, without starting an actor.
+    // The machine is pure, so a hop that ran no effect depends only on the stored snapshot and
+    // its input: the same menu step taken in another session is answered from memory.
+    const pureKey = inputs.length === 1 ? `${row.snapshot}\u0000${inputs[0]}` : undefined;
+    const known = pureKey === undefined ? undefined : this.pureHops.get(pureKey);
+    if (known) return this.saveHop(row, row.version, mark, known, now);
+
+    // Each hop is computed with xstate's transition functions on the restored snapshot,
+    // without starting an actor (the machine's only actions assign context).
     const persisted = JSON.parse(row.snapshot) as Snapshot;
     let snapshot = ussdMachine.resolveState({ value: persisted.value, context: persisted.context });
     let version = row.version;
@@ -216,23 +234,15 @@ export class UssdService {
           state = String(snapshot.value);
         }
       }
-      const reply = this.render(snapshot);
-      const done = snapshot.status === 'done';
-      const changes: Partial<SessionRow> = {
+      const outcome: HopOutcome = {
         snapshot: JSON.stringify(ussdMachine.getPersistedSnapshot(snapshot)),
         state: String(snapshot.value),
-        is_authenticated: snapshot.context.isAuthenticated,
-        ...mark,
-        last_reply: reply,
-        status: done ? 'closed' : 'active',
-        version: version + 1,
-        updated_at: now.toISOString(),
-        expires_at: this.expiry(now),
+        isAuthenticated: snapshot.context.isAuthenticated,
+        reply: this.render(snapshot),
+        done: snapshot.status === 'done',
       };
-      if (!(await this.repo.updateSession(row.id, version, changes))) throw new LostRace();
-      if (done) this.recent.delete(row.id);
-      else this.remember({ ...row, ...changes });
-      return reply;
+      if (pureKey !== undefined && !leased) this.rememberPureHop(pureKey, outcome);
+      return await this.saveHop(row, version, mark, outcome, now);
     } catch (err) {
       // Give the hop back so the gateway's retry can apply it; the effects that ran are idempotent or counted on the account.
       if (leased && !(err instanceof LostRace)) {
@@ -240,6 +250,30 @@ export class UssdService {
       }
       throw err;
     }
+  }
+
+  /** Stores a hop's outcome if the row still has `version`; its reply. */
+  private async saveHop(row: SessionRow, version: number, mark: TextMark, outcome: HopOutcome, now: Date): Promise<string> {
+    const changes: Partial<SessionRow> = {
+      snapshot: outcome.snapshot,
+      state: outcome.state,
+      is_authenticated: outcome.isAuthenticated,
+      ...mark,
+      last_reply: outcome.reply,
+      status: outcome.done ? 'closed' : 'active',
+      version: version + 1,
+      updated_at: now.toISOString(),
+      expires_at: this.expiry(now),
+    };
+    if (!(await this.repo.updateSession(row.id, version, changes))) throw new LostRace();
+    if (outcome.done) this.recent.delete(row.id);
+    else this.remember({ ...row, ...changes });
+    return outcome.reply;
+  }
+
+  private rememberPureHop(key: string, outcome: HopOutcome): void {
+    this.pureHops.set(key, outcome);
+    if (this.pureHops.size > PURE_HOPS_MAX) this.pureHops.delete(this.pureHops.keys().next().value!);
   }
 
   /** A retry of the last hop: its stored reply, or (while another instance still works on it) that reply once ready. */

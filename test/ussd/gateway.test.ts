@@ -179,6 +179,39 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     }
   });
 
+  it('a menu step another session already took is answered from memory, alike in reply and stored row; steps with effects always run', async () => {
+    const service = new UssdService(new UssdRepository(t.db), {
+      appName: 'Hearth', idleSeconds: 180, pins: new PinCipher(Buffer.from(TEST_PIN_KEY, 'hex')), twins: new RecordingTwins(), logger: createLogger(configWith()),
+    });
+    const remembered = () => (service as unknown as { pureHops: Map<string, unknown> }).pureHops.size;
+    const walk = async (sessionId: string, texts: string[]) => {
+      const replies: string[] = [];
+      for (const text of texts) replies.push(await service.handle({ sessionId, serviceCode: '*384*1234#', phoneNumber: '+254712345678', text }));
+      return replies;
+    };
+    const row = (id: string) => t.db('ussd_sessions').where({ id }).first('snapshot', 'state', 'last_reply', 'status');
+
+    const first = await walk('memo-1', ['', '1', '1*2']);
+    expect(first[2]).to.match(/^CON /);
+    expect(remembered()).to.equal(2);
+    const second = await walk('memo-2', ['', '1', '1*2']);
+    expect(second).to.deep.equal(first);
+    expect(remembered()).to.equal(2);
+    expect(await row('memo-2')).to.deep.equal(await row('memo-1'));
+
+    const created = await walk('memo-account', ['', '2', '2*2', '2*2*Jane Doe', '2*2*Jane Doe*Kibera', '2*2*Jane Doe*Kibera*2', '2*2*Jane Doe*Kibera*2*24680', '2*2*Jane Doe*Kibera*2*24680*24680']);
+    const customerId = /Customer ID is (\d+)/.exec(created.at(-1)!)![1]!;
+    for (const id of ['memo-pin-1', 'memo-pin-2']) {
+      const before = remembered();
+      const replies = await walk(id, ['', '2', '2*1', `2*1*${customerId}`, `2*1*${customerId}*11111`]);
+      expect(replies.at(-1)).to.match(/PIN/);
+      // The wrong PIN ran its effect (counted on the account) and was not remembered.
+      expect(remembered()).to.be.at.most(before + 3);
+    }
+    const account = await t.db('ussd_accounts').where({ customer_id: customerId }).first();
+    expect(account.failed_pin_attempts).to.equal(2);
+  });
+
   it('the sweep removes closed sessions and long-expired ones; a just-expired one still gets the expired reply', async () => {
     const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60' });
     const service = new UssdService(new UssdRepository(t.db), {
