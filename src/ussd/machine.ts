@@ -66,7 +66,7 @@ const withNotice = (target: string, notice: (a: Args) => Notice | undefined, ext
 const invalid = { actions: update(() => ({ notice: { key: 'invalidChoice' } })) };
 const hasMorePages = (state: string) => ({ context, event }: Args) =>
   input(event) === MORE && context.page + 1 < paginate(renderScreen(state, context, context.appName), context.page).pages;
-const nextPage = { actions: update(({ context }) => ({ page: context.page + 1 })) };
+const nextPage = { actions: update(({ context }) => ({ page: context.page + 1, notice: undefined })) };
 
 type Rule = { guard?: (a: Args) => boolean; target?: string; actions?: unknown };
 /** Every input state starts with paging and `*` (to the welcome menu), then its own rules. */

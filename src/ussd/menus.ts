@@ -58,19 +58,23 @@ export function noticeText(n: Notice | undefined): string | undefined {
   return n ? NOTICES[n.key](n.params ?? {}) : undefined;
 }
 
-/** A screen before pagination: lines of content and the option lines that end every page. */
+/** A screen before pagination: a notice, lines of content and the option lines that end every page. */
 export interface Screen {
   end: boolean;
+  /** What the last input caused (an invalid choice, a saved reading): first on the page shown. */
+  notice?: string;
   lines: string[];
   options?: string[];
 }
+
+/** Room a paged screen keeps on every page for a notice: 'Invalid choice. Try again.' and its line break. */
+const NOTICE_ROOM = 27;
 
 const numbered = (items: string[]) => items.map((t, i) => `${i + 1}. ${t}`);
 
 export function renderScreen(state: string, c: UssdContext, appName: string): Screen {
   const notice = noticeText(c.notice);
-  const top = notice ? [notice] : [];
-  const con = (lines: string[], options: string[] = [TEXT.back]): Screen => ({ end: false, lines: [...top, ...lines], options });
+  const con = (lines: string[], options: string[] = [TEXT.back]): Screen => ({ end: false, ...(notice ? { notice } : {}), lines, options });
   const end = (...lines: string[]): Screen => ({ end: true, lines });
   switch (state) {
     case 'preMenu':
@@ -187,17 +191,21 @@ const round = (n: number) => Math.round(n * 1000) / 1000;
 export function paginate(screen: Screen, page: number): { reply: string; pages: number } {
   const prefix = screen.end ? 'END ' : 'CON ';
   const options = screen.options ?? [];
-  const whole = prefix + [...screen.lines, ...options].join('\n');
+  const head = screen.notice ? [screen.notice] : [];
+  const whole = prefix + [...head, ...screen.lines, ...options].join('\n');
   if (whole.length <= MAX_REPLY_CHARS) return { reply: whole, pages: 1 };
   // END screens have no way to page; their texts are written to fit.
   if (screen.end) throw new Error(`END screen longer than ${MAX_REPLY_CHARS} characters`);
   const footer = [TEXT.more, ...options].join('\n');
-  const room = MAX_REPLY_CHARS - prefix.length - footer.length - 1;
+  // Every page keeps room for a notice line, so a notice (an invalid choice on page 3) shows on
+  // the page the user is on without moving its content; only a longer notice widens the room.
+  const noticeRoom = Math.max(NOTICE_ROOM, head.length ? screen.notice!.length + 1 : 0);
+  const room = MAX_REPLY_CHARS - prefix.length - footer.length - 1 - noticeRoom;
   const chunks = splitWords(screen.lines.join('\n'), room);
+  const i = Math.max(0, Math.min(page, chunks.length - 1));
   // Every page but the last offers `98. More`; the last page ends with the options alone.
-  const pages = chunks.map((chunk, i) => (i === chunks.length - 1 ? prefix + [chunk, ...options].join('\n') : prefix + chunk + '\n' + footer));
-  const i = Math.max(0, Math.min(page, pages.length - 1));
-  return { reply: pages[i]!, pages: pages.length };
+  const tail = i === chunks.length - 1 ? options : [TEXT.more, ...options];
+  return { reply: prefix + [...head, chunks[i]!, ...tail].join('\n'), pages: chunks.length };
 }
 
 function splitWords(text: string, room: number): string[] {

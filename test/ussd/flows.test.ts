@@ -36,6 +36,8 @@ forEachDatabase('USSD menu flows', (t) => {
     expect(page2).to.match(/0\. Back$/);
     const whole = (page1 + page2).replace(/\n?98\. More\n0\. Back/, ' ');
     expect(whole).to.include('at least 3 days');
+    // An invalid choice on page 2 keeps the user on page 2, with the hint first.
+    expect(await s.send('7')).to.equal(`CON Invalid choice. Try again.\n${page2.slice(4)}`);
     expect(await s.send('0')).to.equal(topics);
     expect(await s.send('0')).to.match(/^CON Welcome to Hearth/);
   });

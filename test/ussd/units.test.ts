@@ -84,6 +84,27 @@ describe('USSD pagination', () => {
     const text = pages.map((p) => p.slice(4).replace(/\n98\. More\n0\. Back$|\n0\. Back$/, '')).join(' ');
     expect(text.split(/\s+/)).to.deep.equal(words);
   });
+
+  it('shows a notice first on the page asked for, that page keeping the content it has without one', () => {
+    const words = Array.from({ length: 120 }, (_, i) => `word${i}`);
+    const screen = { end: false, lines: [words.join(' ')], options: ['0. Back'] };
+    const notice = 'Invalid choice. Try again.';
+    const { pages } = paginate(screen, 0);
+    expect(paginate({ ...screen, notice }, 0).pages).to.equal(pages);
+    for (let i = 0; i < pages; i++) {
+      const plain = paginate(screen, i).reply;
+      const noted = paginate({ ...screen, notice }, i).reply;
+      expect(noted).to.equal(`CON ${notice}\n${plain.slice(4)}`);
+      expect(noted.length).to.be.at.most(MAX_REPLY_CHARS);
+    }
+    // A longer notice still fits: the pages make room for it.
+    const long = 'A claim needs at least 3 days logged in a row, not yet claimed (you have 2).';
+    for (let i = 0; i < paginate({ ...screen, notice: long }, 0).pages; i++) {
+      const reply = paginate({ ...screen, notice: long }, i).reply;
+      expect(reply.startsWith(`CON ${long}\n`)).to.equal(true);
+      expect(reply.length).to.be.at.most(MAX_REPLY_CHARS);
+    }
+  });
 });
 
 describe('USSD_TIMEZONE', () => {
