@@ -98,6 +98,15 @@ export class ClaimRepository {
     await this.sql.run(ifUnbound ? `${insert} on conflict (principal_did, idempotency_key) do nothing` : insert, bindings);
   }
 
+  /**
+   * Makes submissions for one household wait for each other until the transaction ends, whatever
+   * their collection, so two contradictory claims cannot both pass the overlap check. A
+   * transaction-scoped advisory lock on PostgreSQL; SQLite runs one writing transaction at a time.
+   */
+  async lockHousehold(householdDid: string): Promise<void> {
+    if (this.sql.dialect === 'postgres') await this.sql.one('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`kpt-household:${householdDid}`]);
+  }
+
   /** Every claim of a household, in any collection, with what the conflict rules compare. */
   async findByHousehold(householdDid: string): Promise<HouseholdClaimRow[]> {
     return this.sql.all<HouseholdClaimRow>(

@@ -140,6 +140,7 @@ export class ClaimService {
       if (previous && previous.claim_key === claimKey) throw new ReplayFound(previous);
       if (previous) throw idempotencyReuse(idempotencyKey);
     }
+    await claims.lockHousehold(claim.householdId);
     const householdClaims = await claims.findByHousehold(claim.householdId);
     const identical = householdClaims.find((r) => r.claim_key === claimKey);
     if (identical) {

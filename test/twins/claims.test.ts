@@ -387,6 +387,27 @@ forEachDatabase('KPT claims', (t) => {
       }
     });
 
+    it('contradictory claims for one household sent at once to two collections: one is stored, the other is 409 (two instances on PostgreSQL)', async () => {
+      const second = t.kind === 'postgres' ? await startTestServer(t.open()) : undefined;
+      try {
+        for (let round = 0; round < 10; round++) {
+          const collections = [`race-a-${round}`, `race-b-${round}`];
+          for (const id of collections) await createCollection({ client: h.server.client, auth: h.key, body: { id, name: id } });
+          const household = householdDid();
+          const results = await Promise.all([
+            submit(kptClaim({ collectionId: collections[0], householdId: household })),
+            submit(kptClaim({ collectionId: collections[1], householdId: household, fuelMeasurements: { total: 9, dailyLogs: [3, 3, 3] } }), { server: second }),
+          ]);
+          expect(results.map((r) => r.status).sort(), `round ${round}`).to.deep.equal([201, 409]);
+          expect(results.find((r) => r.status === 409)!.problem.errors![0]).to.include({ pointer: '/body/testPeriod', rule: 'no-overlapping-claim' });
+          const stored = await t.db('kpt_claims').where({ household_did: household }).count({ n: '*' }).first();
+          expect(Number((stored as { n: string | number }).n)).to.equal(1);
+        }
+      } finally {
+        await second?.stop();
+      }
+    });
+
     it('50 concurrent identical submissions with one Idempotency-Key store one claim', async () => {
       const body = kptClaim();
       const results = await Promise.all(Array.from({ length: 50 }, () => submit(body, { idempotencyKey: 'burst-1' })));
