@@ -1,5 +1,7 @@
-// The only SQL of the user-preferences plugin. One row per (user DID, room id).
+// The only SQL of the user-preferences plugin. One row per (user DID, room id). Agent runtimes
+// read preferences on every turn, so that read is plain SQL (platform/db/sql.ts).
 import type { Db } from '../../../platform/db/index.ts';
+import { sqlOf } from '../../../platform/db/sql.ts';
 import { PREFERENCE_FIELDS, type PreferenceField, type PreferencesPatch, type UserPreferences } from './record.ts';
 
 const TABLE = 'agent_user_preferences';
@@ -29,7 +31,7 @@ export class UserPreferencesRepository {
   constructor(private readonly db: Db) {}
 
   async find(userDid: string, roomId: string): Promise<UserPreferences | undefined> {
-    const row = await this.db(TABLE).where({ user_did: userDid, room_id: roomId }).first();
+    const row = await sqlOf(this.db).one<Row>(`select * from ${TABLE} where user_did = ? and room_id = ?`, [userDid, roomId]);
     return row ? toRecord(row) : undefined;
   }
 
