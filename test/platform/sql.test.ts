@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { forUpdate, inTransaction, insertInto, sqlOf, updateWhere } from '../../src/platform/db/sql.ts';
-import { forEachDatabase } from '../helpers/databases.ts';
+import { createTestDatabase, forEachDatabase } from '../helpers/databases.ts';
 
 describe('plain SQL statements (insertInto, updateWhere)', () => {
   it('leave out undefined columns and quote column names', () => {
@@ -111,7 +111,59 @@ forEachDatabase('plain SQL runner (sqlOf)', (t) => {
     await sqlOf(t.db).run('delete from sql_runner_t');
   });
 
+  it('calls sent together each keep their own outcome: one throwing undoes only its writes; each settles with its writes visible to another connection', async () => {
+    const other = t.open();
+    try {
+      const results = await Promise.allSettled(
+        ['g1', 'g2', 'g3', 'g4'].map((id) =>
+          inTransaction(t.db, async (sql) => {
+            await sql.run(...insertInto('sql_runner_t', { id, flag: true }));
+            if (id === 'g3') throw new Error('g3 fails');
+            const seen = await sqlOf(other).one('select id from sql_runner_t where id = ?', [id]);
+            return { id, seenBeforeCommit: seen !== undefined };
+          }),
+        ),
+      );
+      expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+      for (const r of results) if (r.status === 'fulfilled') expect(r.value.seenBeforeCommit, r.value.id).to.equal(false);
+      expect((await sqlOf(other).all<{ id: string }>("select id from sql_runner_t where id like 'g%' order by id")).map((r) => r.id)).to.deep.equal(['g1', 'g2', 'g4']);
+    } finally {
+      await sqlOf(t.db).run("delete from sql_runner_t where id like 'g%'");
+    }
+  });
+
   it('locks rows read for update on PostgreSQL only', () => {
     expect(forUpdate(sqlOf(t.db))).to.equal(t.kind === 'postgres' ? ' for update' : '');
+  });
+});
+
+describe('SQLite group commit', () => {
+  let t: Awaited<ReturnType<typeof createTestDatabase>>;
+  before(async () => {
+    t = await createTestDatabase('sqlite');
+    await t.db.schema.createTable('gc_parent', (table) => table.string('id').primary());
+    await t.db.schema.createTable('gc_child', (table) => {
+      table.string('id').primary();
+      table.string('parent_id').references('id').inTable('gc_parent');
+    });
+  });
+  after(() => t.drop());
+
+  it('a COMMIT that fails fails every call of its group, and stores nothing of it', async () => {
+    const results = await Promise.allSettled([
+      inTransaction(t.db, (sql) => sql.run(...insertInto('gc_parent', { id: 'kept?' }))),
+      inTransaction(t.db, async (sql) => {
+        // A foreign key checked only at COMMIT: the whole group's COMMIT fails.
+        await sql.run('pragma defer_foreign_keys = on');
+        return sql.run(...insertInto('gc_child', { id: 'orphan', parent_id: 'missing' }));
+      }),
+    ]);
+    expect(results.map((r) => r.status)).to.deep.equal(['rejected', 'rejected']);
+    for (const r of results) expect(((r as PromiseRejectedResult).reason as { code?: string }).code).to.equal('SQLITE_CONSTRAINT_FOREIGNKEY');
+    expect(await sqlOf(t.db).all('select id from gc_parent')).to.deep.equal([]);
+    expect(await sqlOf(t.db).all('select id from gc_child')).to.deep.equal([]);
+    // The next group commits normally.
+    await inTransaction(t.db, (sql) => sql.run(...insertInto('gc_parent', { id: 'after' })));
+    expect(await sqlOf(t.db).all('select id from gc_parent')).to.deep.equal([{ id: 'after' }]);
   });
 });
