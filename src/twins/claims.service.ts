@@ -1,6 +1,6 @@
 // KPT claims: request checks (400 / 409), storage, the eight validation rules, pending ->
 // verified transitions and credential issuance, all in one transaction per submission.
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { isUniqueViolation, type Db } from '../platform/db/index.ts';
 import { inTransaction, sqlOf, type Sql } from '../platform/db/sql.ts';
 import { badRequest, conflict, forbidden, type FieldError } from '../platform/http/errors.ts';
@@ -45,7 +45,7 @@ export interface ClaimServiceOptions {
   validatorKey: () => Promise<ValidatorKey>;
 }
 
-const sha256hex = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+const sha256hex = (s: string) => hash('sha256', s, 'hex');
 const newClaimId = () => `kpt_${randomBytes(16).toString('hex')}`;
 
 /** The claim as a canonical request: defaults filled in, so equal claims compare equal. */

@@ -1,7 +1,7 @@
 // W3C Verifiable Credentials Data Model 2.0 secured with a Data Integrity proof, cryptosuite
 // eddsa-jcs-2022 (W3C "Data Integrity EdDSA Cryptosuites v1.0", section 3.3): RFC 8785 JCS
 // canonicalisation, SHA-256, Ed25519, proofValue multibase base58btc. No JSON-LD, no network.
-import { createHash, sign, verify } from 'node:crypto';
+import { hash, sign, verify } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { base58btc } from 'multiformats/bases/base58';
 import type { CredentialVerifyResult, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
@@ -18,7 +18,7 @@ interface ProofOptions {
   proofPurpose: 'assertionMethod';
 }
 
-const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+const sha256 = (s: string) => hash('sha256', s, 'buffer');
 
 export function jcs(value: unknown): string {
   const out = canonicalize(value);

@@ -1,7 +1,7 @@
 // Content-addressed evidence: the canonical JSON of a claim is stored under its CIDv1
 // (raw codec, sha2-256, base32), the same CID `ipfs add --cid-version 1 --raw-leaves` gives
 // for a single-block file, so an operator can pin the bytes to IPFS unchanged.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { create as createDigest } from 'multiformats/hashes/digest';
@@ -11,7 +11,7 @@ import { insertInto, type Sql } from '../platform/db/sql.ts';
 const SHA2_256 = 0x12;
 
 export function cidOf(bytes: Uint8Array): string {
-  const digest = createDigest(SHA2_256, createHash('sha256').update(bytes).digest());
+  const digest = createDigest(SHA2_256, hash('sha256', bytes, 'buffer'));
   return CID.createV1(raw.code, digest).toString();
 }
 

@@ -1,6 +1,6 @@
 // API keys: 256-bit random secrets with a recognisable prefix, stored only as SHA-256 hashes,
 // each bound to a principal DID and a set of scopes.
-import { createHash, randomBytes } from 'node:crypto';
+import { hash as digest, randomBytes } from 'node:crypto';
 import type { Db } from '../db/index.ts';
 import { didSyntaxError } from '../did.ts';
 import { badRequest } from '../http/errors.ts';
@@ -39,7 +39,7 @@ export interface ApiKeyInfo {
   revokedAt: string | null;
 }
 
-const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+const hashKey = (key: string) => digest('sha256', key, 'hex');
 
 const toInfo = (r: ApiKeyRow): ApiKeyInfo => ({
   id: r.id,
