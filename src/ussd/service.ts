@@ -2,6 +2,7 @@
 // the last processed text, retries answered from the stored reply, dial shortcuts replayed,
 // idle expiry, and the menu machine's effects performed (and awaited) before replying.
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
+import { setBounded } from '../platform/bounded-map.ts';
 import { AppError } from '../platform/http/errors.ts';
 import { isUniqueViolation } from '../platform/db/index.ts';
 import { maskPhone, type Logger } from '../platform/logging.ts';
@@ -241,7 +242,7 @@ export class UssdService {
         reply: this.render(snapshot),
         done: snapshot.status === 'done',
       };
-      if (pureKey !== undefined && !leased) this.rememberPureHop(pureKey, outcome);
+      if (pureKey !== undefined && !leased) setBounded(this.pureHops, pureKey, outcome, PURE_HOPS_MAX);
       return await this.saveHop(row, version, mark, outcome, now);
     } catch (err) {
       // Give the hop back so the gateway's retry can apply it; the effects that ran are idempotent or counted on the account.
@@ -271,11 +272,6 @@ export class UssdService {
     return outcome.reply;
   }
 
-  private rememberPureHop(key: string, outcome: HopOutcome): void {
-    this.pureHops.set(key, outcome);
-    if (this.pureHops.size > PURE_HOPS_MAX) this.pureHops.delete(this.pureHops.keys().next().value!);
-  }
-
   /** A retry of the last hop: its stored reply, or (while another instance still works on it) that reply once ready. */
   private async storedReply(row: SessionRow): Promise<string> {
     const deadline = Date.now() + CONCURRENT_HOP_WAIT_MS;
@@ -291,9 +287,7 @@ export class UssdService {
   }
 
   private remember(row: SessionRow): void {
-    this.recent.delete(row.id);
-    this.recent.set(row.id, row);
-    if (this.recent.size > RECENT_SESSIONS_MAX) this.recent.delete(this.recent.keys().next().value!);
+    setBounded(this.recent, row.id, row, RECENT_SESSIONS_MAX);
   }
 
   private render(snapshot: Snapshot): string {

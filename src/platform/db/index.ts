@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import knex, { type Knex } from 'knex';
 import type { Config } from '../../config.ts';
+import { setBounded } from '../bounded-map.ts';
 import { FOREGROUND_CHECKPOINT_PAGES, startCheckpointer } from './checkpointer.ts';
 import { migrationSource } from './migrations/index.ts';
 
@@ -91,8 +92,7 @@ function cachePreparedStatements(conn: { prepare(sql: string): unknown }): void 
     let statement = cache.get(sql);
     if (!statement) {
       statement = prepare(sql);
-      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
-      cache.set(sql, statement);
+      setBounded(cache, sql, statement, STATEMENT_CACHE_SIZE);
     }
     return statement;
   };
