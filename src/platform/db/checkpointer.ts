@@ -44,7 +44,10 @@ export interface Checkpointer {
 }
 
 const running = new Set<Checkpointer>();
-let exitHookInstalled = false;
+// process.exit() ends workers after its 'exit' listeners: stop them cleanly first.
+process.on('exit', () => {
+  for (const c of [...running]) c.stop();
+});
 
 function quiesce(state: Int32Array): void {
   const deadline = Date.now() + STOP_WAIT_MS;
@@ -68,12 +71,5 @@ export function startCheckpointer(file: string, intervalMs = CHECKPOINT_INTERVAL
   worker.on('error', () => Atomics.store(state, 0, STOPPED));
   worker.on('exit', () => Atomics.store(state, 0, STOPPED));
   running.add(checkpointer);
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    // process.exit() ends workers after its 'exit' listeners: stop them cleanly first.
-    process.on('exit', () => {
-      for (const c of [...running]) c.stop();
-    });
-  }
   return checkpointer;
 }
