@@ -78,10 +78,15 @@ class ReplayFound {
 }
 
 export class ClaimService {
+  /** Reads and writes outside a submission's transaction. */
+  private readonly repo: ClaimRepository;
+
   constructor(
     private readonly db: Db,
     private readonly opts: ClaimServiceOptions,
-  ) {}
+  ) {
+    this.repo = new ClaimRepository(sqlOf(db));
+  }
 
   /**
    * Validates, stores and verifies a KPT claim. Throws AppError 400 (not a KPT claim), 403 (the
@@ -107,8 +112,7 @@ export class ClaimService {
       }
       // A concurrent identical submission committed first: answer with its claim.
       if (isUniqueViolation(err)) {
-        const repo = new ClaimRepository(sqlOf(this.db));
-        const winner = (opts.idempotencyKey && (await repo.findByIdempotencyKey(principal.did, opts.idempotencyKey))) || (await repo.findByClaimKey(claimKey));
+        const winner = (opts.idempotencyKey && (await this.repo.findByIdempotencyKey(principal.did, opts.idempotencyKey))) || (await this.repo.findByClaimKey(claimKey));
         if (winner && winner.claim_key === claimKey) return { created: false, claim: claimFromRow(winner) };
         if (winner) throw idempotencyReuse(opts.idempotencyKey!);
       }
@@ -205,9 +209,8 @@ export class ClaimService {
    * too (outside the rolled-back transaction), so reusing it for another body is refused later.
    */
   private async bindReplayedKey(principal: Principal, idempotencyKey: string, row: ClaimRow): Promise<void> {
-    const repo = new ClaimRepository(sqlOf(this.db));
-    await repo.bindIdempotencyKey(principal.did, idempotencyKey, row.id, new Date().toISOString(), true);
-    const bound = await repo.findByIdempotencyKey(principal.did, idempotencyKey);
+    await this.repo.bindIdempotencyKey(principal.did, idempotencyKey, row.id, new Date().toISOString(), true);
+    const bound = await this.repo.findByIdempotencyKey(principal.did, idempotencyKey);
     if (bound && bound.id !== row.id) throw idempotencyReuse(idempotencyKey);
   }
 
@@ -268,7 +271,7 @@ export class ClaimService {
 
   async list(filter: ClaimListFilter): Promise<KptClaimPage> {
     const limit = filter.limit ?? 50;
-    const rows = await new ClaimRepository(sqlOf(this.db)).list({ ...filter, afterSeq: decodeCursor(filter.cursor), limit });
+    const rows = await this.repo.list({ ...filter, afterSeq: decodeCursor(filter.cursor), limit });
     return pageOf(rows, limit, claimFromRow);
   }
 }

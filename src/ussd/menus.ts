@@ -199,7 +199,7 @@ export function paginate(screen: Screen, page: number): { reply: string; pages: 
   const footer = [TEXT.more, ...options].join('\n');
   // Every page keeps room for a notice line, so a notice (an invalid choice on page 3) shows on
   // the page the user is on without moving its content; only a longer notice widens the room.
-  const noticeRoom = Math.max(NOTICE_ROOM, head.length ? screen.notice!.length + 1 : 0);
+  const noticeRoom = Math.max(NOTICE_ROOM, screen.notice ? screen.notice.length + 1 : 0);
   const room = MAX_REPLY_CHARS - prefix.length - footer.length - 1 - noticeRoom;
   const chunks = splitWords(screen.lines.join('\n'), room);
   const i = Math.max(0, Math.min(page, chunks.length - 1));
