@@ -10,17 +10,17 @@ import type {
   KptClaim,
   KptClaimPage,
   KptClaimRequest,
-  KptCredentialSummary,
   TestGroup,
-  VerifiableCredential,
 } from '../../generated/openapi/types.gen.ts';
 import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';
 import { ClaimRepository, claimFromRow, findClaimById, type ClaimRow, type HouseholdClaimRow, type NewClaimRow } from './claims.repository.ts';
 import { findCollectionForUpdate } from './collections.repository.ts';
-import { jcs, signCredential, VC_V2_CONTEXT } from './credentials.ts';
+import { credentialColumns, type ClaimSeal, type NormalisedClaim } from './claim-seal.ts';
+import type { ClaimSealer } from './claim-sealer.ts';
+import { jcs } from './credentials.ts';
 import { findEntityRow } from './entities.repository.ts';
 import { storeEvidence } from './evidence.ts';
-import { evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap, preciseSum } from './kpt-rules.ts';
+import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap } from './kpt-rules.ts';
 import { decodeCursor, pageOf } from './paging.ts';
 import { assertMatchesSchema, assertNoFieldErrors, didErrors } from './schemas.ts';
 import type { ValidatorKey } from './validator-key.ts';
@@ -43,13 +43,14 @@ export interface SubmitResult {
 export interface ClaimServiceOptions {
   totalToleranceKg: number;
   validatorKey: () => Promise<ValidatorKey>;
+  sealer: ClaimSealer;
 }
 
 const sha256hex = (s: string) => hash('sha256', s, 'hex');
 const newClaimId = () => `kpt_${randomBytes(16).toString('hex')}`;
 
 /** The claim as a canonical request: defaults filled in, so equal claims compare equal. */
-function normalise(body: KptClaimRequest): KptClaimRequest & { collectionId: string } {
+function normalise(body: KptClaimRequest): NormalisedClaim {
   return {
     ...body,
     collectionId: body.collectionId ?? DEFAULT_COLLECTION_ID,
@@ -58,7 +59,7 @@ function normalise(body: KptClaimRequest): KptClaimRequest & { collectionId: str
 }
 
 /** Identity of a measurement: the same household, group, period and logs in one collection. */
-function claimKeyOf(b: ReturnType<typeof normalise>): string {
+function claimKeyOf(b: NormalisedClaim): string {
   return sha256hex(
     jcs({
       collectionId: b.collectionId,
@@ -101,9 +102,14 @@ export class ClaimService {
     const claim = normalise(body);
     const claimKey = claimKeyOf(claim);
     const key = await this.opts.validatorKey();
+    // Sealed before the transaction, on the sealer thread, so the transaction only decides and
+    // stores; the credential is signed whenever the claim could turn out verified.
+    const id = newClaimId();
+    const at = new Date().toISOString();
+    const seal = await this.opts.sealer.seal({ id, claim, submittedBy: principal.did, at, withCredential: canBeVerified(claim) });
 
     try {
-      const row = await inTransaction(this.db, (sql) => this.storeAndVerify(sql, principal, claim, claimKey, key, opts.idempotencyKey));
+      const row = await inTransaction(this.db, (sql) => this.storeAndVerify(sql, principal, { id, at, claim, claimKey, seal }, key, opts.idempotencyKey));
       return { created: true, claim: claimFromRow(row) };
     } catch (err) {
       if (err instanceof ReplayFound) {
@@ -123,8 +129,7 @@ export class ClaimService {
   private async storeAndVerify(
     sql: Sql,
     principal: Principal,
-    claim: ReturnType<typeof normalise>,
-    claimKey: string,
+    { id, at: now, claim, claimKey, seal }: { id: string; at: string; claim: NormalisedClaim; claimKey: string; seal: ClaimSeal },
     key: ValidatorKey,
     idempotencyKey: string | undefined,
   ): Promise<ClaimRow> {
@@ -156,11 +161,7 @@ export class ClaimService {
     }
     this.assertNoHouseholdConflict(householdClaims, claim);
 
-    const now = new Date().toISOString();
-    const id = newClaimId();
-    const { type: _type, ...rest } = claim;
-    const canonical = jcs({ id, type: 'KPTClaim', ...rest, submittedBy: principal.did, createdAt: now });
-    const claimCid = await storeEvidence(sql, canonical);
+    await storeEvidence(sql, seal.claimCid, seal.canonical);
     const period = periodOf(claim);
     const partners = await claims.countGroupClaims(claim.collectionId, otherGroup(claim.testGroup), period);
     const outcome = evaluateKptRules(claim, {
@@ -181,7 +182,7 @@ export class ClaimService {
       total_kg: claim.fuelMeasurements.total,
       daily_logs: JSON.stringify(claim.fuelMeasurements.dailyLogs),
       body: JSON.stringify(claim),
-      claim_cid: claimCid,
+      claim_cid: seal.claimCid,
       checks: JSON.stringify(outcome.checks),
       reasons: JSON.stringify(outcome.reasons),
       credential: null,
@@ -191,7 +192,11 @@ export class ClaimService {
       updated_at: now,
       verified_at: null,
     };
-    if (outcome.status === 'verified') Object.assign(row, credentialColumns(row, key, now));
+    if (outcome.status === 'verified') {
+      // canBeVerified(claim) held, so the seal carries the credential.
+      if (!seal.credential) throw new Error(`claim ${id} is verified but was sealed without a credential`);
+      Object.assign(row, seal.credential);
+    }
     await claims.insert(row);
     if (idempotencyKey) await claims.bindIdempotencyKey(principal.did, idempotencyKey, id, now);
 
@@ -216,7 +221,7 @@ export class ClaimService {
 
   /** Re-runs the rules for a pending claim; stores the new status (and credential when verified). */
   private async reevaluate(claims: ClaimRepository, row: ClaimRow, selectionMethod: boolean, key: ValidatorKey, now: string): Promise<void> {
-    const body = JSON.parse(row.body) as KptClaimRequest;
+    const body = JSON.parse(row.body) as NormalisedClaim;
     const counts = await claims.countGroupClaims(row.collection_id, otherGroup(row.test_group), periodOf(body));
     const outcome = evaluateKptRules(body, { collectionSelectionMethod: selectionMethod, otherGroupClaims: counts.all, alignedOtherGroupClaims: counts.aligned });
     if (outcome.status === row.status) return;
@@ -228,13 +233,13 @@ export class ClaimService {
       verifiable_credential: null,
       verified_at: null,
       updated_at: now,
-      ...(outcome.status === 'verified' ? credentialColumns(row, key, now) : {}),
+      ...(outcome.status === 'verified' ? credentialColumns(row.id, row.claim_cid, body, key, now) : {}),
     };
     await claims.update(row.id, update);
   }
 
   /** 409 when the household is in the other group of this collection, or an overlapping claim says otherwise. */
-  private assertNoHouseholdConflict(existing: HouseholdClaimRow[], claim: ReturnType<typeof normalise>): void {
+  private assertNoHouseholdConflict(existing: HouseholdClaimRow[], claim: NormalisedClaim): void {
     const errors: FieldError[] = [];
     // A rejected claim does not place the household in a group: a wrong group can be corrected.
     const otherGroupClaim = existing.find(
@@ -280,42 +285,4 @@ function idempotencyReuse(key: string) {
   return conflict(`Idempotency-Key ${key} was already used for a different claim.`, [
     { pointer: '/headers/idempotency-key', message: 'was already used with a different request body', rule: 'idempotency-key-reuse' },
   ], 'idempotency-key-reuse');
-}
-
-/** The spec's credential summary and the signed VC 2.0 credential, as claim columns. */
-function credentialColumns(row: Pick<ClaimRow, 'id' | 'body' | 'claim_cid' | 'collection_id' | 'household_did' | 'test_group'>, key: ValidatorKey, now: string) {
-  const body = JSON.parse(row.body) as KptClaimRequest;
-  const { dailyLogs, total } = body.fuelMeasurements;
-  const claimUri = `ipfs://${row.claim_cid}`;
-  const summary: KptCredentialSummary = {
-    type: 'KPTCredential',
-    issuer: key.did,
-    evidence: [claimUri, ...(body.evidence ?? []).map((e) => e.uri)],
-  };
-  const vc: VerifiableCredential = signCredential(
-    {
-      '@context': [VC_V2_CONTEXT],
-      id: `urn:hearth:credential:${row.id}`,
-      type: ['VerifiableCredential', 'KPTCredential'],
-      issuer: key.did,
-      validFrom: now,
-      credentialSubject: {
-        id: row.household_did,
-        claimId: row.id,
-        collectionId: row.collection_id,
-        testGroup: row.test_group,
-        ...(body.testPeriod ? { testPeriod: { startDate: body.testPeriod.startDate, endDate: body.testPeriod.endDate } } : {}),
-        days: dailyLogs.length,
-        totalFuelKg: total,
-        meanFuelKgPerDay: preciseSum(dailyLogs) / dailyLogs.length,
-      },
-      evidence: [
-        { id: claimUri, type: ['Evidence', 'KPTClaimRecord'], description: 'Canonical JSON (RFC 8785) of the verified claim' },
-        ...(body.evidence ?? []).map((e) => ({ id: e.uri, type: ['Evidence'], evidenceType: e.type, ...(e.description ? { description: e.description } : {}) })),
-      ],
-    },
-    key,
-    new Date(now),
-  );
-  return { credential: JSON.stringify(summary), verifiable_credential: JSON.stringify(vc), verified_at: now };
 }

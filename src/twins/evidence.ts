@@ -21,13 +21,16 @@ export interface EvidenceBlob {
   bytes: Buffer;
 }
 
-/** Stores text under its CID (idempotent: the same bytes always have the same CID). */
-export async function storeEvidence(sql: Sql, content: string, mediaType = 'application/json'): Promise<string> {
-  const bytes = Buffer.from(content, 'utf8');
-  const cid = cidOf(bytes);
-  const [insert, bindings] = insertInto('twin_evidence_blobs', { cid, media_type: mediaType, content, size: bytes.length, created_at: new Date().toISOString() });
+/** Stores text under its CID (`cidOf` its UTF-8 bytes); storing the same bytes again changes nothing. */
+export async function storeEvidence(sql: Sql, cid: string, content: string, mediaType = 'application/json'): Promise<void> {
+  const [insert, bindings] = insertInto('twin_evidence_blobs', {
+    cid,
+    media_type: mediaType,
+    content,
+    size: Buffer.byteLength(content, 'utf8'),
+    created_at: new Date().toISOString(),
+  });
   await sql.run(`${insert} on conflict (cid) do nothing`, bindings);
-  return cid;
 }
 
 export async function findEvidence(db: Db, cid: string): Promise<EvidenceBlob | undefined> {

@@ -3,6 +3,7 @@
 // chain query node reads entities, claims and collections through the repository functions).
 import type { Router } from 'express';
 import type { AreaContext } from '../app.ts';
+import { ClaimSealer } from './claim-sealer.ts';
 import { ClaimService } from './claims.service.ts';
 import { CollectionService } from './collections.service.ts';
 import { verifyCredential } from './credentials.ts';
@@ -21,7 +22,7 @@ export interface TwinsArea {
 }
 
 export function createTwinsArea(ctx: AreaContext): TwinsArea {
-  const { db, config } = ctx;
+  const { db, config, logger } = ctx;
   // A malformed configured key stops start-up instead of failing the first claim.
   if (config.VALIDATOR_PRIVATE_KEY) parseSeed(config.VALIDATOR_PRIVATE_KEY);
   let keyPromise: Promise<ValidatorKey> | undefined;
@@ -34,7 +35,9 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
   };
 
   const entities = new EntityService(db);
-  const claims = new ClaimService(db, { totalToleranceKg: config.KPT_TOTAL_TOLERANCE_KG, validatorKey });
+  const sealer = new ClaimSealer(validatorKey, (err) => logger.error({ err }, 'claim sealer thread failed; sealing claims on the request thread'));
+  ctx.onClose(() => sealer.close());
+  const claims = new ClaimService(db, { totalToleranceKg: config.KPT_TOTAL_TOLERANCE_KG, validatorKey, sealer });
   const collections = new CollectionService(db);
   const router = twinsRouter({
     entities,

@@ -139,3 +139,12 @@ export function evaluateKptRules(body: KptClaimRequest, ctx: RuleContext): RuleO
   const reasons = (failed.length ? failed : waiting).map((c) => ({ rule: c.rule, message: c.message }));
   return { status, checks, reasons };
 }
+
+/**
+ * Whether a claim could be verified at all: its rules evaluated with a documented selection
+ * method and an aligned claim of the other group, the context in which every rule passes most
+ * easily. A claim for which this is false is never verified, whatever the collection holds.
+ */
+export function canBeVerified(body: KptClaimRequest): boolean {
+  return evaluateKptRules(body, { collectionSelectionMethod: true, otherGroupClaims: 1, alignedOtherGroupClaims: 1 }).status === 'verified';
+}

@@ -1,0 +1,102 @@
+// The claim sealer: seals made on its thread are byte for byte the seals made in place, and
+// sealing goes on in place before the thread has loaded, after it fails and after close.
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import { sealClaim, type NormalisedClaim, type SealInput } from '../../src/twins/claim-seal.ts';
+import { ClaimSealer } from '../../src/twins/claim-sealer.ts';
+import { verifyCredential } from '../../src/twins/credentials.ts';
+import { didKeyFromPublicKey, privateKeyFromSeed, rawPublicKey, type ValidatorKey } from '../../src/twins/validator-key.ts';
+import { kptClaim } from './fixtures.ts';
+
+function validatorKey(): ValidatorKey {
+  const privateKey = privateKeyFromSeed(randomBytes(32));
+  const did = didKeyFromPublicKey(rawPublicKey(privateKey));
+  return { did, verificationMethod: `${did}#${did.slice('did:key:'.length)}`, privateKey };
+}
+
+function sealInput(n: number, withCredential = true): SealInput {
+  const claim = { ...kptClaim({ testGroup: n % 2 ? 'intervention' : 'reference' }), collectionId: `collection-${n}` } as NormalisedClaim;
+  return { id: `kpt_${randomBytes(16).toString('hex')}`, claim, submittedBy: 'did:ixo:entity:0000000000000000000000000000aaaa', at: new Date(Date.UTC(2026, 2, 5, 0, 0, n)).toISOString(), withCredential };
+}
+
+describe('claim sealer', function () {
+  this.timeout(30_000);
+  const key = validatorKey();
+  let sealer: ClaimSealer;
+  let failures: Error[];
+
+  beforeEach(() => {
+    failures = [];
+    sealer = new ClaimSealer(async () => key, (err) => failures.push(err));
+  });
+  afterEach(() => sealer.close());
+
+  it('seals on its thread exactly what sealing in place gives, and the credentials verify', async () => {
+    await sealer.whenReady();
+    expect(sealer.onThread).to.equal(true);
+    const inputs = Array.from({ length: 40 }, (_, n) => sealInput(n, n % 5 !== 0));
+    const seals = await Promise.all(inputs.map((input) => sealer.seal(input)));
+    seals.forEach((seal, n) => {
+      expect(seal).to.deep.equal(sealClaim(inputs[n]!, key));
+      expect(seal.canonical).to.include(inputs[n]!.id);
+      if (n % 5 === 0) return expect(seal.credential).to.equal(undefined);
+      const vc = JSON.parse(seal.credential!.verifiable_credential);
+      expect(vc.credentialSubject.claimId).to.equal(inputs[n]!.id);
+      expect(verifyCredential(vc, new Set([key.did])).verified).to.equal(true);
+    });
+    expect(failures).to.deep.equal([]);
+  });
+
+  it('seals in place until the thread has loaded', async () => {
+    const input = sealInput(1);
+    const seal = await sealer.seal(input);
+    expect(sealer.onThread).to.equal(false);
+    expect(seal).to.deep.equal(sealClaim(input, key));
+  });
+
+  it('a seal the thread cannot make fails as it would in place', async () => {
+    await sealer.whenReady();
+    const input = sealInput(2);
+    (input.claim.fuelMeasurements as { total: unknown }).total = 10n;
+    let inPlace: unknown;
+    try {
+      sealClaim(input, key);
+    } catch (err) {
+      inPlace = err;
+    }
+    expect(inPlace).to.be.instanceOf(TypeError);
+    let threaded: unknown;
+    await sealer.seal(input).catch((err) => (threaded = err));
+    expect(threaded).to.be.instanceOf(TypeError);
+    expect(String(threaded)).to.equal(String(inPlace));
+    expect(sealer.onThread, 'one bad input does not stop the thread').to.equal(true);
+  });
+
+  it('when the thread dies, seals in flight and later ones are made in place, and the failure is told once', async () => {
+    await sealer.whenReady();
+    const inputs = Array.from({ length: 30 }, (_, n) => sealInput(n));
+    const inFlight = inputs.map((input) => sealer.seal(input));
+    // The thread is private; ending it from outside is how a crash looks to the sealer.
+    await (sealer as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    const seals = await Promise.all(inFlight);
+    seals.forEach((seal, n) => expect(seal).to.deep.equal(sealClaim(inputs[n]!, key)));
+    expect(sealer.onThread).to.equal(false);
+    expect(failures).to.have.length(1);
+    expect(failures[0]!.message).to.match(/exited/);
+    const later = sealInput(99);
+    expect(await sealer.seal(later)).to.deep.equal(sealClaim(later, key));
+  });
+
+  it('after close it seals in place and starts no thread', async () => {
+    await sealer.whenReady();
+    await sealer.close();
+    expect(sealer.onThread).to.equal(false);
+    const input = sealInput(3);
+    expect(await sealer.seal(input)).to.deep.equal(sealClaim(input, key));
+    await sealer.whenReady().then(
+      () => expect.fail('a closed sealer started its thread'),
+      (err: Error) => expect(err.message).to.match(/closed/),
+    );
+    expect(failures).to.deep.equal([]);
+  });
+});
