@@ -7,9 +7,14 @@ import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { ClaimsQuery, EntityQuery } from '../../src/chain/services.ts';
 import { seedChainData } from './cases/chain.ts';
-import { connections, duration, measureHttp, startTarget, type Row } from './harness.ts';
+import { connections, duration, measureHttp, startTarget, warmup, type Row } from './harness.ts';
 
 async function grpcLoop(name: string, call: () => Promise<unknown>): Promise<Row> {
+  // The same warm-up as the HTTP rows get from measureHttp.
+  const warmEnd = performance.now() + warmup * 1000;
+  await Promise.all(Array.from({ length: connections }, async () => {
+    while (performance.now() < warmEnd) await call().catch(() => {});
+  }));
   const latencies: number[] = [];
   let errors = 0;
   const end = performance.now() + duration * 1000;

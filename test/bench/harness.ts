@@ -10,6 +10,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 export const duration = Number(process.env.BENCH_DURATION ?? 5);
 export const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** Seconds of the same load before each measured row, not counted: JIT compilation and lazily started threads settle first. */
+export const warmup = Number(process.env.BENCH_WARMUP ?? 1);
 
 export interface Target {
   child: ChildProcess;
@@ -47,8 +49,9 @@ export interface Row {
   non2xx: number;
 }
 
-/** Runs autocannon against 127.0.0.1 with the harness's bounds. */
+/** Runs autocannon against 127.0.0.1 with the harness's bounds: the warm-up, then the measured run. */
 export async function measureHttp(name: string, opts: Partial<autocannon.Options>): Promise<Row> {
+  if (warmup > 0) await autocannon({ connections, ...opts, duration: warmup } as autocannon.Options);
   const result = await autocannon({ connections, duration, ...opts } as autocannon.Options);
   return {
     name,
