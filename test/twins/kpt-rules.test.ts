@@ -1,6 +1,7 @@
-// The pure KPT rule helpers: day counting across month ends and leap days, float sums, overlaps.
+// The pure KPT rule helpers: day counting across month ends and leap days, float sums, overlaps,
+// and whether a claim can be verified at all (the sealer signs a credential only then).
 import { expect } from 'chai';
-import { inclusiveDays, measurementConflicts, periodsOverlap, preciseSum } from '../../src/twins/kpt-rules.ts';
+import { canBeVerified, evaluateKptRules, inclusiveDays, measurementConflicts, periodsOverlap, preciseSum } from '../../src/twins/kpt-rules.ts';
 import { kptClaim } from './fixtures.ts';
 
 describe('KPT rule helpers', () => {
@@ -34,5 +35,31 @@ describe('KPT rule helpers', () => {
   it('a leap-day period of three days matches three logs', () => {
     const claim = kptClaim({ testPeriod: { startDate: '2028-02-28', endDate: '2028-03-01', durationDays: 3 } });
     expect(measurementConflicts(claim, 0.01)).to.deep.equal([]);
+  });
+
+  it('canBeVerified is false exactly for claims that no collection could verify', () => {
+    const claims = {
+      complete: kptClaim(),
+      'no season': kptClaim({ externalFactors: { culturalEvents: ['none'], occupationalFactors: ['farming'] } }),
+      'no selection evidence': kptClaim({ evidence: [] }),
+      'no test period': kptClaim({ testPeriod: undefined }),
+      'no occupational factors': kptClaim({ externalFactors: { season: 'dry', culturalEvents: ['none'], occupationalFactors: [] } }),
+    };
+    expect(Object.fromEntries(Object.entries(claims).map(([name, claim]) => [name, canBeVerified(claim)]))).to.deep.equal({
+      complete: true,
+      'no season': false,
+      'no selection evidence': true,
+      'no test period': false,
+      'no occupational factors': false,
+    });
+    // Every context the database can give: verified somewhere implies canBeVerified.
+    for (const claim of Object.values(claims)) {
+      for (const collectionSelectionMethod of [false, true]) {
+        for (const [otherGroupClaims, alignedOtherGroupClaims] of [[0, 0], [1, 0], [3, 2]] as const) {
+          const { status } = evaluateKptRules(claim, { collectionSelectionMethod, otherGroupClaims, alignedOtherGroupClaims });
+          if (status === 'verified') expect(canBeVerified(claim)).to.equal(true);
+        }
+      }
+    }
   });
 });
