@@ -9,28 +9,30 @@ import { ClaimsQuery, EntityQuery } from '../../src/chain/services.ts';
 import { seedChainData } from './cases/chain.ts';
 import { connections, duration, measureHttp, startTarget, warmup, type Row } from './harness.ts';
 
-async function grpcLoop(name: string, call: () => Promise<unknown>): Promise<Row> {
-  // The same warm-up as the HTTP rows get from measureHttp.
-  const warmEnd = performance.now() + warmup * 1000;
-  await Promise.all(Array.from({ length: connections }, async () => {
-    while (performance.now() < warmEnd) await call().catch(() => {});
-  }));
-  const latencies: number[] = [];
-  let errors = 0;
-  const end = performance.now() + duration * 1000;
+/** Keeps `connections` calls in flight for `seconds`; tells each call's latency in ms, or undefined when it failed. */
+async function keepCalling(seconds: number, call: () => Promise<unknown>, outcome: (ms: number | undefined) => void): Promise<void> {
+  const end = performance.now() + seconds * 1000;
   const worker = async () => {
     while (performance.now() < end) {
       const t0 = performance.now();
       try {
         await call();
-        latencies.push(performance.now() - t0);
+        outcome(performance.now() - t0);
       } catch {
-        errors++;
+        outcome(undefined);
       }
     }
   };
-  const started = performance.now();
   await Promise.all(Array.from({ length: connections }, worker));
+}
+
+async function grpcLoop(name: string, call: () => Promise<unknown>): Promise<Row> {
+  // The same warm-up as the HTTP rows get from measureHttp.
+  await keepCalling(warmup, call, () => {});
+  const latencies: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  await keepCalling(duration, call, (ms) => (ms === undefined ? errors++ : latencies.push(ms)));
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
