@@ -1,6 +1,7 @@
 // Area D: the agent runtime and its plugins, composed for the app.
-import type { RequestHandler, Router } from 'express';
+import type { RequestHandler } from 'express';
 import type { AreaContext } from '../app.ts';
+import { scopedRouter } from '../platform/http/scope.ts';
 import { userPreferencesPlugin } from './plugins/user-preferences/index.ts';
 import { agentRouter } from './routes.ts';
 import { loadFeaturesMap } from './runtime/features.ts';
@@ -15,7 +16,7 @@ export interface AgentArea {
   /** Mount before the OpenAPI validator: 404 for routes of plugins that are not loaded. */
   unloadedRoutesGuard: RequestHandler;
   /** The runtime's and the loaded plugins' routes. */
-  routers: Router[];
+  routers: RequestHandler[];
 }
 
 /** Resolves the plugin set; a bad features map or manifest throws and stops boot. */
@@ -27,5 +28,5 @@ export function createAgentArea(ctx: Pick<AreaContext, 'config' | 'db' | 'logger
     db: ctx.db,
     logger: ctx.logger,
   });
-  return { runtime, unloadedRoutesGuard: runtime.unloadedRoutesGuard(), routers: [agentRouter(runtime), ...runtime.routers()] };
+  return { runtime, unloadedRoutesGuard: runtime.unloadedRoutesGuard(), routers: [scopedRouter(agentRouter(runtime), { prefixes: ['/agent'] }), ...runtime.routers()] };
 }

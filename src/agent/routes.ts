@@ -1,5 +1,5 @@
 // The orchestrator's HTTP surface of the runtime (/agent/...). Thin: the runtime does the work.
-import { Router } from 'express';
+import type { Router } from 'express';
 import type {
   AgentContext,
   AgentPlugins,
@@ -11,9 +11,10 @@ import type {
 import { principalOf } from '../platform/http/auth.ts';
 import { DEFAULT_ROOM_ID } from './runtime/plugin.ts';
 import type { AgentRuntime } from './runtime/runtime.ts';
+import { caseSensitiveRouter } from '../platform/http/scope.ts';
 
 export function agentRouter(runtime: AgentRuntime): Router {
-  const router = Router();
+  const router = caseSensitiveRouter();
 
   router.get('/agent/plugins', (_req, res) => {
     const body: AgentPlugins = runtime.report();

@@ -1,7 +1,6 @@
 // Area C: the protocol query node (gRPC) and the HTTP/JSON gateway built from the proto
 // annotations. See README "Area C" and ../shared/design/chain-gateway.md.
 import type { Router } from 'express';
-import express from 'express';
 import type { AreaContext } from '../app.ts';
 import { gatewayMounts, gatewayRouter } from './gateway/router.ts';
 import { buildRoutes, RouteTable } from './gateway/routes.ts';
@@ -10,6 +9,7 @@ import { ChainRepository } from './node/repository.ts';
 import { startGrpcNode } from './node/server.ts';
 import { queryServices, registerServices } from './node/services.ts';
 import { disabledMethodSet } from './services.ts';
+import { caseSensitiveRouter } from '../platform/http/scope.ts';
 
 export interface ChainArea {
   router: Router;
@@ -39,7 +39,7 @@ export async function createChainArea(ctx: AreaContext): Promise<ChainArea> {
 
   const gateway = gatewayRouter({ config, keys, logger, routes, upstream, disabled });
   // Case-sensitive like the upstream gateway: /Chain/... is not a route.
-  const router = express.Router({ caseSensitive: true });
+  const router = caseSensitiveRouter();
   for (const mount of gatewayMounts(config)) router.use(mount, gateway);
   return { router, grpcPort };
 }

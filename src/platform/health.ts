@@ -1,8 +1,9 @@
 // GET /health and GET / (spec B5). `database` comes from a real query with a timeout.
-import { Router } from 'express';
+import type { Router } from 'express';
 import type { Health, RootStatus } from '../../generated/openapi/types.gen.ts';
 import type { Config } from '../config.ts';
 import { pingDb, type Db } from './db/index.ts';
+import { caseSensitiveRouter } from './http/scope.ts';
 
 const startedAt = Date.now();
 
@@ -27,7 +28,7 @@ export function rootStatus(config: Config): RootStatus {
 }
 
 export function healthRouter(db: Db, config: Config): Router {
-  const router = Router();
+  const router = caseSensitiveRouter();
   router.get('/health', async (_req, res) => {
     const report = await healthReport(db, config);
     res.status(report.database === 'connected' ? 200 : 503).set('Cache-Control', 'no-store').json(report);

@@ -1,6 +1,6 @@
 // Area A's HTTP layer: thin handlers over the services. The OpenAPI validator has already
 // checked auth (401/403), parameters and bodies before these run.
-import { Router, type Request, type Response } from 'express';
+import type { Request, Response, Router } from 'express';
 import { principalOf } from '../platform/http/auth.ts';
 import { notFound } from '../platform/http/errors.ts';
 import type {
@@ -16,6 +16,7 @@ import type { ClaimService } from './claims.service.ts';
 import type { CollectionService } from './collections.service.ts';
 import type { EntityService } from './entities.service.ts';
 import { renderReportSvg } from './report.ts';
+import { caseSensitiveRouter } from '../platform/http/scope.ts';
 
 export interface TwinsRouteDeps {
   entities: EntityService;
@@ -30,7 +31,7 @@ const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 const int = (v: unknown) => (v === undefined ? undefined : Number(v));
 
 export function twinsRouter(deps: TwinsRouteDeps): Router {
-  const router = Router();
+  const router = caseSensitiveRouter();
   const link = (path: string) => `${deps.publicBaseUrl?.replace(/\/$/, '') ?? ''}${path}`;
 
   router.post('/v1/entities', async (req: Request, res: Response) => {

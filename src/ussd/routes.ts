@@ -1,13 +1,14 @@
 // HTTP edge of area B. The OpenAPI validator has already checked the request (its failures
 // render as `END Invalid input...`); handlers call the service and send its reply.
-import { Router, type RequestHandler } from 'express';
+import type { RequestHandler, Router } from 'express';
 import type { UssdDebugResponse, UssdRequest, UssdSessionsResponse } from '../../generated/openapi/types.gen.ts';
 import { notFound, sendUssdText } from '../platform/http/errors.ts';
 import type { UssdService } from './service.ts';
+import { caseSensitiveRouter } from '../platform/http/scope.ts';
 
 /** Before the validator: the rate limit for all of /api/ussd, and operator routes off unless enabled. */
 export function ussdGate(rateLimit: RequestHandler, debugEnabled: boolean): Router {
-  const router = Router();
+  const router = caseSensitiveRouter();
   router.use('/api/ussd', rateLimit);
   if (!debugEnabled) {
     router.use(['/api/ussd/debug', '/api/ussd/sessions'], (req, _res, next) => next(notFound(`No route for ${req.method} ${req.path}.`)));
@@ -16,7 +17,7 @@ export function ussdGate(rateLimit: RequestHandler, debugEnabled: boolean): Rout
 }
 
 export function ussdRouter(service: UssdService): Router {
-  const router = Router();
+  const router = caseSensitiveRouter();
 
   router.post('/api/ussd', async (req, res) => {
     const body = req.body as UssdRequest;

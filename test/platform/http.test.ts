@@ -12,7 +12,7 @@ import { AppError, errorHandler, grpcCodeForHttp, notFoundHandler } from '../../
 import { maskPhone, requestLogger } from '../../src/platform/logging.ts';
 import { listen } from '../../src/platform/server.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 
 describe('error module renders each area shape', () => {
   const app = express();
@@ -252,6 +252,28 @@ forEachDatabase('app assembly', (t) => {
     });
     expect(res.status).to.equal(404);
     expect((await fetch(`${server.baseUrl}/Health`)).status).to.equal(404);
+  });
+
+  it('every router matches case-sensitively: no other spelling reaches a handler past the validator', async () => {
+    const key = await createTestKey(t.db);
+    for (const path of ['/AGENT/PLUGINS', '/agent/PLUGINS', '/Agent/Tools', '/User-Preferences', '/v1/CLAIMS', '/api/USSD/sessions/x', '/HEALTH']) {
+      const res = await fetch(`${server.baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
+      expect(res.status, path).to.equal(404);
+      expect(res.headers.get('content-type'), path).to.match(/^application\/problem\+json/);
+    }
+  });
+
+  it('HEAD is authenticated and validated as the GET it runs', async () => {
+    const anonymous = await fetch(`${server.baseUrl}/agent/plugins`, { method: 'HEAD' });
+    expect(anonymous.status).to.equal(401);
+    expect(anonymous.headers.get('www-authenticate')).to.match(/^Bearer/);
+    expect((await fetch(`${server.baseUrl}/v1/entities/did:ixo:entity:00000000000000000000000000000099`, { method: 'HEAD' })).status).to.equal(401);
+    const key = await createTestKey(t.db);
+    const auth = { authorization: `Bearer ${key}` };
+    expect((await fetch(`${server.baseUrl}/agent/plugins`, { method: 'HEAD', headers: auth })).status).to.equal(200);
+    expect((await fetch(`${server.baseUrl}/v1/claims?limit=abc`, { method: 'HEAD', headers: auth })).status).to.equal(400);
+    expect((await fetch(`${server.baseUrl}/health`, { method: 'HEAD' })).status).to.equal(200);
+    expect((await fetch(`${server.baseUrl}/v1/claims`, { method: 'HEAD', headers: auth })).status).to.equal(200);
   });
 
   it('each area answers only its own paths, with and without a trailing slash', async () => {

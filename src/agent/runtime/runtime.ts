@@ -1,9 +1,10 @@
 // The agent runtime: resolves the plugin set once at boot, creates the loaded plugins, and
 // serves what an orchestrator needs per turn (tools, tool execution, hydrated state, prompt
 // sections). An excluded plugin was never created: no tools, routes, state or prompt section.
-import type { RequestHandler, Router } from 'express';
+import type { RequestHandler } from 'express';
 import type { AgentContext, AgentPlugins, ExcludedPlugin, PromptSection, ToolDefinition as ToolSchema } from '../../../generated/openapi/types.gen.ts';
 import { notFound } from '../../platform/http/errors.ts';
+import { scopedRouter } from '../../platform/http/scope.ts';
 import type { Logger } from '../../platform/logging.ts';
 import { resolvePlugins, type FeaturesSource } from './features.ts';
 import type { PluginManifest } from './manifest.ts';
@@ -17,11 +18,12 @@ export interface AgentRuntimeOptions extends PluginDeps {
   envNames: readonly string[];
 }
 
-/** Express routing is case-insensitive and ignores a trailing slash; so is the guard. */
-const routeKey = (path: string) => path.toLowerCase().replace(/\/+$/, '') || '/';
+/** Routes match case-sensitively and with or without a trailing slash (caseSensitiveRouter); so does the guard. */
+const routeKey = (path: string) => path.replace(/\/+$/, '') || '/';
 
 interface ActivePlugin {
   manifest: PluginManifest;
+  routePaths: string[];
   forced: boolean;
   instance: PluginInstance;
 }
@@ -48,7 +50,7 @@ export class AgentRuntime {
     for (const { plugin, forced } of resolution.loaded) {
       const instance = plugin.create({ db: opts.db, logger: opts.logger });
       this.tools.register(plugin, instance.tools ?? []);
-      this.active.push({ manifest: plugin.manifest, forced, instance });
+      this.active.push({ manifest: plugin.manifest, routePaths: plugin.routePaths ?? [], forced, instance });
     }
     for (const e of this.excluded) this.logger.info({ plugin: e.name, reason: e.reason }, `agent plugin excluded: ${e.detail}`);
     this.logger.info({ plugins: this.active.map((p) => p.manifest.name) }, 'agent plugins loaded');
@@ -107,9 +109,9 @@ export class AgentRuntime {
     }
   }
 
-  /** The loaded plugins' routers. */
-  routers(): Router[] {
-    return this.active.map((p) => p.instance.router).filter((r): r is Router => r !== undefined);
+  /** The loaded plugins' routers, each reached only on the paths its plugin declares (`routePaths`). */
+  routers(): RequestHandler[] {
+    return this.active.flatMap((p) => (p.instance.router ? [scopedRouter(p.instance.router, { paths: p.routePaths })] : []));
   }
 
   /**

@@ -1,7 +1,7 @@
 // The HTTP/JSON gateway: one Express router mounted under every configured prefix. It matches
 // the path against the annotation-derived route table, builds the request message, calls the
 // upstream node with a deadline and renders the answer as Cosmos JSON.
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import type { DescMethodUnary } from '@bufbuild/protobuf';
 import { ConnectError } from '@connectrpc/connect';
 import type { Config } from '../../config.ts';
@@ -15,6 +15,7 @@ import { renderMessage } from './render.ts';
 import { buildRequest, RequestParseError } from './request.ts';
 import { RouteTable } from './routes.ts';
 import type { Upstream } from './upstream.ts';
+import { caseSensitiveRouter } from '../../platform/http/scope.ts';
 
 export interface GatewayDeps {
   config: Config;
@@ -64,7 +65,7 @@ function sendGrpcError(res: Response, err: ConnectError): void {
 
 export function gatewayRouter(deps: GatewayDeps): Router {
   const { config, keys, routes, upstream, disabled, logger } = deps;
-  const router = express.Router({ caseSensitive: true, strict: false });
+  const router = caseSensitiveRouter();
   if (config.CHAIN_CORS_ORIGINS.length) router.use(cors(config.CHAIN_CORS_ORIGINS));
   if (config.CHAIN_GATEWAY_AUTH === 'apikey') router.use(requireApiKey(keys, 'chain:read'));
 

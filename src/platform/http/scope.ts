@@ -1,6 +1,6 @@
 // Routes each request only into the router of its own area: Express otherwise walks every
 // route layer of every router mounted before the matching one, on every request.
-import type { RequestHandler } from 'express';
+import { Router, type RequestHandler } from 'express';
 
 export interface RouterScope {
   /** The router serves these paths and everything under them. */
@@ -24,4 +24,13 @@ export function scopedRouter(router: RequestHandler, scope: RouterScope): Reques
     if (paths.has(path) || prefixes.some((p) => isUnder(path, p))) return router(req, res, next);
     next();
   };
+}
+
+/**
+ * A router whose paths match case-sensitively, as the app's own and the contract's do. Express
+ * routers ignore case by default, which would let `/AGENT/plugins` reach a handler past the
+ * validator, whose groups are case-sensitive.
+ */
+export function caseSensitiveRouter(): Router {
+  return Router({ caseSensitive: true });
 }
