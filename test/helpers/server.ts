@@ -4,7 +4,7 @@ import { createHearth, type Hearth } from '../../src/app.ts';
 import { configWith, type Config } from '../../src/config.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import { ApiKeyService, type Scope } from '../../src/platform/keys/service.ts';
-import { createLogger } from '../../src/platform/logging.ts';
+import { createLogger, type Logger } from '../../src/platform/logging.ts';
 import { listen } from '../../src/platform/server.ts';
 import { createClient, type Client } from '../../generated/openapi/client/index.ts';
 
@@ -17,9 +17,9 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(db: Db, env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(db: Db, env: Record<string, string> = {}, opts: { logger?: Logger } = {}): Promise<TestServer> {
   const config = configWith({ DATA_DIR: './data/test', GRPC_PORT: '0', ...env });
-  const hearth = await createHearth({ config, db, logger: createLogger(config) });
+  const hearth = await createHearth({ config, db, logger: opts.logger ?? createLogger(config) });
   const running = await listen(hearth.app, 0, '127.0.0.1', 1000);
   const baseUrl = `http://127.0.0.1:${running.port}`;
   return {

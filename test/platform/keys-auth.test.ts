@@ -1,11 +1,15 @@
+import { hash } from 'node:crypto';
+import { Writable } from 'node:stream';
 import express from 'express';
 import request from 'supertest';
 import { expect } from 'chai';
+import { pino } from 'pino';
 import { requireApiKey, principalOf } from '../../src/platform/http/auth.ts';
 import { errorHandler, notFoundHandler } from '../../src/platform/http/errors.ts';
 import { ApiKeyService } from '../../src/platform/keys/service.ts';
 import { createLogger } from '../../src/platform/logging.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
+import { createTestKey, startTestServer } from '../helpers/server.ts';
 
 forEachDatabase('API keys', (t) => {
   let keys: ApiKeyService;
@@ -131,5 +135,27 @@ forEachDatabase('API keys', (t) => {
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ did: 'did:ixo:entity:xyz' });
     });
+  });
+});
+
+forEachDatabase('API keys: a key that cannot be looked up', (t) => {
+  it('is a 500 with a generic body, never a 401; the cause is logged without the bound values', async () => {
+    let logs = '';
+    const logger = pino({ level: 'error' }, new Writable({ write: (c, _e, cb) => ((logs += String(c)), cb()) }));
+    const key = await createTestKey(t.db);
+    const server = await startTestServer(t.db, { API_KEY_CACHE_MS: '0' }, { logger });
+    await t.db.schema.renameTable('api_keys', 'api_keys_away');
+    try {
+      const res = await fetch(`${server.baseUrl}/agent/plugins`, { headers: { authorization: `Bearer ${key}` } });
+      expect(res.status).to.equal(500);
+      expect(res.headers.get('www-authenticate')).to.equal(null);
+      const body = await res.json();
+      expect(body).to.include({ status: 500, title: 'Internal Server Error', detail: 'An unexpected error occurred.' });
+      expect(logs).to.include('request failed').and.to.include('api_keys');
+      for (const secret of [key, hash('sha256', key, 'hex')]) expect(logs + JSON.stringify(body)).to.not.include(secret);
+    } finally {
+      await t.db.schema.renameTable('api_keys_away', 'api_keys');
+      await server.stop();
+    }
   });
 });

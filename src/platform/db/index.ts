@@ -1,5 +1,7 @@
 // Knex on SQLite (embedded default, a file under DATA_DIR) or PostgreSQL (DATABASE_URL).
-// Repositories are the only code that builds SQL, and the same code runs on both.
+// Repositories are the only code that builds SQL, and the same code runs on both. An error's
+// message carries its SQL with `?` placeholders, never the bound values (compileSqlOnError):
+// those are phone numbers, names, sealed PINs and key hashes, and errors are logged.
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import knex, { type Knex } from 'knex';
@@ -32,6 +34,7 @@ export function createDb(opts: DbOptions): Db {
   if (opts.url && /^postgres(ql)?:\/\//.test(opts.url)) {
     return knex({
       client: 'pg',
+      compileSqlOnError: false,
       connection: opts.url,
       searchPath: opts.schema ? [opts.schema] : undefined,
       pool: { min: 0, max: opts.poolMax, acquireTimeoutMillis: 5000 },
@@ -42,6 +45,7 @@ export function createDb(opts: DbOptions): Db {
   if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
   return knex({
     client: 'better-sqlite3',
+    compileSqlOnError: false,
     connection: { filename: file },
     useNullAsDefault: true,
     pool: {

@@ -4,7 +4,7 @@
 // without the scope 403. Routes outside the document (area C) use `requireApiKey`.
 import type { Request, RequestHandler } from 'express';
 import type { ApiKeyService, Principal, Scope } from '../keys/service.ts';
-import { forbidden, unauthorized } from './errors.ts';
+import { AppError, forbidden, internalFailure, unauthorized } from './errors.ts';
 
 const principals = new WeakMap<Request, Principal>();
 
@@ -25,10 +25,17 @@ export async function authorizeRequest(keys: ApiKeyService, req: Request, scopes
   return principal;
 }
 
-/** express-openapi-validator security handler for the `bearerAuth` scheme. */
+/**
+ * express-openapi-validator security handler for the `bearerAuth` scheme. A key that could not
+ * be looked up (the database failed) is a 500, never a 401 telling the caller its key is bad.
+ */
 export function bearerSecurityHandler(keys: ApiKeyService) {
   return async (req: Request, scopes: string[]): Promise<true> => {
-    await authorizeRequest(keys, req, scopes);
+    try {
+      await authorizeRequest(keys, req, scopes);
+    } catch (err) {
+      throw err instanceof AppError ? err : internalFailure(req, err);
+    }
     return true;
   };
 }

@@ -61,6 +61,19 @@ export const conflict = (detail: string, errors?: FieldError[], type = 'conflict
   new AppError(409, 'Conflict', { detail, errors, type });
 export const unavailable = (detail: string) => new AppError(503, 'Service Unavailable', { detail });
 
+/** Causes of failures thrown through a library that keeps only their status and message. */
+const hiddenCauses = new WeakMap<Request, unknown>();
+
+/**
+ * A 500 to throw through such a library (the OpenAPI validator's security step turns whatever a
+ * handler throws into a 401 carrying its message): the caller gets the generic 500, and the
+ * error handler logs `cause` itself, which the library would have dropped.
+ */
+export function internalFailure(req: Request, cause: unknown): Error {
+  hiddenCauses.set(req, cause);
+  return Object.assign(new Error('Internal Server Error'), { status: 500 });
+}
+
 export type ErrorShape = 'problem' | 'ussd' | 'cosmos';
 
 export const USSD_INVALID_INPUT = 'END Invalid input. Please try again.';
@@ -137,7 +150,7 @@ export function problemBody(err: AppError, req: Request) {
 export function errorHandler(logger: Logger, shapeFor: (req: Request) => ErrorShape): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const appErr = toAppError(err);
-    if (appErr.status >= 500) logger.error({ err: appErr.cause ?? err, path: req.path }, 'request failed');
+    if (appErr.status >= 500) logger.error({ err: hiddenCauses.get(req) ?? appErr.cause ?? err, path: req.path }, 'request failed');
     if (res.headersSent) return;
     const shape = shapeFor(req);
     if (shape === 'ussd') {
