@@ -84,9 +84,9 @@ export class UssdRepository {
     return rows.map((r: { id: string }) => r.id);
   }
 
-  /** Removes closed sessions and those (active or marked expired) expired at or before `expiredBy`; returns how many. */
+  /** Removes sessions of any status whose expiry is at or before `expiredBy`; returns how many. */
   sweepSessions(expiredBy: string): Promise<number> {
-    return this.db('ussd_sessions').where({ status: 'closed' }).orWhere('expires_at', '<=', expiredBy).delete();
+    return this.db('ussd_sessions').where('expires_at', '<=', expiredBy).delete();
   }
 
   // ---- accounts ---------------------------------------------------------------------------

@@ -473,8 +473,9 @@ export class UssdService {
   }
 
   /**
-   * Removes closed sessions and sessions idle for twice the idle time: an expired session stays
-   * one more idle period so a late hop still gets the expired reply, not a fresh session.
+   * Removes sessions idle for twice the idle time, closed ones included: a closed or expired
+   * session stays one more idle period, so a gateway's retry of its last hop still gets the
+   * stored reply (or the expired one) instead of replaying the session as a dial shortcut.
    */
   sweep(): Promise<number> {
     return this.repo.sweepSessions(new Date(this.now().getTime() - this.opts.idleSeconds * 1000).toISOString());

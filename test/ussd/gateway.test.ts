@@ -241,6 +241,28 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     }
   });
 
+  it('a session closed just now survives the sweep: the retry of its last hop gets the stored reply, not a replay', async () => {
+    const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60' });
+    const service = new UssdService(new UssdRepository(t.db), {
+      appName: 'Hearth', idleSeconds: 60, pins: new PinCipher(Buffer.alloc(32)), twins: new RecordingTwins(), logger: createLogger(configWith()), now: () => server.clock.now,
+    });
+    try {
+      const s = new GatewaySession([server.baseUrl]);
+      await s.dial();
+      const goodbye = await s.send('*');
+      expect(goodbye).to.match(/^END /);
+      server.clock.now = new Date(server.clock.now.getTime() + 30_000);
+      await service.sweep();
+      expect(await s.retry()).to.equal(goodbye);
+      // Two idle periods after its last hop it is gone.
+      server.clock.now = new Date(server.clock.now.getTime() + 100_000);
+      await service.sweep();
+      expect(await t.db('ussd_sessions').where({ id: s.sessionId }).first()).to.equal(undefined);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('database down: END Service temporarily unavailable', async () => {
     const db = t.open();
     const server = await startUssdServer(db);
