@@ -7,6 +7,7 @@ import { createAgentArea } from './agent/index.ts';
 import { createChainArea } from './chain/index.ts';
 import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
+import { rejectUnstorableInput } from './platform/http/input.ts';
 import { isUnder, scopedRouter } from './platform/http/scope.ts';
 import { ApiKeyService } from './platform/keys/service.ts';
 import { requestLogger, type Logger } from './platform/logging.ts';
@@ -71,6 +72,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(ussd.gate);
   app.use(express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: false, limit: config.BODY_LIMIT }));
+  app.use(rejectUnstorableInput());
   // Routes of plugins that are off answer 404 before the validator (which knows every documented route).
   app.use(agent.unloadedRoutesGuard);
   app.use(openApiRequestValidator(ctx.keys));

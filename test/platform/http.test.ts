@@ -9,6 +9,7 @@ import { expect } from 'chai';
 import { pino } from 'pino';
 import { didSyntaxError, isDid } from '../../src/platform/did.ts';
 import { AppError, errorHandler, grpcCodeForHttp, notFoundHandler } from '../../src/platform/http/errors.ts';
+import { jsonPointer, unstorableValue } from '../../src/platform/http/input.ts';
 import { maskPhone, requestLogger } from '../../src/platform/logging.ts';
 import { listen } from '../../src/platform/server.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
@@ -90,6 +91,21 @@ describe('error module renders each area shape', () => {
 
   it('maps HTTP statuses to gRPC codes', () => {
     expect([400, 401, 403, 404, 409, 429, 501, 503, 504, 500].map(grpcCodeForHttp)).to.deep.equal([3, 16, 7, 5, 10, 8, 12, 14, 4, 13]);
+  });
+});
+
+describe('request values that cannot be stored', () => {
+  it('RFC 6901 pointers escape ~ and /', () => {
+    expect(jsonPointer('body', 'a/b', 'c~d', 0)).to.equal('/body/a~1b/c~0d/0');
+  });
+
+  it('finds the first NUL string or key, non-finite number, or over-deep nesting', () => {
+    expect(unstorableValue({ a: [1, 'ok', { b: null, c: true }] })).to.equal(undefined);
+    expect(unstorableValue({ a: [1, 'x\u0000'] }, ['body'])).to.deep.include({ pointer: '/body/a/1', rule: 'no-nul-character' });
+    expect(unstorableValue({ 'k\u0000': 1 }, ['body'])).to.deep.include({ pointer: '/body/k\u0000', rule: 'no-nul-character' });
+    expect(unstorableValue(JSON.parse('{"n":[1e400]}'), ['body'])).to.deep.include({ pointer: '/body/n/0', rule: 'finite-number' });
+    expect(unstorableValue(JSON.parse('['.repeat(70) + ']'.repeat(70)))).to.deep.include({ rule: 'max-depth' });
+    expect(unstorableValue(JSON.parse('['.repeat(60) + ']'.repeat(60)))).to.equal(undefined);
   });
 });
 
@@ -274,6 +290,28 @@ forEachDatabase('app assembly', (t) => {
     expect((await fetch(`${server.baseUrl}/v1/claims?limit=abc`, { method: 'HEAD', headers: auth })).status).to.equal(400);
     expect((await fetch(`${server.baseUrl}/health`, { method: 'HEAD' })).status).to.equal(200);
     expect((await fetch(`${server.baseUrl}/v1/claims`, { method: 'HEAD', headers: auth })).status).to.equal(200);
+  });
+
+  it('a NUL character or a number JSON cannot hold is a 400 naming it, in every area, and nothing is stored', async () => {
+    const key = await createTestKey(t.db);
+    const post = (path: string, body: string) =>
+      fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+    const collection = await post('/v1/collections', '{"id":"nul-test","name":"a\\u0000b"}');
+    expect(collection.status).to.equal(400);
+    expect((await collection.json()).errors).to.deep.equal([{ pointer: '/body/name', message: 'must not contain the NUL character (U+0000)', rule: 'no-nul-character' }]);
+    expect(await t.db('kpt_collections').where({ id: 'nul-test' }).first()).to.equal(undefined);
+    const entity = await post('/v1/entities', '{"type":"Device","properties":{"a/b":{"z":-1e999}}}');
+    expect(entity.status).to.equal(400);
+    expect((await entity.json()).errors).to.deep.equal([{ pointer: '/body/properties/a~1b/z', message: 'must be a finite number', rule: 'finite-number' }]);
+    const query = await fetch(`${server.baseUrl}/user-preferences?roomId=a%00b`, { headers: { authorization: `Bearer ${key}` } });
+    expect(query.status).to.equal(400);
+    expect((await query.json()).errors[0]).to.include({ pointer: '/query/roomId', rule: 'no-nul-character' });
+    const ussd = await post('/api/ussd', JSON.stringify({ sessionId: 'nul-test', serviceCode: '*384#', phoneNumber: '+254712345678', text: '1\u0000' }));
+    expect(await ussd.text()).to.equal('END Invalid input. Please try again.');
+    expect(await t.db('ussd_sessions').where({ id: 'nul-test' }).first()).to.equal(undefined);
+    const chain = await fetch(`${server.baseUrl}/chain/entity?pagination.key=%00`);
+    expect(chain.status).to.equal(400);
+    expect(await chain.json()).to.include({ code: 3 });
   });
 
   it('each area answers only its own paths, with and without a trailing slash', async () => {
