@@ -167,13 +167,18 @@ forEachDatabase('twin entities and protocols', (t) => {
     expect((await create({ type: 'Device', services: [{ id: '#x', type: 'LinkedDomains', endpoint: 'ipfs://bafkreiabc' }] })).status).to.equal(201);
   });
 
-  it('400 for a number property too large to be finite (it would be stored as null)', async () => {
-    const body = `{"type":"CleanCookingDevice","protocol":"${protocol.did}","properties":{"ratedPowerW":1.5e400}}`;
-    const before = await twinsTableContents(t.db);
-    const res = await fetch(`${h.server.baseUrl}/v1/entities`, { method: 'POST', headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' }, body });
-    expect(res.status).to.equal(400);
-    expect((await res.json()).errors[0]).to.include({ pointer: '/body/properties/ratedPowerW', rule: 'property-type' });
-    expect(await twinsTableContents(t.db)).to.deep.equal(before);
+  it('400 for a number too large to be finite anywhere in the body (it would be stored as null)', async () => {
+    const cases: [string, string][] = [
+      [`{"type":"CleanCookingDevice","protocol":"${protocol.did}","properties":{"ratedPowerW":1.5e400}}`, '/body/properties/ratedPowerW'],
+      ['{"type":"Device","properties":{"x":1,"y":{"z":-1e999}}}', '/body/properties/y/z'],
+    ];
+    for (const [body, pointer] of cases) {
+      const before = await twinsTableContents(t.db);
+      const res = await fetch(`${h.server.baseUrl}/v1/entities`, { method: 'POST', headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' }, body });
+      expect(res.status).to.equal(400);
+      expect((await res.json()).errors[0]).to.include({ pointer, rule: 'finite-number' });
+      expect(await twinsTableContents(t.db)).to.deep.equal(before);
+    }
   });
 
   it('updates by the controller only, re-checking the protocol', async () => {
