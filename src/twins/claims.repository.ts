@@ -32,6 +32,8 @@ export interface ClaimRow {
 }
 
 export type NewClaimRow = Omit<ClaimRow, 'seq'>;
+/** A claim found by Idempotency-Key; `request_hash` is null for keys bound before it was recorded. */
+export type IdempotentClaimRow = ClaimRow & { request_hash: string | null };
 export type HouseholdClaimRow = Pick<ClaimRow, 'id' | 'claim_key' | 'collection_id' | 'test_group' | 'status' | 'start_date' | 'end_date' | 'daily_logs'>;
 
 export function claimFromRow(r: ClaimRow): KptClaim {
@@ -83,18 +85,24 @@ export class ClaimRepository {
     return this.sql.one<ClaimRow>('select * from kpt_claims where claim_key = ?', [claimKey]);
   }
 
-  /** The claim a caller's Idempotency-Key is bound to. */
-  async findByIdempotencyKey(principalDid: string, key: string): Promise<ClaimRow | undefined> {
-    return this.sql.one<ClaimRow>(
-      `select kpt_claims.* from kpt_claims join kpt_idempotency_keys k on k.claim_id = kpt_claims.id
+  /** The claim a caller's Idempotency-Key is bound to, with the hash of the request it came with. */
+  async findByIdempotencyKey(principalDid: string, key: string): Promise<IdempotentClaimRow | undefined> {
+    return this.sql.one<IdempotentClaimRow>(
+      `select kpt_claims.*, k.request_hash from kpt_claims join kpt_idempotency_keys k on k.claim_id = kpt_claims.id
        where k.principal_did = ? and k.idempotency_key = ?`,
       [principalDid, key],
     );
   }
 
   /** Binds a caller's key to a claim; a key already bound stays as it is (`ifUnbound`: the caller checks). */
-  async bindIdempotencyKey(principalDid: string, key: string, claimId: string, at: string, ifUnbound = false): Promise<void> {
-    const [insert, bindings] = insertInto('kpt_idempotency_keys', { principal_did: principalDid, idempotency_key: key, claim_id: claimId, created_at: at });
+  async bindIdempotencyKey(principalDid: string, key: string, binding: { claimId: string; requestHash: string; at: string }, ifUnbound = false): Promise<void> {
+    const [insert, bindings] = insertInto('kpt_idempotency_keys', {
+      principal_did: principalDid,
+      idempotency_key: key,
+      claim_id: binding.claimId,
+      request_hash: binding.requestHash,
+      created_at: binding.at,
+    });
     await this.sql.run(ifUnbound ? `${insert} on conflict (principal_did, idempotency_key) do nothing` : insert, bindings);
   }
 

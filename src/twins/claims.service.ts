@@ -13,7 +13,7 @@ import type {
   TestGroup,
 } from '../../generated/openapi/types.gen.ts';
 import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';
-import { ClaimRepository, claimFromRow, findClaimById, type ClaimRow, type HouseholdClaimRow, type NewClaimRow } from './claims.repository.ts';
+import { ClaimRepository, claimFromRow, findClaimById, type ClaimRow, type HouseholdClaimRow, type IdempotentClaimRow, type NewClaimRow } from './claims.repository.ts';
 import { findCollectionForUpdate } from './collections.repository.ts';
 import { credentialColumns, type ClaimSeal, type NormalisedClaim } from './claim-seal.ts';
 import type { ClaimSealer } from './claim-sealer.ts';
@@ -73,6 +73,19 @@ function claimKeyOf(b: NormalisedClaim): string {
 
 const periodOf = (b: KptClaimRequest) => (b.testPeriod ? { start: b.testPeriod.startDate, end: b.testPeriod.endDate } : undefined);
 
+/** A caller's Idempotency-Key and the hash of the whole (normalised) request sent with it. */
+interface Idempotency {
+  key: string;
+  requestHash: string;
+}
+
+/**
+ * Whether a claim bound to a key was bound by this same request. Keys bound before request
+ * hashes were recorded fall back to the claim's measurement key.
+ */
+const isSameRequest = (bound: IdempotentClaimRow, idempotency: Idempotency, claimKey: string) =>
+  bound.request_hash !== null ? bound.request_hash === idempotency.requestHash : bound.claim_key === claimKey;
+
 /** Thrown inside the transaction to roll it back and answer with a claim already stored. */
 class ReplayFound {
   constructor(readonly row: ClaimRow) {}
@@ -101,6 +114,7 @@ export class ClaimService {
 
     const claim = normalise(body);
     const claimKey = claimKeyOf(claim);
+    const idempotency = opts.idempotencyKey ? { key: opts.idempotencyKey, requestHash: sha256hex(jcs(claim)) } : undefined;
     const key = await this.opts.validatorKey();
     // Sealed before the transaction, on the sealer thread, so the transaction only decides and
     // stores; the credential is signed whenever the claim could turn out verified.
@@ -109,18 +123,25 @@ export class ClaimService {
     const seal = await this.opts.sealer.seal({ id, claim, submittedBy: principal.did, at, withCredential: canBeVerified(claim) });
 
     try {
-      const row = await inTransaction(this.db, (sql) => this.storeAndVerify(sql, principal, { id, at, claim, claimKey, seal }, key, opts.idempotencyKey));
+      const row = await inTransaction(this.db, (sql) => this.storeAndVerify(sql, principal, { id, at, claim, claimKey, seal }, key, idempotency));
       return { created: true, claim: claimFromRow(row) };
     } catch (err) {
       if (err instanceof ReplayFound) {
-        if (opts.idempotencyKey) await this.bindReplayedKey(principal, opts.idempotencyKey, err.row);
+        if (idempotency) await this.bindReplayedKey(principal, idempotency, err.row, claimKey);
         return { created: false, claim: claimFromRow(err.row) };
       }
-      // A concurrent identical submission committed first: answer with its claim.
+      // A concurrent submission with the same key, or of the same claim, committed first.
       if (isUniqueViolation(err)) {
-        const winner = (opts.idempotencyKey && (await this.repo.findByIdempotencyKey(principal.did, opts.idempotencyKey))) || (await this.repo.findByClaimKey(claimKey));
-        if (winner && winner.claim_key === claimKey) return { created: false, claim: claimFromRow(winner) };
-        if (winner) throw idempotencyReuse(opts.idempotencyKey!);
+        const bound = idempotency && (await this.repo.findByIdempotencyKey(principal.did, idempotency.key));
+        if (bound) {
+          if (isSameRequest(bound, idempotency, claimKey)) return { created: false, claim: claimFromRow(bound) };
+          throw idempotencyReuse(idempotency.key);
+        }
+        const winner = await this.repo.findByClaimKey(claimKey);
+        if (winner) {
+          if (idempotency) await this.bindReplayedKey(principal, idempotency, winner, claimKey);
+          return { created: false, claim: claimFromRow(winner) };
+        }
       }
       throw err;
     }
@@ -131,7 +152,7 @@ export class ClaimService {
     principal: Principal,
     { id, at: now, claim, claimKey, seal }: { id: string; at: string; claim: NormalisedClaim; claimKey: string; seal: ClaimSeal },
     key: ValidatorKey,
-    idempotencyKey: string | undefined,
+    idempotency: Idempotency | undefined,
   ): Promise<ClaimRow> {
     const claims = new ClaimRepository(sql);
     const collection = await findCollectionForUpdate(sql, claim.collectionId);
@@ -144,10 +165,10 @@ export class ClaimService {
     if (household && household.controller !== principal.did) {
       throw forbidden(`${claim.householdId} is a registered entity controlled by ${household.controller}; only its controller may submit claims for it.`);
     }
-    if (idempotencyKey) {
-      const previous = await claims.findByIdempotencyKey(principal.did, idempotencyKey);
-      if (previous && previous.claim_key === claimKey) throw new ReplayFound(previous);
-      if (previous) throw idempotencyReuse(idempotencyKey);
+    if (idempotency) {
+      const previous = await claims.findByIdempotencyKey(principal.did, idempotency.key);
+      if (previous && isSameRequest(previous, idempotency, claimKey)) throw new ReplayFound(previous);
+      if (previous) throw idempotencyReuse(idempotency.key);
     }
     await claims.lockHousehold(claim.householdId);
     const householdClaims = await claims.findByHousehold(claim.householdId);
@@ -198,7 +219,7 @@ export class ClaimService {
       Object.assign(row, seal.credential);
     }
     await claims.insert(row);
-    if (idempotencyKey) await claims.bindIdempotencyKey(principal.did, idempotencyKey, id, now);
+    if (idempotency) await claims.bindIdempotencyKey(principal.did, idempotency.key, { claimId: id, requestHash: idempotency.requestHash, at: now });
 
     // This claim may be the other group's missing aligned partner.
     if (outcome.status !== 'rejected' && period && partners.alignedPending > 0) {
@@ -213,10 +234,10 @@ export class ClaimService {
    * A key first sent with a request that found its claim already stored is bound to that claim
    * too (outside the rolled-back transaction), so reusing it for another body is refused later.
    */
-  private async bindReplayedKey(principal: Principal, idempotencyKey: string, row: ClaimRow): Promise<void> {
-    await this.repo.bindIdempotencyKey(principal.did, idempotencyKey, row.id, new Date().toISOString(), true);
-    const bound = await this.repo.findByIdempotencyKey(principal.did, idempotencyKey);
-    if (bound && bound.id !== row.id) throw idempotencyReuse(idempotencyKey);
+  private async bindReplayedKey(principal: Principal, idempotency: Idempotency, row: ClaimRow, claimKey: string): Promise<void> {
+    await this.repo.bindIdempotencyKey(principal.did, idempotency.key, { claimId: row.id, requestHash: idempotency.requestHash, at: new Date().toISOString() }, true);
+    const bound = await this.repo.findByIdempotencyKey(principal.did, idempotency.key);
+    if (bound && !isSameRequest(bound, idempotency, claimKey)) throw idempotencyReuse(idempotency.key);
   }
 
   /** Re-runs the rules for a pending claim; stores the new status (and credential when verified). */

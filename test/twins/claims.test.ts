@@ -331,6 +331,32 @@ forEachDatabase('KPT claims', (t) => {
       expect((await submit(kptClaim(), { idempotencyKey: 'req-0002', key: h.otherKey })).status).to.equal(201);
     });
 
+    it('409 for a key reused with a body that differs only outside the measurements; nothing of it is stored', async () => {
+      const body = kptClaim();
+      const first = await submit(body, { idempotencyKey: 'req-0004' });
+      expect(first.status).to.equal(201);
+      const other = { ...body, externalFactors: { ...body.externalFactors!, season: 'a different season' } };
+      const p = await rejected(other, 409, { idempotencyKey: 'req-0004' });
+      expect(p.errors![0]).to.include({ pointer: '/headers/idempotency-key', rule: 'idempotency-key-reuse' });
+      // The same body in another member order is the same request.
+      const reordered = Object.fromEntries(Object.entries(body).reverse());
+      const again = await submit(reordered, { idempotencyKey: 'req-0004' });
+      expect(again.status).to.equal(200);
+      expect(again.claim).to.deep.equal(first.claim);
+    });
+
+    it('a retry gets its first result even after that rejected claim was corrected by another request', async () => {
+      const body = kptClaim({ externalFactors: { season: 'dry' } });
+      const first = await submit(body, { idempotencyKey: 'req-0005' });
+      expect(first.claim.status).to.equal('rejected');
+      const fixed = await submit({ ...body, externalFactors: { season: 'dry', culturalEvents: ['none'], occupationalFactors: ['none'] } }, { idempotencyKey: 'req-0006' });
+      expect(fixed.status).to.equal(201);
+      const retry = await submit(body, { idempotencyKey: 'req-0005' });
+      expect(retry.status).to.equal(200);
+      expect(retry.claim.id).to.equal(first.claim.id);
+      expect(retry.claim.status).to.equal('rejected');
+    });
+
     it('a key first sent with a resubmission is bound to the stored claim it answered with', async () => {
       const x = kptClaim();
       const created = await submit(x);
