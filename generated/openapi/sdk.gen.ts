@@ -20,6 +20,8 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
 
 /**
  * Liveness probe
+ *
+ * Probes may add any query string (cache busting, probe ids); it is ignored.
  */
 export const getRoot = <ThrowOnError extends boolean = false>(options?: Options<GetRootData, ThrowOnError>) => (options?.client ?? client).get<GetRootResponses, unknown, ThrowOnError>({ url: '/', ...options });
 
@@ -111,6 +113,8 @@ export const listUssdSessions = <ThrowOnError extends boolean = false>(options?:
 
 /**
  * Service and database health
+ *
+ * Probes may add any query string (cache busting, probe ids); it is ignored.
  */
 export const getHealth = <ThrowOnError extends boolean = false>(options?: Options<GetHealthData, ThrowOnError>) => (options?.client ?? client).get<GetHealthResponses, GetHealthErrors, ThrowOnError>({ url: '/health', ...options });
 

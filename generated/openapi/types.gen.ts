@@ -245,7 +245,7 @@ export type EntityCreateRequest = {
         [key: string]: unknown;
     };
     /**
-     * For an entity, role -> DID of an existing entity (of the type the protocol declares for the role). For a Protocol, role -> entity type.
+     * For an entity, role -> DID of an existing entity (of the type the protocol declares for the role). For a Protocol, role -> entity type. Role names are 1 to 128 characters.
      */
     relationships?: {
         [key: string]: string;

@@ -109,8 +109,6 @@ export class ClaimService {
   async submit(principal: Principal, body: KptClaimRequest, opts: { idempotencyKey?: string } = {}): Promise<SubmitResult> {
     assertMatchesSchema<KptClaimRequest>('KptClaimRequest', body, 'KPT claim');
     assertNoFieldErrors(didErrors([['/body/householdId', body.householdId]]), 'The body is not a valid KPT claim');
-    const conflicts = measurementConflicts(body, this.opts.totalToleranceKg);
-    if (conflicts.length) throw conflict(`The measurement data conflict: ${conflicts.map((c) => c.message).join('; ')}`, conflicts, 'conflicting-measurements');
 
     const claim = normalise(body);
     const claimKey = claimKeyOf(claim);
@@ -165,6 +163,10 @@ export class ClaimService {
     if (household && household.controller !== principal.did) {
       throw forbidden(`${claim.householdId} is a registered entity controlled by ${household.controller}; only its controller may submit claims for it.`);
     }
+    // After the 400 (no collection) and 403 above: a conflict is only worth reporting to a caller
+    // who may submit the claim at all.
+    const conflicts = measurementConflicts(claim, this.opts.totalToleranceKg);
+    if (conflicts.length) throw conflict(`The measurement data conflict: ${conflicts.map((c) => c.message).join('; ')}`, conflicts, 'conflicting-measurements');
     if (idempotency) {
       const previous = await claims.findByIdempotencyKey(principal.did, idempotency.key);
       if (previous && isSameRequest(previous, idempotency, claimKey)) throw new ReplayFound(previous);
@@ -296,6 +298,7 @@ export class ClaimService {
   }
 
   async list(filter: ClaimListFilter): Promise<KptClaimPage> {
+    assertNoFieldErrors(didErrors([['/query/household', filter.household]]), 'The filter is invalid');
     const limit = filter.limit ?? 50;
     const rows = await this.repo.list({ ...filter, afterSeq: decodeCursor(filter.cursor), limit });
     return pageOf(rows, limit, claimFromRow);

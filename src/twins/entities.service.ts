@@ -95,6 +95,10 @@ export class EntityService {
   }
 
   async list(filter: EntityListFilter): Promise<EntityPage> {
+    assertNoFieldErrors(
+      didErrors([['/query/protocol', filter.protocol], ['/query/controller', filter.controller], ['/query/relatedTo', filter.relatedTo]]),
+      'The filter is invalid',
+    );
     const limit = filter.limit ?? 50;
     const rows = await new EntityRepository(this.db).list({ ...filter, afterSeq: decodeCursor(filter.cursor), limit });
     return pageOf(rows, limit, entityFromRow);

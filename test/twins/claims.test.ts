@@ -106,14 +106,27 @@ forEachDatabase('KPT claims', (t) => {
       expect(p.errors![0]).to.include({ pointer: '/body/collectionId', rule: 'collection-exists' });
     });
 
+    it('an unknown collection is a 400 even when the measurements also conflict', async () => {
+      const p = await rejected(kptClaim({ collectionId: 'no-such-campaign', fuelMeasurements: { total: 9, dailyLogs: [2, 2, 2] } }), 400);
+      expect(p.errors![0]).to.include({ pointer: '/body/collectionId', rule: 'collection-exists' });
+    });
+
     it('403 when the household is a registered entity the caller does not control; its controller may submit', async () => {
       const created = await createEntity({ client: h.server.client, auth: h.otherKey, body: { type: 'Household', properties: {} } });
       const household = created.data!.did;
       expect(created.data!.controller).to.equal(OTHER_DID);
       const p = await rejected(kptClaim({ householdId: household }), 403);
       expect(p.detail).to.match(/controller/);
+      // Before any 409: a caller who may not submit for the household learns nothing of its data.
+      await rejected(kptClaim({ householdId: household, fuelMeasurements: { total: 9, dailyLogs: [2, 2, 2] } }), 403);
       expect((await submit(kptClaim({ householdId: household }), { key: h.otherKey })).status).to.equal(201);
     });
+  });
+
+  it('400 for a household filter that is not a DID', async () => {
+    const res = await fetch(`${h.server.baseUrl}/v1/claims?household=notadid`, { headers: { authorization: `Bearer ${h.key}` } });
+    expect(res.status).to.equal(400);
+    expect((await res.json()).errors[0]).to.include({ pointer: '/query/household', rule: 'did-syntax' });
   });
 
   describe('rule 1: at least 3 days', () => {

@@ -147,6 +147,22 @@ forEachDatabase('twin entities and protocols', (t) => {
     }
   });
 
+  it('400 for a relationship role name longer than 128 characters, on both databases', async () => {
+    const role = 'r'.repeat(129);
+    const p = await rejected({ type: 'Device', relationships: { [role]: oracle.did } }, 400);
+    expect(p.errors![0]!.pointer).to.equal('/body/relationships');
+    expect(p.detail).to.match(/128/);
+    expect((await create({ type: 'Device', relationships: { ['r'.repeat(128)]: oracle.did } })).status).to.equal(201);
+  });
+
+  it('400 for a DID filter that is not a DID, naming the parameter', async () => {
+    for (const name of ['protocol', 'controller', 'relatedTo']) {
+      const res = await fetch(`${h.server.baseUrl}/v1/entities?${name}=notadid`, { headers: { authorization: `Bearer ${h.key}` } });
+      expect(res.status, name).to.equal(400);
+      expect((await res.json()).errors[0], name).to.include({ pointer: `/query/${name}`, rule: 'did-syntax' });
+    }
+  });
+
   it('400 for a credential issuer that is a DID URL, on create and on update', async () => {
     const p = await rejected({ type: 'Device', verifiableCredential: [{ type: 'Cert', issuer: 'did:ixo:x/y' }] }, 400);
     expect(p.errors![0]).to.include({ pointer: '/body/verifiableCredential/0/issuer', rule: 'did-syntax' });
