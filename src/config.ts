@@ -85,7 +85,11 @@ const chainSchema = {
   CHAIN_CORS_ORIGINS: list.default([]),
   CHAIN_DISABLED_METHODS: list.default([]),
   // Module params answered by the embedded node (a real chain keeps them in governance state).
-  CHAIN_TOKEN_IXO1155_CONTRACT_CODE: z.string().regex(/^\d{1,20}$/, 'must be an unsigned integer').default('0'),
+  CHAIN_TOKEN_IXO1155_CONTRACT_CODE: z
+    .string()
+    .regex(/^\d{1,20}$/, 'must be an unsigned integer')
+    .refine((v) => BigInt(v) < 2n ** 64n, 'must fit in a uint64 (at most 18446744073709551615)')
+    .default('0'),
   CHAIN_ENTITY_NFT_CONTRACT_ADDRESS: z.string().default(''),
   CHAIN_ENTITY_NFT_CONTRACT_MINTER: z.string().default(''),
   CHAIN_CLAIMS_IXO_ACCOUNT: z.string().default(''),

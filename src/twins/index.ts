@@ -53,7 +53,7 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
   return { router, entities, claims, collections, validatorKey };
 }
 
-export { EntityService } from './entities.service.ts';
+export { EntityService, PROTOCOL_TYPE } from './entities.service.ts';
 export { ClaimService, type SubmitResult, type ClaimListFilter } from './claims.service.ts';
 export { CollectionService } from './collections.service.ts';
 export {

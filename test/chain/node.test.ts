@@ -39,7 +39,7 @@ forEachDatabase('chain routes over the embedded node', (t) => {
     auth = { authorization: `Bearer ${await createTestKey(t.db, { principalDid: CONTROLLER })}` };
     const client = server.client;
 
-    const protocol = await createEntity({ client, headers: auth, body: { type: 'Protocol', properties: { model: 'string' }, relationships: {} } as any });
+    const protocol = await createEntity({ client, headers: auth, body: { type: 'Protocol', properties: { model: 'string' }, relationships: { verifier: 'OracleEntity' } } as any });
     expect(protocol.response.status, JSON.stringify(protocol.error)).to.equal(201);
     protocolDid = (protocol.data as any).did;
     dids.push(protocolDid);
@@ -131,6 +131,10 @@ forEachDatabase('chain routes over the embedded node', (t) => {
           metadata: { versionId: `${deviceDid}#${device.updatedAt}`, created, updated, deactivated: false },
         },
       });
+    });
+
+    it("a Protocol's relationships name entity types, not linked entities", async () => {
+      expect((await get(`/chain/entity/${protocolDid}/iiddocument`)).body.iidDocument.linkedEntity).to.deep.equal([]);
     });
 
     it('GET /chain/entity/{id}/metadata, /iiddocument and /verified', async () => {
@@ -292,6 +296,10 @@ forEachDatabase('chain routes over the embedded node', (t) => {
       expect(foreign.body.code).to.equal(3);
       const notUtf8 = await get(`/chain/entity?pagination.key=${encodeURIComponent(Buffer.from([0xff, 0xfe]).toString('base64'))}`);
       expect(notUtf8.status).to.equal(400);
+      // Digits, but beyond any sequence number (PostgreSQL's integer column would fail the query).
+      const tooLarge = await get(`/chain/entity?pagination.key=${Buffer.from('99999999999').toString('base64')}`);
+      expect(tooLarge.status).to.equal(400);
+      expect(tooLarge.body.code).to.equal(3);
     });
 
     it('pages claims and collections the same way', async () => {

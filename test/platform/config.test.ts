@@ -22,6 +22,10 @@ describe('config', () => {
     expect(c.DATABASE_URL).to.equal('postgres://u@h/db');
   });
 
+  it('takes the largest uint64 as a contract code', () => {
+    expect(loadConfig({ CHAIN_TOKEN_IXO1155_CONTRACT_CODE: '18446744073709551615' }).CHAIN_TOKEN_IXO1155_CONTRACT_CODE).to.equal('18446744073709551615');
+  });
+
   it('treats an empty string as unset', () => {
     expect(loadConfig({ PORT: '' }).PORT).to.equal(3000);
   });
@@ -34,6 +38,7 @@ describe('config', () => {
     ['TRUST_PROXY_ENABLED', 'maybe'],
     ['LOG_LEVEL', 'loud'],
     ['REDIS_URL', 'http://x'],
+    ['CHAIN_TOKEN_IXO1155_CONTRACT_CODE', '18446744073709551616'],
   ] as const) {
     it(`rejects ${name}=${value} with a message naming the variable`, () => {
       expect(() => loadConfig({ [name]: value })).to.throw(ConfigError, new RegExp(`^Invalid configuration:\\n  ${name}: `));

@@ -14,9 +14,13 @@ import type { Collection } from '../../../generated/openapi/types.gen.ts';
 import type { ChainReadModel, ClaimView, CollectionWithCounts, Entity, KptClaim } from './model.ts';
 import type { OrderedStore, PageWindow } from './pagination.ts';
 
+/** `seq` is a 32-bit integer column on PostgreSQL: a larger key was never issued and must not reach a query. */
+const MAX_SEQ = 2 ** 31 - 1;
+
 function keySeq(key: string): number {
-  if (!/^\d{1,15}$/.test(key)) throw new ConnectError('pagination key is not a key this node issued', Code.InvalidArgument);
-  return Number(key);
+  const seq = /^\d{1,10}$/.test(key) ? Number(key) : NaN;
+  if (!(seq <= MAX_SEQ)) throw new ConnectError('pagination key is not a key this node issued', Code.InvalidArgument);
+  return seq;
 }
 
 /** An OrderedStore over one table of area A, ordered by `seq`. */

@@ -15,6 +15,7 @@ import {
 import { EntitySchema, type Entity as EntityMessage } from '../../../generated/proto/ixo/entity/v1beta1/entity_pb.ts';
 import { IidDocumentSchema, type IidDocument } from '../../../generated/proto/ixo/iid/v1beta1/iid_pb.ts';
 import { legacyDecToWire } from '../legacy-dec.ts';
+import { PROTOCOL_TYPE } from '../../twins/index.ts';
 import { ClaimsQuery, EntityQuery, IidQuery, methodFullName, TokenQuery } from '../services.ts';
 import type { ChainReadModel, ClaimView, CollectionWithCounts, Entity, KptClaim } from './model.ts';
 import { paginate } from './pagination.ts';
@@ -38,10 +39,11 @@ export function iidDocumentOf(e: Entity): IidDocument {
     id: e.did,
     controller: [e.controller],
     service: e.services.map((s) => ({ id: s.id, type: s.type, serviceEndpoint: s.endpoint })),
-    // The protocol and the relationship chain (implements, generates, verifies...) are linked entities.
+    // The protocol and the relationship chain (implements, generates, verifies...) are linked
+    // entities. A Protocol's relationships name entity types (role -> OracleEntity), not entities.
     linkedEntity: [
       ...(e.protocol ? [{ type: 'Protocol', id: e.protocol, relationship: 'protocol', service: '' }] : []),
-      ...Object.entries(e.relationships).map(([role, id]) => ({ type: 'Entity', id, relationship: role, service: '' })),
+      ...(e.type === PROTOCOL_TYPE ? [] : Object.entries(e.relationships).map(([role, id]) => ({ type: 'Entity', id, relationship: role, service: '' }))),
     ],
     metadata: { versionId: versionOf(e), created: ts(e.createdAt), updated: ts(e.updatedAt), deactivated: false },
   });
