@@ -4,6 +4,7 @@
 import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { base58btc } from 'multiformats/bases/base58';
 import type { Db } from '../platform/db/index.ts';
+import { parse32ByteKey } from '../platform/key-bytes.ts';
 
 export interface ValidatorKey {
   did: string;
@@ -20,9 +21,8 @@ const ED25519_PUB_CODEC = Uint8Array.from([0xed, 0x01]);
 
 /** 32-byte seed from hex (64 chars) or base64 / base64url (43-44 chars). */
 export function parseSeed(text: string): Buffer {
-  const s = text.trim();
-  const seed = /^[0-9a-fA-F]{64}$/.test(s) ? Buffer.from(s, 'hex') : Buffer.from(s, s.includes('+') || s.includes('/') ? 'base64' : 'base64url');
-  if (seed.length !== 32) throw new Error('VALIDATOR_PRIVATE_KEY must be a 32-byte Ed25519 seed, hex or base64');
+  const seed = parse32ByteKey(text);
+  if (!seed) throw new Error('VALIDATOR_PRIVATE_KEY must be a 32-byte Ed25519 seed, hex or base64');
   return seed;
 }
 

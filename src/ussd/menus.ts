@@ -5,9 +5,15 @@ import type { UssdContext, Notice } from './machine.ts';
 export const MAX_REPLY_CHARS = 182;
 export const MORE = '98';
 
+/** `END <lead> Please dial <code> again.`, without the code when a long one would overflow the screen. */
+const dialAgain = (lead: string, serviceCode: string) => {
+  const withCode = `END ${lead} Please dial ${serviceCode} again.`;
+  return withCode.length <= MAX_REPLY_CHARS ? withCode : `END ${lead} Please dial again.`;
+};
+
 export const TEXT = {
-  expired: (serviceCode: string) => `END Your session has expired. Please dial ${serviceCode} again.`,
-  ended: (serviceCode: string) => `END This session has ended. Please dial ${serviceCode} again.`,
+  expired: (serviceCode: string) => dialAgain('Your session has expired.', serviceCode),
+  ended: (serviceCode: string) => dialAgain('This session has ended.', serviceCode),
   back: '0. Back',
   more: `${MORE}. More`,
   exit: '*. Exit',

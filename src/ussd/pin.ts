@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, type Config } from '../config.ts';
 import type { Logger } from '../platform/logging.ts';
+import { parse32ByteKey } from '../platform/key-bytes.ts';
 
 export const PIN_LENGTH = 5;
 const FORMAT = 'v1';
@@ -18,24 +19,13 @@ export function pinProblem(pin: string): 'format' | 'trivial' | undefined {
   return undefined;
 }
 
-/** Parses a 32-byte key given as 64 hex characters or base64. */
-export function parsePinKey(value: string): Buffer | undefined {
-  const v = value.trim();
-  if (/^[0-9a-fA-F]{64}$/.test(v)) return Buffer.from(v, 'hex');
-  if (/^[A-Za-z0-9+/]{43}=?$/.test(v) || /^[A-Za-z0-9_-]{43}$/.test(v)) {
-    const b = Buffer.from(v, v.includes('-') || v.includes('_') ? 'base64url' : 'base64');
-    if (b.length === 32) return b;
-  }
-  return undefined;
-}
-
 /**
  * The PIN key from PIN_ENCRYPTION_KEY. Production refuses to start without a valid one;
  * development and test generate one into DATA_DIR (kept across restarts) and say so.
  */
 export function resolvePinKey(config: Config, logger: Logger): Buffer {
   if (config.PIN_ENCRYPTION_KEY !== undefined) {
-    const key = parsePinKey(config.PIN_ENCRYPTION_KEY);
+    const key = parse32ByteKey(config.PIN_ENCRYPTION_KEY);
     if (!key) throw new ConfigError('Invalid configuration:\n  PIN_ENCRYPTION_KEY: must be 32 bytes as 64 hex characters or base64');
     return key;
   }
@@ -44,7 +34,7 @@ export function resolvePinKey(config: Config, logger: Logger): Buffer {
   }
   const file = join(config.DATA_DIR, 'pin-encryption.key');
   if (existsSync(file)) {
-    const key = parsePinKey(readFileSync(file, 'utf8'));
+    const key = parse32ByteKey(readFileSync(file, 'utf8'));
     if (!key) throw new ConfigError(`Invalid configuration:\n  ${file}: not a 32-byte hex key; delete it or set PIN_ENCRYPTION_KEY`);
     return key;
   }

@@ -128,6 +128,11 @@ export class UssdService {
     // (a duplicate id fails the insert and the next attempt reads the row).
     if (!row && optimistic && req.text === '') return (await this.startSession(req, now)).last_reply!;
     if (!row && optimistic) row = await this.repo.findSession(req.sessionId);
+    // A session belongs to one phone on one service code: another reusing its id gets nowhere
+    // near that subscriber's (possibly logged-in) session.
+    if (row && (row.phone_number !== req.phoneNumber || row.service_code !== req.serviceCode)) {
+      throw new AppError(400, 'Bad Request', { detail: 'sessionId belongs to another phone number or service code' });
+    }
     let shortcut = false;
     const expired = row && (row.status === 'expired' || (row.status === 'active' && row.expires_at <= now.toISOString()));
     if (row && expired) {

@@ -177,13 +177,15 @@ forEachDatabase('credentials and evidence', (t) => {
     }
   });
 
-  it('a malformed VALIDATOR_PRIVATE_KEY stops start-up', async () => {
-    let err: unknown;
-    try {
-      await startTestServer(t.db, { VALIDATOR_PRIVATE_KEY: 'abcd' });
-    } catch (e) {
-      err = e;
+  it('a malformed VALIDATOR_PRIVATE_KEY stops start-up, a seed with a stray character too', async () => {
+    for (const seed of ['abcd', `${'A'.repeat(43)}@`]) {
+      let err: unknown;
+      try {
+        await startTestServer(t.db, { VALIDATOR_PRIVATE_KEY: seed });
+      } catch (e) {
+        err = e;
+      }
+      expect(String(err), seed).to.match(/VALIDATOR_PRIVATE_KEY/);
     }
-    expect(String(err)).to.match(/VALIDATOR_PRIVATE_KEY/);
   });
 });

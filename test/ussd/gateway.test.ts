@@ -125,6 +125,25 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     }
   });
 
+  it("another phone number or service code on a session's id is END Invalid input and leaves the session as it was", async () => {
+    const server = await startUssdServer(t.db, {}, { twins: new RecordingTwins() });
+    try {
+      const s = new GatewaySession([server.baseUrl]);
+      const id = await createAccount(s, '24681');
+      const l = new GatewaySession([server.baseUrl], s.phoneNumber);
+      await login(l, id, '24681');
+      const before = await t.db('ussd_sessions').where({ id: l.sessionId }).first();
+      for (const other of [{ phoneNumber: '+447700900123' }, { serviceCode: '*999#' }]) {
+        const res = await postUssd(server.baseUrl, { sessionId: l.sessionId, serviceCode: l.serviceCode, phoneNumber: l.phoneNumber, text: `${l.text}*2`, ...other });
+        expect(res.text).to.equal('END Invalid input. Please try again.');
+      }
+      expect(await t.db('ussd_sessions').where({ id: l.sessionId }).first()).to.deep.equal(before);
+      expect(await l.send('2')).to.match(/^CON /);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('an idle session expires: expired reply, gone from debug and list; a new dial with the id starts over', async () => {
     const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60', USSD_DEBUG_ENABLED: 'true' });
     const key = await createTestKey(t.db, { scopes: ['ussd:debug'] });

@@ -5,8 +5,9 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { configWith } from '../../src/config.ts';
-import { MAX_REPLY_CHARS, paginate } from '../../src/ussd/menus.ts';
-import { parsePinKey, PinCipher, pinProblem, resolvePinKey } from '../../src/ussd/pin.ts';
+import { MAX_REPLY_CHARS, paginate, TEXT } from '../../src/ussd/menus.ts';
+import { parse32ByteKey } from '../../src/platform/key-bytes.ts';
+import { PinCipher, pinProblem, resolvePinKey } from '../../src/ussd/pin.ts';
 
 describe('USSD PIN rules and encryption', () => {
   const cipher = new PinCipher(Buffer.alloc(32, 1));
@@ -40,12 +41,16 @@ describe('USSD PIN rules and encryption', () => {
   });
 
   it('parses 32-byte keys in hex and base64 only', () => {
-    expect(parsePinKey('ab'.repeat(32))).to.have.length(32);
-    expect(parsePinKey(Buffer.alloc(32, 9).toString('base64'))).to.have.length(32);
-    expect(parsePinKey(Buffer.alloc(32, 9).toString('base64url'))).to.have.length(32);
-    expect(parsePinKey('ab'.repeat(31))).to.equal(undefined);
-    expect(parsePinKey(Buffer.alloc(16).toString('base64'))).to.equal(undefined);
-    expect(parsePinKey('not a key')).to.equal(undefined);
+    expect(parse32ByteKey('ab'.repeat(32))).to.have.length(32);
+    expect(parse32ByteKey(Buffer.alloc(32, 9).toString('base64'))).to.have.length(32);
+    expect(parse32ByteKey(Buffer.alloc(32, 9).toString('base64url'))).to.have.length(32);
+    expect(parse32ByteKey('ab'.repeat(31))).to.equal(undefined);
+    expect(parse32ByteKey(Buffer.alloc(16).toString('base64'))).to.equal(undefined);
+    expect(parse32ByteKey('not a key')).to.equal(undefined);
+    // Characters base64 does not know are never skipped into a different key of the right length.
+    expect(Buffer.from(`${'A'.repeat(43)}@`, 'base64url')).to.have.length(32);
+    expect(parse32ByteKey(`${'A'.repeat(43)}@`)).to.equal(undefined);
+    expect(parse32ByteKey(`${'A'.repeat(20)}!!${'A'.repeat(23)}`)).to.equal(undefined);
   });
 
   it('development generates a key into DATA_DIR once, says so, and reuses it', () => {
@@ -66,6 +71,16 @@ describe('USSD PIN rules and encryption', () => {
 });
 
 describe('USSD pagination', () => {
+  it('the ended and expired replies name the service code, unless a long code would overflow the screen', () => {
+    expect(TEXT.ended('*384*1234#')).to.equal('END This session has ended. Please dial *384*1234# again.');
+    const long = `*${'1*'.repeat(85)}1#`;
+    expect(long.length).to.be.at.most(182);
+    for (const reply of [TEXT.ended(long), TEXT.expired(long)]) {
+      expect(reply.length).to.be.at.most(MAX_REPLY_CHARS);
+      expect(reply).to.match(/^END .* Please dial again\.$/);
+    }
+  });
+
   it('keeps short screens whole', () => {
     expect(paginate({ end: false, lines: ['Hi', '1. A'], options: ['0. Back'] }, 0)).to.deep.equal({ reply: 'CON Hi\n1. A\n0. Back', pages: 1 });
   });
