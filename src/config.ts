@@ -8,6 +8,10 @@ const bool = z
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+// Node's timers take at most 2^31-1 ms; a longer delay silently becomes 1 ms.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const timerMs = positiveInt.max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (a timer's limit)`);
+const timerSeconds = positiveInt.max(Math.floor(MAX_TIMER_MS / 1000), `must be at most ${Math.floor(MAX_TIMER_MS / 1000)} (a timer's limit)`);
 const list = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
 
 // ---- platform -------------------------------------------------------------------------------
@@ -21,10 +25,10 @@ const platformSchema = {
     .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must start with postgres://, postgresql:// or sqlite:')
     .optional(),
   DB_POOL_MAX: positiveInt.default(10),
-  DB_HEALTH_TIMEOUT_MS: positiveInt.default(1000),
+  DB_HEALTH_TIMEOUT_MS: timerMs.default(1000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb').default('100kb'),
-  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10000),
+  SHUTDOWN_TIMEOUT_MS: timerMs.default(10000),
   TRUST_PROXY_ENABLED: bool.default(false),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).default(5000),
@@ -50,7 +54,7 @@ function isTimeZone(zone: string): boolean {
 const ussdSchema = {
   USSD_APP_NAME: z.string().min(1).max(40).default('Hearth'),
   USSD_SESSION_IDLE_SECONDS: positiveInt.default(180),
-  USSD_SWEEP_INTERVAL_SECONDS: positiveInt.default(60),
+  USSD_SWEEP_INTERVAL_SECONDS: timerSeconds.default(60),
   USSD_DEBUG_ENABLED: bool.default(false),
   USSD_RATE_LIMIT_PER_MINUTE: positiveInt.default(100),
   PIN_ENCRYPTION_KEY: z.string().min(1).optional(),
@@ -77,7 +81,7 @@ const chainSchema = {
   GRPC_HOST: z.string().min(1).default('127.0.0.1'),
   GRPC_ENABLED: bool.default(true),
   CHAIN_GRPC_URL: z.url().optional(),
-  CHAIN_GRPC_TIMEOUT_MS: positiveInt.default(5000),
+  CHAIN_GRPC_TIMEOUT_MS: timerMs.default(5000),
   CHAIN_PREFIX: z.string().regex(/^\/[A-Za-z0-9_-]+$/, 'must look like /chain').default('/chain'),
   CHAIN_PREFIX_ALIASES: list.pipe(z.array(z.string().regex(/^\/[A-Za-z0-9_-]+$/, 'each must look like /ixo'))).default([]),
   CHAIN_BASE_PATH: z.string().regex(/^(\/[A-Za-z0-9_-]+)*$/, 'must be empty or look like /rest').default(''),

@@ -322,6 +322,9 @@ forEachDatabase('chain gateway configuration', (t) => {
         expect(unauth.headers.get('access-control-allow-origin')).to.equal('https://app.example');
         const other = await get('/chain/token/params', { headers: { origin: 'https://evil.example' } });
         expect(other.headers.get('access-control-allow-origin')).to.equal(null);
+        // Refused origins vary too, or a shared cache could hand their answer to an allowed one.
+        expect(other.headers.get('vary')).to.match(/\bOrigin\b/);
+        expect(unauth.headers.get('vary')).to.match(/\bOrigin\b/);
       });
     });
   });

@@ -39,6 +39,9 @@ describe('config', () => {
     ['LOG_LEVEL', 'loud'],
     ['REDIS_URL', 'http://x'],
     ['CHAIN_TOKEN_IXO1155_CONTRACT_CODE', '18446744073709551616'],
+    ['CHAIN_GRPC_TIMEOUT_MS', '2147483648'],
+    ['SHUTDOWN_TIMEOUT_MS', '99999999999'],
+    ['USSD_SWEEP_INTERVAL_SECONDS', '2147484'],
   ] as const) {
     it(`rejects ${name}=${value} with a message naming the variable`, () => {
       expect(() => loadConfig({ [name]: value })).to.throw(ConfigError, new RegExp(`^Invalid configuration:\\n  ${name}: `));

@@ -34,10 +34,11 @@ export function gatewayMounts(config: Config): string[] {
 function cors(origins: readonly string[]): RequestHandler {
   const allowed = new Set(origins);
   return (req, res, next) => {
+    // Every answer depends on Origin (allowed or not), so a shared cache must key on it.
+    res.vary('Origin');
     const origin = req.headers.origin;
     if (!origin || !(allowed.has(origin) || allowed.has('*'))) return next();
     res.setHeader('Access-Control-Allow-Origin', allowed.has('*') ? '*' : origin);
-    res.vary('Origin');
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
       res.setHeader('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
       res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type');
