@@ -109,6 +109,15 @@ forEachDatabase('user-preferences plugin', (t) => {
     expect((await runtime.buildContext(ctx('clear'))).state).to.deep.equal({ userPreferences: null });
   });
 
+  it('a blank text clears its field like null: the record and the prompt agree on what is set', async () => {
+    const { runtime } = runtimeOn(t.db);
+    await set(runtime, 'blank', { tone: 'warm', userName: 'Amina' });
+    expect(await set(runtime, 'blank', { userName: '', tone: '   ' })).to.deep.include(EMPTY);
+    const context = await runtime.buildContext(ctx('blank'));
+    expect(context.state).to.deep.equal({ userPreferences: null });
+    expect(context.promptSections).to.deep.equal([]);
+  });
+
   it('an empty call writes nothing and returns the stored record (or null)', async () => {
     const { runtime } = runtimeOn(t.db);
     expect(await set(runtime, 'noop-none', {})).to.equal(null);

@@ -1,5 +1,5 @@
-// The rules of the user-preferences plugin: field-wise merge, null clears, an empty call writes
-// nothing. Arguments reach set() already validated against the tool's schema.
+// The rules of the user-preferences plugin: field-wise merge, null (or a blank text) clears, an
+// empty call writes nothing. Arguments reach set() already validated against the tool's schema.
 import type { Db } from '../../../platform/db/index.ts';
 import { hasAnyPreference, PREFERENCE_FIELDS, type PreferencesPatch, type UserPreferences } from './record.ts';
 import { UserPreferencesRepository } from './repository.ts';
@@ -17,9 +17,14 @@ export class UserPreferencesService {
     return record && hasAnyPreference(record) ? record : null;
   }
 
-  /** Merges the given fields into the stored record and returns the merged record. */
+  /**
+   * Merges the given fields into the stored record and returns the merged record. A blank text
+   * (empty or only spaces) says nothing, so it clears its field like null: a field is either
+   * set, and shown in the prompt, or not.
+   */
   async set(userDid: string, roomId: string, patch: PreferencesPatch): Promise<UserPreferences | null> {
     if (!PREFERENCE_FIELDS.some((f) => patch[f] !== undefined)) return this.get(userDid, roomId);
-    return this.repository.mergeFields(userDid, roomId, patch, this.now().toISOString());
+    const cleared = Object.fromEntries(Object.entries(patch).map(([f, v]) => [f, typeof v === 'string' && v.trim() === '' ? null : v])) as PreferencesPatch;
+    return this.repository.mergeFields(userDid, roomId, cleared, this.now().toISOString());
   }
 }
