@@ -14,6 +14,7 @@ import type {
 import { EntityRepository, entityFromRow, type EntityRow, type NewEntityRow } from './entities.repository.ts';
 import { decodeCursor, pageOf } from './paging.ts';
 import { assertMatchesSchema, assertNoFieldErrors, didErrors } from './schemas.ts';
+import { jsonPointer } from '../platform/http/input.ts';
 
 export const PROTOCOL_TYPE = 'Protocol';
 const PROPERTY_TYPES: PropertyTypeName[] = ['string', 'number', 'boolean', 'object', 'array'];
@@ -157,12 +158,12 @@ export class EntityService {
     const errors: FieldError[] = [];
     for (const [name, t] of Object.entries(input.properties ?? {})) {
       if (typeof t !== 'string' || !PROPERTY_TYPES.includes(t as PropertyTypeName)) {
-        errors.push({ pointer: `/body/properties/${name}`, message: `must be one of ${PROPERTY_TYPES.join(', ')}`, rule: 'protocol-property-type' });
+        errors.push({ pointer: jsonPointer('body', 'properties', name), message: `must be one of ${PROPERTY_TYPES.join(', ')}`, rule: 'protocol-property-type' });
       }
     }
     for (const [role, t] of Object.entries(input.relationships ?? {})) {
       if (!TYPE_NAME_RE.test(t)) {
-        errors.push({ pointer: `/body/relationships/${role}`, message: 'must be an entity type name, e.g. OracleEntity', rule: 'protocol-relationship-type' });
+        errors.push({ pointer: jsonPointer('body', 'relationships', role), message: 'must be an entity type name, e.g. OracleEntity', rule: 'protocol-relationship-type' });
       }
     }
     return errors;
@@ -177,17 +178,17 @@ export class EntityService {
       for (const [name, value] of Object.entries(input.properties ?? {})) {
         const declared = declaredProps[name];
         if (!declared) {
-          errors.push({ pointer: `/body/properties/${name}`, message: `is not a property of protocol ${protocol.did}`, rule: 'property-declared' });
+          errors.push({ pointer: jsonPointer('body', 'properties', name), message: `is not a property of protocol ${protocol.did}`, rule: 'property-declared' });
         } else if (typeOfValue(value) !== declared) {
-          errors.push({ pointer: `/body/properties/${name}`, message: `must be of type ${declared} (protocol ${protocol.did})`, rule: 'property-type' });
+          errors.push({ pointer: jsonPointer('body', 'properties', name), message: `must be of type ${declared} (protocol ${protocol.did})`, rule: 'property-type' });
         }
       }
     }
     const links = Object.entries(input.relationships ?? {});
-    errors.push(...didErrors(links.map(([role, target]) => [`/body/relationships/${role}`, target])));
+    errors.push(...didErrors(links.map(([role, target]) => [jsonPointer('body', 'relationships', role), target])));
     const targets = new Map((await repo.findManyByDid(links.map(([, t]) => t))).map((r) => [r.did, r]));
     for (const [role, targetDid] of links) {
-      const pointer = `/body/relationships/${role}`;
+      const pointer = jsonPointer('body', 'relationships', role);
       if (errors.some((e) => e.pointer === pointer)) continue;
       if (protocol && !declaredRoles[role]) {
         errors.push({ pointer, message: `is not a relationship of protocol ${protocol.did}`, rule: 'relationship-declared' });

@@ -5,6 +5,7 @@ import addFormatsModule from 'ajv-formats';
 import { loadOpenApiDocument } from '../platform/openapi.ts';
 import { badRequest, type FieldError } from '../platform/http/errors.ts';
 import { didSyntaxError } from '../platform/did.ts';
+import { jsonPointer } from '../platform/http/input.ts';
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 (addFormatsModule as unknown as (a: Ajv2020) => void)(ajv);
@@ -22,9 +23,10 @@ function validatorFor(schemaName: string): ValidateFunction {
 }
 
 function toFieldError(e: ErrorObject): FieldError {
+  // instancePath is already a JSON pointer; the member a keyword names is a token to escape.
   let pointer = `/body${e.instancePath}`;
-  if (e.keyword === 'required') pointer += `/${(e.params as { missingProperty: string }).missingProperty}`;
-  if (e.keyword === 'additionalProperties') pointer += `/${(e.params as { additionalProperty: string }).additionalProperty}`;
+  if (e.keyword === 'required') pointer += jsonPointer((e.params as { missingProperty: string }).missingProperty);
+  if (e.keyword === 'additionalProperties') pointer += jsonPointer((e.params as { additionalProperty: string }).additionalProperty);
   const message = e.keyword === 'additionalProperties' ? 'is not a known field' : e.keyword === 'required' ? 'is required' : e.message ?? 'is invalid';
   return { pointer, message, rule: e.keyword };
 }

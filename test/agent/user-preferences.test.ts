@@ -145,6 +145,8 @@ forEachDatabase('user-preferences plugin', (t) => {
       [{ tone: 7 }, '/body/arguments/tone'],
       [{ nickname: 'Bob' }, '/body/arguments/nickname'],
       [{ updatedAt: '2020-01-01T00:00:00Z' }, '/body/arguments/updatedAt'],
+      // Pointers are RFC 6901: / and ~ in a name are escaped.
+      [{ 'a/b~c': 1 }, '/body/arguments/a~1b~0c'],
     ];
     for (const [args, pointer] of invalid) {
       const err = await rejection(set(runtime, 'invalid', args));

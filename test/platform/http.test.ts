@@ -81,6 +81,18 @@ describe('error module renders each area shape', () => {
     const bad = await request(app).post('/v1/x').set('Content-Type', 'application/json').send('{');
     expect(bad.status).to.equal(400);
     expect(bad.body.type).to.equal('urn:hearth:problem:malformed-body');
+    expect(bad.body.detail).to.equal('The request body is not valid JSON.');
+    // JSON, but not an object: said as such, not as broken JSON.
+    const scalar = await request(app).post('/v1/x').set('Content-Type', 'application/json').send('null');
+    expect(scalar.status).to.equal(400);
+    expect(scalar.body.detail).to.equal('The request body must be a JSON object.');
+  });
+
+  it("body-parser's other refusals get the status's standard title and a type of their own", async () => {
+    const res = await request(app).post('/v1/x').set('Content-Type', 'application/json; charset=latin1').send('{}');
+    expect(res.status).to.equal(415);
+    expect(res.body).to.include({ title: 'Unsupported Media Type', type: 'urn:hearth:problem:charset-unsupported' });
+    expect(res.body.detail).to.match(/unsupported charset/);
   });
 
   it('an unexpected error is 500 without internals, or the USSD unavailable reply', async () => {
@@ -277,6 +289,16 @@ forEachDatabase('app assembly', (t) => {
       expect(res.status, path).to.equal(404);
       expect(res.headers.get('content-type'), path).to.match(/^application\/problem\+json/);
     }
+  });
+
+  it('a request without Content-Type is told so; an unknown query parameter names the rule', async () => {
+    const key = await createTestKey(t.db);
+    const bare = await fetch(`${server.baseUrl}/v1/claims`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+    expect(bare.status).to.equal(415);
+    expect(await bare.json()).to.include({ title: 'Unsupported Media Type', detail: 'unsupported media type: the request has no Content-Type' });
+    const unknown = await fetch(`${server.baseUrl}/v1/claims?foo=1`, { headers: { authorization: `Bearer ${key}` } });
+    expect(unknown.status).to.equal(400);
+    expect((await unknown.json()).errors[0]).to.include({ pointer: '/query/foo', rule: 'contract' });
   });
 
   it('HEAD is authenticated and validated as the GET it runs', async () => {

@@ -91,6 +91,9 @@ forEachDatabase('twin entities and protocols', (t) => {
     ]);
     const missing = await rejected({ type: 'CleanCookingDevice', protocol: protocol.did, relationships: { verifier: 'did:ixo:entity:ffffffffffffffffffffffffffffffff' } }, 400);
     expect(missing.errors![0]).to.include({ pointer: '/body/relationships/verifier', rule: 'relationship-target-exists' });
+    // Names are escaped into RFC 6901 pointers.
+    const escaped = await rejected({ type: 'CleanCookingDevice', protocol: protocol.did, properties: { 'a/b~c': 1 } }, 400);
+    expect(escaped.errors![0]).to.include({ pointer: '/body/properties/a~1b~0c', rule: 'property-declared' });
   });
 
   it('400 when the protocol does not exist or is not a Protocol, and for DID URLs', async () => {

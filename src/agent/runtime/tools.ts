@@ -6,6 +6,7 @@ import type { ToolDefinition as ToolSchema } from '../../../generated/openapi/ty
 import { badRequest, notFound, type FieldError } from '../../platform/http/errors.ts';
 import { AgentBootError } from './manifest.ts';
 import type { AgentPlugin, ToolDefinition, TurnContext } from './plugin.ts';
+import { jsonPointer } from '../../platform/http/input.ts';
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -22,7 +23,7 @@ function fieldErrorsOf(errors: ErrorObject[] | null | undefined): FieldError[] {
   return (errors ?? []).map((e) => {
     const params = e.params as { missingProperty?: string; additionalProperty?: string };
     const child = params.missingProperty ?? params.additionalProperty;
-    const pointer = `${ARGUMENTS_POINTER}${e.instancePath}${child !== undefined ? `/${child}` : ''}`;
+    const pointer = `${ARGUMENTS_POINTER}${e.instancePath}${child !== undefined ? jsonPointer(child) : ''}`;
     const message = e.keyword === 'additionalProperties' ? 'is not a known argument' : (e.message ?? 'is invalid');
     return { pointer, message, rule: e.keyword };
   });

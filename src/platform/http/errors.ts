@@ -3,6 +3,7 @@
 //   problem  - RFC 9457 application/problem+json (areas A and D, and anything unrouted)
 //   ussd     - text/plain "END ..." with HTTP 200, which telecom gateways show to the user
 //   cosmos   - {"code": <gRPC code>, "message", "details": []} (area C)
+import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../logging.ts';
 
@@ -105,7 +106,11 @@ export function toAppError(err: unknown): AppError {
     headers?: Record<string, string>;
   };
   const status = e?.status ?? e?.statusCode;
-  if (e?.type === 'entity.parse.failed') return badRequest('The request body is not valid JSON.', undefined, 'malformed-body');
+  if (e?.type === 'entity.parse.failed') {
+    // body-parser takes only an object or array at the top: `null` or `1` is JSON, but no body here.
+    const isJson = typeof (e as { body?: unknown }).body === 'string' && parsesAsJson((e as { body: string }).body);
+    return badRequest(isJson ? 'The request body must be a JSON object.' : 'The request body is not valid JSON.', undefined, 'malformed-body');
+  }
   if (e?.type === 'entity.too.large') return new AppError(413, 'Payload Too Large', { detail: 'The request body is too large.' });
   // The validator's security step keeps only status and message of what our handler threw.
   if (status === 401) return unauthorized(e.message);
@@ -115,20 +120,33 @@ export function toAppError(err: unknown): AppError {
     const errors = e.errors.map((x) => ({
       pointer: x.path?.startsWith('/') ? x.path : `/${(x.path ?? '').replace(/^\./, '').replace(/\./g, '/')}`,
       message: x.message ?? 'is invalid',
-      rule: x.errorCode?.replace(/\.openapi\.validation$/, ''),
+      // Checks without an error code (an unknown query parameter) are rules of the contract itself.
+      rule: x.errorCode?.replace(/\.openapi\.validation$/, '') ?? 'contract',
     }));
-    const titles: Record<number, string> = { 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 415: 'Unsupported Media Type' };
-    return new AppError(status, titles[status] ?? 'Bad Request', {
-      detail: status === 400 ? `The request does not match the API contract: ${errors.map((x) => `${x.pointer} ${x.message}`).join('; ')}` : e.message,
+    return new AppError(status, STATUS_CODES[status] ?? 'Bad Request', {
+      detail:
+        status === 400
+          ? `The request does not match the API contract: ${errors.map((x) => `${x.pointer} ${x.message}`).join('; ')}`
+          : e.message?.replace(/^unsupported media type undefined$/, 'unsupported media type: the request has no Content-Type'),
       errors: status === 400 ? errors : undefined,
       type: status === 400 ? 'validation-error' : undefined,
       headers: e.headers,
     });
   }
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    return new AppError(status, e.message ?? 'Bad Request', { detail: e.message });
+    // body-parser's own errors (an unsupported charset or encoding) carry a machine type.
+    return new AppError(status, STATUS_CODES[status] ?? 'Bad Request', { detail: e.message, type: e.type ? slug(e.type) : undefined });
   }
   return new AppError(500, 'Internal Server Error', { detail: 'An unexpected error occurred.', cause: err });
+}
+
+function parsesAsJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function problemBody(err: AppError, req: Request) {
