@@ -114,6 +114,11 @@ export class UssdRepository {
     await this.db('ussd_accounts').where({ id }).delete();
   }
 
+  /** Deletes an account whose creation never finished (no household DID); false if it has one by now. */
+  async deleteUnfinishedAccount(id: string): Promise<boolean> {
+    return (await this.db('ussd_accounts').where({ id }).whereNull('household_did').delete()) === 1;
+  }
+
   /**
    * Records a wrong PIN atomically (concurrent hops cannot lose a count) and locks the
    * account at `maxAttempts`. Returns the attempts now recorded.

@@ -9,7 +9,7 @@ import { maskPhone, type Logger } from '../platform/logging.ts';
 import { EFFECT_STATES, parseKg, ussdMachine, type EffectResult, type EffectState, type UssdContext } from './machine.ts';
 import { operatorScreen, paginate, renderScreen, TEXT } from './menus.ts';
 import { PinCipher } from './pin.ts';
-import { newId, UssdRepository, type FuelLogRow, type SessionRow } from './repository.ts';
+import { newId, UssdRepository, type AccountRow, type FuelLogRow, type SessionRow } from './repository.ts';
 
 export const MAX_PIN_ATTEMPTS = 3;
 export const MIN_CLAIM_DAYS = 3;
@@ -73,6 +73,8 @@ type TextMark = Pick<SessionRow, 'last_text_digest' | 'last_text_length'>;
 class LostRace extends Error {}
 
 const CONCURRENT_HOP_WAIT_MS = 3000;
+/** Far longer than any creation takes (it holds no lock): an account this old without a household was abandoned. */
+const ABANDONED_ACCOUNT_MS = 60_000;
 /** Sessions this instance wrote last, to save a read per hop; bounded, oldest evicted first. */
 const RECENT_SESSIONS_MAX = 10_000;
 /** Outcomes of hops that ran no effect, kept by snapshot and input; bounded, oldest evicted first. */
@@ -379,7 +381,8 @@ export class UssdService {
   private async createAccount(c: UssdContext, confirmPin: string, phone: string, nowIso: string): Promise<EffectResult> {
     const { draft } = c;
     if (!draft.sealedPin || !this.opts.pins.matches(draft.sealedPin, confirmPin)) return { outcome: 'mismatch' };
-    if (await this.repo.findAccountByPhone(phone)) return { outcome: 'phoneTaken' };
+    const existing = await this.repo.findAccountByPhone(phone);
+    if (existing && !(await this.removeAbandonedAccount(existing, nowIso))) return { outcome: 'phoneTaken' };
     for (let attempt = 0; attempt < 5; attempt++) {
       const customerId = String(10_000_000 + Math.floor(Math.random() * 90_000_000));
       if (await this.repo.findAccountByCustomerId(customerId)) continue;
@@ -419,6 +422,18 @@ export class UssdService {
       return { outcome: 'ok', assign: { customerId } };
     }
     throw new Error('could not allocate a unique customer id');
+  }
+
+  /**
+   * An account row without a household DID long after it was inserted is a creation that died
+   * between the two (a crash: the compensating delete never ran). Its Customer ID was never
+   * shown, so it is removed and the phone may create an account again. True if it was removed.
+   */
+  private async removeAbandonedAccount(account: AccountRow, nowIso: string): Promise<boolean> {
+    if (account.household_did !== null || Date.parse(nowIso) - Date.parse(account.created_at) < ABANDONED_ACCOUNT_MS) return false;
+    const removed = await this.repo.deleteUnfinishedAccount(account.id);
+    if (removed) this.opts.logger.warn({ customerId: account.customer_id, phone: maskPhone(account.phone_number) }, 'ussd removed an account whose creation never finished');
+    return removed;
   }
 
   private async submitClaim(c: UssdContext, req: UssdRequest): Promise<EffectResult> {

@@ -327,6 +327,33 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       await server.stop();
     }
   });
+
+  it('an account whose creation died before its household (a crash) frees the phone once it is a minute old', async () => {
+    const server = await startUssdServer(t.db, {}, { twins: new RecordingTwins() });
+    try {
+      const phone = '+254700111222';
+      const leftover = (createdAt: Date) => ({
+        id: `acc_${createdAt.getTime()}`, customer_id: String(createdAt.getTime()).slice(-8), phone_number: phone, name: 'Jane Doe', village: null,
+        test_group: 'reference', household_did: null, pin_encrypted: 'v1.x.y.z', failed_pin_attempts: 0, locked_at: null,
+        created_at: createdAt.toISOString(), updated_at: createdAt.toISOString(),
+      });
+      // Seconds old: possibly a creation still running on another instance; the phone stays taken.
+      await t.db('ussd_accounts').insert(leftover(new Date(server.clock.now.getTime() - 5_000)));
+      const s1 = new GatewaySession([server.baseUrl], phone);
+      await s1.dial();
+      expect(await s1.walk('2', '2', 'Jane Doe', '00', '1', '24680', '24680')).to.match(/already has an account/);
+      // Two minutes later it is abandoned: removed, and the account is created.
+      server.clock.now = new Date(server.clock.now.getTime() + 120_000);
+      const s2 = new GatewaySession([server.baseUrl], phone);
+      await s2.dial();
+      expect(await s2.walk('2', '2', 'Jane Doe', '00', '1', '24680', '24680')).to.match(/^END Account created/);
+      const accounts = await t.db('ussd_accounts').where({ phone_number: phone });
+      expect(accounts).to.have.length(1);
+      expect(accounts[0].household_did).to.match(/^did:/);
+    } finally {
+      await server.stop();
+    }
+  });
 });
 
 forEachDatabase('USSD operator endpoints', (t) => {
