@@ -1,6 +1,6 @@
 // Composes the Express app from the config and the areas. Everything a request needs is built
 // here once; the process (src/main.ts) owns listening, signals and the database lifetime.
-import express, { type Express, type Request } from 'express';
+import express, { type Express, type Request, type RequestHandler } from 'express';
 import type { Config } from './config.ts';
 import type { Db } from './platform/db/index.ts';
 import { createAgentArea } from './agent/index.ts';
@@ -39,14 +39,24 @@ export interface Hearth {
   close(): Promise<void>;
 }
 
-function errorShapeResolver(config: Config): (req: Request) => ErrorShape {
+/** True for paths of the chain gateway (area C), under any of its prefixes. */
+function chainPathTest(config: Config): (path: string) => boolean {
   const chainPrefixes = [config.CHAIN_PREFIX, ...config.CHAIN_PREFIX_ALIASES].map((p) => config.CHAIN_BASE_PATH + p);
+  return (path) => chainPrefixes.some((p) => isUnder(path, p));
+}
+
+function errorShapeResolver(isChainPath: (path: string) => boolean): (req: Request) => ErrorShape {
   return (req) => {
     // Only the gateway's POST gets the USSD text shape; a wrong method is an ordinary 405.
     if (req.method === 'POST' && (req.path === '/api/ussd' || req.path === '/api/ussd/')) return 'ussd';
-    if (chainPrefixes.some((p) => isUnder(req.path, p))) return 'cosmos';
+    if (isChainPath(req.path)) return 'cosmos';
     return 'problem';
   };
+}
+
+/** `handlers` for every request but those `skip` names. */
+function unless(skip: (path: string) => boolean, handlers: RequestHandler[]): RequestHandler[] {
+  return handlers.map((h) => (req, res, next) => (skip(req.path) ? next() : h(req, res, next)));
 }
 
 export async function createHearth(deps: HearthDeps): Promise<Hearth> {
@@ -70,8 +80,14 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(requestLogger(logger));
   // Rate limit and operator switch of area B come before body parsing and validation.
   app.use(ussd.gate);
-  app.use(express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
-  app.use(express.urlencoded({ extended: false, limit: config.BODY_LIMIT }));
+  // Area C takes no bodies: a body sent there is ignored (and a POST is a 405), never parsed into a 400.
+  const isChainPath = chainPathTest(config);
+  app.use(
+    unless(isChainPath, [
+      express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }),
+      express.urlencoded({ extended: false, limit: config.BODY_LIMIT }),
+    ]),
+  );
   app.use(rejectUnstorableInput());
   // Routes of plugins that are off answer 404 before the validator (which knows every documented route).
   app.use(agent.unloadedRoutesGuard);
@@ -85,7 +101,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
 
   app.use(methodNotAllowedHandler());
   app.use(notFoundHandler);
-  app.use(errorHandler(logger, errorShapeResolver(config)));
+  app.use(errorHandler(logger, errorShapeResolver(isChainPath)));
 
   return {
     app,

@@ -4,6 +4,7 @@
 import { createServer as createH2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import request from 'supertest';
 import { toJsonString } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { connectNodeAdapter, createGrpcTransport } from '@connectrpc/connect-node';
@@ -128,6 +129,15 @@ forEachDatabase('chain gateway routing', (t) => {
         expect(res.headers.get('allow')).to.equal('GET');
         expect(res.body.code).to.equal(12);
       }
+    });
+
+    it('never parses a body: a POST with broken JSON is still a 405, a GET with one is answered', async () => {
+      const post = await get('/chain/token/params', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{bad' });
+      expect(post.status).to.equal(405);
+      expect(post.headers.get('allow')).to.equal('GET');
+      // fetch sends no GET body; supertest does.
+      const withBody = await request(server.baseUrl).get('/chain/token/params').set('content-type', 'application/json').send('{bad');
+      expect(withBody.status).to.equal(200);
     });
 
     it('answers 400 code 3 for a path segment that is not valid percent-encoding', async () => {
