@@ -7,6 +7,7 @@ import { createAgentArea } from './agent/index.ts';
 import { createChainArea } from './chain/index.ts';
 import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
+import { holdingRefusals, raiseHeldBodyFailure } from './platform/http/body.ts';
 import { rejectUnstorableInput } from './platform/http/input.ts';
 import { isUnder, scopedRouter } from './platform/http/scope.ts';
 import { ApiKeyService } from './platform/keys/service.ts';
@@ -80,18 +81,20 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(requestLogger(logger));
   // Rate limit and operator switch of area B come before body parsing and validation.
   app.use(ussd.gate);
-  // Area C takes no bodies: a body sent there is ignored (and a POST is a 405), never parsed into a 400.
+  // Area C takes no bodies: a body sent there is ignored (and a POST is a 405), never parsed into
+  // a 400. Elsewhere a refused body is reported only once the caller is authenticated.
   const isChainPath = chainPathTest(config);
   app.use(
     unless(isChainPath, [
       express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }),
       express.urlencoded({ extended: false, limit: config.BODY_LIMIT }),
-    ]),
+    ].map(holdingRefusals)),
   );
   app.use(rejectUnstorableInput());
   // Routes of plugins that are off answer 404 before the validator (which knows every documented route).
   app.use(agent.unloadedRoutesGuard);
   app.use(openApiRequestValidator(ctx.keys));
+  app.use(raiseHeldBodyFailure);
 
   app.use(scopedRouter(healthRouter(db, config), { paths: ['/health', '/'] }));
   app.use(scopedRouter(twins.router, { prefixes: ['/v1'] }));

@@ -301,6 +301,21 @@ forEachDatabase('app assembly', (t) => {
     expect((await unknown.json()).errors[0]).to.include({ pointer: '/query/foo', rule: 'contract' });
   });
 
+  it('a caller without a key hears 401 before any complaint about its body; with one, the body refusal', async () => {
+    const key = await createTestKey(t.db);
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      fetch(`${server.baseUrl}/v1/claims`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    const big = JSON.stringify({ type: 'KPTClaim', pad: 'x'.repeat(2000) });
+    for (const body of ['{', big]) expect((await post(body)).status).to.equal(401);
+    const malformed = await post('{', { authorization: `Bearer ${key}` });
+    expect(malformed.status).to.equal(400);
+    expect(await malformed.json()).to.include({ type: 'urn:hearth:problem:malformed-body' });
+    expect((await post(big, { authorization: `Bearer ${key}` })).status).to.equal(413);
+    // Routes without authentication report the body at once, as before.
+    const ussd = await fetch(`${server.baseUrl}/api/ussd`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' });
+    expect(await ussd.text()).to.equal('END Invalid input. Please try again.');
+  });
+
   it('HEAD is authenticated and validated as the GET it runs', async () => {
     const anonymous = await fetch(`${server.baseUrl}/agent/plugins`, { method: 'HEAD' });
     expect(anonymous.status).to.equal(401);

@@ -6,6 +6,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../logging.ts';
+import { heldBodyFailure } from './body.ts';
 
 export interface FieldError {
   /** JSON pointer into the request: /body/..., /query/..., /params/..., /headers/... */
@@ -167,7 +168,11 @@ export function problemBody(err: AppError, req: Request) {
  */
 export function errorHandler(logger: Logger, shapeFor: (req: Request) => ErrorShape): ErrorRequestHandler {
   return (err, req, res, _next) => {
-    const appErr = toAppError(err);
+    // Past authentication, a body the parser refused explains any other client error (the
+    // validator's complaint that the body is missing, say) better than that error does.
+    const held = heldBodyFailure(req);
+    const status = (err as { status?: number }).status;
+    const appErr = toAppError(held !== undefined && status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403 ? held : err);
     if (appErr.status >= 500) logger.error({ err: hiddenCauses.get(req) ?? appErr.cause ?? err, path: req.path }, 'request failed');
     if (res.headersSent) return;
     const shape = shapeFor(req);
