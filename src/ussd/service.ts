@@ -1,6 +1,7 @@
 // The USSD session gateway's rules: sessions in the database, cumulative text diffed against
 // the last processed text, retries answered from the stored reply, dial shortcuts replayed,
 // idle expiry, and the menu machine's effects performed (and awaited) before replying.
+import { hash } from 'node:crypto';
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { setBounded } from '../platform/bounded-map.ts';
 import { AppError } from '../platform/http/errors.ts';
@@ -445,25 +446,30 @@ export class UssdService {
     const startDate = logs[0]!.log_date;
     const endDate = logs[logs.length - 1]!.log_date;
     let claim: { id: string; status: string; reason?: string };
+    const request = {
+      householdDid: account.household_did,
+      testGroup: account.test_group,
+      dailyLogs: logs.map((l) => l.kg),
+      total,
+      externalFactors: {
+        season: c.claimFactors?.season ?? 'not stated',
+        culturalEvents: [c.claimFactors?.culturalEvents ?? 'none'],
+        occupationalFactors: [c.claimFactors?.occupation ?? 'not stated'],
+      },
+      startDate,
+      endDate,
+    };
     try {
-      claim = await this.opts.twins.submitKptClaim({
-        householdDid: account.household_did,
-        testGroup: account.test_group,
-        dailyLogs: logs.map((l) => l.kg),
-        total,
-        externalFactors: {
-          season: c.claimFactors?.season ?? 'not stated',
-          culturalEvents: [c.claimFactors?.culturalEvents ?? 'none'],
-          occupationalFactors: [c.claimFactors?.occupation ?? 'not stated'],
-        },
-        startDate,
-        endDate,
-        // The same days submitted again (a retry, or a failure before they were marked) yield the same claim.
-        idempotencyKey: `ussd-${account.id}-${startDate}-${endDate}-${total}`,
-      });
+      // The same request again (a retry, or a failure before its days were marked) carries the
+      // same key and yields the same claim. The key covers the whole request, as area A compares
+      // whole requests: the same days with other answers are a new request, which area A
+      // answers with the stored claim as an identical resubmission (or a correction of it).
+      claim = await this.opts.twins.submitKptClaim({ ...request, idempotencyKey: `ussd-${hash('sha256', JSON.stringify(request), 'hex')}` });
     } catch (err) {
       if (err instanceof AppError && err.status < 500) {
-        const reason = (err.errors?.[0]?.message ?? err.detail ?? err.title).slice(0, 90);
+        const full = err.errors?.[0]?.message ?? err.detail ?? err.title;
+        // One screen holds the notice: a longer reason is cut, visibly (GSM-7 has no ellipsis character).
+        const reason = full.length > 90 ? `${full.slice(0, 87)}...` : full;
         return { outcome: 'rejected', notice: { key: 'claimRejected', params: { reason } } };
       }
       throw err;

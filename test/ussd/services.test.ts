@@ -143,33 +143,39 @@ forEachDatabase('USSD services and PINs', (t) => {
     }
   });
 
-  it('a claim rejected by the claim service is explained on the Services menu', async () => {
-    const s = session();
-    const id = await createAccount(s, '13570');
-    const rejecting = new RecordingTwins();
-    const other = await startUssdServer(t.db, {}, {
-      clock: server.clock,
-      twins: Object.assign(rejecting, {
-        submitKptClaim: async () => {
-          throw new AppError(409, 'Conflict', { detail: 'overlapping measurements for this household' });
-        },
-      }),
-    });
-    try {
-      for (const day of ['2026-04-01', '2026-04-02', '2026-04-03']) {
-        server.clock.now = new Date(`${day}T09:00:00Z`);
+  for (const [title, detail, shown] of [
+    ['is explained on the Services menu', 'overlapping measurements for this household', 'overlapping measurements for this household'],
+    ['with a long reason shows it cut visibly', `overlapping measurements ${'x'.repeat(100)}`, `overlapping measurements ${'x'.repeat(62)}...`],
+  ] as const) {
+    it(`a claim rejected by the claim service ${title}`, async () => {
+      const s = session();
+      const id = await createAccount(s, '13570');
+      const rejecting = new RecordingTwins();
+      const other = await startUssdServer(t.db, {}, {
+        clock: server.clock,
+        twins: Object.assign(rejecting, {
+          submitKptClaim: async () => {
+            throw new AppError(409, 'Conflict', { detail });
+          },
+        }),
+      });
+      try {
+        for (const day of ['2026-04-01', '2026-04-02', '2026-04-03']) {
+          server.clock.now = new Date(`${day}T09:00:00Z`);
+          const d = new GatewaySession([other.baseUrl], s.phoneNumber);
+          await login(d, id, '13570');
+          await d.walk('1', '2');
+        }
         const d = new GatewaySession([other.baseUrl], s.phoneNumber);
         await login(d, id, '13570');
-        await d.walk('1', '2');
+        await d.walk('3', '1', '1', '1');
+        const reply = await d.send('1');
+        expect(reply.startsWith(`CON Claim not accepted: ${shown}\nServices`), reply).to.equal(true);
+      } finally {
+        await other.stop();
       }
-      const d = new GatewaySession([other.baseUrl], s.phoneNumber);
-      await login(d, id, '13570');
-      await d.walk('3', '1', '1', '1');
-      expect(await d.send('1')).to.match(/^CON Claim not accepted: overlapping measurements for this household\nServices/);
-    } finally {
-      await other.stop();
-    }
-  });
+    });
+  }
 
   it('change PIN: current PIN checked, new PIN rules, confirmation; the new PIN then logs in', async () => {
     const s = session();

@@ -69,6 +69,37 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     expect(status.length).to.be.at.most(182);
   });
 
+  it('days whose claim was stored but not marked (a failure in between) are submitted again, whatever the new answers', async () => {
+    const s = new GatewaySession([server.baseUrl]);
+    const customerId = await createAccount(s, '13570');
+    for (const day of ['2026-07-01', '2026-07-02', '2026-07-03']) {
+      server.clock.now = new Date(`${day}T10:00:00Z`);
+      const d = new GatewaySession([server.baseUrl], s.phoneNumber);
+      await login(d, customerId, '13570');
+      await d.walk('1', '2');
+    }
+    const submit = async (...answers: string[]) => {
+      const c = new GatewaySession([server.baseUrl], s.phoneNumber);
+      await login(c, customerId, '13570');
+      await c.send('3');
+      return c.walk('1', ...answers);
+    };
+    const account = await t.db('ussd_accounts').where({ customer_id: customerId }).first();
+    const unmark = () => t.db('ussd_fuel_logs').where({ account_id: account.id }).update({ claim_id: null });
+    const marks = async () => (await t.db('ussd_fuel_logs').where({ account_id: account.id })).map((l: { claim_id: string | null }) => l.claim_id);
+    const reference = (reply: string) => /^END Claim submitted\. Reference (\S+)\./.exec(reply)?.[1];
+    expect(reference(await submit('1', '1', '1'))).to.be.a('string');
+    await unmark();
+    // Other answers for the same days: area A answers (the stored claim, or its correction), never a refusal.
+    const second = reference(await submit('2', '2', '2'));
+    expect(second).to.be.a('string');
+    expect(await marks()).to.deep.equal([second, second, second]);
+    await unmark();
+    // The same request again is the same claim.
+    expect(reference(await submit('2', '2', '2'))).to.equal(second);
+    expect(await marks()).to.deep.equal([second, second, second]);
+  });
+
   const logDays = async (s: GatewaySession, customerId: string, pin: string, days: string[]) => {
     for (const day of days) {
       server.clock.now = new Date(`${day}T10:00:00Z`);
