@@ -18,7 +18,7 @@ import { findCollectionForUpdate } from './collections.repository.ts';
 import { credentialColumns, type ClaimSeal, type NormalisedClaim } from './claim-seal.ts';
 import type { ClaimSealer } from './claim-sealer.ts';
 import { jcs } from './credentials.ts';
-import { findEntityRow } from './entities.repository.ts';
+import { findEntityRowForShare } from './entities.repository.ts';
 import { storeEvidence } from './evidence.ts';
 import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap } from './kpt-rules.ts';
 import { decodeCursor, pageOf } from './paging.ts';
@@ -159,7 +159,8 @@ export class ClaimService {
         { pointer: '/body/collectionId', message: `names no collection (create it with POST /v1/collections)`, rule: 'collection-exists' },
       ]);
     }
-    const household = await findEntityRow(sql, claim.householdId);
+    // Locked for share: a controller transfer in flight is waited for, and none starts until this commits.
+    const household = await findEntityRowForShare(sql, claim.householdId);
     if (household && household.controller !== principal.did) {
       throw forbidden(`${claim.householdId} is a registered entity controlled by ${household.controller}; only its controller may submit claims for it.`);
     }

@@ -2,7 +2,7 @@
 // are also the read side of the chain query node (area C).
 import type { Knex } from 'knex';
 import type { Db } from '../platform/db/index.ts';
-import { forUpdate, sqlOf, type Sql } from '../platform/db/sql.ts';
+import { forShare, forUpdate, sqlOf, type Sql } from '../platform/db/sql.ts';
 import type { Entity } from '../../generated/openapi/types.gen.ts';
 
 export interface EntityRow {
@@ -46,9 +46,17 @@ export interface EntityFilter {
   limit: number;
 }
 
-/** Plain SQL (platform/db/sql.ts): every claim submission looks its household up in its transaction. */
+/** One entity row by DID, in plain SQL (platform/db/sql.ts). */
 export function findEntityRow(sql: Sql, did: string): Promise<EntityRow | undefined> {
   return sql.one<EntityRow>('select * from twin_entities where did = ?', [did]);
+}
+
+/**
+ * The row, which no other transaction may change until this one ends; a change in flight is
+ * waited for and seen (a claim checks its household's controller against the latest one).
+ */
+export function findEntityRowForShare(sql: Sql, did: string): Promise<EntityRow | undefined> {
+  return sql.one<EntityRow>(`select * from twin_entities where did = ?${forShare(sql)}`, [did]);
 }
 
 export class EntityRepository {

@@ -106,6 +106,19 @@ forEachDatabase('KPT claims', (t) => {
       expect(p.errors![0]).to.include({ pointer: '/body/collectionId', rule: 'collection-exists' });
     });
 
+    if (t.kind === 'postgres') {
+      it('a claim waits for a controller transfer in flight and is judged against the new controller', async () => {
+        const household = (await createEntity({ client: h.server.client, auth: h.key, body: { type: 'Household', properties: {} } })).data!.did;
+        const transfer = await t.db.transaction();
+        await transfer('twin_entities').where({ did: household }).update({ controller: OTHER_DID });
+        const pending = submit(kptClaim({ householdId: household }));
+        await new Promise((r) => setTimeout(r, 300));
+        await transfer.commit();
+        const res = await pending;
+        expect(res.status).to.equal(403);
+      });
+    }
+
     it('an unknown collection is a 400 even when the measurements also conflict', async () => {
       const p = await rejected(kptClaim({ collectionId: 'no-such-campaign', fuelMeasurements: { total: 9, dailyLogs: [2, 2, 2] } }), 400);
       expect(p.errors![0]).to.include({ pointer: '/body/collectionId', rule: 'collection-exists' });

@@ -206,6 +206,12 @@ function rollbackQuietly(conn: SqliteConnection): void {
  */
 export const forUpdate = (sql: Sql) => (sql.dialect === 'postgres' ? ' for update' : '');
 
+/**
+ * ` for share` on PostgreSQL: the rows a read returns cannot change until its transaction ends,
+ * and a read of a row another transaction is changing waits for that change (SQLite: as above).
+ */
+export const forShare = (sql: Sql) => (sql.dialect === 'postgres' ? ' for share' : '');
+
 type Row = Record<string, Binding | undefined>;
 const quoted = (column: string) => `"${column}"`;
 /** Columns set in a row object (undefined ones are left out, as Knex does). */
