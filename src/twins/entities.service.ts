@@ -131,7 +131,10 @@ export class EntityService {
       };
       const isProtocol = current.type === PROTOCOL_TYPE;
       const protocol = current.protocol_did ? await repo.findByDid(current.protocol_did) : undefined;
-      const errors = isProtocol ? this.checkProtocolShape(merged) : await this.checkAgainstProtocol(repo, merged, protocol, did);
+      // Only what the patch sends is checked against the protocol: a protocol edited since must
+      // not lock its entities out of, say, a controller transfer.
+      const sent = { ...merged, properties: patch.properties ?? {}, relationships: patch.relationships ?? {} };
+      const errors = isProtocol ? this.checkProtocolShape(merged) : await this.checkAgainstProtocol(repo, sent, protocol, did);
       assertNoFieldErrors(errors, 'The update is invalid');
       const updated: Partial<NewEntityRow> = {
         controller: merged.controller!,

@@ -226,4 +226,17 @@ forEachDatabase('twin entities and protocols', (t) => {
     const missing = await updateEntity({ client: h.server.client, auth: h.key, path: { did: 'did:ixo:entity:ffffffffffffffffffffffffffffffff' }, body: { properties: {} } });
     expect(missing.response.status).to.equal(404);
   });
+
+  it('an update checks what it sends: a protocol edited since does not lock its entities out', async () => {
+    const p2 = (await create({ type: 'Protocol', properties: { model: 'string' } })).entity;
+    const device = (await create({ type: 'Stove', protocol: p2.did, properties: { model: 'A' } })).entity;
+    const edited = await updateEntity({ client: h.server.client, auth: h.key, path: { did: p2.did }, body: { properties: { model: 'number' } } });
+    expect(edited.response.status).to.equal(200);
+    // A change of other fields goes through; the stored model is no longer what the protocol says.
+    const unrelated = await updateEntity({ client: h.server.client, auth: h.key, path: { did: device.did }, body: { services: [] } });
+    expect(unrelated.response.status).to.equal(200);
+    const stale = await updateEntity({ client: h.server.client, auth: h.key, path: { did: device.did }, body: { properties: { model: 'A' } } });
+    expect(stale.response.status).to.equal(400);
+    expect((stale.error as Problem).errors![0]).to.include({ pointer: '/body/properties/model', rule: 'property-type' });
+  });
 });
