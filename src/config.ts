@@ -103,7 +103,11 @@ const chainSchema = {
 
 // ---- area D: agent runtime ------------------------------------------------------------------------
 /** The features map: exact plugin names to booleans (src/agent/runtime/features.ts). */
-export const featuresMapSchema = z.record(z.string(), z.boolean({ message: 'must be true or false' }));
+// A record schema drops a "__proto__" member; it is refused by name rather than lost silently.
+export const featuresMapSchema = z
+  .unknown()
+  .refine((v) => !(typeof v === 'object' && v !== null && Object.hasOwn(v, '__proto__')), '"__proto__" cannot name a plugin')
+  .pipe(z.record(z.string(), z.boolean({ message: 'must be true or false' })));
 const agentSchema = {
   AGENT_FEATURES: z
     .string()

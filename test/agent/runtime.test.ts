@@ -1,6 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import express, { Router } from 'express';
+import request from 'supertest';
 import { expect } from 'chai';
 import { configWith, ConfigError } from '../../src/config.ts';
 import { loadFeaturesMap, orderByDependencies, resolvePlugins } from '../../src/agent/runtime/features.ts';
@@ -253,5 +255,22 @@ describe('agent runtime: tools', () => {
     expect(created).to.equal(0);
     expect(runtime.toolSchemas()).to.deep.equal([]);
     expect(await runtime.buildContext({ userDid: 'did:ixo:entity:a', roomId: 'r' })).to.deep.equal({ roomId: 'r', state: {}, promptSections: [] });
+  });
+});
+
+describe('agent runtime: plugin routes', () => {
+  it("a plugin's router is reached only on the exact paths its routePaths declares", async () => {
+    const router = Router();
+    router.get('/declared', (_req, res) => void res.json({ at: 'declared' }));
+    router.get('/undeclared', (_req, res) => void res.json({ at: 'undeclared' }));
+    const { logger } = capturingLogger();
+    const runtime = new AgentRuntime({ plugins: [testPlugin('routed', {}, { router }, ['/declared'])], features: fromEnv(), envNames: [], db: noDb, logger });
+    const app = express();
+    app.use(runtime.routers());
+    app.use((_req, res) => void res.status(404).end());
+    expect((await request(app).get('/declared')).body).to.deep.equal({ at: 'declared' });
+    expect((await request(app).get('/declared/')).status).to.equal(200);
+    expect((await request(app).get('/undeclared')).status).to.equal(404);
+    expect((await request(app).get('/DECLARED')).status).to.equal(404);
   });
 });
