@@ -90,11 +90,12 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
       express.urlencoded({ extended: false, limit: config.BODY_LIMIT }),
     ].map(holdingRefusals)),
   );
-  app.use(rejectUnstorableInput());
   // Routes of plugins that are off answer 404 before the validator (which knows every documented route).
   app.use(agent.unloadedRoutesGuard);
   app.use(openApiRequestValidator(ctx.keys));
   app.use(raiseHeldBodyFailure);
+  // After authentication too, like the body parsers' refusals.
+  app.use(rejectUnstorableInput());
 
   app.use(scopedRouter(healthRouter(db, config), { paths: ['/health', '/'] }));
   app.use(scopedRouter(twins.router, { prefixes: ['/v1'] }));

@@ -53,7 +53,7 @@ function isTimeZone(zone: string): boolean {
 
 const ussdSchema = {
   USSD_APP_NAME: z.string().min(1).max(40).default('Hearth'),
-  USSD_SESSION_IDLE_SECONDS: positiveInt.default(180),
+  USSD_SESSION_IDLE_SECONDS: positiveInt.max(86_400, 'must be at most 86400 (a day)').default(180),
   USSD_SWEEP_INTERVAL_SECONDS: timerSeconds.default(60),
   USSD_DEBUG_ENABLED: bool.default(false),
   USSD_RATE_LIMIT_PER_MINUTE: positiveInt.default(100),

@@ -7,6 +7,6 @@ export function parse32ByteKey(value: string): Buffer | undefined {
   const v = value.trim();
   if (/^[0-9a-fA-F]{64}$/.test(v)) return Buffer.from(v, 'hex');
   if (/^[A-Za-z0-9+/]{43}=?$/.test(v)) return Buffer.from(v, 'base64');
-  if (/^[A-Za-z0-9_-]{43}$/.test(v)) return Buffer.from(v, 'base64url');
+  if (/^[A-Za-z0-9_-]{43}=?$/.test(v)) return Buffer.from(v, 'base64url');
   return undefined;
 }

@@ -1,12 +1,15 @@
 // Structured logs (pino). Secrets never reach a log line: credentials, PINs and keys are
 // censored by path, and phone numbers are masked by whoever logs them (maskPhone).
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { RequestHandler } from 'express';
 import type { Config } from '../config.ts';
 
 export type { Logger };
 
 const REDACT_PATHS = [
+  // PostgreSQL puts row values in an error's detail ("Key (phone_number)=(+2547...) already exists").
+  'err.detail',
+  'err.cause.detail',
   'req.headers.authorization',
   'req.headers.cookie',
   '*.pin',
@@ -21,8 +24,10 @@ const REDACT_PATHS = [
   'phoneNumber',
 ];
 
-export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
-  return pino({ level: config.LOG_LEVEL, redact: { paths: REDACT_PATHS, censor: '[redacted]' } });
+/** The service's logger; `destination` (default stdout) is for tests that read what is logged. */
+export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: DestinationStream): Logger {
+  const options = { level: config.LOG_LEVEL, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** Keeps the country code and the last two digits: +254712345678 -> +254*******78. */

@@ -114,14 +114,17 @@ export class ClaimService {
     const claimKey = claimKeyOf(claim);
     const idempotency = opts.idempotencyKey ? { key: opts.idempotencyKey, requestHash: sha256hex(jcs(claim)) } : undefined;
     const key = await this.opts.validatorKey();
+    // Known now, but reported in the transaction after its 400 and 403: a conflict is only worth
+    // telling a caller who may submit the claim at all. A conflicting claim is never sealed.
+    const conflicts = measurementConflicts(claim, this.opts.totalToleranceKg);
     // Sealed before the transaction, on the sealer thread, so the transaction only decides and
     // stores; the credential is signed whenever the claim could turn out verified.
     const id = newClaimId();
     const at = new Date().toISOString();
-    const seal = await this.opts.sealer.seal({ id, claim, submittedBy: principal.did, at, withCredential: canBeVerified(claim) });
+    const seal = conflicts.length ? undefined : await this.opts.sealer.seal({ id, claim, submittedBy: principal.did, at, withCredential: canBeVerified(claim) });
 
     try {
-      const row = await inTransaction(this.db, (sql) => this.storeAndVerify(sql, principal, { id, at, claim, claimKey, seal }, key, idempotency));
+      const row = await inTransaction(this.db, (sql) => this.storeAndVerify(sql, principal, { id, at, claim, claimKey, conflicts, seal }, key, idempotency));
       return { created: true, claim: claimFromRow(row) };
     } catch (err) {
       if (err instanceof ReplayFound) {
@@ -148,7 +151,7 @@ export class ClaimService {
   private async storeAndVerify(
     sql: Sql,
     principal: Principal,
-    { id, at: now, claim, claimKey, seal }: { id: string; at: string; claim: NormalisedClaim; claimKey: string; seal: ClaimSeal },
+    { id, at: now, claim, claimKey, conflicts, seal }: { id: string; at: string; claim: NormalisedClaim; claimKey: string; conflicts: FieldError[]; seal: ClaimSeal | undefined },
     key: ValidatorKey,
     idempotency: Idempotency | undefined,
   ): Promise<ClaimRow> {
@@ -164,10 +167,7 @@ export class ClaimService {
     if (household && household.controller !== principal.did) {
       throw forbidden(`${claim.householdId} is a registered entity controlled by ${household.controller}; only its controller may submit claims for it.`);
     }
-    // After the 400 (no collection) and 403 above: a conflict is only worth reporting to a caller
-    // who may submit the claim at all.
-    const conflicts = measurementConflicts(claim, this.opts.totalToleranceKg);
-    if (conflicts.length) throw conflict(`The measurement data conflict: ${conflicts.map((c) => c.message).join('; ')}`, conflicts, 'conflicting-measurements');
+    if (conflicts.length || !seal) throw conflict(`The measurement data conflict: ${conflicts.map((c) => c.message).join('; ')}`, conflicts, 'conflicting-measurements');
     if (idempotency) {
       const previous = await claims.findByIdempotencyKey(principal.did, idempotency.key);
       if (previous && isSameRequest(previous, idempotency, claimKey)) throw new ReplayFound(previous);

@@ -1,5 +1,6 @@
 // Opaque cursors for the /v1 list endpoints: base64url of the last row's sequence number, so
 // pages stay stable while rows are added.
+import { MAX_SEQ } from '../platform/db/sql.ts';
 import { badRequest } from '../platform/http/errors.ts';
 
 export interface Page<T> {
@@ -14,8 +15,8 @@ export function encodeCursor(seq: number): string {
 /** The sequence number a cursor stands for; 400 naming the parameter when it is not ours. */
 export function decodeCursor(cursor: string | undefined): number | undefined {
   if (cursor === undefined) return undefined;
-  const m = /^s:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m) {
+  const m = /^s:(\d{1,10})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!m || Number(m[1]) > MAX_SEQ) {
     throw badRequest('The cursor is not one this service issued.', [
       { pointer: '/query/cursor', message: 'is not a cursor returned by a previous page', rule: 'cursor' },
     ]);

@@ -84,9 +84,12 @@ export class UssdRepository {
     return rows.map((r: { id: string }) => r.id);
   }
 
-  /** Removes sessions of any status whose expiry is at or before `expiredBy`; returns how many. */
-  sweepSessions(expiredBy: string): Promise<number> {
-    return this.db('ussd_sessions').where('expires_at', '<=', expiredBy).delete();
+  /** Removes closed sessions whose expiry is at or before `closedBy`, and any expiring at or before `expiredBy`; returns how many. */
+  sweepSessions(closedBy: string, expiredBy: string): Promise<number> {
+    return this.db('ussd_sessions')
+      .where((q) => q.where({ status: 'closed' }).andWhere('expires_at', '<=', closedBy))
+      .orWhere('expires_at', '<=', expiredBy)
+      .delete();
   }
 
   // ---- accounts ---------------------------------------------------------------------------
@@ -106,8 +109,10 @@ export class UssdRepository {
     await this.db('ussd_accounts').insert(row);
   }
 
+  /** Throws if the account is gone (removed meanwhile as abandoned): its creation must not report success. */
   async setHouseholdDid(id: string, did: string, now: string): Promise<void> {
-    await this.db('ussd_accounts').where({ id }).update({ household_did: did, updated_at: now });
+    const updated = await this.db('ussd_accounts').where({ id }).update({ household_did: did, updated_at: now });
+    if (updated !== 1) throw new Error(`account ${id} disappeared before its household was set`);
   }
 
   async deleteAccount(id: string): Promise<void> {

@@ -499,12 +499,14 @@ export class UssdService {
   }
 
   /**
-   * Removes sessions idle for twice the idle time, closed ones included: a closed or expired
-   * session stays one more idle period, so a gateway's retry of its last hop still gets the
-   * stored reply (or the expired one) instead of replaying the session as a dial shortcut.
+   * Removes sessions closed one idle period ago (their expiry is set at the closing hop) and
+   * sessions idle for twice the idle time: a closed or expired session stays one more idle
+   * period, so a gateway's retry of its last hop still gets the stored reply (or the expired
+   * one) instead of replaying the session as a dial shortcut.
    */
   sweep(): Promise<number> {
-    return this.repo.sweepSessions(new Date(this.now().getTime() - this.opts.idleSeconds * 1000).toISOString());
+    const now = this.now();
+    return this.repo.sweepSessions(now.toISOString(), new Date(now.getTime() - this.opts.idleSeconds * 1000).toISOString());
   }
 }
 

@@ -42,6 +42,7 @@ describe('config', () => {
     ['CHAIN_GRPC_TIMEOUT_MS', '2147483648'],
     ['SHUTDOWN_TIMEOUT_MS', '99999999999'],
     ['USSD_SWEEP_INTERVAL_SECONDS', '2147484'],
+    ['USSD_SESSION_IDLE_SECONDS', '86401'],
     ['AGENT_FEATURES', '{"__proto__": true}'],
   ] as const) {
     it(`rejects ${name}=${value} with a message naming the variable`, () => {

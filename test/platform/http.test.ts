@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { didSyntaxError, isDid } from '../../src/platform/did.ts';
 import { AppError, errorHandler, grpcCodeForHttp, notFoundHandler } from '../../src/platform/http/errors.ts';
 import { jsonPointer, unstorableValue } from '../../src/platform/http/input.ts';
-import { maskPhone, requestLogger } from '../../src/platform/logging.ts';
+import { createLogger, maskPhone, requestLogger } from '../../src/platform/logging.ts';
 import { listen } from '../../src/platform/server.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
@@ -147,6 +147,15 @@ function logSink() {
 }
 
 describe('logging', () => {
+  it('redacts the row values PostgreSQL puts in an error detail', () => {
+    let out = '';
+    const logger = createLogger({ LOG_LEVEL: 'error' }, new Writable({ write: (c, _e, cb) => ((out += String(c)), cb()) }));
+    const err = Object.assign(new Error('duplicate key value violates unique constraint'), { detail: 'Key (phone_number)=(+254712345678) already exists.' });
+    logger.error({ err: Object.assign(new Error('wrapped', { cause: err }), { detail: 'Failing row contains (Jane Doe).' }) }, 'request failed');
+    expect(out).to.include('request failed');
+    for (const secret of ['254712345678', 'Jane Doe']) expect(out).to.not.include(secret);
+  });
+
   it('masks phone numbers', () => {
     expect(maskPhone('+254712345678')).to.equal('+254*******78');
     expect(maskPhone('garbage')).to.equal('[phone]');
@@ -306,7 +315,7 @@ forEachDatabase('app assembly', (t) => {
     const post = (body: string, headers: Record<string, string> = {}) =>
       fetch(`${server.baseUrl}/v1/claims`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     const big = JSON.stringify({ type: 'KPTClaim', pad: 'x'.repeat(2000) });
-    for (const body of ['{', big]) expect((await post(body)).status).to.equal(401);
+    for (const body of ['{', big, '{"type":"a\\u0000b"}', '{"n":1e400}']) expect((await post(body)).status, body).to.equal(401);
     const malformed = await post('{', { authorization: `Bearer ${key}` });
     expect(malformed.status).to.equal(400);
     expect(await malformed.json()).to.include({ type: 'urn:hearth:problem:malformed-body' });

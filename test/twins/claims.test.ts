@@ -110,11 +110,22 @@ forEachDatabase('KPT claims', (t) => {
       it('a claim waits for a controller transfer in flight and is judged against the new controller', async () => {
         const household = (await createEntity({ client: h.server.client, auth: h.key, body: { type: 'Household', properties: {} } })).data!.did;
         const transfer = await t.db.transaction();
-        await transfer('twin_entities').where({ did: household }).update({ controller: OTHER_DID });
-        const pending = submit(kptClaim({ householdId: household }));
-        await new Promise((r) => setTimeout(r, 300));
-        await transfer.commit();
-        const res = await pending;
+        let pending: ReturnType<typeof submit> | undefined;
+        try {
+          await transfer('twin_entities').where({ did: household }).update({ controller: OTHER_DID });
+          pending = submit(kptClaim({ householdId: household }));
+          // The submission must be blocked on the row lock, not merely slow, before the transfer commits.
+          let waiting = 0;
+          for (let i = 0; i < 100 && !waiting; i++) {
+            await new Promise((r) => setTimeout(r, 50));
+            const row = (await t.db.raw("select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()")).rows[0];
+            waiting = row.n;
+          }
+          expect(waiting, 'a submission waiting on the household row').to.be.greaterThan(0);
+        } finally {
+          await transfer.commit();
+        }
+        const res = await pending!;
         expect(res.status).to.equal(403);
       });
     }
@@ -502,6 +513,10 @@ forEachDatabase('KPT claims', (t) => {
       const bad = await listClaims({ client: h.server.client, auth: h.key, query: { cursor: 'bm9wZQ' } });
       expect(bad.response.status).to.equal(400);
       expect((bad.error as Problem).errors![0]).to.include({ pointer: '/query/cursor' });
+      // Our shape, but beyond any sequence number (PostgreSQL's integer column would fail the query).
+      const beyond = await listClaims({ client: h.server.client, auth: h.key, query: { cursor: Buffer.from('s:99999999999').toString('base64url') } });
+      expect(beyond.response.status).to.equal(400);
+      expect((beyond.error as Problem).errors![0]).to.include({ pointer: '/query/cursor', rule: 'cursor' });
       const missing = await getClaim({ client: h.server.client, auth: h.key, path: { id: `kpt_${'0'.repeat(32)}` } });
       expect(missing.response.status).to.equal(404);
       expectContractResponse('get', '/v1/claims/{id}', { status: 404, headers: missing.response.headers, body: missing.error });

@@ -44,6 +44,7 @@ describe('USSD PIN rules and encryption', () => {
     expect(parse32ByteKey('ab'.repeat(32))).to.have.length(32);
     expect(parse32ByteKey(Buffer.alloc(32, 9).toString('base64'))).to.have.length(32);
     expect(parse32ByteKey(Buffer.alloc(32, 9).toString('base64url'))).to.have.length(32);
+    expect(parse32ByteKey(`${Buffer.alloc(32, 0xfb).toString('base64url')}=`)).to.deep.equal(Buffer.alloc(32, 0xfb));
     expect(parse32ByteKey('ab'.repeat(31))).to.equal(undefined);
     expect(parse32ByteKey(Buffer.alloc(16).toString('base64'))).to.equal(undefined);
     expect(parse32ByteKey('not a key')).to.equal(undefined);

@@ -6,6 +6,7 @@
 // request body, rule checks and measurements, which would be parsed for nothing.
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Db } from '../../platform/db/index.ts';
+import { MAX_SEQ } from '../../platform/db/sql.ts';
 import type { ClaimRow } from '../../twins/claims.repository.ts';
 import { collectionFromRow, type CollectionRow } from '../../twins/collections.repository.ts';
 import { entityFromRow, type EntityRow } from '../../twins/entities.repository.ts';
@@ -13,9 +14,6 @@ import { findClaimById, findEntityByDid, getCollection } from '../../twins/index
 import type { Collection } from '../../../generated/openapi/types.gen.ts';
 import type { ChainReadModel, ClaimView, CollectionWithCounts, Entity, KptClaim } from './model.ts';
 import type { OrderedStore, PageWindow } from './pagination.ts';
-
-/** `seq` is a 32-bit integer column on PostgreSQL: a larger key was never issued and must not reach a query. */
-const MAX_SEQ = 2 ** 31 - 1;
 
 function keySeq(key: string): number {
   const seq = /^\d{1,10}$/.test(key) ? Number(key) : NaN;

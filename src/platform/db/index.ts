@@ -1,7 +1,8 @@
 // Knex on SQLite (embedded default, a file under DATA_DIR) or PostgreSQL (DATABASE_URL).
 // Repositories are the only code that builds SQL, and the same code runs on both. An error's
 // message carries its SQL with `?` placeholders, never the bound values (compileSqlOnError):
-// those are phone numbers, names, sealed PINs and key hashes, and errors are logged.
+// those are phone numbers, names, sealed PINs and key hashes, and errors are logged. (The row
+// values PostgreSQL puts in an error's `detail` are redacted by the logger.)
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import knex, { type Knex } from 'knex';

@@ -7,6 +7,9 @@ import { dbClientOf, type Db, type DbClient } from './index.ts';
 
 export type Binding = string | number | boolean | null;
 
+/** The largest `seq` (Knex `increments`: a 32-bit integer on PostgreSQL); a larger one must not reach a query. */
+export const MAX_SEQ = 2 ** 31 - 1;
+
 export interface Sql {
   readonly dialect: DbClient;
   /** The first row, or undefined. */
