@@ -74,6 +74,8 @@ type TextMark = Pick<SessionRow, 'last_text_digest' | 'last_text_length'>;
 class LostRace extends Error {}
 
 const CONCURRENT_HOP_WAIT_MS = 3000;
+/** Far longer than any hop takes: a hop claimed this long ago without a reply was abandoned (its instance died). */
+const ABANDONED_HOP_MS = 30_000;
 /** Far longer than any creation takes (it holds no lock): an account this old without a household was abandoned. */
 const ABANDONED_ACCOUNT_MS = 60_000;
 /** Sessions this instance wrote last, to save a read per hop; bounded, oldest evicted first. */
@@ -282,6 +284,7 @@ export class UssdService {
 
   /** A retry of the last hop: its stored reply, or (while another instance still works on it) that reply once ready. */
   private async storedReply(row: SessionRow): Promise<string> {
+    if (row.last_reply === null && Date.parse(row.updated_at) <= this.now().getTime() - ABANDONED_HOP_MS) return this.endAbandonedHop(row);
     const deadline = Date.now() + CONCURRENT_HOP_WAIT_MS;
     let current: SessionRow | undefined = row;
     while (current && current.last_reply === null && Date.now() < deadline) {
@@ -292,6 +295,21 @@ export class UssdService {
     if (current.last_reply === null) throw new AppError(503, 'Service Unavailable', { detail: 'concurrent hop did not finish' });
     if (current.last_text_digest !== row.last_text_digest) throw new LostRace();
     return current.last_reply;
+  }
+
+  /**
+   * A hop claimed long ago and never finished: the instance working on it died. What it did
+   * cannot be told, so the session ends (the user dials again) instead of answering every
+   * retry "unavailable" after a wait.
+   */
+  private async endAbandonedHop(row: SessionRow): Promise<string> {
+    const now = this.now();
+    const reply = TEXT.ended(row.service_code);
+    const closed = { status: 'closed' as const, last_reply: reply, version: row.version + 1, updated_at: now.toISOString(), expires_at: this.expiry(now) };
+    if (!(await this.repo.updateSession(row.id, row.version, closed))) throw new LostRace();
+    this.recent.delete(row.id);
+    this.opts.logger.warn({ sessionId: row.id, phone: maskPhone(row.phone_number) }, 'ussd session ended: its last hop was abandoned mid-way');
+    return reply;
   }
 
   private remember(row: SessionRow): void {

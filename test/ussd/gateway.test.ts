@@ -328,6 +328,27 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     }
   });
 
+  it('a hop abandoned mid-way (its instance died) ends the session for its retries once it is 30 s old', async () => {
+    const server = await startUssdServer(t.db, {}, { twins: new RecordingTwins() });
+    try {
+      const s = new GatewaySession([server.baseUrl]);
+      await s.dial();
+      // What a hop leaves behind when its process dies after claiming it: the new text's mark, no reply.
+      const row = await t.db('ussd_sessions').where({ id: s.sessionId }).first();
+      await t.db('ussd_sessions').where({ id: s.sessionId }).update({
+        last_text_digest: new PinCipher(Buffer.from(TEST_PIN_KEY, 'hex')).digest('2'), last_text_length: 1, last_reply: null,
+        version: row.version + 1, updated_at: server.clock.now.toISOString(),
+      });
+      server.clock.now = new Date(server.clock.now.getTime() + 31_000);
+      const ended = 'END This session has ended. Please dial *384*1234# again.';
+      expect(await s.send('2')).to.equal(ended);
+      expect(await s.retry()).to.equal(ended);
+      expect(await t.db('ussd_sessions').where({ id: s.sessionId }).first()).to.include({ status: 'closed', last_reply: ended });
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('setting the household of an account removed meanwhile fails instead of reporting a creation that is gone', async () => {
     let err: unknown;
     try {
