@@ -7,7 +7,7 @@ import { createAgentArea } from './agent/index.ts';
 import { createChainArea } from './chain/index.ts';
 import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
-import { holdingRefusals, raiseHeldBodyFailure } from './platform/http/body.ts';
+import { holdingRefusals, raiseHeldBodyFailure, requireContentTypeForBody } from './platform/http/body.ts';
 import { rejectUnstorableInput } from './platform/http/input.ts';
 import { isUnder, scopedRouter } from './platform/http/scope.ts';
 import { ApiKeyService } from './platform/keys/service.ts';
@@ -73,6 +73,9 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
 
   const app = express();
   app.disable('x-powered-by');
+  // No generated ETags (nor the 304s they lead to): the contract documents conditional requests
+  // only for evidence, whose route sets its own ETag.
+  app.set('etag', false);
   // Paths are case-sensitive in the contract; '/V1/claims' is not a route (nor validated as one).
   app.enable('case sensitive routing');
   app.locals.chainGrpcPort = chain.grpcPort;
@@ -86,6 +89,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   const isChainPath = chainPathTest(config);
   app.use(
     unless(isChainPath, [
+      requireContentTypeForBody,
       express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }),
       express.urlencoded({ extended: false, limit: config.BODY_LIMIT }),
     ].map(holdingRefusals)),
@@ -96,6 +100,9 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(raiseHeldBodyFailure);
   // After authentication too, like the body parsers' refusals.
   app.use(rejectUnstorableInput());
+  const methodNotAllowed = methodNotAllowedHandler();
+  // OPTIONS before the routers, which would answer it themselves (200 with Allow).
+  app.use((req, res, next) => (req.method === 'OPTIONS' ? methodNotAllowed(req, res, next) : next()));
 
   app.use(scopedRouter(healthRouter(db, config), { paths: ['/health', '/'] }));
   app.use(scopedRouter(twins.router, { prefixes: ['/v1'] }));
@@ -103,7 +110,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(chain.router);
   app.use(agent.routers);
 
-  app.use(methodNotAllowedHandler());
+  app.use(methodNotAllowed);
   app.use(notFoundHandler);
   app.use(errorHandler(logger, errorShapeResolver(isChainPath)));
 

@@ -630,6 +630,15 @@ export type GetRootData = {
     url: '/';
 };
 
+export type GetRootErrors = {
+    /**
+     * The query string holds a NUL character (any other query string is ignored).
+     */
+    400: Problem;
+};
+
+export type GetRootError = GetRootErrors[keyof GetRootErrors];
+
 export type GetRootResponses = {
     /**
      * The process is serving requests.
@@ -659,6 +668,14 @@ export type BuildAgentContextErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * The request body is larger than BODY_LIMIT.
+     */
+    413: Problem;
+    /**
+     * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
+     */
+    415: Problem;
 };
 
 export type BuildAgentContextError = BuildAgentContextErrors[keyof BuildAgentContextErrors];
@@ -680,6 +697,10 @@ export type ListAgentPluginsData = {
 };
 
 export type ListAgentPluginsErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
     /**
      * Missing or unknown API key.
      */
@@ -709,6 +730,10 @@ export type ListAgentToolsData = {
 };
 
 export type ListAgentToolsErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
     /**
      * Missing or unknown API key.
      */
@@ -756,6 +781,14 @@ export type InvokeAgentToolErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * The request body is larger than BODY_LIMIT.
+     */
+    413: Problem;
+    /**
+     * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
+     */
+    415: Problem;
 };
 
 export type InvokeAgentToolError = InvokeAgentToolErrors[keyof InvokeAgentToolErrors];
@@ -846,6 +879,10 @@ export type ListUssdSessionsData = {
 
 export type ListUssdSessionsErrors = {
     /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
      * Missing or unknown API key.
      */
     401: Problem;
@@ -882,6 +919,10 @@ export type GetHealthData = {
 };
 
 export type GetHealthErrors = {
+    /**
+     * The query string holds a NUL character (any other query string is ignored).
+     */
+    400: Problem;
     /**
      * The service runs but the database did not answer in time.
      */
@@ -1011,6 +1052,14 @@ export type SubmitClaimErrors = {
      * Conflicting measurement data.
      */
     409: Problem;
+    /**
+     * The request body is larger than BODY_LIMIT.
+     */
+    413: Problem;
+    /**
+     * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
+     */
+    415: Problem;
 };
 
 export type SubmitClaimError = SubmitClaimErrors[keyof SubmitClaimErrors];
@@ -1127,6 +1176,14 @@ export type CreateCollectionErrors = {
      * A collection with this id exists.
      */
     409: Problem;
+    /**
+     * The request body is larger than BODY_LIMIT.
+     */
+    413: Problem;
+    /**
+     * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
+     */
+    415: Problem;
 };
 
 export type CreateCollectionError = CreateCollectionErrors[keyof CreateCollectionErrors];
@@ -1269,6 +1326,14 @@ export type VerifyCredentialErrors = {
      * The request is malformed or fails validation.
      */
     400: Problem;
+    /**
+     * The request body is larger than BODY_LIMIT.
+     */
+    413: Problem;
+    /**
+     * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
+     */
+    415: Problem;
 };
 
 export type VerifyCredentialError = VerifyCredentialErrors[keyof VerifyCredentialErrors];
@@ -1346,6 +1411,14 @@ export type CreateEntityErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * The request body is larger than BODY_LIMIT.
+     */
+    413: Problem;
+    /**
+     * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
+     */
+    415: Problem;
 };
 
 export type CreateEntityError = CreateEntityErrors[keyof CreateEntityErrors];
@@ -1424,6 +1497,14 @@ export type UpdateEntityErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * The request body is larger than BODY_LIMIT.
+     */
+    413: Problem;
+    /**
+     * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
+     */
+    415: Problem;
 };
 
 export type UpdateEntityError = UpdateEntityErrors[keyof UpdateEntityErrors];

@@ -71,18 +71,22 @@ export function openApiRequestValidator(keys: ApiKeyService): RequestHandler {
   };
 }
 
-const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+const HTTP_METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace'];
 
 /**
  * 405 with `Allow` for a documented path asked with a method it does not document (the
- * validator lets such requests through as undocumented). Mounted after every router.
+ * validator lets such requests through as undocumented). HEAD is allowed wherever GET is.
+ * Mounted after every router, and for OPTIONS before them.
  */
 export function methodNotAllowedHandler(): RequestHandler {
   const doc = loadOpenApiDocument();
-  const templates = Object.entries<Record<string, unknown>>(doc.paths ?? {}).map(([path, item]) => ({
-    pattern: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
-    allow: HTTP_METHODS.filter((m) => m in item).map((m) => m.toUpperCase()),
-  }));
+  const templates = Object.entries<Record<string, unknown>>(doc.paths ?? {}).map(([path, item]) => {
+    const allowed = HTTP_METHODS.filter((m) => m in item || (m === 'head' && 'get' in item));
+    return {
+      pattern: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
+      allow: allowed.map((m) => m.toUpperCase()),
+    };
+  });
   return (req, _res, next) => {
     const match = templates.find((t) => t.pattern.test(req.path));
     if (!match || match.allow.includes(req.method)) return next();

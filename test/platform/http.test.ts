@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -274,11 +275,43 @@ forEachDatabase('app assembly', (t) => {
   it('a documented path asked with another method is 405 with Allow', async () => {
     const res = await fetch(`${server.baseUrl}/health`, { method: 'DELETE' });
     expect(res.status).to.equal(405);
-    expect(res.headers.get('allow')).to.equal('GET');
+    expect(res.headers.get('allow')).to.equal('GET, HEAD');
     expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
     const templated = await fetch(`${server.baseUrl}/v1/claims/kpt_x`, { method: 'PUT' });
     expect(templated.status).to.equal(405);
-    expect(templated.headers.get('allow')).to.equal('GET');
+    expect(templated.headers.get('allow')).to.equal('GET, HEAD');
+    // OPTIONS is no exception (Express would answer it with a 200 of its own).
+    for (const path of ['/v1/claims', '/health', '/agent/tools', '/api/ussd']) {
+      const options = await fetch(`${server.baseUrl}${path}`, { method: 'OPTIONS' });
+      expect(options.status, path).to.equal(405);
+      expect(options.headers.get('content-type'), path).to.match(/^application\/problem\+json/);
+    }
+    expect((await fetch(`${server.baseUrl}/v1/claims`, { method: 'OPTIONS' })).headers.get('allow')).to.equal('GET, HEAD, POST');
+  });
+
+  it('JSON answers carry no generated ETag, so no conditional request turns into a 304', async () => {
+    const res = await fetch(`${server.baseUrl}/`, { headers: { 'if-none-match': 'W/"anything"' } });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('etag')).to.equal(null);
+  });
+
+  it('a body without a Content-Type is a 415 (after authentication), never silently dropped', async () => {
+    const key = await createTestKey(t.db);
+    // fetch would add text/plain to a string body: send it as a client without the header does.
+    const postBare = (headers: Record<string, string>) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const body = JSON.stringify({ roomId: 'kitchen' });
+        const req = httpRequest(`${server.baseUrl}/agent/context`, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+          let text = '';
+          res.on('data', (c) => (text += c)).on('end', () => resolve({ status: res.statusCode!, body: text }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    expect((await postBare({})).status).to.equal(401);
+    const bare = await postBare({ authorization: `Bearer ${key}` });
+    expect(bare.status).to.equal(415);
+    expect(JSON.parse(bare.body)).to.include({ type: 'urn:hearth:problem:content-type-missing', title: 'Unsupported Media Type' });
   });
 
   it('paths are case-sensitive: another spelling of a route is 404, never an unvalidated route', async () => {

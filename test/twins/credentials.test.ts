@@ -1,5 +1,6 @@
 // Verifiable credentials (VC 2.0, eddsa-jcs-2022), evidence by CID, credential verification and
 // the validator key's persistence, on SQLite and PostgreSQL.
+import { get as httpGet } from 'node:http';
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import { expect } from 'chai';
 import canonicalize from 'canonicalize';
@@ -144,6 +145,16 @@ forEachDatabase('credentials and evidence', (t) => {
     expect(missing.response.status).to.equal(404);
     const noKey = await fetch(`${server.baseUrl}/v1/evidence/${claim.claimCid}`);
     expect(noKey.status).to.equal(401);
+    // Content-addressed: a client holding the bytes revalidates by the CID, and hears 304.
+    expect(res.headers.get('etag')).to.equal(`"${claim.claimCid}"`);
+    // node:http, not fetch: fetch adds Cache-Control: no-cache to a conditional request.
+    const cached = await new Promise<number>((resolve, reject) =>
+      httpGet(`${server.baseUrl}/v1/evidence/${claim.claimCid}`, { headers: { authorization: `Bearer ${key}`, 'if-none-match': `"${claim.claimCid}"` } }, (r) => {
+        r.resume();
+        resolve(r.statusCode!);
+      }).on('error', reject),
+    );
+    expect(cached).to.equal(304);
   });
 
   it('the generated validator key survives a restart; earlier credentials stay verifiable', async () => {

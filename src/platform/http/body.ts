@@ -27,3 +27,14 @@ export function heldBodyFailure(req: Request): unknown {
 
 /** Mounted after the validator: a request that got this far (authenticated) hears its body's refusal. */
 export const raiseHeldBodyFailure: RequestHandler = (req, _res, next) => next(heldFailures.get(req));
+
+/**
+ * 415 for a request that carries a body but no Content-Type: the parsers would skip it and the
+ * handler would run as if no body had been sent. Mounted with the parsers (and held like them).
+ */
+export const requireContentTypeForBody: RequestHandler = (req, _res, next) => {
+  const length = req.headers['content-length'];
+  const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  if (!hasBody || req.headers['content-type']) return next();
+  next(Object.assign(new Error('The request has a body but no Content-Type; send Content-Type: application/json.'), { status: 415, type: 'content-type-missing' }));
+};
