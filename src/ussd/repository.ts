@@ -3,7 +3,7 @@
 // SQL (platform/db/sql.ts); the rest is Knex.
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { Db } from '../platform/db/index.ts';
+import { isUniqueViolation, type Db } from '../platform/db/index.ts';
 import { insertInto, sqlOf, updateWhere, type Sql } from '../platform/db/sql.ts';
 
 export interface SessionRow {
@@ -128,14 +128,27 @@ export class UssdRepository {
    * Records a wrong PIN atomically (concurrent hops cannot lose a count) and locks the
    * account at `maxAttempts`. Returns the attempts now recorded.
    */
-  async recordFailedPin(id: string, maxAttempts: number, now: string): Promise<number> {
+  /**
+   * Counts a PIN attempt before the PIN is compared, in one conditional statement: an account
+   * that is locked, or has `maxAttempts` counted already (concurrent guesses included), gets no
+   * attempt (undefined). Otherwise the attempt's number, 1-based.
+   */
+  async reservePinAttempt(id: string, maxAttempts: number, now: string): Promise<number | undefined> {
     return this.db.transaction(async (trx: Knex.Transaction) => {
-      await trx('ussd_accounts').where({ id }).increment('failed_pin_attempts', 1).update({ updated_at: now });
+      const counted = await trx('ussd_accounts')
+        .where({ id })
+        .whereNull('locked_at')
+        .andWhere('failed_pin_attempts', '<', maxAttempts)
+        .increment('failed_pin_attempts', 1)
+        .update({ updated_at: now });
+      if (counted !== 1) return undefined;
       const row = await trx<AccountRow>('ussd_accounts').where({ id }).first();
-      const attempts = row!.failed_pin_attempts;
-      if (attempts >= maxAttempts && !row!.locked_at) await trx('ussd_accounts').where({ id }).update({ locked_at: now });
-      return attempts;
+      return row!.failed_pin_attempts;
     });
+  }
+
+  async lockAccount(id: string, now: string): Promise<void> {
+    await this.db('ussd_accounts').where({ id }).whereNull('locked_at').update({ locked_at: now, updated_at: now });
   }
 
   async resetFailedPins(id: string, now: string): Promise<void> {
@@ -158,16 +171,25 @@ export class UssdRepository {
    * `claimed` (the day is already in a submitted claim and stays as claimed).
    */
   async upsertFuelLog(accountId: string, date: string, kg: number, now: string): Promise<'saved' | 'updated' | 'claimed'> {
-    return this.db.transaction(async (trx: Knex.Transaction) => {
-      const existing = await trx<FuelLogRow>('ussd_fuel_logs').where({ account_id: accountId, log_date: date }).first();
-      if (existing?.claim_id) return 'claimed';
-      if (existing) {
-        await trx('ussd_fuel_logs').where({ id: existing.id }).whereNull('claim_id').update({ kg, updated_at: now });
-        return 'updated';
-      }
-      await trx('ussd_fuel_logs').insert({ id: newId(), account_id: accountId, log_date: date, kg, claim_id: null, created_at: now, updated_at: now });
-      return 'saved';
-    });
+    const once = () =>
+      this.db.transaction(async (trx: Knex.Transaction) => {
+        const existing = await trx<FuelLogRow>('ussd_fuel_logs').where({ account_id: accountId, log_date: date }).first();
+        if (existing?.claim_id) return 'claimed' as const;
+        if (existing) {
+          // A claim may have taken the day since it was read: then nothing is written.
+          const updated = await trx('ussd_fuel_logs').where({ id: existing.id }).whereNull('claim_id').update({ kg, updated_at: now });
+          return updated === 1 ? ('updated' as const) : ('claimed' as const);
+        }
+        await trx('ussd_fuel_logs').insert({ id: newId(), account_id: accountId, log_date: date, kg, claim_id: null, created_at: now, updated_at: now });
+        return 'saved' as const;
+      });
+    try {
+      return await once();
+    } catch (err) {
+      // Another session saved the day's first reading meanwhile: this one updates it.
+      if (isUniqueViolation(err)) return once();
+      throw err;
+    }
   }
 
   async fuelLogs(accountId: string): Promise<FuelLogRow[]> {

@@ -387,13 +387,19 @@ export class UssdService {
     if (!account) return { outcome: 'unknownCustomer' };
     if (account.locked_at) return { outcome: 'locked' };
     const nowIso = this.now().toISOString();
+    // The attempt is counted before the PIN is compared: concurrent guesses (other sessions,
+    // other instances) get no more than MAX_PIN_ATTEMPTS comparisons between them.
+    const attempts = await this.repo.reservePinAttempt(account.id, MAX_PIN_ATTEMPTS, nowIso);
+    if (attempts === undefined) return { outcome: 'locked' };
     if (this.opts.pins.matches(account.pin_encrypted, pin)) {
       await this.repo.resetFailedPins(account.id, nowIso);
       return { outcome: 'ok' };
     }
-    const attempts = await this.repo.recordFailedPin(account.id, MAX_PIN_ATTEMPTS, nowIso);
     this.opts.logger.warn({ customerId: account.customer_id, attempts }, 'ussd wrong PIN');
-    if (attempts >= MAX_PIN_ATTEMPTS) return { outcome: 'locked' };
+    if (attempts >= MAX_PIN_ATTEMPTS) {
+      await this.repo.lockAccount(account.id, nowIso);
+      return { outcome: 'locked' };
+    }
     return { outcome: 'retry', notice: { key: 'wrongPin', params: { left: MAX_PIN_ATTEMPTS - attempts } } };
   }
 

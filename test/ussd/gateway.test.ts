@@ -144,6 +144,47 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     }
   });
 
+  it('concurrent wrong PINs over two instances get three comparisons between them, then the lock', async () => {
+    const twins = new RecordingTwins();
+    const a = await startUssdServer(t.db, {}, { twins });
+    const b = await startUssdServer(t.open(), {}, { twins, clock: a.clock });
+    try {
+      const s = new GatewaySession([a.baseUrl]);
+      const id = await createAccount(s, '24680');
+      const replies = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => login(new GatewaySession([i % 2 ? a.baseUrl : b.baseUrl], s.phoneNumber), id, String(13570 + i))),
+      );
+      const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
+      expect(account.failed_pin_attempts).to.equal(3);
+      expect(account.locked_at).to.not.equal(null);
+      // Two "attempts left" notices at most: every other guess was refused by the lock unchecked.
+      expect(replies.filter((r) => /left/.test(r)).length).to.be.at.most(2);
+      expect(await login(new GatewaySession([a.baseUrl], s.phoneNumber), id, '24680')).to.not.match(/Welcome/);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+
+  it("concurrent first readings of one day over two instances are all saved or updated, none fails", async () => {
+    const twins = new RecordingTwins();
+    const a = await startUssdServer(t.db, {}, { twins });
+    const b = await startUssdServer(t.open(), {}, { twins, clock: a.clock });
+    try {
+      const s = new GatewaySession([a.baseUrl]);
+      const id = await createAccount(s, '24680');
+      const sessions = Array.from({ length: 12 }, (_, i) => new GatewaySession([i % 2 ? a.baseUrl : b.baseUrl], s.phoneNumber));
+      for (const l of sessions) await login(l, id, '24680');
+      const replies = await Promise.all(sessions.map((l, i) => l.walk('1', String(2 + i / 10))));
+      for (const reply of replies) expect(reply).to.match(/^CON (Saved|Updated)/);
+      const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
+      expect(await t.db('ussd_fuel_logs').where({ account_id: account.id })).to.have.length(1);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+
   it('an idle session expires: expired reply, gone from debug and list; a new dial with the id starts over', async () => {
     const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60', USSD_DEBUG_ENABLED: 'true' });
     const key = await createTestKey(t.db, { scopes: ['ussd:debug'] });
