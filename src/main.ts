@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { createHearth } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { createDbFromConfig, migrateLatest, type Db } from './platform/db/index.ts';
+import { createDbFromConfig, databaseUnreachable, migrateLatest, type Db } from './platform/db/index.ts';
 import { AppError } from './platform/http/errors.ts';
 import { ApiKeyService, SCOPES } from './platform/keys/service.ts';
 import { createLogger } from './platform/logging.ts';
@@ -135,7 +135,9 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err) => {
-  if (err instanceof ConfigError) console.error(err.message);
+  const unreachable = databaseUnreachable(err);
+  if (unreachable) console.error(unreachable);
+  else if (err instanceof ConfigError) console.error(err.message);
   else if (err instanceof UsageError) console.error(`${err.message}\n\n${USAGE}`);
   else if (err instanceof AppError) console.error(err.detail ?? err.message);
   else if (err instanceof SimulatorConnectionError) console.error(err.message);

@@ -1,8 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { expect } from 'chai';
 import { CHECKPOINT_INTERVAL_MS, FOREGROUND_CHECKPOINT_PAGES } from '../../src/platform/db/checkpointer.ts';
 import { sqliteFile } from '../../src/platform/db/index.ts';
-import { createTestDatabase } from '../helpers/databases.ts';
+import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
 
 describe('SQLite prepared-statement cache', () => {
   let t: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -64,4 +65,27 @@ describe('SQLite checkpoints in a worker thread', () => {
     expect(statSync(file()).size).to.be.greaterThan(before + 2_000_000);
     expect(await t.db('blobs').count({ n: '*' }).first()).to.deep.equal({ n: 500 });
   });
+});
+
+describe('a database that cannot be reached, on the command line', () => {
+  const migrate = (url: string) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'migrate'], { env: { ...process.env, DATABASE_URL: url }, encoding: 'utf8', timeout: 30_000 });
+
+  it('is one line naming the problem, and exit status 1', () => {
+    const run = migrate('postgres://postgres@127.0.0.1:1/hearth');
+    expect(run.status).to.equal(1);
+    expect(run.stderr.trim().split('\n')).to.have.length(1);
+    expect(run.stderr).to.match(/^Cannot reach the database \(ECONNREFUSED\).*Check DATABASE_URL/);
+  });
+
+  if (TEST_DATABASE_URL) {
+    it('a database that does not exist says so', () => {
+      const url = new URL(TEST_DATABASE_URL!);
+      url.pathname = '/hearth_no_such_database';
+      const run = migrate(url.toString());
+      expect(run.status).to.equal(1);
+      expect(run.stderr.trim().split('\n')).to.have.length(1);
+      expect(run.stderr).to.match(/^The database does not exist: .*hearth_no_such_database.*createdb/);
+    });
+  }
 });

@@ -31,10 +31,22 @@ export function sqliteFile(url: string | undefined, dataDir: string): string {
   return join(dataDir, 'hearth.sqlite');
 }
 
+/**
+ * Knex prints a failed connection attempt with its stack before rejecting with the same error,
+ * which its callers report (the CLI in one line, requests as a logged 500): only that print is
+ * dropped.
+ */
+const knexLog = {
+  warn(message: unknown) {
+    if (!String(message).startsWith('Acquire connection error')) console.warn(message);
+  },
+};
+
 export function createDb(opts: DbOptions): Db {
   if (opts.url && /^postgres(ql)?:\/\//.test(opts.url)) {
     return knex({
       client: 'pg',
+      log: knexLog,
       compileSqlOnError: false,
       connection: opts.url,
       searchPath: opts.schema ? [opts.schema] : undefined,
@@ -129,4 +141,14 @@ export async function pingDb(db: Db, timeoutMs: number): Promise<boolean> {
 export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
   return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** A one-line explanation of a failure to reach the database at all, for the command line; undefined for any other error. */
+export function databaseUnreachable(err: unknown): string | undefined {
+  const e = err as { code?: string; message?: string };
+  // 3D000: invalid_catalog_name (the database does not exist); 28000/28P01: authentication.
+  if (e?.code === '3D000') return `The database does not exist: ${e.message}. Create it (createdb) or fix DATABASE_URL.`;
+  if (e?.code === '28000' || e?.code === '28P01') return `The database refused the login: ${e.message}. Check DATABASE_URL.`;
+  if (e?.code === 'ECONNREFUSED' || e?.code === 'ENOTFOUND' || e?.code === 'ETIMEDOUT') return `Cannot reach the database (${e.code}): ${e.message}. Check DATABASE_URL and that PostgreSQL runs.`;
+  return undefined;
 }
