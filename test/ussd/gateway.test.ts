@@ -12,7 +12,7 @@ import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey } from '../helpers/server.ts';
 import { getUssdSessionDebug, listUssdSessions, postUssd as postUssdSdk } from '../../generated/openapi/sdk.gen.ts';
 import { createClient } from '../../generated/openapi/client/index.ts';
-import { createAccount, GatewaySession, login, newSessionId, postUssd, RecordingTwins, startUssdServer, TEST_PIN_KEY, type UssdTestServer } from './helpers.ts';
+import { createAccount, GatewaySession, login, newSessionId, postUssd, RecordingTwins, startUssdServer, TEST_PIN_KEY, withTwoInstances, type UssdTestServer } from './helpers.ts';
 
 const INVALID = 'END Invalid input. Please try again.';
 const valid = () => ({ sessionId: newSessionId(), serviceCode: '*384*1234#', phoneNumber: '+254712345678', text: '' });
@@ -97,10 +97,7 @@ forEachDatabase('USSD request validation', (t) => {
 
 forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
   it('two app instances on one database continue the same session, hop by hop', async () => {
-    const twins = new RecordingTwins();
-    const a = await startUssdServer(t.db, {}, { twins });
-    const b = await startUssdServer(t.open(), {}, { twins, clock: a.clock });
-    try {
+    await withTwoInstances(t.db, () => t.open(), async (a, b) => {
       const s = new GatewaySession([a.baseUrl, b.baseUrl]);
       expect(await s.dial()).to.match(/^CON Welcome/);
       expect(await s.send('2')).to.match(/^CON Account Menu/);
@@ -119,10 +116,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       expect(x).to.match(/^CON Saved 3 kg/);
       const acc = await t.db('ussd_accounts').where({ customer_id: id }).first();
       expect(await t.db('ussd_fuel_logs').where({ account_id: acc.id })).to.have.length(1);
-    } finally {
-      await a.stop();
-      await b.stop();
-    }
+    });
   });
 
   it("another phone number or service code on a session's id is END Invalid input and leaves the session as it was", async () => {
@@ -145,10 +139,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
   });
 
   it('concurrent wrong PINs over two instances get three comparisons between them, then the lock', async () => {
-    const twins = new RecordingTwins();
-    const a = await startUssdServer(t.db, {}, { twins });
-    const b = await startUssdServer(t.open(), {}, { twins, clock: a.clock });
-    try {
+    await withTwoInstances(t.db, () => t.open(), async (a, b) => {
       const s = new GatewaySession([a.baseUrl]);
       const id = await createAccount(s, '24680');
       const replies = await Promise.all(
@@ -160,17 +151,11 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       // Two "attempts left" notices at most: every other guess was refused by the lock unchecked.
       expect(replies.filter((r) => /left/.test(r)).length).to.be.at.most(2);
       expect(await login(new GatewaySession([a.baseUrl], s.phoneNumber), id, '24680')).to.not.match(/Welcome/);
-    } finally {
-      await a.stop();
-      await b.stop();
-    }
+    });
   });
 
   it("concurrent first readings of one day over two instances are all saved or updated, none fails", async () => {
-    const twins = new RecordingTwins();
-    const a = await startUssdServer(t.db, {}, { twins });
-    const b = await startUssdServer(t.open(), {}, { twins, clock: a.clock });
-    try {
+    await withTwoInstances(t.db, () => t.open(), async (a, b) => {
       const s = new GatewaySession([a.baseUrl]);
       const id = await createAccount(s, '24680');
       const sessions = Array.from({ length: 12 }, (_, i) => new GatewaySession([i % 2 ? a.baseUrl : b.baseUrl], s.phoneNumber));
@@ -179,10 +164,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       for (const reply of replies) expect(reply).to.match(/^CON (Saved|Updated)/);
       const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
       expect(await t.db('ussd_fuel_logs').where({ account_id: account.id })).to.have.length(1);
-    } finally {
-      await a.stop();
-      await b.stop();
-    }
+    });
   });
 
   it('an idle session expires: expired reply, gone from debug and list; a new dial with the id starts over', async () => {

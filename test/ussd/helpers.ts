@@ -40,6 +40,22 @@ export async function startUssdServer(
   };
 }
 
+/**
+ * Two app instances on one database (the second on a connection pool of its own), sharing the
+ * recording twins and the clock; both are stopped after `fn`.
+ */
+export async function withTwoInstances(db: Db, openAnother: () => Db, fn: (a: UssdTestServer, b: UssdTestServer) => Promise<void>): Promise<void> {
+  const twins = new RecordingTwins();
+  const a = await startUssdServer(db, {}, { twins });
+  const b = await startUssdServer(openAnother(), {}, { twins, clock: a.clock });
+  try {
+    await fn(a, b);
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+}
+
 export interface Hop {
   status: number;
   text: string;
