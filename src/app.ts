@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import type { Db } from './platform/db/index.ts';
 import { createAgentArea } from './agent/index.ts';
 import { createChainArea } from './chain/index.ts';
+import { gatewayMounts } from './chain/gateway/router.ts';
 import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
 import { holdingRefusals, raiseHeldBodyFailure, requireContentTypeForBody } from './platform/http/body.ts';
@@ -40,10 +41,10 @@ export interface Hearth {
   close(): Promise<void>;
 }
 
-/** True for paths of the chain gateway (area C), under any of its prefixes. */
+/** True for paths of the chain gateway (area C), under any of its mounts. */
 function chainPathTest(config: Config): (path: string) => boolean {
-  const chainPrefixes = [config.CHAIN_PREFIX, ...config.CHAIN_PREFIX_ALIASES].map((p) => config.CHAIN_BASE_PATH + p);
-  return (path) => chainPrefixes.some((p) => isUnder(path, p));
+  const mounts = gatewayMounts(config);
+  return (path) => mounts.some((p) => isUnder(path, p));
 }
 
 function errorShapeResolver(isChainPath: (path: string) => boolean): (req: Request) => ErrorShape {

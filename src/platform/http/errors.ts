@@ -171,8 +171,8 @@ export function errorHandler(logger: Logger, shapeFor: (req: Request) => ErrorSh
     // Past authentication, a body the parser refused explains any other client error (the
     // validator's complaint that the body is missing, say) better than that error does.
     const held = heldBodyFailure(req);
-    const status = (err as { status?: number }).status;
-    const appErr = toAppError(held !== undefined && status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403 ? held : err);
+    let appErr = toAppError(err);
+    if (held !== undefined && appErr.status >= 400 && appErr.status < 500 && appErr.status !== 401 && appErr.status !== 403) appErr = toAppError(held);
     if (appErr.status >= 500) logger.error({ err: hiddenCauses.get(req) ?? appErr.cause ?? err, path: req.path }, 'request failed');
     if (res.headersSent) return;
     const shape = shapeFor(req);
