@@ -2,7 +2,7 @@
 // the chain query node (area C). The repository is plain SQL (platform/db/sql.ts): it is what
 // every submission and read runs; area C's paging uses Knex's builder.
 import type { Db } from '../platform/db/index.ts';
-import { insertInto, sqlOf, updateWhere, type Binding, type Sql } from '../platform/db/sql.ts';
+import { insertInto, sqlOf, takeSeqTurn, updateWhere, type Binding, type Sql } from '../platform/db/sql.ts';
 import type { ClaimStatus, KptClaim, KptClaimRequest, TestGroup } from '../../generated/openapi/types.gen.ts';
 import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
 
@@ -154,7 +154,9 @@ export class ClaimRepository {
     );
   }
 
+  /** Inserts a claim (call inside a transaction: it takes the table's `seq` turn). */
   async insert(row: NewClaimRow): Promise<void> {
+    await takeSeqTurn(this.sql, 'kpt_claims');
     await this.sql.run(...insertInto('kpt_claims', { ...row }));
   }
 

@@ -2,7 +2,7 @@
 // side of the chain query node (area C).
 import type { Knex } from 'knex';
 import type { Db } from '../platform/db/index.ts';
-import { forUpdate, type Sql } from '../platform/db/sql.ts';
+import { forUpdate, sqlOf, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
 import type { Collection } from '../../generated/openapi/types.gen.ts';
 import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
 
@@ -30,8 +30,12 @@ export function collectionFromRow(r: CollectionRow): Collection {
 export class CollectionRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
+  /** Inserts a collection in a transaction of its own, which takes the table's `seq` turn. */
   async insert(row: Omit<CollectionRow, 'seq'>): Promise<void> {
-    await this.db('kpt_collections').insert(row);
+    await this.db.transaction(async (trx) => {
+      await takeSeqTurn(sqlOf(trx), 'kpt_collections');
+      await trx('kpt_collections').insert(row);
+    });
   }
 
   async findById(id: string): Promise<CollectionRow | undefined> {

@@ -2,7 +2,7 @@
 // are also the read side of the chain query node (area C).
 import type { Knex } from 'knex';
 import type { Db } from '../platform/db/index.ts';
-import { forShare, forUpdate, sqlOf, type Sql } from '../platform/db/sql.ts';
+import { forShare, forUpdate, sqlOf, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
 import type { Entity } from '../../generated/openapi/types.gen.ts';
 
 export interface EntityRow {
@@ -77,8 +77,9 @@ export class EntityRepository {
     return this.db<EntityRow>('twin_entities').whereIn('did', dids);
   }
 
-  /** Inserts the entity and its relationship links (call inside a transaction). */
+  /** Inserts the entity and its relationship links (call inside a transaction: it takes the table's `seq` turn). */
   async insert(row: NewEntityRow, links: Record<string, string>): Promise<void> {
+    await takeSeqTurn(sqlOf(this.db), 'twin_entities');
     await this.db('twin_entities').insert(row);
     await this.replaceLinks(row.did, links);
   }

@@ -215,6 +215,18 @@ export const forUpdate = (sql: Sql) => (sql.dialect === 'postgres' ? ' for updat
  */
 export const forShare = (sql: Sql) => (sql.dialect === 'postgres' ? ' for share' : '');
 
+/**
+ * Call just before inserting into a table paged by `seq`, in the inserting transaction. On
+ * PostgreSQL a sequence hands out `seq` at insert, not at commit: a row could commit after one
+ * with a larger `seq`, and a reader paging by `seq` would pass it for good. Here a row takes its
+ * `seq` only once every other transaction inserting into the table has ended, so `seq` order is
+ * commit order. Take it for one table per transaction and take no row lock after it (so no
+ * transaction can wait for one that waits for this). SQLite commits one writer at a time.
+ */
+export async function takeSeqTurn(sql: Sql, table: 'twin_entities' | 'kpt_collections' | 'kpt_claims'): Promise<void> {
+  if (sql.dialect === 'postgres') await sql.one('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`seq-order:${table}`]);
+}
+
 type Row = Record<string, Binding | undefined>;
 const quoted = (column: string) => `"${column}"`;
 /** Columns set in a row object (undefined ones are left out, as Knex does). */

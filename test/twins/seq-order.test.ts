@@ -1,0 +1,108 @@
+// Lists page by `seq`. On PostgreSQL a sequence hands out `seq` at insert, so without care a row
+// with a larger `seq` can commit first: a follower paging past it would never see the smaller
+// one. Each test holds an insert open (as a slow request on another instance would) and checks
+// that a new row made through the API waits for it, and so is never listed before it.
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+import { createCollection, createEntity, listClaims, listCollections, listEntities, submitClaim } from '../../generated/openapi/sdk.gen.ts';
+import { sqlOf, takeSeqTurn } from '../../src/platform/db/sql.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+import { householdDid, kptClaim, startTwinsHarness, type TwinsHarness } from './fixtures.ts';
+
+type SeqTable = 'twin_entities' | 'kpt_collections' | 'kpt_claims';
+
+forEachDatabase('seq order is commit order', (t) => {
+  if (t.kind !== 'postgres') return;
+  let h: TwinsHarness;
+  before(async () => {
+    h = await startTwinsHarness(t.db);
+  });
+  after(() => h.server.stop());
+
+  /** Inserts a copy of a stored row (with new unique values) in a transaction left open. */
+  async function holdInsert(table: SeqTable, copyOf: Record<string, unknown>, unique: Record<string, string>): Promise<Knex.Transaction> {
+    const { seq: _seq, ...row } = copyOf;
+    const trx = await t.db.transaction();
+    await takeSeqTurn(sqlOf(trx), table);
+    await trx(table).insert({ ...row, ...unique });
+    return trx;
+  }
+
+  /** Waits (up to 5 s) until some request is blocked on an advisory lock. */
+  async function advisoryWaiters(): Promise<number> {
+    for (let i = 0; i < 100; i++) {
+      const { n } = (await t.db.raw("select count(*)::int as n from pg_stat_activity where wait_event = 'advisory' and datname = current_database()")).rows[0];
+      if (n) return n;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return 0;
+  }
+
+  /**
+   * Holds an insert open, starts a create through the API, and checks the create waits for the
+   * held row and is listed after it; `list` returns the listed ids in order.
+   */
+  async function expectCommitOrder(held: () => Promise<{ trx: Knex.Transaction; id: string }>, create: () => Promise<string>, list: () => Promise<string[]>) {
+    const before = await list();
+    const { trx, id: heldId } = await held();
+    let created: Promise<string> | undefined;
+    try {
+      created = create();
+      expect(await advisoryWaiters(), 'the create waits for the insert in flight').to.be.greaterThan(0);
+      // What a follower sees meanwhile: neither row, so its position cannot pass the held one.
+      expect(await list()).to.deep.equal(before);
+    } finally {
+      await trx.commit();
+    }
+    const createdId = await created!;
+    const listed = await list();
+    expect(listed.indexOf(heldId), 'held row listed').to.be.greaterThan(-1);
+    expect(listed.indexOf(createdId)).to.be.greaterThan(listed.indexOf(heldId));
+  }
+
+  it('entities', async () => {
+    const type = `SeqOrder${randomBytes(4).toString('hex')}`;
+    const first = (await createEntity({ client: h.server.client, auth: h.key, body: { type, properties: {} } })).data!.did;
+    const row = await t.db('twin_entities').where({ did: first }).first();
+    await expectCommitOrder(
+      async () => {
+        const did = householdDid();
+        return { trx: await holdInsert('twin_entities', row, { did }), id: did };
+      },
+      async () => (await createEntity({ client: h.server.client, auth: h.key, body: { type, properties: {} } })).data!.did,
+      async () => (await listEntities({ client: h.server.client, auth: h.key, query: { type, limit: 100 } })).data!.items.map((e) => e.did),
+    );
+  });
+
+  it('collections', async () => {
+    const row = await t.db('kpt_collections').where({ id: 'default' }).first();
+    await expectCommitOrder(
+      async () => {
+        const id = `held-${randomBytes(4).toString('hex')}`;
+        return { trx: await holdInsert('kpt_collections', row, { id }), id };
+      },
+      async () => {
+        const id = `new-${randomBytes(4).toString('hex')}`;
+        expect((await createCollection({ client: h.server.client, auth: h.key, body: { id, name: 'Seq order' } })).response.status).to.equal(201);
+        return id;
+      },
+      async () => (await listCollections({ client: h.server.client, auth: h.key, query: { limit: 100 } })).data!.items.map((c) => c.id),
+    );
+  });
+
+  it('claims, in different collections (claims of one collection already wait for each other)', async () => {
+    const [heldIn, createdIn] = ['held', 'new'].map((p) => `${p}-${randomBytes(4).toString('hex')}`);
+    for (const id of [heldIn!, createdIn!]) await createCollection({ client: h.server.client, auth: h.key, body: { id, name: 'Seq order' } });
+    const first = (await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim({ collectionId: heldIn }) })).data!.id;
+    const row = await t.db('kpt_claims').where({ id: first }).first();
+    await expectCommitOrder(
+      async () => {
+        const id = `kpt_${randomBytes(16).toString('hex')}`;
+        return { trx: await holdInsert('kpt_claims', row, { id, claim_key: randomBytes(32).toString('hex'), household_did: householdDid() }), id };
+      },
+      async () => (await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim({ collectionId: createdIn }) })).data!.id,
+      async () => (await listClaims({ client: h.server.client, auth: h.key, query: { limit: 100 } })).data!.items.map((c) => c.id),
+    );
+  });
+});
