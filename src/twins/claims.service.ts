@@ -40,6 +40,17 @@ export interface SubmitResult {
   claim: KptClaim;
 }
 
+export interface SubmitOptions {
+  idempotencyKey?: string;
+  /**
+   * Writes that belong with the claim (area B marks the fuel readings it used). They run in the
+   * claim's transaction, after its checks and before it is stored, so both commit or neither
+   * does; for a claim found already stored, in a transaction of their own. Throwing refuses the
+   * submission. They must be idempotent for the same claim id.
+   */
+  storeWithClaim?: (sql: Sql, claimId: string) => Promise<void>;
+}
+
 export interface ClaimServiceOptions {
   totalToleranceKg: number;
   validatorKey: () => Promise<ValidatorKey>;
@@ -106,7 +117,7 @@ export class ClaimService {
    * Validates, stores and verifies a KPT claim. Throws AppError 400 (not a KPT claim), 403 (the
    * household is a registered entity the caller does not control) or 409 (conflicting data).
    */
-  async submit(principal: Principal, body: KptClaimRequest, opts: { idempotencyKey?: string } = {}): Promise<SubmitResult> {
+  async submit(principal: Principal, body: KptClaimRequest, opts: SubmitOptions = {}): Promise<SubmitResult> {
     assertMatchesSchema<KptClaimRequest>('KptClaimRequest', body, 'KPT claim');
     assertNoFieldErrors(didErrors([['/body/householdId', body.householdId]]), 'The body is not a valid KPT claim');
 
@@ -124,28 +135,37 @@ export class ClaimService {
     const seal = conflicts.length ? undefined : await this.opts.sealer.seal({ id, claim, submittedBy: principal.did, at, withCredential: canBeVerified(claim) });
 
     try {
-      const row = await inTransaction(this.db, (sql) => this.storeAndVerify(sql, principal, { id, at, claim, claimKey, conflicts, seal }, key, idempotency));
+      const row = await inTransaction(this.db, (sql) =>
+        this.storeAndVerify(sql, principal, { id, at, claim, claimKey, conflicts, seal }, key, idempotency, opts.storeWithClaim),
+      );
       return { created: true, claim: claimFromRow(row) };
     } catch (err) {
       if (err instanceof ReplayFound) {
         if (idempotency) await this.bindReplayedKey(principal, idempotency, err.row, claimKey);
-        return { created: false, claim: claimFromRow(err.row) };
+        return this.replayed(err.row, opts);
       }
       // A concurrent submission with the same key, or of the same claim, committed first.
       if (isUniqueViolation(err)) {
         const bound = idempotency && (await this.repo.findByIdempotencyKey(principal.did, idempotency.key));
         if (bound) {
-          if (isSameRequest(bound, idempotency, claimKey)) return { created: false, claim: claimFromRow(bound) };
+          if (isSameRequest(bound, idempotency, claimKey)) return this.replayed(bound, opts);
           throw idempotencyReuse(idempotency.key);
         }
         const winner = await this.repo.findByClaimKey(claimKey);
         if (winner) {
           if (idempotency) await this.bindReplayedKey(principal, idempotency, winner, claimKey);
-          return { created: false, claim: claimFromRow(winner) };
+          return this.replayed(winner, opts);
         }
       }
       throw err;
     }
+  }
+
+  /** The answer for a claim already stored; the caller's writes for it are made (again) first. */
+  private async replayed(row: ClaimRow, opts: SubmitOptions): Promise<SubmitResult> {
+    const { storeWithClaim } = opts;
+    if (storeWithClaim) await inTransaction(this.db, (sql) => storeWithClaim(sql, row.id));
+    return { created: false, claim: claimFromRow(row) };
   }
 
   private async storeAndVerify(
@@ -154,6 +174,7 @@ export class ClaimService {
     { id, at: now, claim, claimKey, conflicts, seal }: { id: string; at: string; claim: NormalisedClaim; claimKey: string; conflicts: FieldError[]; seal: ClaimSeal | undefined },
     key: ValidatorKey,
     idempotency: Idempotency | undefined,
+    storeWithClaim: SubmitOptions['storeWithClaim'],
   ): Promise<ClaimRow> {
     const claims = new ClaimRepository(sql);
     const collection = await findCollectionForUpdate(sql, claim.collectionId);
@@ -184,6 +205,8 @@ export class ClaimService {
       await claims.releaseClaimKey(stored.id, sha256hex(`superseded:${stored.id}`));
     }
     this.assertNoHouseholdConflict(householdClaims, claim);
+    // Before the insert takes the table's seq turn, which is held to the commit.
+    if (storeWithClaim) await storeWithClaim(sql, id);
 
     await storeEvidence(sql, seal.claimCid, seal.canonical);
     const period = periodOf(claim);

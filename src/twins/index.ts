@@ -54,7 +54,7 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
 }
 
 export { EntityService, PROTOCOL_TYPE } from './entities.service.ts';
-export { ClaimService, type SubmitResult, type ClaimListFilter } from './claims.service.ts';
+export { ClaimService, type SubmitOptions, type SubmitResult, type ClaimListFilter } from './claims.service.ts';
 export { CollectionService } from './collections.service.ts';
 export {
   pageEntities,

@@ -197,8 +197,20 @@ export class UssdRepository {
     return rows.map((r) => ({ ...r, kg: Number(r.kg) }));
   }
 
-  /** Marks the readings a claim accepted by area A used. */
-  async markFuelLogsClaimed(ids: string[], claimId: string, now: string): Promise<void> {
-    await this.db('ussd_fuel_logs').whereIn('id', ids).whereNull('claim_id').update({ claim_id: claimId, updated_at: now });
+}
+
+/**
+ * Marks the readings a claim used, in the claim's own transaction (area A's `storeWithClaim`).
+ * False when any of them has changed, or gone to another claim, since it was read: then the
+ * claim would hold values its days no longer have. Marking again for the same claim is true.
+ */
+export async function markFuelLogsClaimed(sql: Sql, logs: Pick<FuelLogRow, 'id' | 'kg'>[], claimId: string, now: string): Promise<boolean> {
+  let marked = 0;
+  for (const log of logs) {
+    marked += await sql.run(
+      'update ussd_fuel_logs set claim_id = ?, updated_at = ? where id = ? and kg = ? and (claim_id is null or claim_id = ?)',
+      [claimId, now, log.id, log.kg, claimId],
+    );
   }
+  return marked === logs.length;
 }

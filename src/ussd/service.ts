@@ -4,13 +4,14 @@
 import { hash } from 'node:crypto';
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { setBounded } from '../platform/bounded-map.ts';
-import { AppError } from '../platform/http/errors.ts';
+import { AppError, conflict } from '../platform/http/errors.ts';
+import type { Sql } from '../platform/db/sql.ts';
 import { isUniqueViolation } from '../platform/db/index.ts';
 import { maskPhone, type Logger } from '../platform/logging.ts';
 import { EFFECT_STATES, parseKg, ussdMachine, type EffectResult, type EffectState, type UssdContext } from './machine.ts';
 import { operatorScreen, paginate, renderScreen, TEXT } from './menus.ts';
 import { PinCipher } from './pin.ts';
-import { newId, UssdRepository, type AccountRow, type FuelLogRow, type SessionRow } from './repository.ts';
+import { markFuelLogsClaimed, newId, UssdRepository, type AccountRow, type FuelLogRow, type SessionRow } from './repository.ts';
 
 export const MAX_PIN_ATTEMPTS = 3;
 export const MIN_CLAIM_DAYS = 3;
@@ -44,6 +45,8 @@ export interface UssdTwinsPort {
     startDate: string;
     endDate: string;
     idempotencyKey: string;
+    /** Area B's writes that commit with the claim or not at all (see area A's SubmitOptions). */
+    storeWithClaim: (sql: Sql, claimId: string) => Promise<void>;
   }): Promise<ClaimSummary>;
   /** The household's most recent claim, if any. */
   latestClaim(householdDid: string): Promise<ClaimSummary | undefined>;
@@ -484,11 +487,21 @@ export class UssdService {
       endDate,
     };
     try {
-      // The same request again (a retry, or a failure before its days were marked) carries the
-      // same key and yields the same claim. The key covers the whole request, as area A compares
-      // whole requests: the same days with other answers are a new request, which area A
-      // answers with the stored claim as an identical resubmission (or a correction of it).
-      claim = await this.opts.twins.submitKptClaim({ ...request, idempotencyKey: `ussd-${hash('sha256', JSON.stringify(request), 'hex')}` });
+      // The same request again (a retry) carries the same key and yields the same claim. The key
+      // covers the whole request, as area A compares whole requests: the same days with other
+      // answers are a new request, which area A answers with the stored claim as an identical
+      // resubmission (or a correction of it).
+      claim = await this.opts.twins.submitKptClaim({
+        ...request,
+        idempotencyKey: `ussd-${hash('sha256', JSON.stringify(request), 'hex')}`,
+        // The days are marked in the claim's transaction: a claim is never stored with its days
+        // left open for another claim, nor with readings another session changed meanwhile.
+        storeWithClaim: async (sql, claimId) => {
+          if (!(await markFuelLogsClaimed(sql, logs, claimId, this.now().toISOString()))) {
+            throw conflict('a reading changed while the claim was sent; submit again');
+          }
+        },
+      });
     } catch (err) {
       if (err instanceof AppError && err.status < 500) {
         const full = err.errors?.[0]?.message ?? err.detail ?? err.title;
@@ -498,7 +511,6 @@ export class UssdService {
       }
       throw err;
     }
-    await this.repo.markFuelLogsClaimed(logs.map((l) => l.id), claim.id, this.now().toISOString());
     return { outcome: 'ok', assign: { claimResult: claim } };
   }
 

@@ -39,7 +39,7 @@ export function ussdTwinsPort(
           testPeriod: { startDate: input.startDate, endDate: input.endDate, durationDays: input.dailyLogs.length },
           externalFactors: input.externalFactors,
         },
-        { idempotencyKey: input.idempotencyKey },
+        { idempotencyKey: input.idempotencyKey, storeWithClaim: input.storeWithClaim },
       );
       return summary(claim);
     },

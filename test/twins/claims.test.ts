@@ -3,7 +3,8 @@
 import { expect } from 'chai';
 import { createCollection, createEntity, getClaim, listClaims, submitClaim } from '../../generated/openapi/sdk.gen.ts';
 import type { KptClaim, KptClaimRequest, Problem } from '../../generated/openapi/types.gen.ts';
-import { AppError } from '../../src/platform/http/errors.ts';
+import type { Sql } from '../../src/platform/db/sql.ts';
+import { AppError, conflict } from '../../src/platform/http/errors.ts';
 import { ApiKeyService, type Principal } from '../../src/platform/keys/service.ts';
 import { createLogger } from '../../src/platform/logging.ts';
 import { createTwinsArea } from '../../src/twins/index.ts';
@@ -547,6 +548,44 @@ forEachDatabase('KPT claims', (t) => {
       expect(err!.errors![0]).to.include({ pointer: '/body/fuelMeasurements/dailyLogs', rule: 'minItems' });
       const list = await twins.claims.list({ household: household.did });
       expect(list.items.map((c) => c.id)).to.deep.equal([claim.id]);
+    });
+
+    it("a caller's storeWithClaim writes commit with the claim or not at all, and are made again for a claim already stored", async () => {
+      const closers: (() => unknown)[] = [];
+      const twins = createTwinsArea({
+        config: h.server.config, db: t.db, logger: createLogger(h.server.config), keys: new ApiKeyService(t.db), onClose: (fn) => closers.push(fn),
+      });
+      await t.db.schema.createTable('test_caller_writes', (tb) => {
+        tb.string('claim_id', 64).primary();
+      });
+      try {
+        const gateway: Principal = { keyId: 'gw', did: PARTNER_DID, scopes: ['claims:write'] };
+        const written = async () => (await t.db('test_caller_writes').select('claim_id')).map((r: { claim_id: string }) => r.claim_id);
+        const write = (refuse: boolean) => async (sql: Sql, claimId: string) => {
+          await sql.run('insert into test_caller_writes (claim_id) values (?) on conflict (claim_id) do nothing', [claimId]);
+          if (refuse) throw conflict('the caller refuses');
+        };
+
+        const body = kptClaim();
+        const before = await twinsTableContents(t.db);
+        let err: AppError | undefined;
+        await twins.claims.submit(gateway, body, { storeWithClaim: write(true) }).catch((e: AppError) => (err = e));
+        expect(err?.status).to.equal(409);
+        expect(await written(), 'the refused write is undone').to.deep.equal([]);
+        expect(await twinsTableContents(t.db), 'and no claim stored').to.deep.equal(before);
+
+        const { created, claim } = await twins.claims.submit(gateway, body, { storeWithClaim: write(false) });
+        expect(created).to.equal(true);
+        expect(await written()).to.deep.equal([claim.id]);
+
+        await t.db('test_caller_writes').delete();
+        const again = await twins.claims.submit(gateway, body, { storeWithClaim: write(false) });
+        expect([again.created, again.claim.id]).to.deep.equal([false, claim.id]);
+        expect(await written(), 'made again for the stored claim').to.deep.equal([claim.id]);
+      } finally {
+        await t.db.schema.dropTable('test_caller_writes');
+        for (const close of closers) await close();
+      }
     });
   });
 });

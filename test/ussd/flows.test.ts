@@ -6,7 +6,7 @@ forEachDatabase('USSD menu flows', (t) => {
   let server: UssdTestServer;
   let twins: RecordingTwins;
   before(async () => {
-    twins = new RecordingTwins();
+    twins = new RecordingTwins(t.db);
     server = await startUssdServer(t.db, {}, { twins });
   });
   after(() => server.stop());

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { createHearth, type Hearth } from '../../src/app.ts';
 import { configWith, type Config } from '../../src/config.ts';
 import type { Db } from '../../src/platform/db/index.ts';
+import { inTransaction } from '../../src/platform/db/sql.ts';
 import { createLogger, type Logger } from '../../src/platform/logging.ts';
 import { listen } from '../../src/platform/server.ts';
 import type { UssdTwinsPort } from '../../src/ussd/index.ts';
@@ -45,7 +46,7 @@ export async function startUssdServer(
  * recording twins and the clock; both are stopped after `fn`.
  */
 export async function withTwoInstances(db: Db, openAnother: () => Db, fn: (a: UssdTestServer, b: UssdTestServer) => Promise<void>): Promise<void> {
-  const twins = new RecordingTwins();
+  const twins = new RecordingTwins(db);
   const a = await startUssdServer(db, {}, { twins });
   const b = await startUssdServer(openAnother(), {}, { twins, clock: a.clock });
   try {
@@ -125,20 +126,23 @@ export class GatewaySession {
   }
 }
 
-/** Test double of area A's services for the twins port: records households and claims in memory. */
+/**
+ * Test double of area A's services for the twins port: records households and claims in memory,
+ * and runs the gateway's `storeWithClaim` writes in a transaction of their own, as area A does.
+ */
 export class RecordingTwins implements UssdTwinsPort {
   households: { did: string; name: string; customerId: string }[] = [];
   claims: (Parameters<UssdTwinsPort['submitKptClaim']>[0] & { id: string; status: string })[] = [];
+  constructor(private readonly db: Db) {}
   async createHousehold(input: { name: string; village: string | null; customerId: string }) {
     const did = `did:ixo:entity:${randomBytes(16).toString('hex')}`;
     this.households.push({ did, name: input.name, customerId: input.customerId });
     return { did };
   }
   async submitKptClaim(input: Parameters<UssdTwinsPort['submitKptClaim']>[0]) {
-    const existing = this.claims.find((c) => c.idempotencyKey === input.idempotencyKey);
-    if (existing) return existing;
-    const claim = { ...input, id: `clm_${this.claims.length + 1}`, status: 'verified' };
-    this.claims.push(claim);
+    const claim = this.claims.find((c) => c.idempotencyKey === input.idempotencyKey) ?? { ...input, id: `clm_${this.claims.length + 1}`, status: 'verified' };
+    await inTransaction(this.db, (sql) => input.storeWithClaim(sql, claim.id));
+    if (!this.claims.includes(claim)) this.claims.push(claim);
     return claim;
   }
   async latestClaim(householdDid: string) {

@@ -7,7 +7,7 @@ forEachDatabase('USSD services and PINs', (t) => {
   let server: UssdTestServer;
   let twins: RecordingTwins;
   before(async () => {
-    twins = new RecordingTwins();
+    twins = new RecordingTwins(t.db);
     server = await startUssdServer(t.db, {}, { twins });
   });
   after(() => server.stop());
@@ -96,7 +96,7 @@ forEachDatabase('USSD services and PINs', (t) => {
     const s = session();
     const id = await createAccount(s, '13571');
     const reason = 'testPeriod.durationDays does not match the number of daily logs and the period, which is a very long explanation indeed for a USSD screen, longer than any screen of a feature phone could show';
-    const rejecting = Object.assign(new RecordingTwins(), {
+    const rejecting = Object.assign(new RecordingTwins(t.db), {
       async submitKptClaim(input: Parameters<RecordingTwins['submitKptClaim']>[0]) {
         const claim = { ...input, id: 'clm_r1', status: 'rejected', reason };
         rejecting.claims.push(claim);
@@ -150,7 +150,7 @@ forEachDatabase('USSD services and PINs', (t) => {
     it(`a claim rejected by the claim service ${title}`, async () => {
       const s = session();
       const id = await createAccount(s, '13570');
-      const rejecting = new RecordingTwins();
+      const rejecting = new RecordingTwins(t.db);
       const other = await startUssdServer(t.db, {}, {
         clock: server.clock,
         twins: Object.assign(rejecting, {

@@ -1,6 +1,11 @@
 // Area B over the real area A services: households become twin entities controlled by the
 // gateway's principal, and claims go through the same ClaimService as POST /v1/claims.
 import { expect } from 'chai';
+import { ApiKeyService } from '../../src/platform/keys/service.ts';
+import { createLogger } from '../../src/platform/logging.ts';
+import { createTwinsArea } from '../../src/twins/index.ts';
+import type { UssdTwinsPort } from '../../src/ussd/index.ts';
+import { ussdTwinsPort } from '../../src/ussd/twins-port.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey } from '../helpers/server.ts';
 import { createAccount, GatewaySession, login, startUssdServer, type UssdTestServer } from './helpers.ts';
@@ -126,6 +131,49 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     const claim = await get(`/v1/claims/${m![1]}`);
     expect(claim.body.testPeriod).to.include({ startDate: '2026-09-04', endDate: '2026-09-06' });
     expect(claim.body.fuelMeasurements.dailyLogs).to.deep.equal([2, 2, 2]);
+  });
+
+  it('a reading changed while its claim is sent: nothing is stored, the user is asked to submit again, and the next claim holds the new reading', async () => {
+    const closers: (() => unknown)[] = [];
+    const area = createTwinsArea({ config: server.config, db: t.db, logger: createLogger(server.config), keys: new ApiKeyService(t.db), onClose: (fn) => closers.push(fn) });
+    const real = ussdTwinsPort(area, GATEWAY_DID);
+    // Another session of the account changes a day's reading after this one read the days.
+    let changeReading: (() => Promise<unknown>) | undefined;
+    const racing: UssdTwinsPort = {
+      ...real,
+      async submitKptClaim(input) {
+        await changeReading?.();
+        return real.submitKptClaim(input);
+      },
+    };
+    const other = await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID }, { twins: racing, clock: server.clock });
+    try {
+      const s = new GatewaySession([server.baseUrl]);
+      const customerId = await createAccount(s, '97533');
+      await logDays(s, customerId, '97533', ['2026-10-01', '2026-10-02', '2026-10-03']);
+      const account = await t.db('ussd_accounts').where({ customer_id: customerId }).first();
+      changeReading = () => t.db('ussd_fuel_logs').where({ account_id: account.id, log_date: '2026-10-02' }).update({ kg: 4 });
+
+      const c = new GatewaySession([other.baseUrl], s.phoneNumber);
+      await login(c, customerId, '97533');
+      await c.walk('3', '1', '1', '1');
+      const reply = await c.send('1');
+      expect(reply.startsWith('CON Claim not accepted: a reading changed while the claim was sent; submit again\nServices'), reply).to.equal(true);
+      expect(await t.db('kpt_claims').where({ household_did: account.household_did }), 'no claim stored').to.deep.equal([]);
+      const logs = await t.db('ussd_fuel_logs').where({ account_id: account.id }).orderBy('log_date');
+      expect(logs.map((l: { kg: number; claim_id: string | null }) => [Number(l.kg), l.claim_id])).to.deep.equal([[2, null], [4, null], [2, null]]);
+
+      const again = new GatewaySession([server.baseUrl], s.phoneNumber);
+      await login(again, customerId, '97533');
+      const end = await again.walk('3', '1', '1', '1', '1');
+      const id = /^END Claim submitted\. Reference (\S+)\./.exec(end)?.[1];
+      expect(id, end).to.be.a('string');
+      expect((await get(`/v1/claims/${id}`)).body.fuelMeasurements.dailyLogs).to.deep.equal([2, 4, 2]);
+      expect((await t.db('ussd_fuel_logs').where({ account_id: account.id })).map((l: { claim_id: string }) => l.claim_id)).to.deep.equal([id, id, id]);
+    } finally {
+      await other.stop();
+      for (const close of closers) await close();
+    }
   });
 
   it('after a gap the latest run of consecutive days is submitted; fewer than 3 in a row is explained', async () => {
