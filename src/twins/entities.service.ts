@@ -2,6 +2,7 @@
 // naming existing entities of the declared type), reads, lists and controller-only updates.
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
+import { sqlOf, type Sql } from '../platform/db/sql.ts';
 import { forbidden, notFound, type FieldError } from '../platform/http/errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import type {
@@ -52,7 +53,12 @@ type EntityShape = Pick<EntityCreateRequest, 'properties' | 'relationships' | 's
 export class EntityService {
   constructor(private readonly db: Db) {}
 
-  async create(principal: Principal, input: EntityCreateRequest): Promise<Entity> {
+  /**
+   * `storeWithEntity`: the caller's writes for the new entity (area B records its household's
+   * DID). They run in the entity's transaction before the insert, so both commit or neither does;
+   * throwing refuses the creation.
+   */
+  async create(principal: Principal, input: EntityCreateRequest, opts: { storeWithEntity?: (sql: Sql, did: string) => Promise<void> } = {}): Promise<Entity> {
     assertMatchesSchema<EntityCreateRequest>('EntityCreateRequest', input, 'entity');
     const isProtocol = input.type === PROTOCOL_TYPE;
     const errors: FieldError[] = didErrors([
@@ -83,6 +89,8 @@ export class EntityService {
         created_at: now,
         updated_at: now,
       };
+      // Before the insert takes the table's seq turn, which is held to the commit.
+      if (opts.storeWithEntity) await opts.storeWithEntity(sqlOf(trx), row.did);
       // A protocol's relationships are role -> type, not links to entities.
       await repo.insert(row, isProtocol ? {} : input.relationships ?? {});
       return entityFromRow({ seq: 0, ...row });

@@ -110,11 +110,6 @@ export class UssdRepository {
   }
 
   /** Throws if the account is gone (removed meanwhile as abandoned): its creation must not report success. */
-  async setHouseholdDid(id: string, did: string, now: string): Promise<void> {
-    const updated = await this.db('ussd_accounts').where({ id }).update({ household_did: did, updated_at: now });
-    if (updated !== 1) throw new Error(`account ${id} disappeared before its household was set`);
-  }
-
   async deleteAccount(id: string): Promise<void> {
     await this.db('ussd_accounts').where({ id }).delete();
   }
@@ -197,6 +192,16 @@ export class UssdRepository {
     return rows.map((r) => ({ ...r, kg: Number(r.kg) }));
   }
 
+}
+
+/**
+ * Records an account's household DID, in the household twin's own transaction (area A's
+ * `storeWithEntity`). Throws if the account has gone meanwhile (removed as abandoned), which
+ * undoes the twin too.
+ */
+export async function setHouseholdDid(sql: Sql, accountId: string, did: string, now: string): Promise<void> {
+  const updated = await sql.run('update ussd_accounts set household_did = ?, updated_at = ? where id = ? and household_did is null', [did, now, accountId]);
+  if (updated !== 1) throw new Error(`account ${accountId} disappeared before its household was set`);
 }
 
 /**

@@ -11,7 +11,7 @@ import { maskPhone, type Logger } from '../platform/logging.ts';
 import { EFFECT_STATES, parseKg, ussdMachine, type EffectResult, type EffectState, type UssdContext } from './machine.ts';
 import { operatorScreen, paginate, renderScreen, TEXT } from './menus.ts';
 import { PinCipher } from './pin.ts';
-import { markFuelLogsClaimed, newId, UssdRepository, type AccountRow, type FuelLogRow, type SessionRow } from './repository.ts';
+import { markFuelLogsClaimed, newId, setHouseholdDid, UssdRepository, type AccountRow, type FuelLogRow, type SessionRow } from './repository.ts';
 
 export const MAX_PIN_ATTEMPTS = 3;
 export const MIN_CLAIM_DAYS = 3;
@@ -34,7 +34,13 @@ export interface ClaimSummary {
 /** What the gateway needs of area A (twins and claims), wired in app.ts. */
 export interface UssdTwinsPort {
   /** Creates the household twin entity (controlled by the gateway's principal); its DID. */
-  createHousehold(input: { name: string; village: string | null; customerId: string }): Promise<{ did: string }>;
+  createHousehold(input: {
+    name: string;
+    village: string | null;
+    customerId: string;
+    /** Area B's writes that commit with the twin or not at all (see area A's EntityService.create). */
+    storeWithHousehold: (sql: Sql, did: string) => Promise<void>;
+  }): Promise<{ did: string }>;
   /** Submits a KPT claim through area A's claim service; throws AppError 400/409 on rejection. */
   submitKptClaim(input: {
     householdDid: string;
@@ -437,11 +443,16 @@ export class UssdService {
         continue;
       }
       // The household twin only once the account row holds its customer id and phone: a
-      // unique-key retry above never leaves a household behind, and a failure here removes the row.
+      // unique-key retry above never leaves a household behind. The twin and the account's link
+      // to it commit together, and a failure removes the row.
       let household: { did: string };
       try {
-        household = await this.opts.twins.createHousehold({ name: draft.name!, village: draft.village ?? null, customerId });
-        await this.repo.setHouseholdDid(accountId, household.did, nowIso);
+        household = await this.opts.twins.createHousehold({
+          name: draft.name!,
+          village: draft.village ?? null,
+          customerId,
+          storeWithHousehold: (sql, did) => setHouseholdDid(sql, accountId, did, nowIso),
+        });
       } catch (err) {
         await this.repo.deleteAccount(accountId).catch((e) => this.opts.logger.error({ err: e, customerId }, 'ussd could not remove a half-created account'));
         throw err;

@@ -19,12 +19,13 @@ export function ussdTwinsPort(
 ): UssdTwinsPort {
   const principal: Principal = { keyId: 'ussd-gateway', did: principalDid, scopes: ['twins:write', 'claims:write', 'claims:read'] };
   return {
-    async createHousehold({ customerId, village }) {
+    async createHousehold({ customerId, village, storeWithHousehold }) {
       // The name stays in the USSD account; the twin carries no personal data beyond the village.
-      const entity = await twins.entities.create(principal, {
-        type: HOUSEHOLD_ENTITY_TYPE,
-        properties: { customerId, channel: 'ussd', ...(village ? { village } : {}) },
-      });
+      const entity = await twins.entities.create(
+        principal,
+        { type: HOUSEHOLD_ENTITY_TYPE, properties: { customerId, channel: 'ussd', ...(village ? { village } : {}) } },
+        { storeWithEntity: storeWithHousehold },
+      );
       return { did: entity.did };
     },
     async submitKptClaim(input) {

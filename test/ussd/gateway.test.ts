@@ -372,16 +372,6 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     }
   });
 
-  it('setting the household of an account removed meanwhile fails instead of reporting a creation that is gone', async () => {
-    let err: unknown;
-    try {
-      await new UssdRepository(t.db).setHouseholdDid('acc_gone', 'did:ixo:entity:00000000000000000000000000000abc', new Date().toISOString());
-    } catch (e) {
-      err = e;
-    }
-    expect(String(err)).to.match(/disappeared/);
-  });
-
   it('an account whose creation died before its household (a crash) frees the phone once it is a minute old', async () => {
     const server = await startUssdServer(t.db, {}, { twins: new RecordingTwins(t.db) });
     try {

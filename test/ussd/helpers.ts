@@ -128,14 +128,15 @@ export class GatewaySession {
 
 /**
  * Test double of area A's services for the twins port: records households and claims in memory,
- * and runs the gateway's `storeWithClaim` writes in a transaction of their own, as area A does.
+ * and runs the gateway's `storeWith...` writes in a transaction, as area A does.
  */
 export class RecordingTwins implements UssdTwinsPort {
   households: { did: string; name: string; customerId: string }[] = [];
   claims: (Parameters<UssdTwinsPort['submitKptClaim']>[0] & { id: string; status: string })[] = [];
   constructor(private readonly db: Db) {}
-  async createHousehold(input: { name: string; village: string | null; customerId: string }) {
+  async createHousehold(input: Parameters<UssdTwinsPort['createHousehold']>[0]) {
     const did = `did:ixo:entity:${randomBytes(16).toString('hex')}`;
+    await inTransaction(this.db, (sql) => input.storeWithHousehold(sql, did));
     this.households.push({ did, name: input.name, customerId: input.customerId });
     return { did };
   }

@@ -133,47 +133,72 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     expect(claim.body.fuelMeasurements.dailyLogs).to.deep.equal([2, 2, 2]);
   });
 
-  it('a reading changed while its claim is sent: nothing is stored, the user is asked to submit again, and the next claim holds the new reading', async () => {
+  /**
+   * A second instance whose port to the real area A is `wrap`ped (to act between area B's steps,
+   * as another instance or session would); stopped after `fn`.
+   */
+  const withWrappedPort = async (wrap: (real: UssdTwinsPort) => UssdTwinsPort, fn: (other: UssdTestServer) => Promise<void>) => {
     const closers: (() => unknown)[] = [];
     const area = createTwinsArea({ config: server.config, db: t.db, logger: createLogger(server.config), keys: new ApiKeyService(t.db), onClose: (fn) => closers.push(fn) });
-    const real = ussdTwinsPort(area, GATEWAY_DID);
-    // Another session of the account changes a day's reading after this one read the days.
-    let changeReading: (() => Promise<unknown>) | undefined;
-    const racing: UssdTwinsPort = {
-      ...real,
-      async submitKptClaim(input) {
-        await changeReading?.();
-        return real.submitKptClaim(input);
-      },
-    };
-    const other = await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID }, { twins: racing, clock: server.clock });
+    const other = await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID }, { twins: wrap(ussdTwinsPort(area, GATEWAY_DID)), clock: server.clock });
     try {
-      const s = new GatewaySession([server.baseUrl]);
-      const customerId = await createAccount(s, '97533');
-      await logDays(s, customerId, '97533', ['2026-10-01', '2026-10-02', '2026-10-03']);
-      const account = await t.db('ussd_accounts').where({ customer_id: customerId }).first();
-      changeReading = () => t.db('ussd_fuel_logs').where({ account_id: account.id, log_date: '2026-10-02' }).update({ kg: 4 });
-
-      const c = new GatewaySession([other.baseUrl], s.phoneNumber);
-      await login(c, customerId, '97533');
-      await c.walk('3', '1', '1', '1');
-      const reply = await c.send('1');
-      expect(reply.startsWith('CON Claim not accepted: a reading changed while the claim was sent; submit again\nServices'), reply).to.equal(true);
-      expect(await t.db('kpt_claims').where({ household_did: account.household_did }), 'no claim stored').to.deep.equal([]);
-      const logs = await t.db('ussd_fuel_logs').where({ account_id: account.id }).orderBy('log_date');
-      expect(logs.map((l: { kg: number; claim_id: string | null }) => [Number(l.kg), l.claim_id])).to.deep.equal([[2, null], [4, null], [2, null]]);
-
-      const again = new GatewaySession([server.baseUrl], s.phoneNumber);
-      await login(again, customerId, '97533');
-      const end = await again.walk('3', '1', '1', '1', '1');
-      const id = /^END Claim submitted\. Reference (\S+)\./.exec(end)?.[1];
-      expect(id, end).to.be.a('string');
-      expect((await get(`/v1/claims/${id}`)).body.fuelMeasurements.dailyLogs).to.deep.equal([2, 4, 2]);
-      expect((await t.db('ussd_fuel_logs').where({ account_id: account.id })).map((l: { claim_id: string }) => l.claim_id)).to.deep.equal([id, id, id]);
+      await fn(other);
     } finally {
       await other.stop();
       for (const close of closers) await close();
     }
+  };
+
+  it('a reading changed while its claim is sent: nothing is stored, the user is asked to submit again, and the next claim holds the new reading', async () => {
+    const s = new GatewaySession([server.baseUrl]);
+    const customerId = await createAccount(s, '97533');
+    await logDays(s, customerId, '97533', ['2026-10-01', '2026-10-02', '2026-10-03']);
+    const account = await t.db('ussd_accounts').where({ customer_id: customerId }).first();
+    // Another session of the account changes a day's reading after this one read the days.
+    const changeReading = () => t.db('ussd_fuel_logs').where({ account_id: account.id, log_date: '2026-10-02' }).update({ kg: 4 });
+    await withWrappedPort(
+      (real) => ({ ...real, submitKptClaim: async (input) => (await changeReading(), real.submitKptClaim(input)) }),
+      async (other) => {
+        const c = new GatewaySession([other.baseUrl], s.phoneNumber);
+        await login(c, customerId, '97533');
+        await c.walk('3', '1', '1', '1');
+        const reply = await c.send('1');
+        expect(reply.startsWith('CON Claim not accepted: a reading changed while the claim was sent; submit again\nServices'), reply).to.equal(true);
+      },
+    );
+    expect(await t.db('kpt_claims').where({ household_did: account.household_did }), 'no claim stored').to.deep.equal([]);
+    const logs = await t.db('ussd_fuel_logs').where({ account_id: account.id }).orderBy('log_date');
+    expect(logs.map((l: { kg: number; claim_id: string | null }) => [Number(l.kg), l.claim_id])).to.deep.equal([[2, null], [4, null], [2, null]]);
+
+    const again = new GatewaySession([server.baseUrl], s.phoneNumber);
+    await login(again, customerId, '97533');
+    const end = await again.walk('3', '1', '1', '1', '1');
+    const id = /^END Claim submitted\. Reference (\S+)\./.exec(end)?.[1];
+    expect(id, end).to.be.a('string');
+    expect((await get(`/v1/claims/${id}`)).body.fuelMeasurements.dailyLogs).to.deep.equal([2, 4, 2]);
+    expect((await t.db('ussd_fuel_logs').where({ account_id: account.id })).map((l: { claim_id: string }) => l.claim_id)).to.deep.equal([id, id, id]);
+  });
+
+  it('an account removed while its household twin is created (taken as abandoned by another instance) leaves no twin behind', async () => {
+    const households = async () => (await t.db('twin_entities').where({ type: 'Household' }).count({ n: '*' }))[0]!.n;
+    const before = Number(await households());
+    const s = new GatewaySession([server.baseUrl]);
+    await withWrappedPort(
+      (real) => ({
+        ...real,
+        createHousehold: async (input) => (await t.db('ussd_accounts').where({ customer_id: input.customerId }).delete(), real.createHousehold(input)),
+      }),
+      async (other) => {
+        const c = new GatewaySession([other.baseUrl], s.phoneNumber);
+        await c.dial();
+        await c.walk('2', '2', 'Jane Doe', '00', '1', '24680');
+        expect(await c.send('24680')).to.equal('END Service temporarily unavailable. Please try again later.');
+      },
+    );
+    expect(Number(await households()), 'no household twin without its account').to.equal(before);
+    expect(await t.db('ussd_accounts').where({ phone_number: s.phoneNumber })).to.have.length(0);
+    await createAccount(s, '24680');
+    expect(Number(await households())).to.equal(before + 1);
   });
 
   it('after a gap the latest run of consecutive days is submitted; fewer than 3 in a row is explained', async () => {
