@@ -10,7 +10,7 @@ export interface Notice {
   key:
     | 'invalidChoice' | 'unknownCustomer' | 'wrongPin' | 'pinFormat' | 'pinTrivial' | 'pinMismatch' | 'nameFormat'
     | 'villageFormat' | 'kgFormat' | 'fuelSaved' | 'fuelUpdated' | 'needThreeDays' | 'claimRejected' | 'pinChanged'
-    | 'noClaim' | 'loggedIn' | 'fuelClaimed';
+    | 'noClaim' | 'loggedIn' | 'fuelClaimed' | 'noAccountForPhone';
   params?: Record<string, string | number>;
 }
 
@@ -40,7 +40,7 @@ export type EffectResult =
 export type UssdEvent = { type: 'INPUT'; value: string } | { type: 'DONE'; result: EffectResult };
 
 export const EFFECT_STATES = [
-  'verifyingLogin', 'sealingPin', 'creatingAccount', 'savingFuel', 'loadingReview', 'preparingClaim', 'submittingClaim',
+  'verifyingLogin', 'recoveringCustomerId', 'sealingPin', 'creatingAccount', 'savingFuel', 'loadingReview', 'preparingClaim', 'submittingClaim',
   'loadingClaimStatus', 'verifyingCurrentPin', 'sealingNewPin', 'savingNewPin',
 ] as const;
 export type EffectState = (typeof EFFECT_STATES)[number];
@@ -133,6 +133,7 @@ export const ussdMachine = setup({
     accountMenu: menu('accountMenu', 'preMenu', [
       { guard: is('1'), ...enter('loginCustomerId', clearDraft) },
       { guard: is('2'), ...enter('createName', clearDraft) },
+      { guard: is('3'), ...enter('recoverPin', clearDraft) },
       invalid,
     ]),
     loginCustomerId: menu('loginCustomerId', 'accountMenu', [
@@ -150,6 +151,19 @@ export const ussdMachine = setup({
       { guard: outcome('locked'), ...enter('locked', clearDraft) },
     ]),
     locked: { type: 'final' },
+    // A forgotten Customer ID (or an account-created reply the network lost): the phone's own
+    // account, shown after its PIN, with the same attempt count and lock as a login.
+    recoverPin: menu('recoverPin', 'accountMenu', [
+      { guard: ({ event }: Args) => /^\d{5}$/.test(input(event)), ...enter('recoveringCustomerId') },
+      { actions: update(() => ({ notice: { key: 'pinFormat' } })) },
+    ]),
+    recoveringCustomerId: effect([
+      { guard: outcome('ok'), ...enter('customerIdShown', fromResult) },
+      { guard: outcome('retry'), ...withNotice('recoverPin', resultNotice) },
+      { guard: outcome('unknownCustomer'), ...withNotice('accountMenu', () => ({ key: 'noAccountForPhone' })) },
+      { guard: outcome('locked'), ...enter('locked') },
+    ]),
+    customerIdShown: { type: 'final' },
     createName: menu('createName', 'accountMenu', [
       { guard: ({ event }: Args) => NAME_RE.test(input(event)), ...enter('createVillage', ({ event }) => ({ draft: { name: input(event).replace(/\s+/g, ' ') } })) },
       { actions: update(() => ({ notice: { key: 'nameFormat' } })) },

@@ -58,6 +58,7 @@ const NOTICES: Record<Notice['key'], (p: Record<string, string | number>) => str
   pinChanged: () => 'PIN changed.',
   noClaim: () => 'No claim submitted yet.',
   loggedIn: (p) => `Welcome, ${p.name}.`,
+  noAccountForPhone: () => 'No account for this phone number.',
 };
 
 export function noticeText(n: Notice | undefined): string | undefined {
@@ -97,11 +98,15 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
       return con([topic.title, topic.body]);
     }
     case 'accountMenu':
-      return con(['Account Menu', ...numbered(['Log in', 'Create account'])]);
+      return con(['Account Menu', ...numbered(['Log in', 'Create account', 'Forgot Customer ID'])]);
     case 'loginCustomerId':
       return con(['Enter your Customer ID']);
     case 'loginPin':
       return con(['Enter your 5-digit PIN']);
+    case 'recoverPin':
+      return con(['Enter your 5-digit PIN to see your Customer ID']);
+    case 'customerIdShown':
+      return end(`Your Customer ID is ${c.customerId}. Keep it and your PIN safe.`);
     case 'locked':
       return end('Your account is locked after 3 wrong PINs. Visit your field agent or programme office to unlock it.');
     case 'createName':

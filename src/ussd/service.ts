@@ -350,6 +350,15 @@ export class UssdService {
         if (check.outcome !== 'ok') return check;
         return { outcome: 'ok', assign: { accountId: account.id, customerId: account.customer_id }, notice: { key: 'loggedIn', params: { name: account.name.split(' ')[0]! } } };
       }
+      case 'recoveringCustomerId': {
+        // An account whose creation has not finished has no Customer ID to give yet.
+        const account = await this.repo.findAccountByPhone(row.phone_number);
+        if (!account?.household_did) return { outcome: 'unknownCustomer' };
+        const check = await this.checkPin(account.id, value);
+        if (check.outcome !== 'ok') return check;
+        this.opts.logger.info({ sessionId: row.id, customerId: account.customer_id }, 'ussd customer id shown again');
+        return { outcome: 'ok', assign: { customerId: account.customer_id } };
+      }
       case 'verifyingCurrentPin':
         return this.checkPin(c.accountId!, value);
       case 'sealingPin':

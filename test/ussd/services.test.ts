@@ -38,6 +38,41 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect((await t.db('ussd_accounts').where({ customer_id: id }).first()).failed_pin_attempts).to.equal(0);
   });
 
+  describe('forgot Customer ID', () => {
+    const recover = async (phone: string, pin: string) => {
+      const r = session(phone);
+      await r.dial();
+      expect(await r.walk('2', '3')).to.equal('CON Enter your 5-digit PIN to see your Customer ID\n0. Back');
+      return r.send(pin);
+    };
+
+    it("shows the phone's own Customer ID after its PIN, which then logs in", async () => {
+      const s = session();
+      const id = await createAccount(s, '75319');
+      expect(await recover(s.phoneNumber, '75319')).to.equal(`END Your Customer ID is ${id}. Keep it and your PIN safe.`);
+      expect(await login(session(s.phoneNumber), id, '75319')).to.match(/^CON Welcome, Jane/);
+    });
+
+    it('a wrong PIN counts towards the same lock as a login; the third locks the account', async () => {
+      const s = session();
+      const id = await createAccount(s, '75318');
+      const r = session(s.phoneNumber);
+      await r.dial();
+      await r.walk('2', '3');
+      expect(await r.send('11112')).to.equal('CON Wrong PIN. 2 attempts left.\nEnter your 5-digit PIN to see your Customer ID\n0. Back');
+      expect(await r.send('123')).to.equal('CON PIN must be 5 digits.\nEnter your 5-digit PIN to see your Customer ID\n0. Back');
+      expect(await login(session(s.phoneNumber), id, '11113')).to.match(/^CON Wrong PIN\. 1 attempt left\./);
+      expect(await r.send('11114')).to.match(/^END Your account is locked after 3 wrong PINs/);
+      expect(await recover(s.phoneNumber, '75318'), 'the right PIN once locked').to.match(/^END Your account is locked/);
+      expect((await t.db('ussd_accounts').where({ customer_id: id }).first()).failed_pin_attempts).to.equal(3);
+    });
+
+    it('a phone without an account is told so, back on the Account Menu', async () => {
+      const reply = await recover(session().phoneNumber, '75317');
+      expect(reply).to.equal('CON No account for this phone number.\nAccount Menu\n1. Log in\n2. Create account\n3. Forgot Customer ID\n0. Back');
+    });
+  });
+
   it('fuel logged over 3 days, reviewed, then submitted as a KPT claim; status shown after', async () => {
     const s = session();
     const id = await createAccount(s, '13579');
