@@ -2,7 +2,7 @@
 // the chain query node (area C). The repository is plain SQL (platform/db/sql.ts): it is what
 // every submission and read runs; area C's paging uses Knex's builder.
 import type { Db } from '../platform/db/index.ts';
-import { insertInto, sqlOf, takeSeqTurn, updateWhere, type Binding, type Sql } from '../platform/db/sql.ts';
+import { insertInto, schemaScopedLockKey, sqlOf, takeSeqTurn, updateWhere, type Binding, type Sql } from '../platform/db/sql.ts';
 import type { ClaimStatus, KptClaim, KptClaimRequest, TestGroup } from '../../generated/openapi/types.gen.ts';
 import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
 
@@ -112,7 +112,7 @@ export class ClaimRepository {
    * transaction-scoped advisory lock on PostgreSQL; SQLite runs one writing transaction at a time.
    */
   async lockHousehold(householdDid: string): Promise<void> {
-    if (this.sql.dialect === 'postgres') await this.sql.one('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`kpt-household:${householdDid}`]);
+    if (this.sql.dialect === 'postgres') await this.sql.one(`select pg_advisory_xact_lock(${schemaScopedLockKey})`, [`kpt-household:${householdDid}`]);
   }
 
   /** Every claim of a household, in any collection, with what the conflict rules compare. */

@@ -109,7 +109,6 @@ export class UssdRepository {
     await this.db('ussd_accounts').insert(row);
   }
 
-  /** Throws if the account is gone (removed meanwhile as abandoned): its creation must not report success. */
   async deleteAccount(id: string): Promise<void> {
     await this.db('ussd_accounts').where({ id }).delete();
   }

@@ -85,7 +85,7 @@ class LostRace extends Error {}
 const CONCURRENT_HOP_WAIT_MS = 3000;
 /** Far longer than any hop takes: a hop claimed this long ago without a reply was abandoned (its instance died). */
 const ABANDONED_HOP_MS = 30_000;
-/** Far longer than any creation takes (it holds no lock): an account this old without a household was abandoned. */
+/** Far longer than any creation takes: an account this old without a household was abandoned. */
 const ABANDONED_ACCOUNT_MS = 60_000;
 /** Sessions this instance wrote last, to save a read per hop; bounded, oldest evicted first. */
 const RECENT_SESSIONS_MAX = 10_000;

@@ -7,7 +7,7 @@ import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { ClaimsQuery, EntityQuery } from '../../src/chain/services.ts';
 import { seedChainData } from './cases/chain.ts';
-import { connections, duration, measureHttp, startTarget, warmup, type Row } from './harness.ts';
+import { connections, duration, latencyPercentiles, measureHttp, startTarget, warmup, type Row } from './harness.ts';
 
 /** Keeps `connections` calls in flight for `seconds`; tells each call's latency in ms, or undefined when it failed. */
 async function keepCalling(seconds: number, call: () => Promise<unknown>, outcome: (ms: number | undefined) => void): Promise<void> {
@@ -27,16 +27,14 @@ async function keepCalling(seconds: number, call: () => Promise<unknown>, outcom
 }
 
 async function grpcLoop(name: string, call: () => Promise<unknown>): Promise<Row> {
-  // The same warm-up as the HTTP rows get from measureHttp.
+  // A warm-up on the same HTTP/2 connection, as the HTTP rows get theirs on the same connections.
   await keepCalling(warmup, call, () => {});
   const latencies: number[] = [];
   let errors = 0;
   const started = performance.now();
   await keepCalling(duration, call, (ms) => (ms === undefined ? errors++ : latencies.push(ms)));
   const elapsed = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
-  return { name, rps: latencies.length / elapsed, p50: pct(50), p99: pct(99), errors, non2xx: 0 };
+  return { name, rps: latencies.length / elapsed, ...latencyPercentiles(latencies), errors, non2xx: 0 };
 }
 
 async function main() {

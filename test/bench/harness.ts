@@ -49,6 +49,13 @@ export interface Row {
   non2xx: number;
 }
 
+/** p50 and p99 (nearest rank) of latencies in ms; 0 for none (the row then reports its errors). */
+export function latencyPercentiles(latencies: number[]): { p50: number; p99: number } {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const rank = (p: number) => sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+  return { p50: rank(50), p99: rank(99) };
+}
+
 /** Seconds a row may spend beyond warm-up and measurement waiting for its connections to open. */
 const CONNECT_GRACE = 15;
 
@@ -68,8 +75,10 @@ export async function measureHttp(name: string, opts: Partial<autocannon.Options
   let non2xx = 0;
   let startedAt = 0;
   let window: { from: number; to?: number } | undefined;
+  let stopAt: NodeJS.Timeout | undefined;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon({ connections, ...opts, duration: warmup + duration + CONNECT_GRACE } as autocannon.Options, (err, res) => {
+      clearTimeout(stopAt);
       if (window) window.to ??= performance.now();
       if (err) reject(err);
       else resolve(res);
@@ -80,7 +89,7 @@ export async function measureHttp(name: string, opts: Partial<autocannon.Options
         answered.add(client);
         if (answered.size < wanted || performance.now() - startedAt < warmup * 1000) return;
         window = { from: performance.now() };
-        setTimeout(() => {
+        stopAt = setTimeout(() => {
           window!.to = performance.now();
           instance.stop();
         }, duration * 1000);
@@ -91,13 +100,10 @@ export async function measureHttp(name: string, opts: Partial<autocannon.Options
       if (statusCode < 200 || statusCode >= 300) non2xx++;
     });
   });
-  latencies.sort((a, b) => a - b);
-  const percentile = (p: number) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)]! : NaN);
   return {
     name,
     rps: window ? latencies.length / ((window.to! - window.from) / 1000) : 0,
-    p50: percentile(50),
-    p99: percentile(99),
+    ...latencyPercentiles(latencies),
     // Over the whole run, warm-up included, so no failure is left out; connections that never
     // answered count too.
     errors: result.errors + result.timeouts + (wanted - answered.size),

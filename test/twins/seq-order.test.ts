@@ -29,10 +29,18 @@ forEachDatabase('seq order is commit order', (t) => {
     return trx;
   }
 
-  /** Waits (up to 5 s) until some request is blocked on an advisory lock. */
-  async function advisoryWaiters(): Promise<number> {
+  /** Waits (up to 5 s) until a request is blocked on this schema's seq turn for `table`. */
+  async function seqTurnWaiters(table: SeqTable): Promise<number> {
     for (let i = 0; i < 100; i++) {
-      const { n } = (await t.db.raw("select count(*)::int as n from pg_stat_activity where wait_event = 'advisory' and datname = current_database()")).rows[0];
+      const { n } = (
+        await t.db.raw(
+          `with k as (select hashtextextended(current_schema() || ':' || ?, 0) as key)
+           select count(*)::int as n from pg_locks, k
+           where locktype = 'advisory' and not granted and objsubid = 1
+             and classid = ((key >> 32) & 4294967295)::oid and objid = (key & 4294967295)::oid`,
+          [`seq-order:${table}`],
+        )
+      ).rows[0];
       if (n) return n;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -43,13 +51,21 @@ forEachDatabase('seq order is commit order', (t) => {
    * Holds an insert open, starts a create through the API, and checks the create waits for the
    * held row and is listed after it; `list` returns the listed ids in order.
    */
-  async function expectCommitOrder(held: () => Promise<{ trx: Knex.Transaction; id: string }>, create: () => Promise<string>, list: () => Promise<string[]>) {
+  async function expectCommitOrder(
+    table: SeqTable,
+    held: () => Promise<{ trx: Knex.Transaction; id: string }>,
+    create: () => Promise<string>,
+    list: () => Promise<string[]>,
+  ) {
     const before = await list();
     const { trx, id: heldId } = await held();
     let created: Promise<string> | undefined;
+    let settled = false;
     try {
       created = create();
-      expect(await advisoryWaiters(), 'the create waits for the insert in flight').to.be.greaterThan(0);
+      created.then(() => (settled = true), () => (settled = true));
+      expect(await seqTurnWaiters(table), 'the create waits for the insert in flight').to.be.greaterThan(0);
+      expect(settled, 'the create has not finished').to.equal(false);
       // What a follower sees meanwhile: neither row, so its position cannot pass the held one.
       expect(await list()).to.deep.equal(before);
     } finally {
@@ -66,6 +82,7 @@ forEachDatabase('seq order is commit order', (t) => {
     const first = (await createEntity({ client: h.server.client, auth: h.key, body: { type, properties: {} } })).data!.did;
     const row = await t.db('twin_entities').where({ did: first }).first();
     await expectCommitOrder(
+      'twin_entities',
       async () => {
         const did = householdDid();
         return { trx: await holdInsert('twin_entities', row, { did }), id: did };
@@ -78,6 +95,7 @@ forEachDatabase('seq order is commit order', (t) => {
   it('collections', async () => {
     const row = await t.db('kpt_collections').where({ id: 'default' }).first();
     await expectCommitOrder(
+      'kpt_collections',
       async () => {
         const id = `held-${randomBytes(4).toString('hex')}`;
         return { trx: await holdInsert('kpt_collections', row, { id }), id };
@@ -97,6 +115,7 @@ forEachDatabase('seq order is commit order', (t) => {
     const first = (await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim({ collectionId: heldIn }) })).data!.id;
     const row = await t.db('kpt_claims').where({ id: first }).first();
     await expectCommitOrder(
+      'kpt_claims',
       async () => {
         const id = `kpt_${randomBytes(16).toString('hex')}`;
         return { trx: await holdInsert('kpt_claims', row, { id, claim_key: randomBytes(32).toString('hex'), household_did: householdDid() }), id };

@@ -149,13 +149,13 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     }
   };
 
-  it('a reading changed while its claim is sent: nothing is stored, the user is asked to submit again, and the next claim holds the new reading', async () => {
+  it('a reading changed while its claim is sent: nothing is stored, the user is asked to submit again, and the next claim holds the new reading (a fraction compares exactly)', async () => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '97533');
     await logDays(s, customerId, '97533', ['2026-10-01', '2026-10-02', '2026-10-03']);
     const account = await t.db('ussd_accounts').where({ customer_id: customerId }).first();
     // Another session of the account changes a day's reading after this one read the days.
-    const changeReading = () => t.db('ussd_fuel_logs').where({ account_id: account.id, log_date: '2026-10-02' }).update({ kg: 4 });
+    const changeReading = () => t.db('ussd_fuel_logs').where({ account_id: account.id, log_date: '2026-10-02' }).update({ kg: 4.35 });
     await withWrappedPort(
       (real) => ({ ...real, submitKptClaim: async (input) => (await changeReading(), real.submitKptClaim(input)) }),
       async (other) => {
@@ -168,14 +168,14 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     );
     expect(await t.db('kpt_claims').where({ household_did: account.household_did }), 'no claim stored').to.deep.equal([]);
     const logs = await t.db('ussd_fuel_logs').where({ account_id: account.id }).orderBy('log_date');
-    expect(logs.map((l: { kg: number; claim_id: string | null }) => [Number(l.kg), l.claim_id])).to.deep.equal([[2, null], [4, null], [2, null]]);
+    expect(logs.map((l: { kg: number; claim_id: string | null }) => [Number(l.kg), l.claim_id])).to.deep.equal([[2, null], [4.35, null], [2, null]]);
 
     const again = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(again, customerId, '97533');
     const end = await again.walk('3', '1', '1', '1', '1');
     const id = /^END Claim submitted\. Reference (\S+)\./.exec(end)?.[1];
     expect(id, end).to.be.a('string');
-    expect((await get(`/v1/claims/${id}`)).body.fuelMeasurements.dailyLogs).to.deep.equal([2, 4, 2]);
+    expect((await get(`/v1/claims/${id}`)).body.fuelMeasurements.dailyLogs).to.deep.equal([2, 4.35, 2]);
     expect((await t.db('ussd_fuel_logs').where({ account_id: account.id })).map((l: { claim_id: string }) => l.claim_id)).to.deep.equal([id, id, id]);
   });
 

@@ -219,13 +219,22 @@ export const forShare = (sql: Sql) => (sql.dialect === 'postgres' ? ' for share'
  * Call just before inserting into a table paged by `seq`, in the inserting transaction. On
  * PostgreSQL a sequence hands out `seq` at insert, not at commit: a row could commit after one
  * with a larger `seq`, and a reader paging by `seq` would pass it for good. Here a row takes its
- * `seq` only once every other transaction inserting into the table has ended, so `seq` order is
- * commit order. Take it for one table per transaction and take no row lock after it (so no
- * transaction can wait for one that waits for this). SQLite commits one writer at a time.
+ * `seq` only once every other transaction inserting into the table (in this schema) has ended,
+ * so `seq` order is commit order. Take it for one table per transaction. After it, take no lock
+ * that a transaction waiting for the turn could hold: a claim's later writes (its idempotency
+ * key, other claims of its collection) are safe because every writer of them holds that
+ * collection's row lock, taken before the turn. SQLite commits one writer at a time.
  */
 export async function takeSeqTurn(sql: Sql, table: 'twin_entities' | 'kpt_collections' | 'kpt_claims'): Promise<void> {
-  if (sql.dialect === 'postgres') await sql.one('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`seq-order:${table}`]);
+  if (sql.dialect === 'postgres') await sql.one(`select pg_advisory_xact_lock(${schemaScopedLockKey})`, [`seq-order:${table}`]);
 }
+
+/**
+ * The key of a transaction-scoped advisory lock named by the bound text, within the current
+ * schema: advisory locks are database-wide, and deployments (or test runs) in other schemas of
+ * the same database must not wait for each other.
+ */
+export const schemaScopedLockKey = "hashtextextended(current_schema() || ':' || ?, 0)";
 
 type Row = Record<string, Binding | undefined>;
 const quoted = (column: string) => `"${column}"`;
