@@ -2,7 +2,7 @@
 // the chain query node (area C). The repository is plain SQL (platform/db/sql.ts): it is what
 // every submission and read runs; area C's paging uses Knex's builder.
 import type { Db } from '../platform/db/index.ts';
-import { insertInto, schemaScopedLockKey, sqlOf, takeSeqTurn, updateWhere, type Binding, type Sql } from '../platform/db/sql.ts';
+import { insertInto, lockUntilCommit, sqlOf, takeSeqTurn, updateWhere, type Binding, type Sql } from '../platform/db/sql.ts';
 import type { ClaimStatus, KptClaim, KptClaimRequest, TestGroup } from '../../generated/openapi/types.gen.ts';
 import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
 
@@ -108,11 +108,10 @@ export class ClaimRepository {
 
   /**
    * Makes submissions for one household wait for each other until the transaction ends, whatever
-   * their collection, so two contradictory claims cannot both pass the overlap check. A
-   * transaction-scoped advisory lock on PostgreSQL; SQLite runs one writing transaction at a time.
+   * their collection, so two contradictory claims cannot both pass the overlap check.
    */
-  async lockHousehold(householdDid: string): Promise<void> {
-    if (this.sql.dialect === 'postgres') await this.sql.one(`select pg_advisory_xact_lock(${schemaScopedLockKey})`, [`kpt-household:${householdDid}`]);
+  lockHousehold(householdDid: string): Promise<void> {
+    return lockUntilCommit(this.sql, `kpt-household:${householdDid}`);
   }
 
   /** Every claim of a household, in any collection, with what the conflict rules compare. */

@@ -84,6 +84,12 @@ function menu(state: string, back: string | undefined, rules: Rule[]): any {
 }
 const effect = (on: Rule[]): any => ({ on: { DONE: on } });
 const clearDraft = () => ({ draft: {} });
+/** A screen asking for an existing 5-digit PIN, checked by the effect `check`. */
+const pinEntry = (state: string, back: string, check: EffectState): any =>
+  menu(state, back, [
+    { guard: ({ event }: Args) => /^\d{5}$/.test(input(event)), ...enter(check) },
+    { actions: update(() => ({ notice: { key: 'pinFormat' } })) },
+  ]);
 const newPinNotice = ({ event }: Args): Notice | undefined => {
   const p = pinProblem(input(event));
   return p === 'format' ? { key: 'pinFormat' } : p === 'trivial' ? { key: 'pinTrivial' } : undefined;
@@ -140,10 +146,7 @@ export const ussdMachine = setup({
       { guard: ({ event }: Args) => /^\d{4,12}$/.test(input(event)), ...enter('loginPin', ({ event }) => ({ draft: { customerId: input(event) } })) },
       { actions: update(() => ({ notice: { key: 'unknownCustomer' } })) },
     ]),
-    loginPin: menu('loginPin', 'loginCustomerId', [
-      { guard: ({ event }: Args) => /^\d{5}$/.test(input(event)), ...enter('verifyingLogin') },
-      { actions: update(() => ({ notice: { key: 'pinFormat' } })) },
-    ]),
+    loginPin: pinEntry('loginPin', 'loginCustomerId', 'verifyingLogin'),
     verifyingLogin: effect([
       { guard: outcome('ok'), ...withNotice('services', resultNotice, (a) => ({ ...fromResult(a), isAuthenticated: true, draft: {} })) },
       { guard: outcome('retry'), ...withNotice('loginPin', resultNotice) },
@@ -153,10 +156,7 @@ export const ussdMachine = setup({
     locked: { type: 'final' },
     // A forgotten Customer ID (or an account-created reply the network lost): the phone's own
     // account, shown after its PIN, with the same attempt count and lock as a login.
-    recoverPin: menu('recoverPin', 'accountMenu', [
-      { guard: ({ event }: Args) => /^\d{5}$/.test(input(event)), ...enter('recoveringCustomerId') },
-      { actions: update(() => ({ notice: { key: 'pinFormat' } })) },
-    ]),
+    recoverPin: pinEntry('recoverPin', 'accountMenu', 'recoveringCustomerId'),
     recoveringCustomerId: effect([
       { guard: outcome('ok'), ...enter('customerIdShown', fromResult) },
       { guard: outcome('retry'), ...withNotice('recoverPin', resultNotice) },
@@ -230,10 +230,7 @@ export const ussdMachine = setup({
     claimSubmitted: { type: 'final' },
     loadingClaimStatus: effect([{ guard: outcome('ok'), ...enter('claimStatus', (a) => ({ claimResult: undefined, ...fromResult(a) })) }]),
     claimStatus: menu('claimStatus', 'services', [invalid]),
-    changePinCurrent: menu('changePinCurrent', 'services', [
-      { guard: ({ event }: Args) => /^\d{5}$/.test(input(event)), ...enter('verifyingCurrentPin') },
-      { actions: update(() => ({ notice: { key: 'pinFormat' } })) },
-    ]),
+    changePinCurrent: pinEntry('changePinCurrent', 'services', 'verifyingCurrentPin'),
     verifyingCurrentPin: effect([
       { guard: outcome('ok'), ...enter('changePinNew') },
       { guard: outcome('retry'), ...withNotice('changePinCurrent', resultNotice) },

@@ -119,10 +119,6 @@ export class UssdRepository {
   }
 
   /**
-   * Records a wrong PIN atomically (concurrent hops cannot lose a count) and locks the
-   * account at `maxAttempts`. Returns the attempts now recorded.
-   */
-  /**
    * Counts a PIN attempt before the PIN is compared, in one conditional statement: an account
    * that is locked, or has `maxAttempts` counted already (concurrent guesses included), gets no
    * attempt (undefined). Otherwise the attempt's number, 1-based.

@@ -225,16 +225,25 @@ export const forShare = (sql: Sql) => (sql.dialect === 'postgres' ? ' for share'
  * key, other claims of its collection) are safe because every writer of them holds that
  * collection's row lock, taken before the turn. SQLite commits one writer at a time.
  */
-export async function takeSeqTurn(sql: Sql, table: 'twin_entities' | 'kpt_collections' | 'kpt_claims'): Promise<void> {
-  if (sql.dialect === 'postgres') await sql.one(`select pg_advisory_xact_lock(${schemaScopedLockKey})`, [`seq-order:${table}`]);
+export function takeSeqTurn(sql: Sql, table: 'twin_entities' | 'kpt_collections' | 'kpt_claims'): Promise<void> {
+  return lockUntilCommit(sql, `seq-order:${table}`);
 }
 
 /**
- * The key of a transaction-scoped advisory lock named by the bound text, within the current
- * schema: advisory locks are database-wide, and deployments (or test runs) in other schemas of
- * the same database must not wait for each other.
+ * The key of the advisory lock named by the bound text, within the current schema: advisory
+ * locks are database-wide, and deployments (or test runs) in other schemas of the same database
+ * must not wait for each other.
  */
 export const schemaScopedLockKey = "hashtextextended(current_schema() || ':' || ?, 0)";
+
+/**
+ * Waits for, then holds until the transaction ends, the PostgreSQL advisory lock `name` (in this
+ * schema): transactions taking the same name run that part one at a time. SQLite needs none: it
+ * runs one writing transaction at a time.
+ */
+export async function lockUntilCommit(sql: Sql, name: string): Promise<void> {
+  if (sql.dialect === 'postgres') await sql.one(`select pg_advisory_xact_lock(${schemaScopedLockKey})`, [name]);
+}
 
 type Row = Record<string, Binding | undefined>;
 const quoted = (column: string) => `"${column}"`;
