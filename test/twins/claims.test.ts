@@ -5,13 +5,11 @@ import { createCollection, createEntity, getClaim, listClaims, submitClaim } fro
 import type { KptClaim, KptClaimRequest, Problem } from '../../generated/openapi/types.gen.ts';
 import type { Sql } from '../../src/platform/db/sql.ts';
 import { AppError, conflict } from '../../src/platform/http/errors.ts';
-import { ApiKeyService, type Principal } from '../../src/platform/keys/service.ts';
-import { createLogger } from '../../src/platform/logging.ts';
-import { createTwinsArea } from '../../src/twins/index.ts';
+import type { Principal } from '../../src/platform/keys/service.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { householdDid, kptClaim, OTHER_DID, PARTNER_DID, startTwinsHarness, twinsTableContents, type TwinsHarness } from './fixtures.ts';
+import { householdDid, kptClaim, OTHER_DID, PARTNER_DID, startTwinsHarness, twinsTableContents, withTwinsArea, type TwinsHarness } from './fixtures.ts';
 
 forEachDatabase('KPT claims', (t) => {
   let h: TwinsHarness;
@@ -527,10 +525,7 @@ forEachDatabase('KPT claims', (t) => {
   });
 
   describe('ClaimService (in-process callers such as the USSD gateway)', () => {
-    it('a controller submits for its households; errors are AppErrors naming field and rule', async () => {
-      const twins = createTwinsArea({
-        config: h.server.config, db: t.db, logger: createLogger(h.server.config), keys: new ApiKeyService(t.db), onClose: () => {},
-      });
+    it('a controller submits for its households; errors are AppErrors naming field and rule', () => withTwinsArea(h.server.config, t.db, async (twins) => {
       const gateway: Principal = { keyId: 'gw', did: PARTNER_DID, scopes: ['twins:write', 'claims:write'] };
       const household = await twins.entities.create(gateway, { type: 'Household', properties: {} });
       expect(household.controller).to.equal(PARTNER_DID);
@@ -548,13 +543,9 @@ forEachDatabase('KPT claims', (t) => {
       expect(err!.errors![0]).to.include({ pointer: '/body/fuelMeasurements/dailyLogs', rule: 'minItems' });
       const list = await twins.claims.list({ household: household.did });
       expect(list.items.map((c) => c.id)).to.deep.equal([claim.id]);
-    });
+    }));
 
-    it("a caller's storeWithClaim writes commit with the claim or not at all, and are made again for a claim already stored", async () => {
-      const closers: (() => unknown)[] = [];
-      const twins = createTwinsArea({
-        config: h.server.config, db: t.db, logger: createLogger(h.server.config), keys: new ApiKeyService(t.db), onClose: (fn) => closers.push(fn),
-      });
+    it("a caller's storeWithClaim writes commit with the claim or not at all, and are made again for a claim already stored", () => withTwinsArea(h.server.config, t.db, async (twins) => {
       await t.db.schema.createTable('test_caller_writes', (tb) => {
         tb.string('claim_id', 64).primary();
       });
@@ -584,8 +575,7 @@ forEachDatabase('KPT claims', (t) => {
         expect(await written(), 'made again for the stored claim').to.deep.equal([claim.id]);
       } finally {
         await t.db.schema.dropTable('test_caller_writes');
-        for (const close of closers) await close();
       }
-    });
+    }));
   });
 });

@@ -2,7 +2,11 @@
 // server with keys of each kind.
 import { randomBytes } from 'node:crypto';
 import type { KptClaimRequest } from '../../generated/openapi/types.gen.ts';
+import type { Config } from '../../src/config.ts';
 import type { Db } from '../../src/platform/db/index.ts';
+import { ApiKeyService } from '../../src/platform/keys/service.ts';
+import { createLogger } from '../../src/platform/logging.ts';
+import { createTwinsArea, type TwinsArea } from '../../src/twins/index.ts';
 import type { Scope } from '../../src/platform/keys/service.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -57,4 +61,15 @@ export async function twinsTableContents(db: Db): Promise<Record<string, unknown
     out[table] = rows.map((r) => JSON.stringify(r, Object.keys(r).sort())).sort();
   }
   return out;
+}
+
+/** Area A's services in-process (as the USSD gateway uses them), closed (its sealer thread too) after `fn`. */
+export async function withTwinsArea<T>(config: Config, db: Db, fn: (area: TwinsArea) => Promise<T>): Promise<T> {
+  const closers: (() => unknown)[] = [];
+  const area = createTwinsArea({ config, db, logger: createLogger(config), keys: new ApiKeyService(db), onClose: (close) => closers.push(close) });
+  try {
+    return await fn(area);
+  } finally {
+    for (const close of closers) await close();
+  }
 }

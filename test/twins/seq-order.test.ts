@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { createCollection, createEntity, listClaims, listCollections, listEntities, submitClaim } from '../../generated/openapi/sdk.gen.ts';
-import { sqlOf, takeSeqTurn } from '../../src/platform/db/sql.ts';
+import { schemaScopedLockKey, sqlOf, takeSeqTurn } from '../../src/platform/db/sql.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { householdDid, kptClaim, startTwinsHarness, type TwinsHarness } from './fixtures.ts';
 
@@ -34,7 +34,7 @@ forEachDatabase('seq order is commit order', (t) => {
     for (let i = 0; i < 100; i++) {
       const { n } = (
         await t.db.raw(
-          `with k as (select hashtextextended(current_schema() || ':' || ?, 0) as key)
+          `with k as (select ${schemaScopedLockKey} as key)
            select count(*)::int as n from pg_locks, k
            where locktype = 'advisory' and not granted and objsubid = 1
              and classid = ((key >> 32) & 4294967295)::oid and objid = (key & 4294967295)::oid`,

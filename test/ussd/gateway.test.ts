@@ -254,11 +254,15 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     expect(account.failed_pin_attempts).to.equal(2);
   });
 
-  it('the sweep removes closed sessions and long-expired ones; a just-expired one still gets the expired reply', async () => {
-    const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60' });
-    const service = new UssdService(new UssdRepository(t.db), {
+  /** A service on the database and clock of `server` (idle time 60 s), whose sweep a test runs when it chooses. */
+  const sweeperFor = (server: UssdTestServer) =>
+    new UssdService(new UssdRepository(t.db), {
       appName: 'Hearth', idleSeconds: 60, pins: new PinCipher(Buffer.alloc(32)), twins: new RecordingTwins(t.db), logger: createLogger(configWith()), now: () => server.clock.now,
     });
+
+  it('the sweep removes closed sessions and long-expired ones; a just-expired one still gets the expired reply', async () => {
+    const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60' });
+    const service = sweeperFor(server);
     try {
       const closed = new GatewaySession([server.baseUrl]);
       await closed.dial();
@@ -285,9 +289,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
 
   it('a session closed just now survives the sweep: the retry of its last hop gets the stored reply, not a replay', async () => {
     const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60' });
-    const service = new UssdService(new UssdRepository(t.db), {
-      appName: 'Hearth', idleSeconds: 60, pins: new PinCipher(Buffer.alloc(32)), twins: new RecordingTwins(t.db), logger: createLogger(configWith()), now: () => server.clock.now,
-    });
+    const service = sweeperFor(server);
     try {
       const s = new GatewaySession([server.baseUrl]);
       await s.dial();

@@ -160,6 +160,26 @@ export async function createAccount(s: GatewaySession, pin = '24680', name = 'Ja
   return m![1]!;
 }
 
+/**
+ * Logs fuel through the menus on `server`, one dial and login a day with its clock moved to that
+ * day: `days` are [date, kg] pairs, or dates logged at 2 kg.
+ */
+export async function logFuelDays(
+  server: { baseUrl: string; clock: { now: Date } },
+  phone: string,
+  customerId: string,
+  pin: string,
+  days: readonly (string | readonly [string, string])[],
+): Promise<void> {
+  for (const day of days) {
+    const [date, kg] = typeof day === 'string' ? [day, '2'] : day;
+    server.clock.now = new Date(`${date}T09:00:00Z`);
+    const d = new GatewaySession([server.baseUrl], phone);
+    await login(d, customerId, pin);
+    await d.walk('1', kg);
+  }
+}
+
 /** Dials and logs in; returns the reply after the PIN. */
 export async function login(s: GatewaySession, customerId: string, pin: string): Promise<string> {
   await s.dial();

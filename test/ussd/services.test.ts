@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { AppError } from '../../src/platform/http/errors.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
-import { createAccount, GatewaySession, login, RecordingTwins, startUssdServer, type UssdTestServer } from './helpers.ts';
+import { createAccount, GatewaySession, login, logFuelDays, RecordingTwins, startUssdServer, type UssdTestServer } from './helpers.ts';
 
 forEachDatabase('USSD services and PINs', (t) => {
   let server: UssdTestServer;
@@ -140,12 +140,7 @@ forEachDatabase('USSD services and PINs', (t) => {
     });
     const other = await startUssdServer(t.db, {}, { clock: server.clock, twins: rejecting });
     try {
-      for (const day of ['2026-08-01', '2026-08-02', '2026-08-03']) {
-        server.clock.now = new Date(`${day}T09:00:00Z`);
-        const d = new GatewaySession([other.baseUrl], s.phoneNumber);
-        await login(d, id, '13571');
-        await d.walk('1', '2');
-      }
+      await logFuelDays(other, s.phoneNumber, id, '13571', ['2026-08-01', '2026-08-02', '2026-08-03']);
       const d = new GatewaySession([other.baseUrl], s.phoneNumber);
       await login(d, id, '13571');
       const end = await d.walk('3', '1', '1', '1', '1');
@@ -195,12 +190,7 @@ forEachDatabase('USSD services and PINs', (t) => {
         }),
       });
       try {
-        for (const day of ['2026-04-01', '2026-04-02', '2026-04-03']) {
-          server.clock.now = new Date(`${day}T09:00:00Z`);
-          const d = new GatewaySession([other.baseUrl], s.phoneNumber);
-          await login(d, id, '13570');
-          await d.walk('1', '2');
-        }
+        await logFuelDays(other, s.phoneNumber, id, '13570', ['2026-04-01', '2026-04-02', '2026-04-03']);
         const d = new GatewaySession([other.baseUrl], s.phoneNumber);
         await login(d, id, '13570');
         await d.walk('3', '1', '1', '1');

@@ -1,14 +1,12 @@
 // Area B over the real area A services: households become twin entities controlled by the
 // gateway's principal, and claims go through the same ClaimService as POST /v1/claims.
 import { expect } from 'chai';
-import { ApiKeyService } from '../../src/platform/keys/service.ts';
-import { createLogger } from '../../src/platform/logging.ts';
-import { createTwinsArea } from '../../src/twins/index.ts';
 import type { UssdTwinsPort } from '../../src/ussd/index.ts';
 import { ussdTwinsPort } from '../../src/ussd/twins-port.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey } from '../helpers/server.ts';
-import { createAccount, GatewaySession, login, startUssdServer, type UssdTestServer } from './helpers.ts';
+import { withTwinsArea } from '../twins/fixtures.ts';
+import { createAccount, GatewaySession, login, logFuelDays, startUssdServer, type UssdTestServer } from './helpers.ts';
 
 const GATEWAY_DID = 'did:ixo:entity:0123456789abcdef0123456789abcdef';
 
@@ -43,12 +41,7 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '13579');
     const account = await t.db('ussd_accounts').where({ customer_id: customerId }).first();
-    for (const [day, kg] of [['2026-06-01', '2.5'], ['2026-06-02', '3'], ['2026-06-03', '2']] as const) {
-      server.clock.now = new Date(`${day}T10:00:00Z`);
-      const d = new GatewaySession([server.baseUrl], s.phoneNumber);
-      await login(d, customerId, '13579');
-      await d.walk('1', kg);
-    }
+    await logFuelDays(server, s.phoneNumber, customerId, '13579', [['2026-06-01', '2.5'], ['2026-06-02', '3'], ['2026-06-03', '2']]);
     const c = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(c, customerId, '13579');
     expect(await c.send('3')).to.equal('CON Submit KPT claim for 3 days, total 7.5 kg?\n1. Submit\n0. Back');
@@ -77,12 +70,7 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
   it('days whose claim was stored but not marked (a failure in between) are submitted again, whatever the new answers', async () => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '13570');
-    for (const day of ['2026-07-01', '2026-07-02', '2026-07-03']) {
-      server.clock.now = new Date(`${day}T10:00:00Z`);
-      const d = new GatewaySession([server.baseUrl], s.phoneNumber);
-      await login(d, customerId, '13570');
-      await d.walk('1', '2');
-    }
+    await logFuelDays(server, s.phoneNumber, customerId, '13570', ['2026-07-01', '2026-07-02', '2026-07-03']);
     const submit = async (...answers: string[]) => {
       const c = new GatewaySession([server.baseUrl], s.phoneNumber);
       await login(c, customerId, '13570');
@@ -105,23 +93,14 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     expect(await marks()).to.deep.equal([second, second, second]);
   });
 
-  const logDays = async (s: GatewaySession, customerId: string, pin: string, days: string[]) => {
-    for (const day of days) {
-      server.clock.now = new Date(`${day}T10:00:00Z`);
-      const d = new GatewaySession([server.baseUrl], s.phoneNumber);
-      await login(d, customerId, pin);
-      await d.walk('1', '2');
-    }
-  };
-
   it('a second claim submits only the days logged since the first (no overlap with the first claim)', async () => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '97532');
-    await logDays(s, customerId, '97532', ['2026-09-01', '2026-09-02', '2026-09-03']);
+    await logFuelDays(server, s.phoneNumber, customerId, '97532', ['2026-09-01', '2026-09-02', '2026-09-03']);
     const first = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(first, customerId, '97532');
     expect(await first.walk('3', '1', '1', '1', '1')).to.match(/^END Claim submitted\. Reference \S+\. Status: \w+\./);
-    await logDays(s, customerId, '97532', ['2026-09-04', '2026-09-05', '2026-09-06']);
+    await logFuelDays(server, s.phoneNumber, customerId, '97532', ['2026-09-04', '2026-09-05', '2026-09-06']);
     const second = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(second, customerId, '97532');
     expect(await second.send('3')).to.equal('CON Submit KPT claim for 3 days, total 6 kg?\n1. Submit\n0. Back');
@@ -137,22 +116,20 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
    * A second instance whose port to the real area A is `wrap`ped (to act between area B's steps,
    * as another instance or session would); stopped after `fn`.
    */
-  const withWrappedPort = async (wrap: (real: UssdTwinsPort) => UssdTwinsPort, fn: (other: UssdTestServer) => Promise<void>) => {
-    const closers: (() => unknown)[] = [];
-    const area = createTwinsArea({ config: server.config, db: t.db, logger: createLogger(server.config), keys: new ApiKeyService(t.db), onClose: (fn) => closers.push(fn) });
-    const other = await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID }, { twins: wrap(ussdTwinsPort(area, GATEWAY_DID)), clock: server.clock });
-    try {
-      await fn(other);
-    } finally {
-      await other.stop();
-      for (const close of closers) await close();
-    }
-  };
+  const withWrappedPort = (wrap: (real: UssdTwinsPort) => UssdTwinsPort, fn: (other: UssdTestServer) => Promise<void>) =>
+    withTwinsArea(server.config, t.db, async (area) => {
+      const other = await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID }, { twins: wrap(ussdTwinsPort(area, GATEWAY_DID)), clock: server.clock });
+      try {
+        await fn(other);
+      } finally {
+        await other.stop();
+      }
+    });
 
   it('a reading changed while its claim is sent: nothing is stored, the user is asked to submit again, and the next claim holds the new reading (a fraction compares exactly)', async () => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '97533');
-    await logDays(s, customerId, '97533', ['2026-10-01', '2026-10-02', '2026-10-03']);
+    await logFuelDays(server, s.phoneNumber, customerId, '97533', ['2026-10-01', '2026-10-02', '2026-10-03']);
     const account = await t.db('ussd_accounts').where({ customer_id: customerId }).first();
     // Another session of the account changes a day's reading after this one read the days.
     const changeReading = () => t.db('ussd_fuel_logs').where({ account_id: account.id, log_date: '2026-10-02' }).update({ kg: 4.35 });
@@ -204,13 +181,13 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
   it('after a gap the latest run of consecutive days is submitted; fewer than 3 in a row is explained', async () => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '97531');
-    await logDays(s, customerId, '97531', ['2026-07-01', '2026-07-02', '2026-07-05']);
+    await logFuelDays(server, s.phoneNumber, customerId, '97531', ['2026-07-01', '2026-07-02', '2026-07-05']);
     const c = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(c, customerId, '97531');
     const reply = await c.send('3');
     expect(reply).to.match(/^CON A claim needs at least 3 days logged in a row, not yet claimed \(you have 1\)\.\nServices/);
     expect(reply.length).to.be.at.most(182);
-    await logDays(s, customerId, '97531', ['2026-07-06', '2026-07-07']);
+    await logFuelDays(server, s.phoneNumber, customerId, '97531', ['2026-07-06', '2026-07-07']);
     const d = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(d, customerId, '97531');
     const end = await d.walk('3', '1', '1', '1', '1');
@@ -242,12 +219,7 @@ forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
     await s.dial();
     const created = await s.walk('2', '2', 'Amina', '00', stove, pin, pin);
     const customerId = /Customer ID is (\d+)/.exec(created)![1]!;
-    for (const day of ['2026-08-03', '2026-08-04', '2026-08-05']) {
-      server.clock.now = new Date(`${day}T10:00:00Z`);
-      const d = new GatewaySession([server.baseUrl], s.phoneNumber);
-      await login(d, customerId, pin);
-      await d.walk('1', '2.5');
-    }
+    await logFuelDays(server, s.phoneNumber, customerId, pin, [['2026-08-03', '2.5'], ['2026-08-04', '2.5'], ['2026-08-05', '2.5']]);
     const c = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(c, customerId, pin);
     const end = await c.walk('3', '1', '1', '1', '1');
