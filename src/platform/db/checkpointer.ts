@@ -4,12 +4,21 @@
 // a connection of its own checkpoints instead, off the request path, so commits only append.
 // The request connection keeps a far higher autocheckpoint as a bound on the log, for when
 // writes outpace the worker: it then only finishes what the worker has not yet copied.
+//
+// The log starts over from its beginning only when a transaction begins with every frame
+// copied. So the worker looks again within a few ms of any new frames: it copies each commit's
+// frames in the pause before the next one, and the log keeps restarting. Checkpointing every
+// 200 ms under load left more frames than it could copy in a pause; the log then grew to the
+// foreground bound and, about once a second in `make bench`, a COMMIT on the event loop ran
+// the rest of the checkpoint with its fsync: 25-30 ms in which no request moved.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
 /** Pages the request connection lets the log reach before checkpointing itself (~40 MB). */
 export const FOREGROUND_CHECKPOINT_PAGES = 10_000;
-/** How often the worker checkpoints. */
+/** How soon the worker looks again after the log has grown. */
+export const CHECKPOINT_CATCH_UP_MS = 2;
+/** The longest the worker waits between looks, once the log has stopped growing. */
 export const CHECKPOINT_INTERVAL_MS = 200;
 
 // A worker ended (by process exit or terminate) while inside a better-sqlite3 call aborts the
@@ -31,11 +40,20 @@ const Database = require(workerData.driver);
 const db = new Database(workerData.file);
 const release = () => { Atomics.store(state, 0, ${IDLE}); Atomics.notify(state, 0); };
 release();
-setInterval(() => {
-  if (Atomics.compareExchange(state, 0, ${IDLE}, ${BUSY}) !== ${IDLE}) return;
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
-  release();
-}, workerData.intervalMs);
+const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)');
+let seenFrames = -1;
+let wait = workerData.catchUpMs;
+const look = () => {
+  if (Atomics.compareExchange(state, 0, ${IDLE}, ${BUSY}) === ${IDLE}) {
+    let frames = seenFrames;
+    try { frames = checkpoint.get().log; } catch {}
+    release();
+    wait = frames !== seenFrames ? workerData.catchUpMs : Math.min(wait * 2, workerData.intervalMs);
+    seenFrames = frames;
+  }
+  setTimeout(look, wait);
+};
+setTimeout(look, wait);
 `;
 
 export interface Checkpointer {
@@ -55,10 +73,10 @@ function quiesce(state: Int32Array): void {
   Atomics.store(state, 0, STOPPED);
 }
 
-export function startCheckpointer(file: string, intervalMs = CHECKPOINT_INTERVAL_MS): Checkpointer {
+export function startCheckpointer(file: string): Checkpointer {
   const state = new Int32Array(new SharedArrayBuffer(4));
   Atomics.store(state, 0, BUSY);
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, intervalMs, driver: DRIVER, state: state.buffer } });
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, intervalMs: CHECKPOINT_INTERVAL_MS, catchUpMs: CHECKPOINT_CATCH_UP_MS, driver: DRIVER, state: state.buffer } });
   const checkpointer: Checkpointer = {
     stop() {
       if (!running.delete(checkpointer)) return;
