@@ -117,6 +117,8 @@ describe('request values that cannot be stored', () => {
     expect(unstorableValue({ a: [1, 'x\u0000'] }, ['body'])).to.deep.include({ pointer: '/body/a/1', rule: 'no-nul-character' });
     expect(unstorableValue({ 'k\u0000': 1 }, ['body'])).to.deep.include({ pointer: '/body/k\u0000', rule: 'no-nul-character' });
     expect(unstorableValue(JSON.parse('{"n":[1e400]}'), ['body'])).to.deep.include({ pointer: '/body/n/0', rule: 'finite-number' });
+    // The path walked into a clean member is left again before the next one.
+    expect(unstorableValue({ a: { b: [1, { c: 2 }] }, d: 'x\u0000' }, ['body'])).to.deep.include({ pointer: '/body/d', rule: 'no-nul-character' });
     expect(unstorableValue(JSON.parse('['.repeat(70) + ']'.repeat(70)))).to.deep.include({ rule: 'max-depth' });
     expect(unstorableValue(JSON.parse('['.repeat(60) + ']'.repeat(60)))).to.equal(undefined);
   });

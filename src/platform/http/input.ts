@@ -15,7 +15,8 @@ const MAX_DEPTH = 64;
 /**
  * The first value under `value` that cannot be stored: a string or key holding U+0000
  * (PostgreSQL text refuses it) or a number that is not finite (JSON.parse reads 1e400 as
- * Infinity, which would be stored as null).
+ * Infinity, which would be stored as null). `path` names `value`; it is one stack pushed and
+ * popped during the walk (every request's body is walked), and is only read for a finding.
  */
 export function unstorableValue(value: unknown, path: (string | number)[] = [], depth = 0): FieldError | undefined {
   if (typeof value === 'string') {
@@ -28,14 +29,18 @@ export function unstorableValue(value: unknown, path: (string | number)[] = [], 
   if (depth >= MAX_DEPTH) return { pointer: jsonPointer(...path), message: `is nested more than ${MAX_DEPTH} levels deep`, rule: 'max-depth' };
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = unstorableValue(value[i], [...path, i], depth + 1);
+      path.push(i);
+      const found = unstorableValue(value[i], path, depth + 1);
+      path.pop();
       if (found) return found;
     }
     return undefined;
   }
-  for (const [k, v] of Object.entries(value)) {
-    if (k.includes('\u0000')) return { pointer: jsonPointer(...path, k), message: 'names a member with the NUL character (U+0000)', rule: 'no-nul-character' };
-    const found = unstorableValue(v, [...path, k], depth + 1);
+  for (const key of Object.keys(value)) {
+    if (key.includes('\u0000')) return { pointer: jsonPointer(...path, key), message: 'names a member with the NUL character (U+0000)', rule: 'no-nul-character' };
+    path.push(key);
+    const found = unstorableValue((value as Record<string, unknown>)[key], path, depth + 1);
+    path.pop();
     if (found) return found;
   }
   return undefined;
