@@ -1,6 +1,6 @@
 // KPT claims: request checks (400 / 409), storage, the eight validation rules, pending ->
 // verified transitions and credential issuance, all in one transaction per submission.
-import { hash, randomBytes } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import { isUniqueViolation, type Db } from '../platform/db/index.ts';
 import { inTransaction, sqlOf, type Sql } from '../platform/db/sql.ts';
 import { badRequest, conflict, forbidden, type FieldError } from '../platform/http/errors.ts';
@@ -58,7 +58,9 @@ export interface ClaimServiceOptions {
 }
 
 const sha256hex = (s: string) => hash('sha256', s, 'hex');
-const newClaimId = () => `kpt_${randomBytes(16).toString('hex')}`;
+// 122 random bits as 32 hex digits. randomUUID draws from a buffered pool; randomBytes(16) asked
+// the system each time (about 1% of a submission's CPU under make bench).
+const newClaimId = () => `kpt_${randomUUID().replaceAll('-', '')}`;
 
 /** The claim as a canonical request: defaults filled in, so equal claims compare equal. */
 function normalise(body: KptClaimRequest): NormalisedClaim {
