@@ -10,8 +10,13 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 export const duration = Number(process.env.BENCH_DURATION ?? 5);
 export const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-/** Seconds of the same load (on the same connections) before each measured row, not counted: connections, JIT compilation and lazily started threads settle first. */
-export const warmup = Number(process.env.BENCH_WARMUP ?? 1);
+/**
+ * Seconds of the same load (on the same connections) before each measured row, not counted:
+ * connections, JIT compilation and lazily started threads settle first. One second was not
+ * enough: under claim submissions the second second still ran at p50 42-45 ms per quarter
+ * second, against 26-28 ms from the third on (V8 still compiling on the same two cores).
+ */
+export const warmup = Number(process.env.BENCH_WARMUP ?? 3);
 
 export interface Target {
   child: ChildProcess;

@@ -2,7 +2,7 @@
 // handler as the baseline, then every case under test/bench/cases/, and prints req/s, p50/p99
 // latency and each case's ratio to the baseline of the same run.
 //   BENCH_DURATION (seconds per case, default 5), BENCH_WARMUP (uncounted seconds of load before
-//   each case, default 1), BENCH_CONNECTIONS (default 50), BENCH_ONLY (substring filter on case names).
+//   each case, default 3), BENCH_CONNECTIONS (default 50), BENCH_ONLY (substring filter on case names).
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
