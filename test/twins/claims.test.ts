@@ -112,13 +112,14 @@ forEachDatabase('KPT claims', (t) => {
         let pending: ReturnType<typeof submit> | undefined;
         try {
           await transfer('twin_entities').where({ did: household }).update({ controller: OTHER_DID });
+          const transferPid = (await transfer.raw('select pg_backend_pid() as pid')).rows[0].pid as number;
           pending = submit(kptClaim({ householdId: household }));
-          // The submission must be blocked on the row lock, not merely slow, before the transfer commits.
+          // The submission must be blocked by this transfer, not merely slow (nor waiting on
+          // someone else's lock in the same database), before the transfer commits.
           let waiting = 0;
           for (let i = 0; i < 100 && !waiting; i++) {
             await new Promise((r) => setTimeout(r, 50));
-            const row = (await t.db.raw("select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()")).rows[0];
-            waiting = row.n;
+            waiting = (await t.db.raw('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [transferPid])).rows[0].n;
           }
           expect(waiting, 'a submission waiting on the household row').to.be.greaterThan(0);
         } finally {
