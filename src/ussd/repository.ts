@@ -186,7 +186,6 @@ export class UssdRepository {
     const rows = await this.db<FuelLogRow>('ussd_fuel_logs').where({ account_id: accountId }).orderBy('log_date').select('id', 'account_id', 'log_date', 'kg', 'claim_id');
     return rows.map((r) => ({ ...r, kg: Number(r.kg) }));
   }
-
 }
 
 /**

@@ -4,10 +4,9 @@ import { randomBytes } from 'node:crypto';
 import type { KptClaimRequest } from '../../generated/openapi/types.gen.ts';
 import type { Config } from '../../src/config.ts';
 import type { Db } from '../../src/platform/db/index.ts';
-import { ApiKeyService } from '../../src/platform/keys/service.ts';
+import { ApiKeyService, type Scope } from '../../src/platform/keys/service.ts';
 import { createLogger } from '../../src/platform/logging.ts';
 import { createTwinsArea, type TwinsArea } from '../../src/twins/index.ts';
-import type { Scope } from '../../src/platform/keys/service.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 
 export const PARTNER_DID = 'did:ixo:entity:0000000000000000000000000000aaaa';
