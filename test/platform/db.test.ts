@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import { expect } from 'chai';
 import { CHECKPOINT_INTERVAL_MS, FOREGROUND_CHECKPOINT_PAGES } from '../../src/platform/db/checkpointer.ts';
 import { sqliteFile } from '../../src/platform/db/index.ts';
+import { sqlOf } from '../../src/platform/db/sql.ts';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
 
 describe('SQLite prepared-statement cache', () => {
@@ -35,6 +36,21 @@ describe('SQLite prepared-statement cache', () => {
       { id: 1, name: 'a', extra: 'x' },
       { id: 2, name: 'b', extra: 'x' },
     ]);
+  });
+});
+
+describe('SQLite commits', () => {
+  it('are on disk before they return (synchronous FULL), on a new database and on one opened again', async () => {
+    const t = await createTestDatabase('sqlite');
+    try {
+      const level = async (db: typeof t.db) => (await sqlOf(db).one<{ synchronous: number }>('pragma synchronous'))?.synchronous;
+      expect(await level(t.db)).to.equal(2);
+      // A file already in WAL mode when opened: the driver would give it NORMAL (1).
+      await t.db.destroy();
+      expect(await level(t.open())).to.equal(2);
+    } finally {
+      await t.drop();
+    }
   });
 });
 

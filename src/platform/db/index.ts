@@ -64,12 +64,15 @@ export function createDb(opts: DbOptions): Db {
     pool: {
       min: 1,
       max: 1,
-      // WAL lets readers run beside the writer; busy_timeout makes a second process wait for
-      // the write lock instead of failing at once; foreign keys are off by default in SQLite;
-      // checkpoints run in a worker thread (see checkpointer.ts).
+      // WAL lets readers run beside the writer; FULL puts each commit on disk before it returns
+      // (the driver's WAL default, NORMAL, applies only to a file already in WAL mode when
+      // opened: a restarted server lost that guarantee, a new database kept it); busy_timeout
+      // makes a second process wait for the write lock instead of failing at once; foreign keys
+      // are off by default in SQLite; checkpoints run in a worker thread (see checkpointer.ts).
       afterCreate: (conn: any, done: (err: Error | null, conn: unknown) => void) => {
         try {
           conn.pragma('journal_mode = WAL');
+          conn.pragma('synchronous = FULL');
           conn.pragma('busy_timeout = 5000');
           conn.pragma('foreign_keys = ON');
           cachePreparedStatements(conn);
