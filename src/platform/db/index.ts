@@ -64,15 +64,17 @@ export function createDb(opts: DbOptions): Db {
     pool: {
       min: 1,
       max: 1,
-      // WAL lets readers run beside the writer; FULL puts each commit on disk before it returns
-      // (the driver's WAL default, NORMAL, applies only to a file already in WAL mode when
-      // opened: a restarted server lost that guarantee, a new database kept it); busy_timeout
-      // makes a second process wait for the write lock instead of failing at once; foreign keys
-      // are off by default in SQLite; checkpoints run in a worker thread (see checkpointer.ts).
+      // WAL lets readers run beside the writer; synchronous NORMAL (set: the driver gives it only
+      // to a file already in WAL mode when opened, so a new database ran FULL until Knex's
+      // migrator replaced its connection) leaves the log's fsync to checkpoints, which FULL would
+      // add to every commit on the event loop: USSD keypresses under make bench fell from ~3,200
+      // to ~2,000 a second with it; busy_timeout makes a second process wait for the write lock
+      // instead of failing at once; foreign keys are off by default in SQLite; checkpoints run in
+      // a worker thread (see checkpointer.ts).
       afterCreate: (conn: any, done: (err: Error | null, conn: unknown) => void) => {
         try {
           conn.pragma('journal_mode = WAL');
-          conn.pragma('synchronous = FULL');
+          conn.pragma('synchronous = NORMAL');
           conn.pragma('busy_timeout = 5000');
           conn.pragma('foreign_keys = ON');
           cachePreparedStatements(conn);

@@ -103,7 +103,7 @@ export function sqlOf(db: Db | Knex.Transaction): Sql {
  * throws. On PostgreSQL it is a Knex transaction. On SQLite, which has one writer, the calls
  * made in one turn of the event loop are committed together (group commit): each runs alone, in
  * order, in a savepoint of one BEGIN IMMEDIATE..COMMIT on the held connection, and each settles
- * only after that COMMIT, so a caller never answers for writes that are not durable. A failed
+ * only after that COMMIT, so a caller never answers for writes that are not committed. A failed
  * COMMIT fails every call of its group. Measured on claim submission under load: a transaction
  * each without Knex's objects (about 150 µs of JS each here) took 1,540 -> 1,005 µs of CPU a
  * claim; grouping, whose calls share log writes, took 13-18% more off that.
