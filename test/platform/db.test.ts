@@ -42,7 +42,7 @@ describe('SQLite prepared-statement cache', () => {
 });
 
 describe('SQLite commits', () => {
-  it('run at synchronous NORMAL on a new database as on one opened again', async () => {
+  it('run at synchronous NORMAL from the first statement, on a new database as on one opened again', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hearth-sync-'));
     const level = async () => {
       const db = createDb({ dataDir: dir, poolMax: 1 });
@@ -53,7 +53,7 @@ describe('SQLite commits', () => {
       }
     };
     try {
-      // The driver gives NORMAL (1) only to a file already in WAL mode when opened: a new one got FULL (2).
+      // Left to the driver, a new file reads FULL (2) until its first transaction.
       expect(await level()).to.equal(1);
       expect(await level()).to.equal(1);
     } finally {

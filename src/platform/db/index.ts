@@ -64,13 +64,13 @@ export function createDb(opts: DbOptions): Db {
     pool: {
       min: 1,
       max: 1,
-      // WAL lets readers run beside the writer; synchronous NORMAL (set: the driver gives it only
-      // to a file already in WAL mode when opened, so a new database ran FULL until Knex's
-      // migrator replaced its connection) leaves the log's fsync to checkpoints, which FULL would
-      // add to every commit on the event loop: USSD keypresses under make bench fell from ~3,200
-      // to ~2,000 a second with it; busy_timeout makes a second process wait for the write lock
-      // instead of failing at once; foreign keys are off by default in SQLite; checkpoints run in
-      // a worker thread (see checkpointer.ts).
+      // WAL lets readers run beside the writer; synchronous NORMAL leaves the log's fsync to
+      // checkpoints, where FULL would add one to every commit on the event loop (USSD keypresses
+      // under make bench fell from ~3,200 to ~2,000 a second with it). It is the driver's WAL
+      // default too, but only from a connection's first transaction on: stated here, it holds
+      // from the first statement. busy_timeout makes a second process wait for the write lock
+      // instead of failing at once; foreign keys are off by default in SQLite; checkpoints run
+      // in a worker thread (see checkpointer.ts).
       afterCreate: (conn: any, done: (err: Error | null, conn: unknown) => void) => {
         try {
           conn.pragma('journal_mode = WAL');
