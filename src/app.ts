@@ -10,10 +10,11 @@ import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
 import { holdingRefusals, raiseHeldBodyFailure, requireContentTypeForBody } from './platform/http/body.ts';
 import { rejectUnstorableInput } from './platform/http/input.ts';
+import { requestTargetRule } from './platform/http/request-target.ts';
 import { isUnder, scopedRouter } from './platform/http/scope.ts';
 import { ApiKeyService } from './platform/keys/service.ts';
 import { requestLogger, type Logger } from './platform/logging.ts';
-import { methodNotAllowedHandler, openApiRequestValidator } from './platform/openapi.ts';
+import { contractOnly, methodNotAllowedHandler, openApiRequestValidator } from './platform/openapi.ts';
 import { createTwinsArea } from './twins/index.ts';
 import { createUssdArea, type UssdTwinsPort } from './ussd/index.ts';
 import { ussdTwinsPort } from './ussd/twins-port.ts';
@@ -83,6 +84,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   // One trusted hop (the reverse proxy) so req.ip is the real client, never a spoofable header chain.
   app.set('trust proxy', config.TRUST_PROXY_ENABLED ? 1 : false);
   app.use(requestLogger(logger));
+  app.use(requestTargetRule);
   // Rate limit and operator switch of area B come before body parsing and validation.
   app.use(ussd.gate);
   // Area C takes no bodies: a body sent there is ignored (and a POST is a 405), never parsed into
@@ -105,11 +107,12 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   // OPTIONS before the routers, which would answer it themselves (200 with Allow).
   app.use((req, res, next) => (req.method === 'OPTIONS' ? methodNotAllowed(req, res, next) : next()));
 
-  app.use(scopedRouter(healthRouter(db, config), { paths: ['/health', '/'] }));
-  app.use(scopedRouter(twins.router, { prefixes: ['/v1'] }));
-  app.use(scopedRouter(ussd.router, { prefixes: ['/api/ussd'] }));
+  // Area C is not in the OpenAPI document: its router checks its own requests.
+  app.use(contractOnly(scopedRouter(healthRouter(db, config), { paths: ['/health', '/'] })));
+  app.use(contractOnly(scopedRouter(twins.router, { prefixes: ['/v1'] })));
+  app.use(contractOnly(scopedRouter(ussd.router, { prefixes: ['/api/ussd'] })));
   app.use(chain.router);
-  app.use(agent.routers);
+  app.use(agent.routers.map(contractOnly));
 
   app.use(methodNotAllowed);
   app.use(notFoundHandler);
