@@ -11,6 +11,7 @@ import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/
 import { holdingRefusals, raiseHeldBodyFailure, requireContentTypeForBody } from './platform/http/body.ts';
 import { rejectUnstorableInput } from './platform/http/input.ts';
 import { requestTargetRule } from './platform/http/request-target.ts';
+import { requestDeadline } from './platform/http/deadline.ts';
 import { isUnder, scopedRouter } from './platform/http/scope.ts';
 import { ApiKeyService } from './platform/keys/service.ts';
 import { requestLogger, type Logger } from './platform/logging.ts';
@@ -65,7 +66,7 @@ function unless(skip: (path: string) => boolean, handlers: RequestHandler[]): Re
 export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   const { config, db, logger } = deps;
   const closers: (() => Promise<void> | void)[] = [];
-  const ctx: AreaContext = { ...deps, keys: new ApiKeyService(db, { cacheTtlMs: config.API_KEY_CACHE_MS }), onClose: (fn) => closers.push(fn) };
+  const ctx: AreaContext = { ...deps, keys: new ApiKeyService(db, { cacheTtlMs: config.API_KEY_CACHE_MS, staleIfErrorMs: config.API_KEY_STALE_IF_ERROR_MS }), onClose: (fn) => closers.push(fn) };
 
   const twins = createTwinsArea(ctx);
   const ussd = await createUssdArea(ctx, deps.ussdTwins ?? ussdTwinsPort(twins, config.USSD_PRINCIPAL_DID, config.USSD_COLLECTION_ID), { now: deps.now });
@@ -85,6 +86,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.set('trust proxy', config.TRUST_PROXY_ENABLED ? 1 : false);
   app.use(requestLogger(logger));
   app.use(requestTargetRule);
+  app.use(requestDeadline(config.REQUEST_DEADLINE_MS));
   // Rate limit and operator switch of area B come before body parsing and validation.
   app.use(ussd.gate);
   // Area C takes no bodies: a body sent there is ignored (and a POST is a 405), never parsed into
@@ -116,7 +118,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
 
   app.use(methodNotAllowed);
   app.use(notFoundHandler);
-  app.use(errorHandler(logger, errorShapeResolver(isChainPath)));
+  app.use(errorHandler(logger, errorShapeResolver(isChainPath), { retryAfterSeconds: config.RETRY_AFTER_SECONDS }));
 
   return {
     app,

@@ -32,6 +32,17 @@ const platformSchema = {
   TRUST_PROXY_ENABLED: bool.default(false),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).default(5000),
+  // How long a key seen valid is still honoured while the database cannot be asked about it.
+  API_KEY_STALE_IF_ERROR_MS: z.coerce.number().int().min(0).default(600_000),
+  // The one database deadline: a statement, a wait for a pooled connection or for a new one.
+  DB_QUERY_TIMEOUT_MS: timerMs.default(3000),
+  // A request not answered by then gets 503 (with Retry-After) in its area's shape.
+  REQUEST_DEADLINE_MS: timerMs.default(10_000),
+  // Bounds on receiving a request: its headers, and the whole of it (slow bodies).
+  HTTP_HEADERS_TIMEOUT_MS: timerMs.default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: timerMs.default(30_000),
+  // The Retry-After of a 503 (database or deadline).
+  RETRY_AFTER_SECONDS: positiveInt.max(3600).default(5),
 };
 
 // ---- area A: twins, claims, credentials -------------------------------------------------------
