@@ -82,9 +82,15 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   // Paths are case-sensitive in the contract; '/V1/claims' is not a route (nor validated as one).
   app.enable('case sensitive routing');
   app.locals.chainGrpcPort = chain.grpcPort;
-  // One trusted hop (the reverse proxy) so req.ip is the real client, never a spoofable header chain.
-  app.set('trust proxy', config.TRUST_PROXY_ENABLED ? 1 : false);
+  // Only the listed proxies' X-Forwarded-For is believed: a client reaching Hearth directly is
+  // taken at its own address, whatever header it sends.
+  app.set('trust proxy', config.TRUST_PROXY_ENABLED ? config.TRUST_PROXY : false);
   app.use(requestLogger(logger));
+  // No answer of Hearth's is to be read as another type than it says (an SVG as HTML, say).
+  app.use((_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    next();
+  });
   app.use(requestTargetRule);
   app.use(requestDeadline(config.REQUEST_DEADLINE_MS));
   // Rate limit and operator switch of area B come before body parsing and validation.

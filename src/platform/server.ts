@@ -36,7 +36,15 @@ export async function listen(
   timeouts: ReceiveTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 },
 ): Promise<RunningServer> {
   // Node waits 300 s for a slow body by default: a few slow clients would hold sockets that long.
-  const server = createServer({ headersTimeout: timeouts.headersTimeoutMs, requestTimeout: timeouts.requestTimeoutMs }, app);
+  // Node checks those bounds only every connectionsCheckingInterval (30 s by default).
+  const server = createServer(
+    {
+      headersTimeout: timeouts.headersTimeoutMs,
+      requestTimeout: timeouts.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, timeouts.headersTimeoutMs),
+    },
+    app,
+  );
   // Keep-alive longer than typical load balancer idle timeouts avoids races on reused sockets.
   server.keepAliveTimeout = 65_000;
   return {
