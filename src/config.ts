@@ -56,6 +56,11 @@ const platformSchema = {
   HTTP_REQUEST_TIMEOUT_MS: timerMs.default(30_000),
   // The Retry-After of a 503 (database or deadline).
   RETRY_AFTER_SECONDS: positiveInt.max(3600).default(5),
+  METRICS_ENABLED: bool.default(true),
+  // When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`.
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  // Browser origins allowed to call areas A and D (/v1, /agent, /user-preferences); '*' for any.
+  API_CORS_ORIGINS: list.default([]),
 };
 
 // ---- area A: twins, claims, credentials -------------------------------------------------------

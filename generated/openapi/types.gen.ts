@@ -17,6 +17,14 @@ export type Problem = {
     detail?: string;
     instance?: string;
     /**
+     * The request's X-Request-Id (the caller's, or one Hearth made); also in the logs.
+     */
+    requestId?: string;
+    /**
+     * The W3C trace id of the request (from its traceparent, or a new trace).
+     */
+    traceId?: string;
+    /**
      * Field-level failures, each naming the field by JSON pointer and the rule broken.
      */
     errors?: Array<ProblemFieldError>;
@@ -999,6 +1007,43 @@ export type GetHealthResponses = {
 };
 
 export type GetHealthResponse = GetHealthResponses[keyof GetHealthResponses];
+
+export type GetMetricsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/metrics';
+};
+
+export type GetMetricsErrors = {
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type GetMetricsError = GetMetricsErrors[keyof GetMetricsErrors];
+
+export type GetMetricsResponses = {
+    /**
+     * Metrics in the Prometheus text exposition format.
+     */
+    200: string;
+};
+
+export type GetMetricsResponse = GetMetricsResponses[keyof GetMetricsResponses];
 
 export type GetUserPreferencesData = {
     body?: never;

@@ -2,6 +2,7 @@
 // periodic sweep of closed and expired sessions; app.ts mounts `gate` before the request
 // validator (rate limit, operator switch) and `router` after it.
 import type { Router } from 'express';
+import { Counter, Gauge } from 'prom-client';
 import type { AreaContext } from '../app.ts';
 import { PinCipher, resolvePinKey } from './pin.ts';
 import { ussdRateLimits } from './rate-limit.ts';
@@ -53,5 +54,14 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
   timer.unref();
   ctx.onClose(() => clearInterval(timer));
 
-  return { gate: ussdGate(limits.perAddress, config.USSD_DEBUG_ENABLED), router: ussdRouter(service, limits.perPhone), service };
+  new Gauge({
+    name: 'hearth_ussd_sessions_active',
+    help: 'USSD sessions active (not ended, not expired).',
+    registers: [ctx.metrics],
+    async collect() {
+      this.set((await service.activeSessions()).length);
+    },
+  });
+  const hops = new Counter({ name: 'hearth_ussd_hops_total', help: 'USSD hops answered, by reply (CON continues, END closes).', labelNames: ['reply'], registers: [ctx.metrics] });
+  return { gate: ussdGate(limits.perAddress, config.USSD_DEBUG_ENABLED), router: ussdRouter(service, limits.perPhone, (reply) => hops.inc({ reply: reply.slice(0, 3) })), service };
 }

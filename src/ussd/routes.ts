@@ -16,7 +16,7 @@ export function ussdGate(rateLimit: RequestHandler, debugEnabled: boolean): Rout
   return router;
 }
 
-export function ussdRouter(service: UssdService, perPhoneLimit: RequestHandler): Router {
+export function ussdRouter(service: UssdService, perPhoneLimit: RequestHandler, onReply: (reply: string) => void): Router {
   const router = caseSensitiveRouter();
 
   router.post('/api/ussd', perPhoneLimit, async (req, res) => {
@@ -27,6 +27,7 @@ export function ussdRouter(service: UssdService, perPhoneLimit: RequestHandler):
       phoneNumber: body.phoneNumber,
       text: body.text,
     });
+    onReply(reply);
     sendUssdText(res, 200, reply);
   });
 

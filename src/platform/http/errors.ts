@@ -7,6 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { isDatabaseUnavailable } from '../db/index.ts';
 import type { Logger } from '../logging.ts';
+import { requestContextOf } from './request-context.ts';
 import { heldBodyFailure } from './body.ts';
 
 export interface FieldError {
@@ -156,6 +157,7 @@ function parsesAsJson(text: string): boolean {
 }
 
 export function problemBody(err: AppError, req: Request) {
+  const ids = requestContextOf(req);
   return {
     type: `urn:hearth:problem:${err.type}`,
     title: err.title,
@@ -164,6 +166,7 @@ export function problemBody(err: AppError, req: Request) {
     instance: req.originalUrl.split('?')[0],
     ...(err.errors?.length ? { errors: err.errors } : {}),
     ...(err.extensions ?? {}),
+    ...(ids ? { requestId: ids.requestId, traceId: ids.traceId } : {}),
   };
 }
 
@@ -180,7 +183,7 @@ export function errorHandler(logger: Logger, shapeFor: (req: Request) => ErrorSh
     // A cause the validator dropped is the error to answer for (a database outage is a 503).
     let appErr = toAppError(hiddenCauses.get(req) ?? err);
     if (held !== undefined && appErr.status >= 400 && appErr.status < 500 && appErr.status !== 401 && appErr.status !== 403) appErr = toAppError(held);
-    if (appErr.status >= 500) logger.error({ err: hiddenCauses.get(req) ?? appErr.cause ?? err, path: req.path }, 'request failed');
+    if (appErr.status >= 500) logger.error({ err: hiddenCauses.get(req) ?? appErr.cause ?? err, path: req.path, requestId: requestContextOf(req)?.requestId }, 'request failed');
     if (res.headersSent) return;
     const shape = shapeFor(req);
     if (shape === 'ussd') {
