@@ -123,6 +123,16 @@ forEachDatabase('credentials and evidence', (t) => {
     expect(res.checks.find((c) => c.check === 'trusted-issuer')!.passed).to.equal(false);
   });
 
+  it('POST /v1/credentials/verify takes a proof set (an array of proofs) and checks validUntil', async () => {
+    const vc = (await verifiedClaim(server, key)).verifiableCredential!;
+    const witness = await loadValidatorKey(t.db, RFC8032_SECRET);
+    const { proof, ...doc } = vc;
+    const set = await verifyVc({ ...doc, proof: [proof, signCredential(doc, witness).proof] });
+    expect(set.verified, JSON.stringify(set.checks)).to.equal(true);
+    const expired = await verifyVc(signCredential({ ...doc, issuer: witness.did, validUntil: '2026-01-01T00:00:00Z' }, witness));
+    expect(expired.checks.find((c) => !c.passed)).to.deep.equal({ check: 'validity-period', passed: false, message: 'not valid after 2026-01-01T00:00:00Z' });
+  });
+
   it('400 when the body has no verifiableCredential', async () => {
     const res = await verifyCredential({ client: server.client, body: {} as never });
     expect(res.response.status).to.equal(400);
