@@ -359,6 +359,10 @@ export type KptClaimRequest = {
     cookingSessions?: Array<CookingSession>;
     evidence?: Array<EvidenceItem>;
     externalFactors?: ExternalFactors;
+    /**
+     * This claim corrects an earlier claim of the same household and collection, submitted by the same caller, found wrong after it was checked: that claim becomes rejected (reason `corrected`) and its credential is revoked, in the same transaction.
+     */
+    corrects?: ClaimId;
 };
 
 export type RuleId = 'min-duration' | 'total-matches-logs' | 'positive-values' | 'seasonal-variations-documented' | 'random-selection-verified' | 'control-group-present' | 'timing-aligned' | 'external-factors-documented';
@@ -377,7 +381,10 @@ export type RuleCheck = {
 };
 
 export type ClaimReason = {
-    rule: RuleId;
+    /**
+     * A KPT rule, or `corrected` for a claim a later claim corrected.
+     */
+    rule: RuleId | 'corrected';
     message: string;
 };
 
@@ -477,6 +484,7 @@ export type KptClaim = {
     cookingSessions?: Array<CookingSession>;
     evidence?: Array<EvidenceItem>;
     externalFactors?: ExternalFactors;
+    corrects?: ClaimId;
     /**
      * CIDv1 of the stored canonical claim (GET /v1/evidence/{cid}).
      */

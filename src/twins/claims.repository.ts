@@ -52,6 +52,7 @@ export function claimFromRow(r: ClaimRow): KptClaim {
     ...(body.cookingSessions ? { cookingSessions: body.cookingSessions } : {}),
     ...(body.evidence ? { evidence: body.evidence } : {}),
     ...(body.externalFactors ? { externalFactors: body.externalFactors } : {}),
+    ...(body.corrects ? { corrects: body.corrects } : {}),
     claimCid: r.claim_cid,
     checks: JSON.parse(r.checks),
     reasons: JSON.parse(r.reasons),

@@ -214,14 +214,20 @@ export class ClaimService {
       if (previous) throw idempotencyReuse(idempotency.key);
     }
     await claims.lockHousehold(claim.householdId);
-    const householdClaims = await claims.findByHousehold(claim.householdId);
-    const identical = householdClaims.find((r) => r.claim_key === claimKey);
+    let householdClaims = await claims.findByHousehold(claim.householdId);
+    // The claim being corrected may hold the same measurements: it is superseded, not replayed.
+    const identical = householdClaims.find((r) => r.claim_key === claimKey && r.id !== claim.corrects);
     if (identical) {
       const stored = (await claims.findById(identical.id))!;
       // A rejected claim may be corrected (same measurements, more documentation): the new
       // claim takes over the key and the rejected one stays on record.
       if (stored.status !== 'rejected' || jcs(JSON.parse(stored.body)) === jcs(claim)) throw new ReplayFound(stored);
       await claims.releaseClaimKey(stored.id, sha256hex(`superseded:${stored.id}`));
+    }
+    if (claim.corrects) {
+      await this.supersede(sql, principal, claim, id, now);
+      // The corrected claim no longer counts against this one.
+      householdClaims = await claims.findByHousehold(claim.householdId);
     }
     this.assertNoHouseholdConflict(householdClaims, claim);
     // Before the insert takes the table's seq turn, which is held to the commit.
@@ -308,6 +314,40 @@ export class ClaimService {
       ...(outcome.status === 'verified' ? credentialColumns(row.id, row.claim_cid, body, key, now, { base: this.opts.base, statusIndex: statusIndex! }) : {}),
     };
     await claims.update(row.id, update);
+  }
+
+  /**
+   * A claim found wrong after it was checked, corrected by claim `by`: it becomes rejected
+   * (reason `corrected`), frees its measurement key, and its credential is revoked.
+   */
+  private async supersede(sql: Sql, principal: Principal, claim: NormalisedClaim, by: string, now: string): Promise<void> {
+    const claims = new ClaimRepository(sql);
+    const original = await claims.findById(claim.corrects!);
+    const refuse = (message: string) => badRequest(`The body is not a valid KPT claim: /body/corrects ${message}`, [{ pointer: '/body/corrects', message, rule: 'correction-target' }]);
+    if (!original) throw refuse(`names no claim (${claim.corrects})`);
+    if (original.household_did !== claim.householdId || original.collection_id !== claim.collectionId) {
+      throw refuse(`names claim ${original.id} of another household or collection (${original.household_did}, ${original.collection_id})`);
+    }
+    if (original.submitted_by !== principal.did) throw forbidden(`Claim ${original.id} was submitted by ${original.submitted_by}; only its submitter may correct it.`);
+    if (original.status === 'rejected') {
+      throw conflict(`Claim ${original.id} is already rejected; submit the new claim without corrects.`, [
+        { pointer: '/body/corrects', message: `names claim ${original.id}, which is already rejected`, rule: 'correction-target-rejected' },
+      ], 'correction-target-rejected');
+    }
+    const reason = `corrected by claim ${by}`;
+    await claims.update(original.id, {
+      status: 'rejected',
+      checks: original.checks,
+      reasons: JSON.stringify([{ rule: 'corrected', message: `Found wrong after it was checked: ${reason}.` }]),
+      credential: original.credential,
+      verifiable_credential: original.verifiable_credential,
+      updated_at: now,
+      verified_at: original.verified_at,
+    });
+    await claims.releaseClaimKey(original.id, sha256hex(`superseded:${original.id}`));
+    if (original.verifiable_credential && original.status_list_index !== null) {
+      await this.opts.statuses.revokeIn(sql, { did: principal.did, keyId: principal.keyId }, original.id, reason);
+    }
   }
 
   /** 409 when the household is in the other group of this collection, or an overlapping claim says otherwise. */

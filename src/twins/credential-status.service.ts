@@ -64,6 +64,13 @@ export class CredentialStatusService {
     });
   }
 
+  /** Revokes a claim's credential in the caller's transaction, unless it is revoked already. */
+  async revokeIn(sql: Sql, actor: StatusActor, claimId: string, reason: string): Promise<void> {
+    const index = await statusIndexOfClaim(sql, claimId);
+    if ((await new CredentialStatusRepository(sql).find(index))?.revoked) return;
+    await this.changeIn(sql, actor, claimId, 'revoke', reason);
+  }
+
   /** Applies a change in the caller's transaction (409 when it does not apply) and records who made it and why. */
   async changeIn(sql: Sql, actor: StatusActor, claimId: string, action: StatusAction, reason: string): Promise<void> {
     const repo = new CredentialStatusRepository(sql);
