@@ -1498,6 +1498,10 @@ export type GetStatusListCredentialErrors = {
      * The request is malformed or fails validation.
      */
     400: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
 };
 
 export type GetStatusListCredentialError = GetStatusListCredentialErrors[keyof GetStatusListCredentialErrors];

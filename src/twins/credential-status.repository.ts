@@ -35,6 +35,11 @@ export class CredentialStatusRepository {
     return Number(row!.next_index) - count;
   }
 
+  /** The first index not reserved yet. */
+  async nextUnreserved(): Promise<number> {
+    return Number((await this.sql.one<{ next_index: number | string }>('select next_index from twin_status_index_counter where name = ?', [COUNTER]))!.next_index);
+  }
+
   /** When the lists started: the time of a list nothing has changed yet. */
   async listsCreatedAt(): Promise<string> {
     return (await this.sql.one<{ created_at: string }>('select created_at from twin_status_index_counter where name = ?', [COUNTER]))!.created_at;

@@ -6,7 +6,7 @@ import { conflict, notFound } from '../platform/http/errors.ts';
 import type { CredentialStatus, CredentialStatusChangeRequest, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
 import { credentialIdOf } from './claim-seal.ts';
 import { ClaimRepository } from './claims.repository.ts';
-import { encodeStatusList, indexOfEntry, STATUS_LIST_SIZE, statusListUrl, type StatusPurpose } from './credential-status.ts';
+import { encodeStatusList, indexOfEntry, MAX_STATUS_LIST, STATUS_LIST_SIZE, statusListUrl, type StatusPurpose } from './credential-status.ts';
 import { CredentialStatusRepository, type CredentialStatusRow } from './credential-status.repository.ts';
 import { signCredential, VC_V2_CONTEXT } from './credentials.ts';
 import type { PublicBase } from './kpt-context.ts';
@@ -108,6 +108,8 @@ export class CredentialStatusService {
   async listCredential(purpose: StatusPurpose, list: number): Promise<VerifiableCredential> {
     const repo = new CredentialStatusRepository(sqlOf(this.db));
     const first = list * STATUS_LIST_SIZE;
+    // List 0 exists from the start; a later one once an index in it was handed out.
+    if (list > 0 && (list > MAX_STATUS_LIST || first >= (await repo.nextUnreserved()))) throw notFound(`No ${purpose} status list ${list}.`);
     const state = await repo.listState(first, first + STATUS_LIST_SIZE - 1, purpose);
     const validFrom = state.lastChange ?? (await repo.listsCreatedAt());
     const url = statusListUrl(this.opts.base, purpose, list);

@@ -6,6 +6,8 @@ import { gzipSync } from 'node:zlib';
 import type { PublicBase } from './kpt-context.ts';
 
 export const STATUS_LIST_SIZE = 131_072;
+/** Indexes are 32-bit database integers: lists 0..16383. */
+export const MAX_STATUS_LIST = Math.floor((2 ** 31 - 1) / STATUS_LIST_SIZE) - 1;
 export const STATUS_PURPOSES = ['revocation', 'suspension'] as const;
 export type StatusPurpose = (typeof STATUS_PURPOSES)[number];
 
@@ -46,8 +48,8 @@ export function indexOfEntry(base: PublicBase, entry: unknown): { purpose: Statu
   if (!e || typeof e !== 'object' || e.type !== 'BitstringStatusListEntry') return { error: 'a credentialStatus entry is not a BitstringStatusListEntry' };
   const purpose = STATUS_PURPOSES.find((p) => p === e.statusPurpose);
   if (!purpose) return { error: `statusPurpose ${JSON.stringify(e.statusPurpose)} is not revocation or suspension` };
-  const m = typeof e.statusListCredential === 'string' ? /^(.*)\/v1\/credentials\/status\/([a-z]+)\/(0|[1-9][0-9]{0,9})$/.exec(e.statusListCredential) : null;
-  if (!m || m[1] !== base || m[2] !== purpose) {
+  const m = typeof e.statusListCredential === 'string' ? /^(.*)\/v1\/credentials\/status\/([a-z]+)\/(0|[1-9][0-9]{0,4})$/.exec(e.statusListCredential) : null;
+  if (!m || m[1] !== base || m[2] !== purpose || Number(m[3]) > MAX_STATUS_LIST) {
     return { error: `status list ${String(e.statusListCredential)} is not a ${purpose} list this service publishes, so its status cannot be checked here` };
   }
   const position = typeof e.statusListIndex === 'string' && /^(0|[1-9][0-9]*)$/.test(e.statusListIndex) ? Number(e.statusListIndex) : NaN;

@@ -101,6 +101,11 @@ forEachDatabase('credential status (Bitstring Status List v1.0)', (t) => {
     expect(bad.status).to.equal(400);
     const badList = await fetch(`${h.server.baseUrl}/v1/credentials/status/revocation/01`);
     expect(badList.status).to.equal(400);
+    // No index of list 1 was handed out yet; list 99999 could hold none.
+    for (const list of ['1', '99999']) {
+      const missing = await getStatusListCredential({ client: h.server.client, path: { purpose: 'revocation', list } });
+      expect(missing.response.status, list).to.equal(404);
+    }
   });
 
   it('revoke: needs a key with credentials:revoke, is audited, sets the bit, and verify then says revoked; it is final', async () => {
@@ -178,6 +183,14 @@ forEachDatabase('credential status (Bitstring Status List v1.0)', (t) => {
       credentialStatus: [{ id: 'https://other.example/status/1#5', type: 'BitstringStatusListEntry', statusPurpose: 'revocation', statusListIndex: '5', statusListCredential: 'https://other.example/status/1' }],
     }, trusted);
     expect((await statusCheck(foreign))!.message).to.match(/is not a revocation list this service publishes/);
+    const { proof: _proof, ...unsigned } = foreign;
+    const [entry] = unsigned.credentialStatus!;
+    const tooFar = signCredential({ ...unsigned, credentialStatus: [{ ...entry!, statusListCredential: `${BASE}/v1/credentials/status/revocation/99999` }] }, trusted);
+    expect((await statusCheck(tooFar))!.message).to.match(/is not a revocation list this service publishes/);
+    const badIndex = signCredential({ ...unsigned, credentialStatus: [{ ...entry!, statusListCredential: `${BASE}/v1/credentials/status/revocation/0`, statusListIndex: '131072' }] }, trusted);
+    expect((await statusCheck(badIndex))!.message).to.match(/statusListIndex "131072" is not an entry of the list/);
+    const suspensionInRevocationList = signCredential({ ...unsigned, credentialStatus: [{ ...entry!, statusPurpose: 'suspension', statusListCredential: `${BASE}/v1/credentials/status/revocation/0` }] }, trusted);
+    expect((await statusCheck(suspensionInRevocationList))!.passed).to.equal(false);
   });
 
   describe('a claim found wrong after verification: a correction revokes its credential', () => {

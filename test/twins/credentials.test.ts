@@ -261,6 +261,8 @@ forEachDatabase('credentials and evidence', (t) => {
     await t.db('kpt_claims').where({ id: claim.id }).update({ verifiable_credential: JSON.stringify(old) });
     const refused = await verifyVc(old);
     expect(refused.verified).to.equal(false);
+    // The defect a standard verifier saw: without proof.@context it hashes another proof configuration.
+    expect((await independentVerify(old, await loaderWithKptContext(vc))).verified).to.equal(false);
     expect(refused.checks.find((c) => c.check === 'signature')!.message).to.match(/proof has no @context.*fetch it again/);
     await addProofContexts(t.db);
     const migrated = (await getClaim({ client: server.client, auth: key, path: { id: claim.id } })).data!.verifiableCredential!;
