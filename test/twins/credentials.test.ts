@@ -212,7 +212,7 @@ forEachDatabase('credentials and evidence', (t) => {
     return offlineLoader({ [String(vc['@context'][1])]: await res.json() });
   };
 
-  it("Digital Bazaar's eddsa-jcs-2022 verifier (data-integrity, jsonld-signatures, safe mode, offline) accepts Hearth's credentials", async () => {
+  it("Digital Bazaar's eddsa-jcs-2022 verifier (data-integrity, jsonld-signatures, offline loader) accepts Hearth's credentials", async () => {
     for (let n = 0; n < 3; n++) {
       const vc = (await verifiedClaim(server, key)).verifiableCredential!;
       const result = await independentVerify(vc, await loaderWithKptContext(vc));

@@ -1,5 +1,5 @@
 // An independent eddsa-jcs-2022 implementation for tests: Digital Bazaar's cryptosuite with
-// @digitalbazaar/data-integrity and jsonld-signatures (JSON-LD safe mode), over an offline
+// @digitalbazaar/data-integrity and jsonld-signatures, over an offline
 // document loader that knows only the contexts given to it and did:key verification methods.
 import * as credentialsContext from '@digitalbazaar/credentials-context';
 import dataIntegrityContext from '@digitalbazaar/data-integrity-context';
