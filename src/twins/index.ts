@@ -39,6 +39,9 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
 
   // Signed into every credential (context, status lists, evidence): set PUBLIC_BASE_URL in production.
   const base: PublicBase = config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? `http://localhost:${config.PORT}`;
+  if (!config.PUBLIC_BASE_URL && config.NODE_ENV === 'production') {
+    logger.warn({ base }, 'PUBLIC_BASE_URL is not set: credentials name their context, status lists and evidence under a local URL');
+  }
   const now = ctx.now ?? (() => new Date());
   const entities = new EntityService(db);
   const sealer = new ClaimSealer(validatorKey, (err) => logger.error({ err }, 'claim sealer thread failed; sealing claims on the request thread'));
