@@ -2,6 +2,8 @@
 // listed in every new credential's @context, and enough for JSON-LD safe-mode expansion (the
 // `jsonld` package) to keep every claim of the credential.
 import { readFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { expect } from 'chai';
 import jsonld from 'jsonld';
 import type { VerifiableCredential } from '../../generated/openapi/types.gen.ts';
@@ -9,9 +11,13 @@ import { forEachDatabase } from '../helpers/databases.ts';
 import { startTwinsHarness, type TwinsHarness, kptClaim } from './fixtures.ts';
 import { offlineLoader } from './independent-verifier.ts';
 import { submitClaim } from '../../generated/openapi/sdk.gen.ts';
+import { startTestServer } from '../helpers/server.ts';
 
 const ISSUE_TERMS = ['KPTCredential', 'KPTClaimRecord', 'Evidence', 'claimId', 'collectionId', 'testGroup', 'testPeriod', 'days', 'totalFuelKg', 'meanFuelKgPerDay', 'evidenceType'];
-const CONTEXT_URL = 'https://hearth.example.org/v1/contexts/kpt-v1.jsonld';
+const BASE_URL = 'https://hearth.example.org';
+// Production start-up needs one (area B); any 32 bytes.
+const PIN_KEY = '00'.repeat(32);
+const CONTEXT_URL = `${BASE_URL}/v1/contexts/kpt-v1.jsonld`;
 
 forEachDatabase('KPT JSON-LD context', (t) => {
   let h: TwinsHarness;
@@ -65,6 +71,16 @@ forEachDatabase('KPT JSON-LD context', (t) => {
     expect(evidence[0]['@type']).to.deep.equal([kpt('Evidence'), kpt('KPTClaimRecord')]);
     expect(evidence[1][kpt('evidenceType')][0]['@value']).to.equal('selection-methodology');
     expect(doc['https://www.w3.org/2018/credentials#credentialStatus']).to.have.length(2);
+  });
+
+  it('in production without PUBLIC_BASE_URL, start-up warns that credentials would name a local URL', async () => {
+    for (const [env, warned] of [[{ NODE_ENV: 'production', PIN_ENCRYPTION_KEY: PIN_KEY }, true], [{ NODE_ENV: 'production', PIN_ENCRYPTION_KEY: PIN_KEY, PUBLIC_BASE_URL: BASE_URL }, false]] as const) {
+      let logs = '';
+      const logger = pino({ level: 'warn' }, new Writable({ write: (c, _e, cb) => ((logs += String(c)), cb()) }));
+      const server = await startTestServer(t.db, env, { logger });
+      await server.stop();
+      expect(logs.includes('PUBLIC_BASE_URL is not set'), JSON.stringify(env)).to.equal(warned);
+    }
   });
 
   it('without the KPT context, safe mode refuses the credential (the terms would be dropped)', async () => {
