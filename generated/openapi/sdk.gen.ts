@@ -2,7 +2,7 @@
 
 import type { Client, Options as Options2, TDataShape } from './client';
 import { client } from './client.gen';
-import type { BuildAgentContextData, BuildAgentContextErrors, BuildAgentContextResponses, CreateCollectionData, CreateCollectionErrors, CreateCollectionResponses, CreateEntityData, CreateEntityErrors, CreateEntityResponses, GetClaimData, GetClaimErrors, GetClaimResponses, GetCollectionData, GetCollectionErrors, GetCollectionReportChartData, GetCollectionReportChartErrors, GetCollectionReportChartResponses, GetCollectionReportData, GetCollectionReportErrors, GetCollectionReportResponses, GetCollectionResponses, GetEntityData, GetEntityErrors, GetEntityResponses, GetEvidenceData, GetEvidenceErrors, GetEvidenceResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetRootData, GetRootErrors, GetRootResponses, GetUserPreferencesData, GetUserPreferencesErrors, GetUserPreferencesResponses, GetUssdSessionDebugData, GetUssdSessionDebugErrors, GetUssdSessionDebugResponses, InvokeAgentToolData, InvokeAgentToolErrors, InvokeAgentToolResponses, ListAgentPluginsData, ListAgentPluginsErrors, ListAgentPluginsResponses, ListAgentToolsData, ListAgentToolsErrors, ListAgentToolsResponses, ListClaimsData, ListClaimsErrors, ListClaimsResponses, ListCollectionsData, ListCollectionsErrors, ListCollectionsResponses, ListEntitiesData, ListEntitiesErrors, ListEntitiesResponses, ListUssdSessionsData, ListUssdSessionsErrors, ListUssdSessionsResponses, PostUssdData, PostUssdErrors, PostUssdResponses, SubmitClaimData, SubmitClaimErrors, SubmitClaimResponses, UpdateEntityData, UpdateEntityErrors, UpdateEntityResponses, VerifyCredentialData, VerifyCredentialErrors, VerifyCredentialResponses } from './types.gen';
+import type { BuildAgentContextData, BuildAgentContextErrors, BuildAgentContextResponses, ChangeCredentialStatusData, ChangeCredentialStatusErrors, ChangeCredentialStatusResponses, CreateCollectionData, CreateCollectionErrors, CreateCollectionResponses, CreateEntityData, CreateEntityErrors, CreateEntityResponses, GetClaimData, GetClaimErrors, GetClaimResponses, GetCollectionData, GetCollectionErrors, GetCollectionReportChartData, GetCollectionReportChartErrors, GetCollectionReportChartResponses, GetCollectionReportData, GetCollectionReportErrors, GetCollectionReportResponses, GetCollectionResponses, GetCredentialStatusData, GetCredentialStatusErrors, GetCredentialStatusResponses, GetEntityData, GetEntityErrors, GetEntityResponses, GetEvidenceData, GetEvidenceErrors, GetEvidenceResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetKptContextData, GetKptContextErrors, GetKptContextResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetRootData, GetRootErrors, GetRootResponses, GetStatusListCredentialData, GetStatusListCredentialErrors, GetStatusListCredentialResponses, GetUserPreferencesData, GetUserPreferencesErrors, GetUserPreferencesResponses, GetUssdSessionDebugData, GetUssdSessionDebugErrors, GetUssdSessionDebugResponses, InvokeAgentToolData, InvokeAgentToolErrors, InvokeAgentToolResponses, ListAgentPluginsData, ListAgentPluginsErrors, ListAgentPluginsResponses, ListAgentToolsData, ListAgentToolsErrors, ListAgentToolsResponses, ListClaimsData, ListClaimsErrors, ListClaimsResponses, ListCollectionsData, ListCollectionsErrors, ListCollectionsResponses, ListEntitiesData, ListEntitiesErrors, ListEntitiesResponses, ListUssdSessionsData, ListUssdSessionsErrors, ListUssdSessionsResponses, PostUssdData, PostUssdErrors, PostUssdResponses, SubmitClaimData, SubmitClaimErrors, SubmitClaimResponses, UpdateEntityData, UpdateEntityErrors, UpdateEntityResponses, VerifyCredentialData, VerifyCredentialErrors, VerifyCredentialResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -170,6 +170,30 @@ export const getClaim = <ThrowOnError extends boolean = false>(options: Options<
 });
 
 /**
+ * Whether a claim's credential is revoked or suspended, with every change
+ */
+export const getCredentialStatus = <ThrowOnError extends boolean = false>(options: Options<GetCredentialStatusData, ThrowOnError>) => (options.client ?? client).get<GetCredentialStatusResponses, GetCredentialStatusErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/claims/{id}/credential/status',
+    ...options
+});
+
+/**
+ * Revoke, suspend or reinstate a claim's credential (audited)
+ *
+ * Sets the credential's bit in the revocation or suspension status list. Revocation is final; a suspension can be reinstated. Every change is recorded with the caller and the reason. Needs the `credentials:revoke` scope, which keys only get when named.
+ */
+export const changeCredentialStatus = <ThrowOnError extends boolean = false>(options: Options<ChangeCredentialStatusData, ThrowOnError>) => (options.client ?? client).post<ChangeCredentialStatusResponses, ChangeCredentialStatusErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/claims/{id}/credential/status',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
  * List collections
  */
 export const listCollections = <ThrowOnError extends boolean = false>(options?: Options<ListCollectionsData, ThrowOnError>) => (options?.client ?? client).get<ListCollectionsResponses, ListCollectionsErrors, ThrowOnError>({
@@ -217,6 +241,20 @@ export const getCollectionReportChart = <ThrowOnError extends boolean = false>(o
     url: '/v1/collections/{id}/report.svg',
     ...options
 });
+
+/**
+ * The Hearth KPT JSON-LD context listed in every KPT credential's @context
+ *
+ * Public and stable: defines every KPT term (KPTCredential, claimId, totalFuelKg, ...) with a vocabulary URL `<this URL>#<term>`. Shipped in the repository as src/twins/contexts/kpt-v1.jsonld.
+ */
+export const getKptContext = <ThrowOnError extends boolean = false>(options?: Options<GetKptContextData, ThrowOnError>) => (options?.client ?? client).get<GetKptContextResponses, GetKptContextErrors, ThrowOnError>({ url: '/v1/contexts/kpt-v1.jsonld', ...options });
+
+/**
+ * A signed Bitstring Status List v1.0 credential (revocation or suspension)
+ *
+ * Public: verifiers read a credential's `credentialStatus.statusListCredential` here. The list is signed with eddsa-jcs-2022 by the validator key; bit i set means entry i is revoked (for good) or suspended. `validFrom` is the time of the list's latest change.
+ */
+export const getStatusListCredential = <ThrowOnError extends boolean = false>(options: Options<GetStatusListCredentialData, ThrowOnError>) => (options.client ?? client).get<GetStatusListCredentialResponses, GetStatusListCredentialErrors, ThrowOnError>({ url: '/v1/credentials/status/{purpose}/{list}', ...options });
 
 /**
  * Check a credential's eddsa-jcs-2022 proof, issuer key and integrity
@@ -280,9 +318,7 @@ export const updateEntity = <ThrowOnError extends boolean = false>(options: Opti
 
 /**
  * The stored bytes of a content-addressed evidence blob (byte for byte)
+ *
+ * Public, so a third party holding a credential can read the evidence it lists (its `evidenceUrl`). The CID is the capability: it hashes a record holding a random claim id, so it cannot be guessed, and it is only handed out inside claims and credentials.
  */
-export const getEvidence = <ThrowOnError extends boolean = false>(options: Options<GetEvidenceData, ThrowOnError>) => (options.client ?? client).get<GetEvidenceResponses, GetEvidenceErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
-    url: '/v1/evidence/{cid}',
-    ...options
-});
+export const getEvidence = <ThrowOnError extends boolean = false>(options: Options<GetEvidenceData, ThrowOnError>) => (options.client ?? client).get<GetEvidenceResponses, GetEvidenceErrors, ThrowOnError>({ url: '/v1/evidence/{cid}', ...options });

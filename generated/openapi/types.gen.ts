@@ -367,6 +367,10 @@ export type KptClaimRequest = {
     cookingSessions?: Array<CookingSession>;
     evidence?: Array<EvidenceItem>;
     externalFactors?: ExternalFactors;
+    /**
+     * This claim corrects an earlier claim of the same household and collection, submitted by the same caller, found wrong after it was checked: that claim becomes rejected (reason `corrected`) and its credential is revoked, in the same transaction.
+     */
+    corrects?: ClaimId;
 };
 
 export type RuleId = 'min-duration' | 'total-matches-logs' | 'positive-values' | 'seasonal-variations-documented' | 'random-selection-verified' | 'control-group-present' | 'timing-aligned' | 'external-factors-documented';
@@ -385,7 +389,10 @@ export type RuleCheck = {
 };
 
 export type ClaimReason = {
-    rule: RuleId;
+    /**
+     * A KPT rule, or `corrected` for a claim a later claim corrected.
+     */
+    rule: RuleId | 'corrected';
     message: string;
 };
 
@@ -404,6 +411,10 @@ export type DataIntegrityProof = {
     created: string;
     verificationMethod: string;
     proofPurpose: 'assertionMethod';
+    /**
+     * The secured document's @context (vc-di-eddsa section 3.3.1); a verifier hashes this one.
+     */
+    '@context': Array<unknown>;
     proofValue: string;
     [key: string]: unknown;
 };
@@ -423,8 +434,50 @@ export type VerifiableCredential = {
     evidence?: Array<{
         [key: string]: unknown;
     }>;
+    /**
+     * Bitstring Status List v1.0 entries, one for revocation and one for suspension.
+     */
+    credentialStatus?: Array<BitstringStatusListEntry>;
     proof: DataIntegrityProof;
     [key: string]: unknown;
+};
+
+export type BitstringStatusListEntry = {
+    id: string;
+    type: 'BitstringStatusListEntry';
+    statusPurpose: 'revocation' | 'suspension';
+    statusListIndex: string;
+    statusListCredential: string;
+};
+
+export type CredentialStatusChangeRequest = {
+    action: 'revoke' | 'suspend' | 'reinstate';
+    /**
+     * Why; kept in the audit record.
+     */
+    reason: string;
+};
+
+export type CredentialStatusEvent = {
+    action: 'revoke' | 'suspend' | 'reinstate';
+    reason: string;
+    actor: Did;
+    at: string;
+};
+
+export type CredentialStatus = {
+    claimId: ClaimId;
+    credentialId: string;
+    /**
+     * The credential's index over all lists (entry i mod 131072 of list floor(i / 131072)).
+     */
+    statusListIndex: number;
+    revoked: boolean;
+    suspended: boolean;
+    /**
+     * Every change, oldest first.
+     */
+    events: Array<CredentialStatusEvent>;
 };
 
 export type KptClaim = {
@@ -439,6 +492,7 @@ export type KptClaim = {
     cookingSessions?: Array<CookingSession>;
     evidence?: Array<EvidenceItem>;
     externalFactors?: ExternalFactors;
+    corrects?: ClaimId;
     /**
      * CIDv1 of the stored canonical claim (GET /v1/evidence/{cid}).
      */
@@ -565,7 +619,7 @@ export type CredentialVerifyRequest = {
 
 export type CredentialVerifyResult = {
     /**
-     * True when the proof is valid and the issuer is a validator of this service.
+     * True when every proof of the credential is valid, one is by the issuer, the issuer is a validator of this service, the time is within validFrom..validUntil and no status list says revoked or suspended.
      */
     verified: boolean;
     issuer?: string;
@@ -574,7 +628,7 @@ export type CredentialVerifyResult = {
      */
     trustedIssuer?: boolean;
     checks: Array<{
-        check: 'shape' | 'cryptosuite' | 'verification-method' | 'issuer-match' | 'signature' | 'trusted-issuer';
+        check: 'shape' | 'cryptosuite' | 'proof-dates' | 'verification-method' | 'issuer-match' | 'signature' | 'trusted-issuer' | 'validity-period' | 'status';
         passed: boolean;
         message?: string;
     }>;
@@ -1253,6 +1307,116 @@ export type GetClaimResponses = {
 
 export type GetClaimResponse = GetClaimResponses[keyof GetClaimResponses];
 
+export type GetCredentialStatusData = {
+    body?: never;
+    path: {
+        id: ClaimId;
+    };
+    query?: never;
+    url: '/v1/claims/{id}/credential/status';
+};
+
+export type GetCredentialStatusErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+    /**
+     * The claim has no credential with a status entry.
+     */
+    409: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type GetCredentialStatusError = GetCredentialStatusErrors[keyof GetCredentialStatusErrors];
+
+export type GetCredentialStatusResponses = {
+    /**
+     * The credential's status.
+     */
+    200: CredentialStatus;
+};
+
+export type GetCredentialStatusResponse = GetCredentialStatusResponses[keyof GetCredentialStatusResponses];
+
+export type ChangeCredentialStatusData = {
+    body: CredentialStatusChangeRequest;
+    path: {
+        id: ClaimId;
+    };
+    query?: never;
+    url: '/v1/claims/{id}/credential/status';
+};
+
+export type ChangeCredentialStatusErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+    /**
+     * The change does not apply: the claim has no credential with a status entry, the credential is already revoked, already suspended, or not suspended (reinstate).
+     */
+    409: Problem;
+    /**
+     * The request body is larger than BODY_LIMIT.
+     */
+    413: Problem;
+    /**
+     * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
+     */
+    415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type ChangeCredentialStatusError = ChangeCredentialStatusErrors[keyof ChangeCredentialStatusErrors];
+
+export type ChangeCredentialStatusResponses = {
+    /**
+     * The credential's status after the change.
+     */
+    200: CredentialStatus;
+};
+
+export type ChangeCredentialStatusResponse = ChangeCredentialStatusResponses[keyof ChangeCredentialStatusResponses];
+
 export type ListCollectionsData = {
     body?: never;
     path?: never;
@@ -1490,6 +1654,80 @@ export type GetCollectionReportChartResponses = {
 };
 
 export type GetCollectionReportChartResponse = GetCollectionReportChartResponses[keyof GetCollectionReportChartResponses];
+
+export type GetKptContextData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/contexts/kpt-v1.jsonld';
+};
+
+export type GetKptContextErrors = {
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type GetKptContextError = GetKptContextErrors[keyof GetKptContextErrors];
+
+export type GetKptContextResponses = {
+    /**
+     * The JSON-LD context document.
+     */
+    200: {
+        [key: string]: unknown;
+    };
+};
+
+export type GetKptContextResponse = GetKptContextResponses[keyof GetKptContextResponses];
+
+export type GetStatusListCredentialData = {
+    body?: never;
+    path: {
+        purpose: 'revocation' | 'suspension';
+        /**
+         * List number; a credential's status index i is entry i mod 131072 of list floor(i / 131072).
+         */
+        list: string;
+    };
+    query?: never;
+    url: '/v1/credentials/status/{purpose}/{list}';
+};
+
+export type GetStatusListCredentialErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type GetStatusListCredentialError = GetStatusListCredentialErrors[keyof GetStatusListCredentialErrors];
+
+export type GetStatusListCredentialResponses = {
+    /**
+     * The status list credential.
+     */
+    200: VerifiableCredential;
+};
+
+export type GetStatusListCredentialResponse = GetStatusListCredentialResponses[keyof GetStatusListCredentialResponses];
 
 export type VerifyCredentialData = {
     body: CredentialVerifyRequest;
@@ -1752,14 +1990,6 @@ export type GetEvidenceErrors = {
      * The request is malformed or fails validation.
      */
     400: Problem;
-    /**
-     * Missing or unknown API key.
-     */
-    401: Problem;
-    /**
-     * The API key lacks the scope, or the caller is not allowed on this resource.
-     */
-    403: Problem;
     /**
      * No such resource.
      */

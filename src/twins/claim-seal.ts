@@ -3,8 +3,10 @@
 // and the key (Ed25519 signatures are deterministic), so the sealer thread (claim-sealer.ts) and
 // the request thread produce the same bytes.
 import type { KptClaimRequest, KptCredentialSummary, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
+import { statusEntries } from './credential-status.ts';
 import { jcs, signCredential, VC_V2_CONTEXT } from './credentials.ts';
-import { cidOf } from './evidence.ts';
+import { cidOf, evidenceUrl } from './evidence.ts';
+import { kptContextUrl, type PublicBase } from './kpt-context.ts';
 import { preciseSum } from './kpt-rules.ts';
 import type { ValidatorKey } from './validator-key.ts';
 
@@ -19,6 +21,14 @@ export interface SealInput {
   at: string;
   /** Whether to sign the credential: only for a claim whose rules can all pass. */
   withCredential: boolean;
+  issuance: Issuance;
+}
+
+/** Where a credential's context, status lists and evidence are served, and its place in the status lists. */
+export interface Issuance {
+  base: PublicBase;
+  /** Its index in the status lists; absent: the credential carries no credentialStatus. */
+  statusIndex?: number;
 }
 
 /** The claim columns that carry its credential. */
@@ -42,12 +52,21 @@ export function sealClaim(input: SealInput, key: ValidatorKey): ClaimSeal {
   return {
     canonical,
     claimCid,
-    ...(input.withCredential ? { credential: credentialColumns(input.id, claimCid, input.claim, key, input.at) } : {}),
+    ...(input.withCredential ? { credential: credentialColumns(input.id, claimCid, input.claim, key, input.at, input.issuance) } : {}),
   };
 }
 
+export const credentialIdOf = (claimId: string) => `urn:hearth:credential:${claimId}`;
+
 /** The spec's credential summary and the signed VC 2.0 credential of a verified claim. */
-export function credentialColumns(claimId: string, claimCid: string, body: NormalisedClaim, key: ValidatorKey, now: string): CredentialColumns {
+export function credentialColumns(
+  claimId: string,
+  claimCid: string,
+  body: NormalisedClaim,
+  key: ValidatorKey,
+  now: string,
+  { base, statusIndex }: Issuance,
+): CredentialColumns {
   const { dailyLogs, total } = body.fuelMeasurements;
   const claimUri = `ipfs://${claimCid}`;
   const summary: KptCredentialSummary = {
@@ -57,8 +76,8 @@ export function credentialColumns(claimId: string, claimCid: string, body: Norma
   };
   const vc: VerifiableCredential = signCredential(
     {
-      '@context': [VC_V2_CONTEXT],
-      id: `urn:hearth:credential:${claimId}`,
+      '@context': [VC_V2_CONTEXT, kptContextUrl(base)],
+      id: credentialIdOf(claimId),
       type: ['VerifiableCredential', 'KPTCredential'],
       issuer: key.did,
       validFrom: now,
@@ -73,9 +92,15 @@ export function credentialColumns(claimId: string, claimCid: string, body: Norma
         meanFuelKgPerDay: preciseSum(dailyLogs) / dailyLogs.length,
       },
       evidence: [
-        { id: claimUri, type: ['Evidence', 'KPTClaimRecord'], description: 'Canonical JSON (RFC 8785) of the verified claim' },
+        {
+          id: claimUri,
+          type: ['Evidence', 'KPTClaimRecord'],
+          description: 'Canonical JSON (RFC 8785) of the verified claim',
+          evidenceUrl: evidenceUrl(base, claimCid),
+        },
         ...(body.evidence ?? []).map((e) => ({ id: e.uri, type: ['Evidence'], evidenceType: e.type, ...(e.description ? { description: e.description } : {}) })),
       ],
+      ...(statusIndex === undefined ? {} : { credentialStatus: statusEntries(base, statusIndex) }),
     },
     key,
     new Date(now),

@@ -29,6 +29,8 @@ export interface ClaimRow {
   created_at: string;
   updated_at: string;
   verified_at: string | null;
+  /** Its credential's index in the status lists (credential-status.ts); null before migration 103 or without one. */
+  status_list_index: number | null;
 }
 
 export type NewClaimRow = Omit<ClaimRow, 'seq'>;
@@ -50,6 +52,7 @@ export function claimFromRow(r: ClaimRow): KptClaim {
     ...(body.cookingSessions ? { cookingSessions: body.cookingSessions } : {}),
     ...(body.evidence ? { evidence: body.evidence } : {}),
     ...(body.externalFactors ? { externalFactors: body.externalFactors } : {}),
+    ...(body.corrects ? { corrects: body.corrects } : {}),
     claimCid: r.claim_cid,
     checks: JSON.parse(r.checks),
     reasons: JSON.parse(r.reasons),
@@ -71,7 +74,8 @@ export interface ClaimFilter {
   limit: number;
 }
 
-export type ClaimUpdate = Pick<ClaimRow, 'status' | 'checks' | 'reasons' | 'credential' | 'verifiable_credential' | 'updated_at' | 'verified_at'>;
+export type ClaimUpdate = Pick<ClaimRow, 'status' | 'checks' | 'reasons' | 'credential' | 'verifiable_credential' | 'updated_at' | 'verified_at'> &
+  Partial<Pick<ClaimRow, 'status_list_index'>>;
 
 /** Claims, over a database (`sqlOf(db)`) or a transaction (`inTransaction`). */
 export class ClaimRepository {

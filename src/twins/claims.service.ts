@@ -17,9 +17,11 @@ import { ClaimRepository, claimFromRow, findClaimById, type ClaimRow, type House
 import { findCollectionForUpdate } from './collections.repository.ts';
 import { credentialColumns, type ClaimSeal, type NormalisedClaim } from './claim-seal.ts';
 import type { ClaimSealer } from './claim-sealer.ts';
+import type { CredentialStatusService } from './credential-status.service.ts';
 import { jcs } from './credentials.ts';
 import { findEntityRowForShare } from './entities.repository.ts';
 import { storeEvidence } from './evidence.ts';
+import type { PublicBase } from './kpt-context.ts';
 import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap } from './kpt-rules.ts';
 import { decodeCursor, pageOf } from './paging.ts';
 import { assertMatchesSchema, assertNoFieldErrors, didErrors } from './schemas.ts';
@@ -55,6 +57,9 @@ export interface ClaimServiceOptions {
   totalToleranceKg: number;
   validatorKey: () => Promise<ValidatorKey>;
   sealer: ClaimSealer;
+  /** The public base URL credentials name their context, status lists and evidence under. */
+  base: PublicBase;
+  statuses: CredentialStatusService;
 }
 
 const sha256hex = (s: string) => hash('sha256', s, 'hex');
@@ -134,11 +139,15 @@ export class ClaimService {
     // stores; the credential is signed whenever the claim could turn out verified.
     const id = newClaimId();
     const at = new Date().toISOString();
-    const seal = conflicts.length ? undefined : await this.opts.sealer.seal({ id, claim, submittedBy: principal.did, at, withCredential: canBeVerified(claim) });
+    const withCredential = !conflicts.length && canBeVerified(claim);
+    const statusIndex = withCredential ? await this.opts.statuses.nextIndex() : undefined;
+    const seal = conflicts.length
+      ? undefined
+      : await this.opts.sealer.seal({ id, claim, submittedBy: principal.did, at, withCredential, issuance: { base: this.opts.base, statusIndex } });
 
     try {
       const row = await inTransaction(this.db, (sql) =>
-        this.storeAndVerify(sql, principal, { id, at, claim, claimKey, conflicts, seal }, key, idempotency, opts.storeWithClaim),
+        this.storeAndVerify(sql, principal, { id, at, claim, claimKey, conflicts, seal, statusIndex }, key, idempotency, opts.storeWithClaim),
       );
       return { created: true, claim: claimFromRow(row) };
     } catch (err) {
@@ -173,7 +182,15 @@ export class ClaimService {
   private async storeAndVerify(
     sql: Sql,
     principal: Principal,
-    { id, at: now, claim, claimKey, conflicts, seal }: { id: string; at: string; claim: NormalisedClaim; claimKey: string; conflicts: FieldError[]; seal: ClaimSeal | undefined },
+    { id, at: now, claim, claimKey, conflicts, seal, statusIndex }: {
+      id: string;
+      at: string;
+      claim: NormalisedClaim;
+      claimKey: string;
+      conflicts: FieldError[];
+      seal: ClaimSeal | undefined;
+      statusIndex: number | undefined;
+    },
     key: ValidatorKey,
     idempotency: Idempotency | undefined,
     storeWithClaim: SubmitOptions['storeWithClaim'],
@@ -197,14 +214,20 @@ export class ClaimService {
       if (previous) throw idempotencyReuse(idempotency.key);
     }
     await claims.lockHousehold(claim.householdId);
-    const householdClaims = await claims.findByHousehold(claim.householdId);
-    const identical = householdClaims.find((r) => r.claim_key === claimKey);
+    let householdClaims = await claims.findByHousehold(claim.householdId);
+    // The claim being corrected may hold the same measurements: it is superseded, not replayed.
+    const identical = householdClaims.find((r) => r.claim_key === claimKey && r.id !== claim.corrects);
     if (identical) {
       const stored = (await claims.findById(identical.id))!;
       // A rejected claim may be corrected (same measurements, more documentation): the new
       // claim takes over the key and the rejected one stays on record.
       if (stored.status !== 'rejected' || jcs(JSON.parse(stored.body)) === jcs(claim)) throw new ReplayFound(stored);
       await claims.releaseClaimKey(stored.id, sha256hex(`superseded:${stored.id}`));
+    }
+    if (claim.corrects) {
+      await this.supersede(sql, principal, claim, id, now);
+      // The corrected claim no longer counts against this one.
+      householdClaims = await claims.findByHousehold(claim.householdId);
     }
     this.assertNoHouseholdConflict(householdClaims, claim);
     // Before the insert takes the table's seq turn, which is held to the commit.
@@ -240,6 +263,8 @@ export class ClaimService {
       created_at: now,
       updated_at: now,
       verified_at: null,
+      // Kept while pending, for the credential signed when the claim is verified later.
+      status_list_index: outcome.status === 'rejected' ? null : statusIndex ?? null,
     };
     if (outcome.status === 'verified') {
       // canBeVerified(claim) held, so the seal carries the credential.
@@ -252,7 +277,7 @@ export class ClaimService {
     // This claim may be the other group's missing aligned partner.
     if (outcome.status !== 'rejected' && period && partners.alignedPending > 0) {
       for (const waiting of await claims.findPendingOverlapping(claim.collectionId, otherGroup(claim.testGroup), period)) {
-        await this.reevaluate(claims, waiting, !!collection.selection_method, key, now);
+        await this.reevaluate(sql, waiting, !!collection.selection_method, key, now);
       }
     }
     return { seq: 0, ...row };
@@ -269,11 +294,14 @@ export class ClaimService {
   }
 
   /** Re-runs the rules for a pending claim; stores the new status (and credential when verified). */
-  private async reevaluate(claims: ClaimRepository, row: ClaimRow, selectionMethod: boolean, key: ValidatorKey, now: string): Promise<void> {
+  private async reevaluate(sql: Sql, row: ClaimRow, selectionMethod: boolean, key: ValidatorKey, now: string): Promise<void> {
+    const claims = new ClaimRepository(sql);
     const body = JSON.parse(row.body) as NormalisedClaim;
     const counts = await claims.countGroupClaims(row.collection_id, otherGroup(row.test_group), periodOf(body));
     const outcome = evaluateKptRules(body, { collectionSelectionMethod: selectionMethod, otherGroupClaims: counts.all, alignedOtherGroupClaims: counts.aligned });
     if (outcome.status === row.status) return;
+    // A claim left pending before status lists existed gets its index now.
+    const statusIndex = outcome.status === 'verified' ? row.status_list_index ?? (await this.opts.statuses.indexIn(sql)) : row.status_list_index;
     const update = {
       status: outcome.status,
       checks: JSON.stringify(outcome.checks),
@@ -282,9 +310,44 @@ export class ClaimService {
       verifiable_credential: null,
       verified_at: null,
       updated_at: now,
-      ...(outcome.status === 'verified' ? credentialColumns(row.id, row.claim_cid, body, key, now) : {}),
+      status_list_index: statusIndex,
+      ...(outcome.status === 'verified' ? credentialColumns(row.id, row.claim_cid, body, key, now, { base: this.opts.base, statusIndex: statusIndex! }) : {}),
     };
     await claims.update(row.id, update);
+  }
+
+  /**
+   * A claim found wrong after it was checked, corrected by claim `by`: it becomes rejected
+   * (reason `corrected`), frees its measurement key, and its credential is revoked.
+   */
+  private async supersede(sql: Sql, principal: Principal, claim: NormalisedClaim, by: string, now: string): Promise<void> {
+    const claims = new ClaimRepository(sql);
+    const original = await claims.findById(claim.corrects!);
+    const refuse = (message: string) => badRequest(`The body is not a valid KPT claim: /body/corrects ${message}`, [{ pointer: '/body/corrects', message, rule: 'correction-target' }]);
+    if (!original) throw refuse(`names no claim (${claim.corrects})`);
+    if (original.household_did !== claim.householdId || original.collection_id !== claim.collectionId) {
+      throw refuse(`names claim ${original.id} of another household or collection (${original.household_did}, ${original.collection_id})`);
+    }
+    if (original.submitted_by !== principal.did) throw forbidden(`Claim ${original.id} was submitted by ${original.submitted_by}; only its submitter may correct it.`);
+    if (original.status === 'rejected') {
+      throw conflict(`Claim ${original.id} is already rejected; submit the new claim without corrects.`, [
+        { pointer: '/body/corrects', message: `names claim ${original.id}, which is already rejected`, rule: 'correction-target-rejected' },
+      ], 'correction-target-rejected');
+    }
+    const reason = `corrected by claim ${by}`;
+    await claims.update(original.id, {
+      status: 'rejected',
+      checks: original.checks,
+      reasons: JSON.stringify([{ rule: 'corrected', message: `Found wrong after it was checked: ${reason}.` }]),
+      credential: original.credential,
+      verifiable_credential: original.verifiable_credential,
+      updated_at: now,
+      verified_at: original.verified_at,
+    });
+    await claims.releaseClaimKey(original.id, sha256hex(`superseded:${original.id}`));
+    if (original.verifiable_credential && original.status_list_index !== null) {
+      await this.opts.statuses.revokeIn(sql, { did: principal.did, keyId: principal.keyId }, original.id, reason);
+    }
   }
 
   /** 409 when the household is in the other group of this collection, or an overlapping claim says otherwise. */

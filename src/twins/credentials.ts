@@ -1,22 +1,18 @@
-// W3C Verifiable Credentials Data Model 2.0 secured with a Data Integrity proof, cryptosuite
+// W3C Verifiable Credentials Data Model 2.0 secured with Data Integrity proofs, cryptosuite
 // eddsa-jcs-2022 (W3C "Data Integrity EdDSA Cryptosuites v1.0", section 3.3): RFC 8785 JCS
 // canonicalisation, SHA-256, Ed25519, proofValue multibase base58btc. No JSON-LD, no network.
-import { hash, sign, verify } from 'node:crypto';
+import { hash, sign, verify, type KeyObject } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { base58btc } from 'multiformats/bases/base58';
 import type { CredentialVerifyResult, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
 import { publicKeyFromDidKey, publicKeyFromRaw, type ValidatorKey } from './validator-key.ts';
+import { dateTimeStampMs } from './xsd-datetime.ts';
 
 export const VC_V2_CONTEXT = 'https://www.w3.org/ns/credentials/v2';
 
-type Unsigned = { [K in keyof VerifiableCredential as K extends 'proof' ? never : K]: VerifiableCredential[K] };
-interface ProofOptions {
-  type: 'DataIntegrityProof';
-  cryptosuite: 'eddsa-jcs-2022';
-  created: string;
-  verificationMethod: string;
-  proofPurpose: 'assertionMethod';
-}
+// A key-remapping mapped type, not Omit: Omit over the type's index signature would lose every named member.
+export type UnsignedCredential = { [K in keyof VerifiableCredential as K extends 'proof' ? never : K]: VerifiableCredential[K] };
+type Json = Record<string, unknown>;
 
 const sha256 = (s: string) => hash('sha256', s, 'buffer');
 
@@ -26,80 +22,170 @@ export function jcs(value: unknown): string {
   return out;
 }
 
-/** hashData = SHA-256(JCS(proof config with the document's @context)) || SHA-256(JCS(document)). */
-function hashData(document: Record<string, unknown>, proofOptions: Record<string, unknown>): Buffer {
-  const proofConfig = { ...proofOptions, '@context': document['@context'] };
+/** hashData (section 3.3.5) = SHA-256(JCS(proof configuration)) || SHA-256(JCS(document)). */
+function hashData(document: Json, proofConfig: Json): Buffer {
   return Buffer.concat([sha256(jcs(proofConfig)), sha256(jcs(document))]);
 }
 
 const secondsPrecision = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-export function signCredential(unsigned: Unsigned, key: ValidatorKey, now = new Date()): VerifiableCredential {
-  const proofOptions: ProofOptions = {
-    type: 'DataIntegrityProof',
-    cryptosuite: 'eddsa-jcs-2022',
+/**
+ * Create Proof (section 3.3.1): the proof carries the document's `@context` (step 2), so a
+ * verifier hashes the same proof configuration the signer did.
+ */
+export function signCredential(unsigned: UnsignedCredential, key: ValidatorKey, now = new Date()): VerifiableCredential {
+  const proofConfig = {
+    type: 'DataIntegrityProof' as const,
+    cryptosuite: 'eddsa-jcs-2022' as const,
     created: secondsPrecision(now),
     verificationMethod: key.verificationMethod,
-    proofPurpose: 'assertionMethod',
+    proofPurpose: 'assertionMethod' as const,
+    '@context': unsigned['@context'],
   };
-  const signature = sign(null, hashData(unsigned, { ...proofOptions }), key.privateKey);
-  return { ...unsigned, proof: { ...proofOptions, proofValue: base58btc.encode(signature) } };
+  const signature = sign(null, hashData(unsigned, proofConfig), key.privateKey);
+  return { ...unsigned, proof: { ...proofConfig, proofValue: base58btc.encode(signature) } };
+}
+
+const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : [v]);
+
+/** Whether `context` starts with every item of `prefix`, in order (section 3.3.2 step 4.1). */
+function startsWith(context: unknown, prefix: unknown): boolean {
+  const doc = asArray(context);
+  const proof = asArray(prefix);
+  return proof.length <= doc.length && proof.every((item, i) => jcs(item) === jcs(doc[i]));
+}
+
+export type ProofVerdict = { ok: true } | { ok: false; message: string };
+
+/**
+ * Verify Proof (section 3.3.2) of one proof over `document` (the secured document without its
+ * `proof`), given the verification method's Ed25519 public key. The proof's own `@context` is
+ * the one hashed; it must be a prefix of the document's.
+ */
+export function verifyProof(document: Json, proof: Json, publicKey: KeyObject): ProofVerdict {
+  const { proofValue, ...proofOptions } = proof;
+  const unsecured: Json = { ...document };
+  if (proofOptions['@context'] !== undefined) {
+    if (!startsWith(document['@context'], proofOptions['@context'])) {
+      return { ok: false, message: "the document's @context does not start with the proof's @context" };
+    }
+    unsecured['@context'] = proofOptions['@context'];
+  }
+  let signature: Uint8Array;
+  try {
+    signature = base58btc.decode(String(proofValue));
+  } catch {
+    return { ok: false, message: 'proofValue is not multibase base58btc' };
+  }
+  if (signature.length === 64 && verify(null, hashData(unsecured, proofOptions), publicKey, signature)) return { ok: true };
+  // Hearth signed over the document's @context but, before migration 102, returned the proof
+  // without it: such a copy is told how to get the standard form, never accepted as it is.
+  if (proofOptions['@context'] === undefined && signature.length === 64 &&
+    verify(null, hashData(unsecured, { ...proofOptions, '@context': document['@context'] }), publicKey, signature)) {
+    return { ok: false, message: "the proof has no @context: this is an early Hearth credential; fetch it again (GET /v1/claims/{id}) or add proof['@context'] equal to the credential's @context" };
+  }
+  return { ok: false, message: 'the signature does not match the credential: it was changed after signing or signed by another key' };
 }
 
 type Check = CredentialVerifyResult['checks'][number];
+type CheckName = Check['check'];
+
+/** The checks of a verified credential, in the order they run. */
+export const CHECKS: CheckName[] = ['shape', 'cryptosuite', 'proof-dates', 'verification-method', 'issuer-match', 'signature', 'trusted-issuer', 'validity-period', 'status'];
+
+export interface VerifyOptions {
+  /** Validator DIDs this service vouches for. */
+  trusted: Set<string>;
+  now: Date;
+  /** The status check of a credential whose signature and issuer hold; absent: no status to check. */
+  status?: (credential: Json) => Promise<{ passed: boolean; message?: string }>;
+}
+
+const isObject = (v: unknown): v is Json => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/** Why a proof's dates are unusable, or undefined (Data Integrity section 2.1: dateTimeStamp). */
+function proofDatesError(proof: Json, now: Date): string | undefined {
+  if (proof.created !== undefined && dateTimeStampMs(proof.created) === undefined) return `proof.created ${JSON.stringify(proof.created)} is not an XML Schema dateTimeStamp`;
+  if (proof.expires !== undefined) {
+    const expires = dateTimeStampMs(proof.expires);
+    if (expires === undefined) return `proof.expires ${JSON.stringify(proof.expires)} is not an XML Schema dateTimeStamp`;
+    if (expires < now.getTime()) return `the proof expired at ${String(proof.expires)}`;
+  }
+  return undefined;
+}
+
+/** Why the credential is not valid at `now` (VC 2.0 section 4.9), or undefined. */
+function validityError(credential: Json, now: Date): string | undefined {
+  const at = now.getTime();
+  const from = credential.validFrom === undefined ? undefined : dateTimeStampMs(credential.validFrom);
+  const until = credential.validUntil === undefined ? undefined : dateTimeStampMs(credential.validUntil);
+  if (credential.validFrom !== undefined && from === undefined) return `validFrom ${JSON.stringify(credential.validFrom)} is not an XML Schema dateTimeStamp`;
+  if (credential.validUntil !== undefined && until === undefined) return `validUntil ${JSON.stringify(credential.validUntil)} is not an XML Schema dateTimeStamp`;
+  if (from !== undefined && at < from) return `not valid before ${String(credential.validFrom)}`;
+  if (until !== undefined && at > until) return `not valid after ${String(credential.validUntil)}`;
+  return undefined;
+}
 
 /**
- * Verifies a credential's proof. `trusted` is the set of validator DIDs this service vouches
- * for; verified is true only when the signature holds and the issuer is one of them.
+ * Verifies a credential and each proof of its proof set. verified is true only when every
+ * proof holds, one is by the issuer, the issuer is trusted, `now` is within the validity
+ * period and no status entry says revoked or suspended.
  */
-export function verifyCredential(credential: Record<string, unknown>, trusted: Set<string>): CredentialVerifyResult {
+export async function verifyCredential(credential: Json, opts: VerifyOptions): Promise<CredentialVerifyResult> {
   const checks: Check[] = [];
+  const issuerField = credential.issuer;
+  const issuerId = isObject(issuerField) ? issuerField.id : undefined;
+  const issuer = typeof issuerField === 'string' ? issuerField : typeof issuerId === 'string' ? issuerId : undefined;
   const done = (): CredentialVerifyResult => ({
-    verified: checks.length === 6 && checks.every((c) => c.passed),
-    ...(issuer ? { issuer } : {}),
-    ...(issuer ? { trustedIssuer: trusted.has(issuer) } : {}),
+    verified: checks.length === CHECKS.length && checks.every((c) => c.passed),
+    ...(issuer ? { issuer, trustedIssuer: opts.trusted.has(issuer) } : {}),
     checks,
   });
-  const proof = credential.proof as Record<string, unknown> | undefined;
+  const record = (check: CheckName, failure: string | undefined): boolean => {
+    checks.push({ check, passed: !failure, ...(failure ? { message: failure } : {}) });
+    return !failure;
+  };
+  const proofs = credential.proof === undefined ? [] : asArray(credential.proof);
+  // Every proof of a set is checked; a failure names its proof when there are several.
+  const eachProof = (check: CheckName, test: (proof: Json, i: number) => string | undefined): boolean => {
+    const failures = proofs.map((p, i) => test(p as Json, i)).flatMap((m, i) => (m ? [proofs.length > 1 ? `proof[${i}]: ${m}` : m] : []));
+    return record(check, failures.length ? failures.join('; ') : undefined);
+  };
+
   const context = credential['@context'];
-  const issuerField = credential.issuer as unknown;
-  const issuerId = (issuerField as { id?: unknown } | undefined)?.id;
-  const issuer: string | undefined = typeof issuerField === 'string' ? issuerField : typeof issuerId === 'string' ? issuerId : undefined;
   const shapeOk =
     Array.isArray(context) && context[0] === VC_V2_CONTEXT && typeof issuer === 'string' &&
-    Array.isArray(credential.type) && (credential.type as unknown[]).includes('VerifiableCredential') &&
-    !!proof && typeof proof === 'object' && !Array.isArray(proof) && typeof proof.proofValue === 'string';
-  checks.push({ check: 'shape', passed: shapeOk, ...(shapeOk ? {} : { message: 'not a VC 2.0 credential with a proof (needs @context, type, issuer, proof.proofValue)' }) });
-  if (!shapeOk) return done();
+    Array.isArray(credential.type) && credential.type.includes('VerifiableCredential') &&
+    proofs.length > 0 && proofs.every((p) => isObject(p) && typeof p.proofValue === 'string');
+  if (!record('shape', shapeOk ? undefined : 'not a VC 2.0 credential with a proof (needs @context, type, issuer, and a proof or proof set whose proofs have a proofValue)')) return done();
 
-  const suiteOk = proof!.type === 'DataIntegrityProof' && proof!.cryptosuite === 'eddsa-jcs-2022' && proof!.proofPurpose === 'assertionMethod';
-  checks.push({ check: 'cryptosuite', passed: suiteOk, ...(suiteOk ? {} : { message: 'proof must be a DataIntegrityProof, cryptosuite eddsa-jcs-2022, purpose assertionMethod' }) });
-  if (!suiteOk) return done();
+  if (!eachProof('cryptosuite', (p) =>
+    p.type === 'DataIntegrityProof' && p.cryptosuite === 'eddsa-jcs-2022' && p.proofPurpose === 'assertionMethod'
+      ? p.previousProof === undefined ? undefined : 'proof chains (previousProof) are not supported; a proof set is'
+      : 'must be a DataIntegrityProof, cryptosuite eddsa-jcs-2022, purpose assertionMethod')) return done();
+  if (!eachProof('proof-dates', (p) => proofDatesError(p, opts.now))) return done();
 
-  const vm = String(proof!.verificationMethod ?? '');
-  const [vmDid, fragment] = vm.split('#');
-  const publicKey = vmDid ? publicKeyFromDidKey(vmDid) : undefined;
-  const vmOk = !!publicKey && fragment === vmDid!.slice('did:key:'.length);
-  checks.push({ check: 'verification-method', passed: vmOk, ...(vmOk ? {} : { message: 'verificationMethod must be an Ed25519 did:key URL (did:key:z6Mk...#z6Mk...)' }) });
-  if (!vmOk) return done();
+  const keys: Uint8Array[] = [];
+  if (!eachProof('verification-method', (p, i) => {
+    const [vmDid = '', fragment] = String(p.verificationMethod ?? '').split('#');
+    const key = publicKeyFromDidKey(vmDid);
+    if (!key || fragment !== vmDid.slice('did:key:'.length)) return 'verificationMethod must be an Ed25519 did:key URL (did:key:z6Mk...#z6Mk...)';
+    keys[i] = key;
+    return undefined;
+  })) return done();
 
-  const issuerOk = issuer === vmDid;
-  checks.push({ check: 'issuer-match', passed: issuerOk, ...(issuerOk ? {} : { message: `issuer ${issuer} did not make the proof (${vmDid})` }) });
-  if (!issuerOk) return done();
+  const signers = proofs.map((p) => String((p as Json).verificationMethod).split('#')[0]);
+  if (!record('issuer-match', signers.includes(issuer!) ? undefined : `issuer ${issuer} made none of the proofs (${signers.join(', ')})`)) return done();
 
   const { proof: _proof, ...document } = credential;
-  const { proofValue, ...proofOptions } = proof!;
-  let signatureOk = false;
-  try {
-    const signature = base58btc.decode(String(proofValue));
-    signatureOk = signature.length === 64 && verify(null, hashData(document, proofOptions), publicKeyFromRaw(publicKey!), signature);
-  } catch {
-    signatureOk = false;
-  }
-  checks.push({ check: 'signature', passed: signatureOk, ...(signatureOk ? {} : { message: 'the signature does not match the credential: it was changed after signing or signed by another key' }) });
-  if (!signatureOk) return done();
+  if (!eachProof('signature', (p, i) => {
+    const verdict = verifyProof(document, p, publicKeyFromRaw(keys[i]!));
+    return verdict.ok ? undefined : verdict.message;
+  })) return done();
 
-  const trustedOk = trusted.has(issuer!);
-  checks.push({ check: 'trusted-issuer', passed: trustedOk, ...(trustedOk ? {} : { message: `${issuer} is not a validator of this service` }) });
+  if (!record('trusted-issuer', opts.trusted.has(issuer!) ? undefined : `${issuer} is not a validator of this service`)) return done();
+  if (!record('validity-period', validityError(credential, opts.now))) return done();
+  const status = opts.status ? await opts.status(credential) : { passed: true };
+  record('status', status.passed ? undefined : status.message ?? 'the credential is revoked or suspended');
   return done();
 }

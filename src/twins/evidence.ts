@@ -10,6 +10,12 @@ import { insertInto, type Sql } from '../platform/db/sql.ts';
 
 const SHA2_256 = 0x12;
 
+/**
+ * Where anyone holding a credential reads its evidence: the route is public, and the CID is
+ * the capability (it hashes a record holding a random 122-bit claim id, so it cannot be guessed).
+ */
+export const evidenceUrl = (base: string, cid: string) => `${base}/v1/evidence/${cid}`;
+
 export function cidOf(bytes: Uint8Array): string {
   const digest = createDigest(SHA2_256, hash('sha256', bytes, 'buffer'));
   return CID.createV1(raw.code, digest).toString();

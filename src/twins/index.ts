@@ -7,10 +7,12 @@ import type { AreaContext } from '../app.ts';
 import { ClaimSealer } from './claim-sealer.ts';
 import { ClaimService } from './claims.service.ts';
 import { CollectionService } from './collections.service.ts';
+import { CredentialStatusService } from './credential-status.service.ts';
 import { verifyCredential } from './credentials.ts';
 import { EntityService } from './entities.service.ts';
 import { findEvidence } from './evidence.ts';
 import { twinsRouter } from './routes.ts';
+import type { PublicBase } from './kpt-context.ts';
 import { knownValidatorDids, loadValidatorKey, parseSeed, type ValidatorKey } from './validator-key.ts';
 
 export interface TwinsArea {
@@ -18,6 +20,7 @@ export interface TwinsArea {
   entities: EntityService;
   claims: ClaimService;
   collections: CollectionService;
+  statuses: CredentialStatusService;
   /** The validator key (loaded, or generated and persisted, on first use). */
   validatorKey(): Promise<ValidatorKey>;
 }
@@ -35,19 +38,28 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
     return keyPromise;
   };
 
+  // Signed into every credential (context, status lists, evidence): set PUBLIC_BASE_URL in production.
+  const base: PublicBase = config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? `http://localhost:${config.PORT}`;
+  if (!config.PUBLIC_BASE_URL && config.NODE_ENV === 'production') {
+    logger.warn({ base }, 'PUBLIC_BASE_URL is not set: credentials name their context, status lists and evidence under a local URL');
+  }
+  const now = ctx.now ?? (() => new Date());
   const entities = new EntityService(db);
   const sealer = new ClaimSealer(validatorKey, (err) => logger.error({ err }, 'claim sealer thread failed; sealing claims on the request thread'));
   ctx.onClose(() => sealer.close());
-  const claims = new ClaimService(db, { totalToleranceKg: config.KPT_TOTAL_TOLERANCE_KG, validatorKey, sealer });
+  const statuses = new CredentialStatusService(db, { base, validatorKey });
+  const claims = new ClaimService(db, { totalToleranceKg: config.KPT_TOTAL_TOLERANCE_KG, validatorKey, sealer, base, statuses });
   const collections = new CollectionService(db);
   const router = twinsRouter({
     entities,
     claims,
     collections,
+    statuses,
+    base,
     evidence: (cid) => findEvidence(db, cid),
     async verifyCredential(vc) {
       await validatorKey();
-      return verifyCredential(vc, await knownValidatorDids(db));
+      return verifyCredential(vc, { trusted: await knownValidatorDids(db), now: now(), status: (c) => statuses.check(c) });
     },
     publicBaseUrl: config.PUBLIC_BASE_URL,
   });
@@ -61,7 +73,7 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
       for (const { status, count } of await claims.countByStatus()) this.set({ status }, count);
     },
   });
-  return { router, entities, claims, collections, validatorKey };
+  return { router, entities, claims, collections, statuses, validatorKey };
 }
 
 export { EntityService, PROTOCOL_TYPE } from './entities.service.ts';

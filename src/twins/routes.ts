@@ -6,6 +6,7 @@ import { notFound } from '../platform/http/errors.ts';
 import type {
   ClaimStatus,
   CollectionCreateRequest,
+  CredentialStatusChangeRequest,
   CredentialVerifyRequest,
   EntityCreateRequest,
   EntityUpdateRequest,
@@ -14,7 +15,10 @@ import type {
 } from '../../generated/openapi/types.gen.ts';
 import type { ClaimService } from './claims.service.ts';
 import type { CollectionService } from './collections.service.ts';
+import type { StatusPurpose } from './credential-status.ts';
+import type { CredentialStatusService } from './credential-status.service.ts';
 import type { EntityService } from './entities.service.ts';
+import { kptContextDocument, KPT_CONTEXT_PATH, type PublicBase } from './kpt-context.ts';
 import { renderReportSvg } from './report.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
 
@@ -22,6 +26,8 @@ export interface TwinsRouteDeps {
   entities: EntityService;
   claims: ClaimService;
   collections: CollectionService;
+  statuses: CredentialStatusService;
+  base: PublicBase;
   evidence(cid: string): Promise<{ mediaType: string; bytes: Buffer } | undefined>;
   verifyCredential(vc: Record<string, unknown>): Promise<unknown>;
   publicBaseUrl?: string;
@@ -114,12 +120,30 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
     res
       .set('Content-Type', blob.mediaType)
       .set('ETag', `"${req.params.cid}"`)
-      .set('Cache-Control', 'private, max-age=31536000, immutable')
+      .set('Cache-Control', 'public, max-age=31536000, immutable')
       .send(blob.bytes);
   });
 
   router.post('/v1/credentials/verify', async (req, res) => {
     res.json(await deps.verifyCredential((req.body as CredentialVerifyRequest).verifiableCredential));
+  });
+
+  router.get('/v1/credentials/status/:purpose/:list', async (req, res) => {
+    res.json(await deps.statuses.listCredential(req.params.purpose as StatusPurpose, Number(req.params.list)));
+  });
+
+  router.get('/v1/claims/:id/credential/status', async (req, res) => {
+    res.json(await deps.statuses.get(req.params.id!));
+  });
+
+  router.post('/v1/claims/:id/credential/status', async (req, res) => {
+    const principal = principalOf(req);
+    res.json(await deps.statuses.change({ did: principal.did, keyId: principal.keyId }, req.params.id!, req.body as CredentialStatusChangeRequest));
+  });
+
+  const context = kptContextDocument(deps.base);
+  router.get(KPT_CONTEXT_PATH, (_req, res) => {
+    res.type('application/ld+json').set('Cache-Control', 'public, max-age=86400').send(context);
   });
 
   return router;

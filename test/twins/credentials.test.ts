@@ -7,14 +7,16 @@ import canonicalize from 'canonicalize';
 import { base58btc } from 'multiformats/bases/base58';
 import { CID } from 'multiformats/cid';
 import { sha256 } from 'multiformats/hashes/sha2';
-import { getEvidence, submitClaim, verifyCredential } from '../../generated/openapi/sdk.gen.ts';
+import { getClaim, getEvidence, submitClaim, verifyCredential } from '../../generated/openapi/sdk.gen.ts';
 import type { KptClaim, KptClaimRequest, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
+import { up as addProofContexts } from '../../src/platform/db/migrations/102_twins_proof_context.ts';
 import { signCredential } from '../../src/twins/credentials.ts';
 import { loadValidatorKey } from '../../src/twins/validator-key.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 import { kptClaim } from './fixtures.ts';
+import { didKeyOfSeed, independentSign, independentVerify, offlineLoader } from './independent-verifier.ts';
 
 // RFC 8032 section 7.1, test 1.
 const RFC8032_SECRET = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
@@ -32,12 +34,13 @@ async function verifiedClaim(server: TestServer, key: string, overrides: Partial
   return res.data!;
 }
 
-/** eddsa-jcs-2022 verification written from the spec, independent of src/twins/credentials.ts. */
+/** eddsa-jcs-2022 verification written from the spec (section 3.3.2), independent of src/twins/credentials.ts. */
 function independentlyVerifies(vc: VerifiableCredential): boolean {
   const { proof, ...doc } = vc;
   const { proofValue, ...options } = proof;
+  expect(options['@context']).to.deep.equal(doc['@context']);
   const h = (v: unknown) => createHash('sha256').update(canonicalize(v)!, 'utf8').digest();
-  const data = Buffer.concat([h({ ...options, '@context': doc['@context'] }), h(doc)]);
+  const data = Buffer.concat([h(options), h(doc)]);
   const multikey = base58btc.decode(String(options.verificationMethod).split('#')[1]!);
   expect([...multikey.slice(0, 2)]).to.deep.equal([0xed, 0x01]);
   const spki = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), multikey.slice(2)]);
@@ -120,6 +123,16 @@ forEachDatabase('credentials and evidence', (t) => {
     expect(res.checks.find((c) => c.check === 'trusted-issuer')!.passed).to.equal(false);
   });
 
+  it('POST /v1/credentials/verify takes a proof set (an array of proofs) and checks validUntil', async () => {
+    const vc = (await verifiedClaim(server, key)).verifiableCredential!;
+    const witness = await loadValidatorKey(t.db, RFC8032_SECRET);
+    const { proof, ...doc } = vc;
+    const set = await verifyVc({ ...doc, proof: [proof, signCredential(doc, witness).proof] });
+    expect(set.verified, JSON.stringify(set.checks)).to.equal(true);
+    const expired = await verifyVc(signCredential({ ...doc, issuer: witness.did, validUntil: '2026-01-01T00:00:00Z' }, witness));
+    expect(expired.checks.find((c) => !c.passed)).to.deep.equal({ check: 'validity-period', passed: false, message: 'not valid after 2026-01-01T00:00:00Z' });
+  });
+
   it('400 when the body has no verifiableCredential', async () => {
     const res = await verifyCredential({ client: server.client, body: {} as never });
     expect(res.response.status).to.equal(400);
@@ -143,8 +156,12 @@ forEachDatabase('credentials and evidence', (t) => {
     expectContractResponse('get', '/v1/evidence/{cid}', { status: 200, headers: sdk.response.headers, body: sdk.data });
     const missing = await getEvidence({ client: server.client, auth: key, path: { cid: 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy' } });
     expect(missing.response.status).to.equal(404);
-    const noKey = await fetch(`${server.baseUrl}/v1/evidence/${claim.claimCid}`);
-    expect(noKey.status).to.equal(401);
+    // Public: a third party holding the credential reads the evidence at the URL it names.
+    const evidenceUrl = String(claim.verifiableCredential!.evidence![0]!.evidenceUrl);
+    expect(evidenceUrl).to.equal(`http://localhost:3000/v1/evidence/${claim.claimCid}`);
+    const noKey = await fetch(`${server.baseUrl}${new URL(evidenceUrl).pathname}`);
+    expect(noKey.status).to.equal(200);
+    expect(new Uint8Array(await noKey.arrayBuffer())).to.deep.equal(bytes);
     // Content-addressed: a client holding the bytes revalidates by the CID, and hears 304.
     expect(res.headers.get('etag')).to.equal(`"${claim.claimCid}"`);
     // node:http, not fetch: fetch adds Cache-Control: no-cache to a conditional request.
@@ -186,6 +203,73 @@ forEachDatabase('credentials and evidence', (t) => {
         await configured.stop();
       }
     }
+  });
+
+  /** The offline loader with the KPT context as this server serves it, under the URL credentials list. */
+  const loaderWithKptContext = async (vc: VerifiableCredential) => {
+    const res = await fetch(`${server.baseUrl}/v1/contexts/kpt-v1.jsonld`);
+    expect(res.status).to.equal(200);
+    return offlineLoader({ [String(vc['@context'][1])]: await res.json() });
+  };
+
+  it("Digital Bazaar's eddsa-jcs-2022 verifier (data-integrity, jsonld-signatures, offline loader) accepts Hearth's credentials", async () => {
+    for (let n = 0; n < 3; n++) {
+      const vc = (await verifiedClaim(server, key)).verifiableCredential!;
+      const result = await independentVerify(vc, await loaderWithKptContext(vc));
+      expect(result.verified, String(result.error)).to.equal(true);
+      // Changed after signing: refused.
+      const changed = structuredClone(vc);
+      changed.credentialSubject.totalFuelKg = 1;
+      expect((await independentVerify(changed, await loaderWithKptContext(vc))).verified).to.equal(false);
+    }
+  });
+
+  it("a credential Digital Bazaar's signer makes with a trusted key verifies at POST /v1/credentials/verify; with an untrusted key it is not trusted", async () => {
+    const seed = Buffer.from(RFC8032_SECRET, 'hex');
+    const did = await didKeyOfSeed(seed);
+    expect(did).to.equal(rfc8032DidKey());
+    const unsigned = {
+      '@context': ['https://www.w3.org/ns/credentials/v2'],
+      id: 'urn:uuid:0b6c7c0e-6a43-4c6b-8d0e-3c2f3f6d2b11',
+      type: ['VerifiableCredential'],
+      issuer: did,
+      validFrom: '2026-01-01T00:00:00Z',
+      credentialSubject: { id: 'did:ixo:entity:0000000000000000000000000000cccc' },
+    };
+    const signed = await independentSign(unsigned, seed);
+    expect(signed.proof).to.include({ type: 'DataIntegrityProof', cryptosuite: 'eddsa-jcs-2022' });
+    await t.db('twin_validator_keys').where({ did }).delete();
+    expect((await verifyVc(signed)).checks.find((c) => c.check === 'trusted-issuer')).to.deep.include({ passed: false });
+    await loadValidatorKey(t.db, RFC8032_SECRET);
+    try {
+      const res = await verifyVc(signed);
+      expect(res, JSON.stringify(res.checks)).to.deep.include({ verified: true, issuer: did, trustedIssuer: true });
+      const changed = await verifyVc({ ...signed, validFrom: '2026-01-02T00:00:00Z' });
+      expect(changed.checks.find((c) => c.check === 'signature')).to.deep.include({ passed: false });
+    } finally {
+      await t.db('twin_validator_keys').where({ did }).delete();
+    }
+  });
+
+  it('the proof carries the @context it was signed with; stored credentials without it are migrated and verify again', async () => {
+    const claim = await verifiedClaim(server, key);
+    const vc = claim.verifiableCredential!;
+    expect(vc.proof['@context']).to.deep.equal(vc['@context']);
+    // A credential as stored before migration 102: the same signature, no proof.@context.
+    const { '@context': _c, ...oldProof } = vc.proof;
+    const old = { ...vc, proof: oldProof };
+    await t.db('kpt_claims').where({ id: claim.id }).update({ verifiable_credential: JSON.stringify(old) });
+    const refused = await verifyVc(old);
+    expect(refused.verified).to.equal(false);
+    // The defect a standard verifier saw: without proof.@context it hashes another proof configuration.
+    expect((await independentVerify(old, await loaderWithKptContext(vc))).verified).to.equal(false);
+    expect(refused.checks.find((c) => c.check === 'signature')!.message).to.match(/proof has no @context.*fetch it again/);
+    await addProofContexts(t.db);
+    const migrated = (await getClaim({ client: server.client, auth: key, path: { id: claim.id } })).data!.verifiableCredential!;
+    expect(migrated.proof['@context']).to.deep.equal(vc['@context']);
+    expect(migrated.proof.proofValue).to.equal(vc.proof.proofValue);
+    expect((await verifyVc(migrated)).verified).to.equal(true);
+    expect((await independentVerify(migrated, await loaderWithKptContext(migrated))).verified).to.equal(true);
   });
 
   it('a malformed VALIDATOR_PRIVATE_KEY stops start-up, a seed with a stray character too', async () => {

@@ -21,7 +21,7 @@ forEachDatabase('seq order is commit order', (t) => {
   after(() => h.server.stop());
 
   /** Inserts a copy of a stored row (with new unique values) in a transaction left open. */
-  async function holdInsert(table: SeqTable, copyOf: Record<string, unknown>, unique: Record<string, string>): Promise<Knex.Transaction> {
+  async function holdInsert(table: SeqTable, copyOf: Record<string, unknown>, unique: Record<string, string | null>): Promise<Knex.Transaction> {
     const { seq: _seq, ...row } = copyOf;
     const trx = await t.db.transaction();
     await takeSeqTurn(sqlOf(trx), table);
@@ -118,7 +118,7 @@ forEachDatabase('seq order is commit order', (t) => {
       'kpt_claims',
       async () => {
         const id = `kpt_${randomBytes(16).toString('hex')}`;
-        return { trx: await holdInsert('kpt_claims', row, { id, claim_key: randomBytes(32).toString('hex'), household_did: householdDid() }), id };
+        return { trx: await holdInsert('kpt_claims', row, { id, claim_key: randomBytes(32).toString('hex'), household_did: householdDid(), status_list_index: null }), id };
       },
       async () => (await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim({ collectionId: createdIn }) })).data!.id,
       async () => (await listClaims({ client: h.server.client, auth: h.key, query: { limit: 100 } })).data!.items.map((c) => c.id),

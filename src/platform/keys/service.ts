@@ -11,6 +11,7 @@ export const SCOPES = [
   'twins:write',
   'claims:read',
   'claims:write',
+  'credentials:revoke',
   'chain:read',
   'agent:read',
   'agent:write',
@@ -19,7 +20,7 @@ export const SCOPES = [
 export type Scope = (typeof SCOPES)[number];
 
 /** Scopes a new key gets when none are named: everything but operator access. */
-export const DEFAULT_SCOPES: Scope[] = SCOPES.filter((s) => s !== 'ussd:debug');
+export const DEFAULT_SCOPES: Scope[] = SCOPES.filter((s) => s !== 'ussd:debug' && s !== 'credentials:revoke');
 
 const KEY_PREFIX = 'hth_';
 

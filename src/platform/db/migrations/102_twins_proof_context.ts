@@ -1,0 +1,45 @@
+import type { Knex } from 'knex';
+
+// eddsa-jcs-2022 (vc-di-eddsa section 3.3.1 step 2) signs a proof configuration holding the
+// document's @context and returns that @context in the proof. Credentials issued before this
+// migration were signed that way but stored without proof.@context, so a standard verifier
+// hashed something else. Adding it to the stored proof makes them verify as they are: the
+// signature already covers exactly this value, so nothing is re-signed.
+const BATCH = 500;
+
+type Row = { id: string; verifiable_credential: string };
+
+async function rewrite(knex: Knex, change: (vc: Record<string, any>) => boolean): Promise<void> {
+  let after = 0;
+  for (;;) {
+    const rows: (Row & { seq: number })[] = await knex('kpt_claims')
+      .select('seq', 'id', 'verifiable_credential')
+      .whereNotNull('verifiable_credential')
+      .andWhere('seq', '>', after)
+      .orderBy('seq')
+      .limit(BATCH);
+    if (!rows.length) return;
+    for (const row of rows) {
+      const vc = JSON.parse(row.verifiable_credential);
+      if (change(vc)) await knex('kpt_claims').where({ id: row.id }).update({ verifiable_credential: JSON.stringify(vc) });
+    }
+    after = rows[rows.length - 1]!.seq;
+  }
+}
+
+export async function up(knex: Knex): Promise<void> {
+  await rewrite(knex, (vc) => {
+    if (!vc.proof || Array.isArray(vc.proof) || vc.proof['@context'] !== undefined) return false;
+    const { proofValue, ...options } = vc.proof;
+    vc.proof = { ...options, '@context': vc['@context'], proofValue };
+    return true;
+  });
+}
+
+export async function down(knex: Knex): Promise<void> {
+  await rewrite(knex, (vc) => {
+    if (!vc.proof || Array.isArray(vc.proof) || vc.proof['@context'] === undefined) return false;
+    delete vc.proof['@context'];
+    return true;
+  });
+}

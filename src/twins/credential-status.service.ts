@@ -1,0 +1,155 @@
+// Revocation and suspension of KPT credentials (Bitstring Status List v1.0): index allocation,
+// audited status changes, the signed status list credentials and the status check of verify.
+import type { Db } from '../platform/db/index.ts';
+import { inTransaction, sqlOf, type Sql } from '../platform/db/sql.ts';
+import { conflict, notFound } from '../platform/http/errors.ts';
+import type { CredentialStatus, CredentialStatusChangeRequest, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
+import { credentialIdOf } from './claim-seal.ts';
+import { ClaimRepository } from './claims.repository.ts';
+import { encodeStatusList, indexOfEntry, MAX_STATUS_LIST, STATUS_LIST_SIZE, statusListUrl, type StatusPurpose } from './credential-status.ts';
+import { CredentialStatusRepository, type CredentialStatusRow } from './credential-status.repository.ts';
+import { signCredential, VC_V2_CONTEXT } from './credentials.ts';
+import type { PublicBase } from './kpt-context.ts';
+import type { ValidatorKey } from './validator-key.ts';
+
+/** Indexes an instance reserves at a time: one counter update per this many credentials. */
+const BLOCK = 64;
+
+export interface StatusActor {
+  did: string;
+  keyId?: string;
+}
+
+export type StatusAction = CredentialStatusChangeRequest['action'];
+
+export class CredentialStatusService {
+  private next = 0;
+  private end = 0;
+  private reserving?: Promise<void>;
+
+  constructor(
+    private readonly db: Db,
+    private readonly opts: { base: PublicBase; validatorKey: () => Promise<ValidatorKey> },
+  ) {}
+
+  /** A status index no other credential has (reserved in blocks; an unused rest is never reused). */
+  async nextIndex(): Promise<number> {
+    while (this.next >= this.end) {
+      this.reserving ??= inTransaction(this.db, (sql) => new CredentialStatusRepository(sql).reserveIndexes(BLOCK))
+        .then((first) => {
+          this.next = first;
+          this.end = first + BLOCK;
+        })
+        .finally(() => (this.reserving = undefined));
+      await this.reserving;
+    }
+    return this.next++;
+  }
+
+  /** One index, reserved in the caller's transaction. */
+  indexIn(sql: Sql): Promise<number> {
+    return new CredentialStatusRepository(sql).reserveIndexes(1);
+  }
+
+  async get(claimId: string): Promise<CredentialStatus> {
+    const sql = sqlOf(this.db);
+    const index = await statusIndexOfClaim(sql, claimId);
+    return this.view(new CredentialStatusRepository(sql), claimId, index);
+  }
+
+  async change(actor: StatusActor, claimId: string, request: CredentialStatusChangeRequest): Promise<CredentialStatus> {
+    return inTransaction(this.db, async (sql) => {
+      await this.changeIn(sql, actor, claimId, request.action, request.reason);
+      return this.view(new CredentialStatusRepository(sql), claimId, await statusIndexOfClaim(sql, claimId));
+    });
+  }
+
+  /** Revokes a claim's credential in the caller's transaction, unless it is revoked already. */
+  async revokeIn(sql: Sql, actor: StatusActor, claimId: string, reason: string): Promise<void> {
+    const index = await statusIndexOfClaim(sql, claimId);
+    if ((await new CredentialStatusRepository(sql).find(index))?.revoked) return;
+    await this.changeIn(sql, actor, claimId, 'revoke', reason);
+  }
+
+  /** Applies a change in the caller's transaction (409 when it does not apply) and records who made it and why. */
+  async changeIn(sql: Sql, actor: StatusActor, claimId: string, action: StatusAction, reason: string): Promise<void> {
+    const repo = new CredentialStatusRepository(sql);
+    const index = await statusIndexOfClaim(sql, claimId);
+    const now = new Date().toISOString();
+    const current: CredentialStatusRow = (await repo.find(index)) ?? { status_list_index: index, claim_id: claimId, revoked: false, suspended: false, updated_at: now };
+    const refusal =
+      current.revoked ? `The credential of claim ${claimId} is revoked; revocation is final.` :
+      action === 'suspend' && current.suspended ? `The credential of claim ${claimId} is already suspended.` :
+      action === 'reinstate' && !current.suspended ? `The credential of claim ${claimId} is not suspended.` :
+      undefined;
+    if (refusal) throw conflict(refusal, undefined, 'credential-status-unchanged');
+    await repo.save({
+      ...current,
+      revoked: current.revoked || action === 'revoke',
+      suspended: action === 'suspend' ? true : action === 'reinstate' ? false : current.suspended,
+      updated_at: now,
+    });
+    await repo.addEvent({ claim_id: claimId, status_list_index: index, action, reason, actor_did: actor.did, api_key_id: actor.keyId ?? null, created_at: now });
+  }
+
+  private async view(repo: CredentialStatusRepository, claimId: string, index: number): Promise<CredentialStatus> {
+    const row = await repo.find(index);
+    return {
+      claimId,
+      credentialId: credentialIdOf(claimId),
+      statusListIndex: index,
+      revoked: row?.revoked ?? false,
+      suspended: row?.suspended ?? false,
+      events: (await repo.events(claimId)).map((e) => ({ action: e.action as StatusAction, reason: e.reason, actor: e.actor_did, at: e.created_at })),
+    };
+  }
+
+  /** The signed status list credential of one list; the same bytes until the list changes. */
+  async listCredential(purpose: StatusPurpose, list: number): Promise<VerifiableCredential> {
+    const repo = new CredentialStatusRepository(sqlOf(this.db));
+    const first = list * STATUS_LIST_SIZE;
+    // List 0 exists from the start; a later one once an index in it was handed out.
+    if (list > 0 && (list > MAX_STATUS_LIST || first >= (await repo.nextUnreserved()))) throw notFound(`No ${purpose} status list ${list}.`);
+    const state = await repo.listState(first, first + STATUS_LIST_SIZE - 1, purpose);
+    const validFrom = state.lastChange ?? (await repo.listsCreatedAt());
+    const url = statusListUrl(this.opts.base, purpose, list);
+    const key = await this.opts.validatorKey();
+    return signCredential(
+      {
+        '@context': [VC_V2_CONTEXT],
+        id: url,
+        type: ['VerifiableCredential', 'BitstringStatusListCredential'],
+        issuer: key.did,
+        validFrom,
+        credentialSubject: { id: `${url}#list`, type: 'BitstringStatusList', statusPurpose: purpose, encodedList: encodeStatusList(state.set.map((i) => i - first)) },
+      },
+      key,
+      new Date(validFrom),
+    );
+  }
+
+  /** The verify endpoint's status check: every credentialStatus entry must name a list of this service and an unset bit. */
+  async check(credential: Record<string, unknown>): Promise<{ passed: boolean; message?: string }> {
+    if (credential.credentialStatus === undefined) return { passed: true };
+    const entries = Array.isArray(credential.credentialStatus) ? credential.credentialStatus : [credential.credentialStatus];
+    const repo = new CredentialStatusRepository(sqlOf(this.db));
+    for (const entry of entries) {
+      const found = indexOfEntry(this.opts.base, entry);
+      if ('error' in found) return { passed: false, message: found.error };
+      const row = await repo.find(found.index);
+      if (found.purpose === 'revocation' && row?.revoked) return { passed: false, message: 'the credential is revoked' };
+      if (found.purpose === 'suspension' && row?.suspended) return { passed: false, message: 'the credential is suspended' };
+    }
+    return { passed: true };
+  }
+}
+
+/** The status index of a claim's credential: 404 without the claim, 409 without a credential that has one. */
+async function statusIndexOfClaim(sql: Sql, claimId: string): Promise<number> {
+  const claim = await new ClaimRepository(sql).findById(claimId);
+  if (!claim) throw notFound(`No claim ${claimId}.`);
+  if (!claim.verifiable_credential || claim.status_list_index === null) {
+    throw conflict(`Claim ${claimId} has no credential with a status entry (it is not verified, or was verified before status lists).`, undefined, 'no-credential-status');
+  }
+  return Number(claim.status_list_index);
+}

@@ -1,0 +1,56 @@
+// An independent eddsa-jcs-2022 implementation for tests: Digital Bazaar's cryptosuite with
+// @digitalbazaar/data-integrity and jsonld-signatures, over an offline
+// document loader that knows only the contexts given to it and did:key verification methods.
+import * as credentialsContext from '@digitalbazaar/credentials-context';
+import dataIntegrityContext from '@digitalbazaar/data-integrity-context';
+import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
+import * as Ed25519Multikey from '@digitalbazaar/ed25519-multikey';
+import { createSignCryptosuite, createVerifyCryptosuite } from '@digitalbazaar/eddsa-jcs-2022-cryptosuite';
+import multikeyContext from '@digitalbazaar/multikey-context';
+import didContext from 'did-context';
+import jsigs from 'jsonld-signatures';
+
+const { AssertionProofPurpose } = jsigs.purposes;
+
+type Doc = Record<string, unknown>;
+
+/** A document loader that reads nothing from the network: the standard contexts, `extra`, and did:key documents. */
+export function offlineLoader(extra: Record<string, unknown> = {}) {
+  const docs = new Map<string, unknown>([
+    ...(credentialsContext.contexts as Map<string, unknown>),
+    ...(didContext.contexts as Map<string, unknown>),
+    ...(multikeyContext.contexts as Map<string, unknown>),
+    ...(dataIntegrityContext.contexts as Map<string, unknown>),
+    ...Object.entries(extra),
+  ]);
+  return async (url: string) => {
+    if (docs.has(url)) return { contextUrl: null, documentUrl: url, document: docs.get(url) };
+    if (url.startsWith('did:key:')) {
+      const [did, fragment = url.slice('did:key:'.length)] = url.split('#');
+      const method = { id: `${did}#${fragment}`, type: 'Multikey', controller: did, publicKeyMultibase: fragment };
+      const document = url.includes('#')
+        ? { '@context': multikeyContext.CONTEXT_URL, ...method }
+        : { '@context': [didContext.CONTEXT_URL, multikeyContext.CONTEXT_URL], id: did, verificationMethod: [method], assertionMethod: [method.id] };
+      return { contextUrl: null, documentUrl: url, document };
+    }
+    throw new Error(`offline document loader: ${url} is not available`);
+  };
+}
+
+/** Whether Digital Bazaar's verifier accepts the credential; its error when not. */
+export async function independentVerify(vc: Doc, loader = offlineLoader()): Promise<{ verified: boolean; error?: unknown }> {
+  const suite = new DataIntegrityProof({ cryptosuite: createVerifyCryptosuite() });
+  const result = await jsigs.verify(structuredClone(vc), { suite, purpose: new AssertionProofPurpose(), documentLoader: loader });
+  return { verified: result.verified, ...(result.verified ? {} : { error: result.error ?? result.results }) };
+}
+
+/** Signs with Digital Bazaar's signer as the did:key of an Ed25519 seed. */
+export async function independentSign(unsigned: Doc, seed: Uint8Array, loader = offlineLoader()): Promise<Doc> {
+  const probe = await Ed25519Multikey.generate({ seed });
+  const did = `did:key:${probe.publicKeyMultibase}`;
+  const keyPair = await Ed25519Multikey.generate({ seed, id: `${did}#${probe.publicKeyMultibase}`, controller: did });
+  const suite = new DataIntegrityProof({ signer: keyPair.signer(), cryptosuite: createSignCryptosuite() });
+  return jsigs.sign(structuredClone(unsigned), { suite, purpose: new AssertionProofPurpose(), documentLoader: loader });
+}
+
+export const didKeyOfSeed = async (seed: Uint8Array) => `did:key:${(await Ed25519Multikey.generate({ seed })).publicKeyMultibase}`;
