@@ -40,7 +40,7 @@ function parseTemplate(template: string, method: DescMethod): Segment[] {
       const v = /^\{([A-Za-z_][\w.]*)(?:=\*)?\}$/.exec(part);
       if (v) {
         const field = method.input.fields.find((f) => f.name === v[1]);
-        if (!field || field.fieldKind !== 'scalar') throw new Error(`${template}: {${v[1]}} is not a scalar field of ${method.input.typeName}`);
+        if (!field || (field.fieldKind !== 'scalar' && field.fieldKind !== 'enum')) throw new Error(`${template}: {${v[1]}} is not a scalar or enum field of ${method.input.typeName}`);
         return { variable: v[1]! };
       }
       if (/[{}*]/.test(part)) throw new Error(`${template}: unsupported path segment ${part}`);
