@@ -8,7 +8,7 @@ import { getOption, hasOption, ScalarType, type DescField, type DescMessage, typ
 import { customtype, nullable } from '../../../generated/proto/gogoproto/gogo_pb.ts';
 import { legacyDecFromWire } from '../legacy-dec.ts';
 
-type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type AnyMessage = Record<string, unknown>;
 
 export function renderMessage(desc: DescMessage, message: Message | AnyMessage): { [k: string]: Json } {

@@ -1,21 +1,23 @@
-// The HTTP/JSON gateway: one Express router mounted under every configured prefix. It matches
+// The HTTP/JSON gateway: one Express router answering under every configured prefix. It matches
 // the path against the annotation-derived route table, builds the request message, calls the
-// upstream node with a deadline and renders the answer as Cosmos JSON.
+// upstream node with a deadline and renders the answer as Cosmos JSON. CHAIN_GATEWAY_STYLE=v1
+// (the default) answers at the edge as grpc-gateway v1 on a Cosmos node does: see cosmosEdge.
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { DescMethodUnary } from '@bufbuild/protobuf';
 import { ConnectError } from '@connectrpc/connect';
 import type { Config } from '../../config.ts';
-import { AppError, badRequest, notFound } from '../../platform/http/errors.ts';
+import { AppError, badRequest, errorHandler, notFound } from '../../platform/http/errors.ts';
 import { requireApiKey } from '../../platform/http/auth.ts';
 import type { ApiKeyService } from '../../platform/keys/service.ts';
 import type { Logger } from '../../platform/logging.ts';
 import { methodFullName } from '../services.ts';
-import { httpStatusForGrpc } from './errors.ts';
+import { httpStatusForGrpc, renderErrorDetails, UNMARSHALABLE_ERROR_BODY } from './errors.ts';
 import { renderMessage } from './render.ts';
 import { buildRequest, RequestParseError } from './request.ts';
 import { RouteTable } from './routes.ts';
+import { cleanPath, decodeTargetPath, redirectLocation } from './target.ts';
 import type { Upstream } from './upstream.ts';
-import { caseSensitiveRouter } from '../../platform/http/scope.ts';
+import { caseSensitiveRouter, isUnder } from '../../platform/http/scope.ts';
 
 export interface GatewayDeps {
   config: Config;
@@ -50,7 +52,39 @@ function cors(origins: readonly string[]): RequestHandler {
   };
 }
 
-/** Decoded path segments after the mount point; a trailing slash adds nothing. */
+/**
+ * The edge of grpc-gateway v1 behind gorilla/mux, as Cosmos nodes serve it, for every request
+ * whose decoded path lies under a mount: a path that is not clean is answered 301 to the cleaned
+ * one (when that is a gateway path), else the gateway serves the decoded path, so `%2F`
+ * separates segments and a trailing slash leaves an empty last segment.
+ */
+export function cosmosEdge(mounts: readonly string[], gateway: RequestHandler): RequestHandler {
+  const mountOf = (path: string) => mounts.find((m) => isUnder(path, m));
+  return (req, res, next) => {
+    const q = req.originalUrl.indexOf('?');
+    const rawPath = q >= 0 ? req.originalUrl.slice(0, q) : req.originalUrl;
+    const path = decodeTargetPath(rawPath);
+    if (path === undefined) return mountOf(rawPath) ? next(badRequest('The path is not valid percent-encoding.')) : next();
+    const clean = cleanPath(path);
+    if (clean !== path) {
+      if (!mountOf(clean)) return next();
+      res.status(301).setHeader('Location', redirectLocation(clean, q >= 0 ? req.originalUrl.slice(q + 1) : undefined));
+      res.end();
+      return;
+    }
+    const mount = mountOf(path);
+    if (!mount) return next();
+    res.locals.chainPath = path.slice(mount.length);
+    gateway(req, res, next);
+  };
+}
+
+/** v1: the decoded segments after the mount, as grpc-gateway v1 splits them (a trailing slash leaves ""). */
+function v1Segments(rest: string): string[] {
+  return rest === '' ? [] : rest.slice(1).split('/');
+}
+
+/** v2: decoded path segments after the mount point; a trailing slash adds nothing. */
 function segmentsOf(req: Request): string[] {
   const raw = req.path.split('/').filter((s, i, all) => s !== '' || (i > 0 && i < all.length - 1));
   try {
@@ -61,7 +95,12 @@ function segmentsOf(req: Request): string[] {
 }
 
 function sendGrpcError(res: Response, err: ConnectError): void {
-  res.status(httpStatusForGrpc(err.code)).json({ code: err.code, message: err.rawMessage, details: [] });
+  const details = renderErrorDetails(err);
+  if (!details) {
+    res.status(500).type('application/json').send(UNMARSHALABLE_ERROR_BODY);
+    return;
+  }
+  res.status(httpStatusForGrpc(err.code)).json({ code: err.code, message: err.rawMessage, details });
 }
 
 export function gatewayRouter(deps: GatewayDeps): Router {
@@ -70,9 +109,12 @@ export function gatewayRouter(deps: GatewayDeps): Router {
   if (config.CHAIN_CORS_ORIGINS.length) router.use(cors(config.CHAIN_CORS_ORIGINS));
   if (config.CHAIN_GATEWAY_AUTH === 'apikey') router.use(requireApiKey(keys, 'chain:read'));
 
+  const v1 = config.CHAIN_GATEWAY_STYLE === 'v1';
   router.use(async (req, res) => {
-    const { match, allowed } = routes.find(req.method, segmentsOf(req));
+    const { match, allowed } = routes.find(req.method, v1 ? v1Segments(res.locals.chainPath as string) : segmentsOf(req));
     if (!match) {
+      // grpc-gateway v1 answers an unknown route and a wrong method alike (its ErrUnknownURI).
+      if (v1) throw new AppError(501, 'Not Implemented');
       if (allowed.length) {
         throw new AppError(405, 'Method Not Allowed', { detail: `Method Not Allowed: use ${allowed.join(', ')}`, headers: { Allow: allowed.join(', ') } });
       }
@@ -84,7 +126,7 @@ export function gatewayRouter(deps: GatewayDeps): Router {
     let request;
     try {
       const q = req.originalUrl.indexOf('?');
-      request = buildRequest(method.input, match.vars, q >= 0 ? req.originalUrl.slice(q + 1) : '');
+      request = buildRequest(method.input, match.vars, q >= 0 ? req.originalUrl.slice(q + 1) : '', config.CHAIN_GATEWAY_STYLE);
     } catch (err) {
       if (err instanceof RequestParseError) throw badRequest(err.message, err.fieldErrors);
       throw err;
@@ -98,5 +140,8 @@ export function gatewayRouter(deps: GatewayDeps): Router {
       sendGrpcError(res, ce);
     }
   });
+  // Errors in the Cosmos shape here, not by the app's path test: a v1 path may reach the gateway
+  // only once decoded (/chain%2Fentity%2Fparams).
+  router.use(errorHandler(logger, () => 'cosmos'));
   return router;
 }
