@@ -3,7 +3,9 @@
 import { readFileSync } from 'node:fs';
 import { ScalarType } from '@bufbuild/protobuf';
 import { expect } from 'chai';
-import { parseScalar } from '../../src/chain/gateway/request.ts';
+import { buildRequest, parseScalar } from '../../src/chain/gateway/request.ts';
+import { DisputeTargetRole } from '../../generated/proto/ixo/claims/v1beta1/claims_pb.ts';
+import { QueryDisputeBySubjectRequestSchema } from '../../generated/proto/ixo/claims/v1beta1/query_pb.ts';
 import { cleanPath, decodeTargetPath, redirectLocation } from '../../src/chain/gateway/target.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('./vectors/go-strconv-base0.json', import.meta.url), 'utf8')) as Record<string, { in: string; out: string | null }[]>;
@@ -30,6 +32,14 @@ describe('chain gateway v1 edge', () => {
       expect(parsed(ScalarType.UINT32, '0x100000000')).to.equal(null);
       expect(parsed(ScalarType.INT32, '-0x80000000')).to.equal('-2147483648');
       expect(parsed(ScalarType.INT32, '0x80000000')).to.equal(null);
+    });
+
+    it('reads an enum number as grpc-gateway v1 does: base 0 in a path variable, decimal (Atoi) in a query parameter', () => {
+      const role = (vars: Record<string, string>, query: string) => buildRequest(QueryDisputeBySubjectRequestSchema, vars, query, 'v1').targetRole;
+      expect(role({ targetRole: '0x2' }, '')).to.equal(DisputeTargetRole.EVALUATOR);
+      expect(role({}, 'targetRole=2')).to.equal(DisputeTargetRole.EVALUATOR);
+      expect(role({}, 'targetRole=%2B1')).to.equal(DisputeTargetRole.SUBMITTER);
+      expect(() => role({}, 'targetRole=0x2')).to.throw('targetRole: must be one of');
     });
 
     it('keeps plain decimal integers in the v2 dialect', () => {

@@ -276,8 +276,15 @@ forEachDatabase('chain gateway routing', (t) => {
     it('takes pagination.key as URL-encoded base64 (standard or URL-safe)', async () => {
       expect(await claimListRequest(`pagination.key=${encodeURIComponent('+/8B')}`)).to.deep.equal({ pagination: { key: '+/8B' } });
       expect(await claimListRequest('pagination.key=-_8B')).to.deep.equal({ pagination: { key: '+/8B' } });
-      // An unescaped "+" arrives as a space; it is still read as base64.
-      expect(await claimListRequest('pagination.key=+/8B')).to.deep.equal({ pagination: { key: '+/8B' } });
+      expect(await claimListRequest('pagination.key=AQ%3D%3D')).to.deep.equal({ pagination: { key: 'AQ==' } });
+    });
+
+    it('reads pagination.key as grpc-gateway v1 does: padded base64 only, an unescaped "+" (a space) refused', async () => {
+      for (const key of ['+/8B', 'AQ', '-_8']) {
+        const res = await get(`/chain/claims/claims?pagination.key=${key}`);
+        expect(res.status, key).to.equal(400);
+        expect(res.body.message, key).to.equal('pagination.key: must be base64');
+      }
     });
 
     it('accepts the lowerCamel aliases', async () => {
@@ -432,6 +439,10 @@ forEachDatabase('chain gateway configuration', (t) => {
       expect((await get('/chain/token/params', { method: 'HEAD' })).status).to.equal(200);
       expect((await get('/chain//token/params', { redirect: 'manual' })).status).to.equal(404);
       expect((await get('/chain%2Ftoken%2Fparams')).status).to.equal(404);
+      // v2 reads an unescaped "+" (a space) and unpadded base64 as base64.
+      const lenient = await get('/chain/claims/claims?pagination.key=+/8B&pagination.offset=0');
+      expect(lenient.status).to.equal(200);
+      expect(JSON.parse(lenient.body.claims[0].claim_id)).to.deep.equal({ pagination: { key: '+/8B' } });
       for (const query of ['pagination.limit=1&pagination.limit=2', 'pagination.limit=0x10']) {
         const res = await get(`/chain/claims/claims?${query}`);
         expect(res.status, query).to.equal(400);

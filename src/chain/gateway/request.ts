@@ -101,6 +101,9 @@ function parseInteger(type: ScalarType, raw: string, dialect: QueryDialect): big
   return BigInt(raw);
 }
 
+const GO_STD_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const GO_URL_BASE64 = /^(?:[A-Za-z0-9\-_]{4})*(?:[A-Za-z0-9\-_]{2}==|[A-Za-z0-9\-_]{3}=)?$/;
+
 export function parseScalar(type: ScalarType, raw: string, dialect: QueryDialect): unknown {
   switch (type) {
     case ScalarType.STRING:
@@ -111,6 +114,12 @@ export function parseScalar(type: ScalarType, raw: string, dialect: QueryDialect
       return v;
     }
     case ScalarType.BYTES: {
+      if (dialect === 'v1') {
+        // grpc-gateway v1 runtime.Bytes: Go's padded standard base64, else padded URL-safe base64.
+        const b64 = raw.replace(/[\r\n]/g, '');
+        if (!GO_STD_BASE64.test(b64) && !GO_URL_BASE64.test(b64)) throw new Error('must be base64');
+        return new Uint8Array(Buffer.from(b64.replace(/-/g, '+').replace(/_/g, '/'), 'base64'));
+      }
       // URL query decoding turns an unescaped "+" into a space; base64 has no spaces.
       const b64 = raw.replace(/ /g, '+');
       if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(b64) || b64.replace(/=+$/, '').length % 4 === 1) throw new Error('must be base64');
@@ -131,18 +140,26 @@ export function parseScalar(type: ScalarType, raw: string, dialect: QueryDialect
   }
 }
 
-function parseLeaf(field: DescField, raw: string, dialect: QueryDialect): unknown {
+/**
+ * An enum by name or number. grpc-gateway v1 reads the number of a path variable with its Int32
+ * (base 0) but that of a query parameter with strconv.Atoi (decimal).
+ */
+function enumNumber(raw: string, dialect: QueryDialect, source: 'path' | 'query'): number | undefined {
+  if (dialect === 'v1' && source === 'query') return /^[+-]?\d+$/.test(raw) ? Number(raw) : undefined;
+  try {
+    return Number(parseInteger(ScalarType.INT32, raw, dialect));
+  } catch {
+    return undefined;
+  }
+}
+
+function parseLeaf(field: DescField, raw: string, dialect: QueryDialect, source: 'path' | 'query'): unknown {
   const kind = field.fieldKind === 'list' ? field.listKind : field.fieldKind;
   if (kind === 'enum') {
     const e = field.enum!;
     const byName = e.values.find((v) => v.name === raw);
     if (byName) return byName.number;
-    let n: number | undefined;
-    try {
-      n = Number(parseInteger(ScalarType.INT32, raw, dialect));
-    } catch {
-      n = undefined;
-    }
+    const n = enumNumber(raw, dialect, source);
     if (n !== undefined && e.values.some((v) => v.number === n)) return n;
     throw new Error(`must be one of ${e.values.map((v) => v.name).join(', ')}`);
   }
@@ -179,7 +196,7 @@ export function buildRequest<D extends DescMessage>(desc: D, pathVars: Record<st
     const path = resolvePath(desc, name)!;
     bound.add(path.map((f) => f.name).join('.'));
     try {
-      setPath(init, path, parseLeaf(path[path.length - 1]!, raw, dialect));
+      setPath(init, path, parseLeaf(path[path.length - 1]!, raw, dialect, 'path'));
     } catch (err) {
       errors.push({ pointer: `/params/${name}`, message: (err as Error).message });
     }
@@ -198,9 +215,9 @@ export function buildRequest<D extends DescMessage>(desc: D, pathVars: Record<st
   for (const [key, { path, values }] of seen) {
     const leaf = path[path.length - 1]!;
     try {
-      if (leaf.fieldKind === 'list') setPath(init, path, values.map((v) => parseLeaf(leaf, v, dialect)));
+      if (leaf.fieldKind === 'list') setPath(init, path, values.map((v) => parseLeaf(leaf, v, dialect, 'query')));
       else if (values.length > 1 && dialect === 'v2') throw new Error('is given more than once');
-      else setPath(init, path, parseLeaf(leaf, values[0]!, dialect));
+      else setPath(init, path, parseLeaf(leaf, values[0]!, dialect, 'query'));
     } catch (err) {
       errors.push({ pointer: `/query/${key}`, message: (err as Error).message });
     }
