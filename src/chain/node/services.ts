@@ -82,6 +82,8 @@ export function claimOf(c: ClaimView): Claim {
     agentDid: c.householdId,
     submissionDate: ts(c.createdAt),
     claimId: c.id,
+    // The chain sets every payment status (NO_PAYMENT) when a claim is submitted; KPT claims carry no payments.
+    paymentsStatus: {},
     evaluation: {
       claimId: c.id,
       collectionId: c.collectionId,
