@@ -60,15 +60,17 @@ function cors(origins: readonly string[]): RequestHandler {
  */
 export function cosmosEdge(mounts: readonly string[], gateway: RequestHandler): RequestHandler {
   const mountOf = (path: string) => mounts.find((m) => isUnder(path, m));
+  // req.url, not originalUrl: mounted at the root it is the whole target, after any rewrite the
+  // app made before routing (a normalised absolute-form target, say).
   return (req, res, next) => {
-    const q = req.originalUrl.indexOf('?');
-    const rawPath = q >= 0 ? req.originalUrl.slice(0, q) : req.originalUrl;
+    const q = req.url.indexOf('?');
+    const rawPath = q >= 0 ? req.url.slice(0, q) : req.url;
     const path = decodeTargetPath(rawPath);
     if (path === undefined) return mountOf(rawPath) ? next(badRequest('The path is not valid percent-encoding.')) : next();
     const clean = cleanPath(path);
     if (clean !== path) {
       if (!mountOf(clean)) return next();
-      res.status(301).setHeader('Location', redirectLocation(clean, q >= 0 ? req.originalUrl.slice(q + 1) : undefined));
+      res.status(301).setHeader('Location', redirectLocation(clean, q >= 0 ? req.url.slice(q + 1) : undefined));
       res.end();
       return;
     }
@@ -125,8 +127,8 @@ export function gatewayRouter(deps: GatewayDeps): Router {
     if (disabled.has(name)) throw new AppError(501, 'Not Implemented', { detail: `method ${name} is disabled on this gateway` });
     let request;
     try {
-      const q = req.originalUrl.indexOf('?');
-      request = buildRequest(method.input, match.vars, q >= 0 ? req.originalUrl.slice(q + 1) : '', config.CHAIN_GATEWAY_STYLE);
+      const q = req.url.indexOf('?');
+      request = buildRequest(method.input, match.vars, q >= 0 ? req.url.slice(q + 1) : '', config.CHAIN_GATEWAY_STYLE);
     } catch (err) {
       if (err instanceof RequestParseError) throw badRequest(err.message, err.fieldErrors);
       throw err;
