@@ -2,7 +2,7 @@
 // the path against the annotation-derived route table, builds the request message, calls the
 // upstream node with a deadline and renders the answer as Cosmos JSON. CHAIN_GATEWAY_STYLE=v1
 // (the default) answers at the edge as grpc-gateway v1 on a Cosmos node does: see cosmosEdge.
-import type { Request, RequestHandler, Response, Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { DescMethodUnary } from '@bufbuild/protobuf';
 import { ConnectError } from '@connectrpc/connect';
 import type { Config } from '../../config.ts';
@@ -96,6 +96,25 @@ function segmentsOf(req: Request): string[] {
   }
 }
 
+const FORM = 'application/x-www-form-urlencoded';
+
+/**
+ * grpc-gateway v1's path length fallback: a POST whose Content-Type is exactly the form type is
+ * served by the route of another method (GET here) with the form as parameters, or, with
+ * X-HTTP-Method-Override, as that method. Returns the method to route and the parameters
+ * (Go's Request.Form: body values before query values; a body only when the method has one).
+ */
+function v1Dispatch(req: Request): { verb: string; query: string; fallback: boolean } {
+  const q = req.url.indexOf('?');
+  const urlQuery = q >= 0 ? req.url.slice(q + 1) : '';
+  if (req.method !== 'POST' || req.headers['content-type'] !== FORM) return { verb: req.method, query: urlQuery, fallback: false };
+  const override = req.get('X-HTTP-Method-Override');
+  const verb = override ? override.toUpperCase() : 'POST';
+  if (!['POST', 'PUT', 'PATCH'].includes(verb)) return { verb, query: urlQuery, fallback: false };
+  const body = typeof req.body === 'string' ? req.body : new URLSearchParams(req.body ?? {}).toString();
+  return { verb, query: [body, urlQuery].filter(Boolean).join('&'), fallback: verb === 'POST' };
+}
+
 function sendGrpcError(res: Response, err: ConnectError): void {
   const details = renderErrorDetails(err);
   if (!details) {
@@ -112,8 +131,14 @@ export function gatewayRouter(deps: GatewayDeps): Router {
   if (config.CHAIN_GATEWAY_AUTH === 'apikey') router.use(requireApiKey(keys, 'chain:read'));
 
   const v1 = config.CHAIN_GATEWAY_STYLE === 'v1';
+  // Only v1 reads a body, and only a form posted for the path length fallback.
+  if (v1) router.use(express.text({ type: (req) => req.method === 'POST' && req.headers['content-type'] === FORM, limit: config.BODY_LIMIT }));
   router.use(async (req, res) => {
-    const { match, allowed } = routes.find(req.method, v1 ? v1Segments(res.locals.chainPath as string) : segmentsOf(req));
+    const q = req.url.indexOf('?');
+    const dispatch = v1 ? v1Dispatch(req) : { verb: req.method, query: q >= 0 ? req.url.slice(q + 1) : '', fallback: false };
+    const parts = v1 ? v1Segments(res.locals.chainPath as string) : segmentsOf(req);
+    const { match: own, allowed } = routes.find(dispatch.verb, parts);
+    const match = own ?? (dispatch.fallback ? routes.find('GET', parts).match : undefined);
     if (!match) {
       // grpc-gateway v1 answers an unknown route and a wrong method alike (its ErrUnknownURI).
       if (v1) throw new AppError(501, 'Not Implemented');
@@ -127,8 +152,7 @@ export function gatewayRouter(deps: GatewayDeps): Router {
     if (disabled.has(name)) throw new AppError(501, 'Not Implemented', { detail: `method ${name} is disabled on this gateway` });
     let request;
     try {
-      const q = req.url.indexOf('?');
-      request = buildRequest(method.input, match.vars, q >= 0 ? req.url.slice(q + 1) : '', config.CHAIN_GATEWAY_STYLE);
+      request = buildRequest(method.input, match.vars, dispatch.query, config.CHAIN_GATEWAY_STYLE);
     } catch (err) {
       if (err instanceof RequestParseError) throw badRequest(err.message, err.fieldErrors);
       throw err;
