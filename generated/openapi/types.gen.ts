@@ -635,6 +635,14 @@ export type GetRootErrors = {
      * The query string holds a NUL character (any other query string is ignored).
      */
     400: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetRootError = GetRootErrors[keyof GetRootErrors];
@@ -676,6 +684,14 @@ export type BuildAgentContextErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type BuildAgentContextError = BuildAgentContextErrors[keyof BuildAgentContextErrors];
@@ -709,6 +725,14 @@ export type ListAgentPluginsErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type ListAgentPluginsError = ListAgentPluginsErrors[keyof ListAgentPluginsErrors];
@@ -742,6 +766,14 @@ export type ListAgentToolsErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type ListAgentToolsError = ListAgentToolsErrors[keyof ListAgentToolsErrors];
@@ -789,6 +821,14 @@ export type InvokeAgentToolErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type InvokeAgentToolError = InvokeAgentToolErrors[keyof InvokeAgentToolErrors];
@@ -857,6 +897,14 @@ export type GetUssdSessionDebugErrors = {
      * Too many requests from this address (area B's shared per-address budget).
      */
     429: UssdError;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetUssdSessionDebugError = GetUssdSessionDebugErrors[keyof GetUssdSessionDebugErrors];
@@ -898,6 +946,14 @@ export type ListUssdSessionsErrors = {
      * Too many requests from this address (area B's shared per-address budget).
      */
     429: UssdError;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type ListUssdSessionsError = ListUssdSessionsErrors[keyof ListUssdSessionsErrors];
@@ -923,6 +979,10 @@ export type GetHealthErrors = {
      * The query string holds a NUL character (any other query string is ignored).
      */
     400: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
     /**
      * The service runs but the database did not answer in time.
      */
@@ -969,6 +1029,14 @@ export type GetUserPreferencesErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetUserPreferencesError = GetUserPreferencesErrors[keyof GetUserPreferencesErrors];
@@ -1009,6 +1077,14 @@ export type ListClaimsErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type ListClaimsError = ListClaimsErrors[keyof ListClaimsErrors];
@@ -1060,6 +1136,14 @@ export type SubmitClaimErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type SubmitClaimError = SubmitClaimErrors[keyof SubmitClaimErrors];
@@ -1103,6 +1187,14 @@ export type GetClaimErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetClaimError = GetClaimErrors[keyof GetClaimErrors];
@@ -1139,6 +1231,14 @@ export type ListCollectionsErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type ListCollectionsError = ListCollectionsErrors[keyof ListCollectionsErrors];
@@ -1184,6 +1284,14 @@ export type CreateCollectionErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type CreateCollectionError = CreateCollectionErrors[keyof CreateCollectionErrors];
@@ -1223,6 +1331,14 @@ export type GetCollectionErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetCollectionError = GetCollectionErrors[keyof GetCollectionErrors];
@@ -1262,6 +1378,14 @@ export type GetCollectionReportErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetCollectionReportError = GetCollectionReportErrors[keyof GetCollectionReportErrors];
@@ -1301,6 +1425,14 @@ export type GetCollectionReportChartErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetCollectionReportChartError = GetCollectionReportChartErrors[keyof GetCollectionReportChartErrors];
@@ -1334,6 +1466,14 @@ export type VerifyCredentialErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type VerifyCredentialError = VerifyCredentialErrors[keyof VerifyCredentialErrors];
@@ -1378,6 +1518,14 @@ export type ListEntitiesErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type ListEntitiesError = ListEntitiesErrors[keyof ListEntitiesErrors];
@@ -1419,6 +1567,14 @@ export type CreateEntityErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type CreateEntityError = CreateEntityErrors[keyof CreateEntityErrors];
@@ -1458,6 +1614,14 @@ export type GetEntityErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetEntityError = GetEntityErrors[keyof GetEntityErrors];
@@ -1505,6 +1669,14 @@ export type UpdateEntityErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type UpdateEntityError = UpdateEntityErrors[keyof UpdateEntityErrors];
@@ -1547,6 +1719,14 @@ export type GetEvidenceErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetEvidenceError = GetEvidenceErrors[keyof GetEvidenceErrors];

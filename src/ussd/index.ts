@@ -1,10 +1,10 @@
 // Area B: the USSD session gateway. createUssdArea builds the service, the routes and the
 // periodic sweep of closed and expired sessions; app.ts mounts `gate` before the request
 // validator (rate limit, operator switch) and `router` after it.
-import type { RequestHandler, Router } from 'express';
+import type { Router } from 'express';
 import type { AreaContext } from '../app.ts';
 import { PinCipher, resolvePinKey } from './pin.ts';
-import { ussdRateLimit } from './rate-limit.ts';
+import { ussdRateLimits } from './rate-limit.ts';
 import { UssdRepository } from './repository.ts';
 import { ussdGate, ussdRouter } from './routes.ts';
 import { UssdService, type UssdTwinsPort } from './service.ts';
@@ -42,7 +42,7 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
     logger: logger.child({ area: 'ussd' }),
     now: opts.now,
   });
-  const rateLimit: RequestHandler = await ussdRateLimit(config, logger, ctx.onClose);
+  const limits = await ussdRateLimits(config, logger, ctx.onClose);
 
   const timer = setInterval(() => {
     service.sweep().then(
@@ -53,5 +53,5 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
   timer.unref();
   ctx.onClose(() => clearInterval(timer));
 
-  return { gate: ussdGate(rateLimit, config.USSD_DEBUG_ENABLED), router: ussdRouter(service), service };
+  return { gate: ussdGate(limits.perAddress, config.USSD_DEBUG_ENABLED), router: ussdRouter(service, limits.perPhone), service };
 }

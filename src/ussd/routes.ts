@@ -16,10 +16,10 @@ export function ussdGate(rateLimit: RequestHandler, debugEnabled: boolean): Rout
   return router;
 }
 
-export function ussdRouter(service: UssdService): Router {
+export function ussdRouter(service: UssdService, perPhoneLimit: RequestHandler): Router {
   const router = caseSensitiveRouter();
 
-  router.post('/api/ussd', async (req, res) => {
+  router.post('/api/ussd', perPhoneLimit, async (req, res) => {
     const body = req.body as UssdRequest;
     const reply = await service.handle({
       sessionId: body.sessionId,

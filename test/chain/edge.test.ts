@@ -6,7 +6,8 @@ import { expect } from 'chai';
 import { buildRequest, parseScalar } from '../../src/chain/gateway/request.ts';
 import { DisputeTargetRole } from '../../generated/proto/ixo/claims/v1beta1/claims_pb.ts';
 import { QueryDisputeBySubjectRequestSchema } from '../../generated/proto/ixo/claims/v1beta1/query_pb.ts';
-import { cleanPath, decodeTargetPath, redirectLocation } from '../../src/chain/gateway/target.ts';
+import { decodeTargetPath, redirectLocation } from '../../src/chain/gateway/target.ts';
+import { cleanPath } from '../../src/platform/http/request-target.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('./vectors/go-strconv-base0.json', import.meta.url), 'utf8')) as Record<string, { in: string; out: string | null }[]>;
 

@@ -15,7 +15,8 @@ import { httpStatusForGrpc, renderErrorDetails, UNMARSHALABLE_ERROR_BODY } from 
 import { renderMessage } from './render.ts';
 import { buildRequest, RequestParseError } from './request.ts';
 import { RouteTable } from './routes.ts';
-import { cleanPath, decodeTargetPath, redirectLocation } from './target.ts';
+import { decodeTargetPath, redirectLocation } from './target.ts';
+import { cleanPath } from '../../platform/http/request-target.ts';
 import type { Upstream } from './upstream.ts';
 import { caseSensitiveRouter, isUnder } from '../../platform/http/scope.ts';
 
@@ -115,13 +116,15 @@ function v1Dispatch(req: Request): { verb: string; query: string; fallback: bool
   return { verb, query: [body, urlQuery].filter(Boolean).join('&'), fallback: verb === 'POST' };
 }
 
-function sendGrpcError(res: Response, err: ConnectError): void {
+function sendGrpcError(res: Response, err: ConnectError, retryAfterSeconds: number): void {
   const details = renderErrorDetails(err);
   if (!details) {
     res.status(500).type('application/json').send(UNMARSHALABLE_ERROR_BODY);
     return;
   }
-  res.status(httpStatusForGrpc(err.code)).json({ code: err.code, message: err.rawMessage, details });
+  const status = httpStatusForGrpc(err.code);
+  if (status === 503) res.setHeader('Retry-After', String(retryAfterSeconds));
+  res.status(status).json({ code: err.code, message: err.rawMessage, details });
 }
 
 export function gatewayRouter(deps: GatewayDeps): Router {
@@ -163,11 +166,11 @@ export function gatewayRouter(deps: GatewayDeps): Router {
     } catch (err) {
       const ce = ConnectError.from(err);
       if (httpStatusForGrpc(ce.code) >= 500) logger.warn({ method: name, code: ce.code, err: ce.cause ?? ce.rawMessage }, 'chain upstream call failed');
-      sendGrpcError(res, ce);
+      sendGrpcError(res, ce, config.RETRY_AFTER_SECONDS);
     }
   });
   // Errors in the Cosmos shape here, not by the app's path test: a v1 path may reach the gateway
   // only once decoded (/chain%2Fentity%2Fparams).
-  router.use(errorHandler(logger, () => 'cosmos'));
+  router.use(errorHandler(logger, () => 'cosmos', { retryAfterSeconds: config.RETRY_AFTER_SECONDS }));
   return router;
 }

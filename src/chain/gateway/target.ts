@@ -1,7 +1,7 @@
 // The request target as grpc-gateway v1 sees it on a Cosmos node, where the gateway mux sits
-// behind gorilla/mux: a path with `//`, `.` or `..` segments is answered 301 to the cleaned
-// path, and routes match the decoded path (Go's URL.Path), so an encoded slash (%2F) separates
-// segments like a plain one.
+// behind gorilla/mux: routes match the decoded path (Go's URL.Path), so an encoded slash (%2F)
+// separates segments like a plain one, and a decoded path with `//`, `.` or `..` segments is
+// answered 301 to the cleaned path (the app's request-target rule cleans the raw path before).
 
 /** Go's URL.Path for a raw path: every %XX decoded; undefined for a bad escape (Go answers 400). */
 export function decodeTargetPath(raw: string): string | undefined {
@@ -11,19 +11,6 @@ export function decodeTargetPath(raw: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** gorilla/mux cleanPath: Go's path.Clean of the rooted path, keeping a trailing slash. */
-export function cleanPath(path: string): string {
-  const rooted = path.startsWith('/') ? path : `/${path}`;
-  const kept: string[] = [];
-  for (const segment of rooted.split('/')) {
-    if (segment === '' || segment === '.') continue;
-    if (segment === '..') kept.pop();
-    else kept.push(segment);
-  }
-  const clean = `/${kept.join('/')}`;
-  return rooted.endsWith('/') && clean !== '/' ? `${clean}/` : clean;
 }
 
 /** Characters Go's URL.EscapedPath leaves as they are; every other byte becomes %XX (upper case). */
