@@ -2,9 +2,9 @@
 // way grpc-gateway does: `a.b=c` sets nested field a.b (proto name or lowerCamel JSON name),
 // unknown parameters are ignored, a value that does not parse is a 400. The v1 dialect is
 // grpc-gateway v1 on a Cosmos node: integers parse as Go's strconv with base 0 (0x1f, 0o17,
-// 017, 0b101, 1_000), a parameter given twice takes its first value, and a query Go's
-// url.ParseQuery refuses (a bad escape, a `;` separator) is a 400. The v2 dialect reads plain
-// decimal integers and refuses a repeated parameter.
+// 017, 0b101, 1_000), bytes as Go's padded base64, a parameter given twice takes its first
+// value, and a query Go's url.ParseQuery refuses (a bad escape, a `;` separator) is a 400. The
+// v2 dialect reads plain decimal integers, lenient base64, and refuses a repeated parameter.
 import { create, ScalarType, type DescField, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
 import type { FieldError } from '../../platform/http/errors.ts';
 
@@ -70,7 +70,7 @@ const BASE_PREFIX: Record<number, string> = { 2: '0b', 8: '0o', 16: '0x' };
  * 0b prefix, or a leading 0 for octal, else decimal; underscores only between digits or right
  * after a prefix.
  */
-export function parseGoInteger(raw: string, unsigned: boolean): bigint {
+function parseGoInteger(raw: string, unsigned: boolean): bigint {
   let s = raw;
   let negative = false;
   if (!unsigned && (s.startsWith('+') || s.startsWith('-'))) {
