@@ -119,6 +119,8 @@ const chainSchema = {
   CHAIN_PREFIX_ALIASES: list.pipe(z.array(z.string().regex(/^\/[A-Za-z0-9_-]+$/, 'each must look like /ixo'))).default([]),
   CHAIN_BASE_PATH: z.string().regex(/^(\/[A-Za-z0-9_-]+)*$/, 'must be empty or look like /rest').default(''),
   CHAIN_GATEWAY_AUTH: z.enum(['none', 'apikey']).default('none'),
+  // v1: the edge of grpc-gateway v1 as Cosmos/IXO nodes run it; v2: the earlier 404/405 answers.
+  CHAIN_GATEWAY_STYLE: z.enum(['v1', 'v2']).default('v1'),
   CHAIN_CORS_ORIGINS: list.default([]),
   CHAIN_DISABLED_METHODS: list.default([]),
   // Module params answered by the embedded node (a real chain keeps them in governance state).

@@ -2,7 +2,7 @@
 // annotations. See README "Area C" and ../shared/design/chain-gateway.md.
 import type { Router } from 'express';
 import type { AreaContext } from '../app.ts';
-import { gatewayMounts, gatewayRouter } from './gateway/router.ts';
+import { cosmosEdge, gatewayMounts, gatewayRouter } from './gateway/router.ts';
 import { buildRoutes, RouteTable } from './gateway/routes.ts';
 import { embeddedUpstream, grpcUpstream } from './gateway/upstream.ts';
 import { ChainRepository } from './node/repository.ts';
@@ -22,7 +22,7 @@ export async function createChainArea(ctx: AreaContext): Promise<ChainArea> {
   const disabled = disabledMethodSet(config.CHAIN_DISABLED_METHODS);
   const services = queryServices({ config, reads: new ChainRepository(db), disabled });
   // Built before anything listens: a bad annotation stops start-up with nothing left open.
-  const routes = new RouteTable(buildRoutes());
+  const routes = new RouteTable(buildRoutes(), config.CHAIN_GATEWAY_STYLE);
 
   let grpcPort: number | undefined;
   if (config.GRPC_ENABLED) {
@@ -40,6 +40,7 @@ export async function createChainArea(ctx: AreaContext): Promise<ChainArea> {
   const gateway = gatewayRouter({ config, keys, logger, routes, upstream, disabled });
   // Case-sensitive like the upstream gateway: /Chain/... is not a route.
   const router = caseSensitiveRouter();
-  for (const mount of gatewayMounts(config)) router.use(mount, gateway);
+  if (config.CHAIN_GATEWAY_STYLE === 'v1') router.use(cosmosEdge(gatewayMounts(config), gateway));
+  else for (const mount of gatewayMounts(config)) router.use(mount, gateway);
   return { router, grpcPort };
 }

@@ -1,11 +1,14 @@
 // Routing, query parameters, prefixes, gating, CORS and disabled methods of the gateway. The
 // upstream is a fake node that echoes what it was asked, so each test sees which method the
 // route reached and with which request.
+import { request as httpRequest } from 'node:http';
 import { createServer as createH2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import request from 'supertest';
 import { toJsonString } from '@bufbuild/protobuf';
+import { DurationSchema } from '@bufbuild/protobuf/wkt';
+import { BadRequestSchema, ErrorInfoSchema } from '../../generated/proto/google/rpc/error_details_pb.ts';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { connectNodeAdapter, createGrpcTransport } from '@connectrpc/connect-node';
 import { ClaimsQuery, EntityQuery, IidQuery, TokenQuery } from '../../src/chain/services.ts';
@@ -14,6 +17,8 @@ import { QueryEntityListRequestSchema } from '../../generated/proto/ixo/entity/v
 import { ConfigError, configWith } from '../../src/config.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
+
+const NOT_IMPLEMENTED = { code: 12, message: 'Not Implemented', details: [] };
 
 /** A node whose answers name the method and echo the request. */
 async function echoNode(): Promise<{ url: string; calls: string[]; close(): Promise<void> }> {
@@ -36,10 +41,26 @@ async function echoNode(): Promise<{ url: string; calls: string[]; close(): Prom
         router.service(ClaimsQuery, {
           collection: (req) => (calls.push('Collection'), { collection: { id: req.id } }),
           collectionList: (req) => (calls.push('CollectionList'), { collections: [{ id: toJsonString(QueryCollectionListRequestSchema, req) }] }),
-          claim: (req) => (calls.push('Claim'), { claim: { claimId: req.id } }),
+          claim: (req) => {
+            calls.push('Claim');
+            if (req.id === 'with-details') {
+              throw new ConnectError('claim with-details is disputed', Code.FailedPrecondition, undefined, [
+                { desc: ErrorInfoSchema, value: { reason: 'CLAIM_DISPUTED', domain: 'claims.ixo.world', metadata: { claim: 'with-details' } } },
+                { desc: BadRequestSchema, value: { fieldViolations: [{ field: 'id', description: 'disputed' }] } },
+              ]);
+            }
+            // A detail of a type no gateway registry knows (grpc-gateway cannot marshal it either).
+            if (req.id === 'odd-details') throw new ConnectError('odd', Code.Internal, undefined, [{ desc: DurationSchema, value: { seconds: 1n } }]);
+            return { claim: { claimId: req.id } };
+          },
+          disputeBySubject: (req) => (calls.push('DisputeBySubject'), { dispute: { subjectId: req.subjectId, targetRole: req.targetRole } }),
+          intent: (req) => (calls.push('Intent'), { intent: { id: req.id, agentAddress: req.agentAddress, collectionId: req.collectionId } }),
           claimList: (req) => (calls.push('ClaimList'), { claims: [{ claimId: toJsonString(QueryClaimListRequestSchema, req) }] }),
         });
-        router.service(TokenQuery, { params: () => (calls.push('token.Params'), { params: { ixo1155ContractCode: 9n } }) });
+        router.service(TokenQuery, {
+          params: () => (calls.push('token.Params'), { params: { ixo1155ContractCode: 9n } }),
+          tokenDoc: (req) => (calls.push('TokenDoc'), { tokenDoc: { minter: req.minter, contractAddress: req.contractAddress } }),
+        });
       },
     }),
   );
@@ -86,9 +107,13 @@ forEachDatabase('chain gateway routing', (t) => {
       expect((await get('/chain/entity/did%3Aixo%3Aentity%3Aabc')).body.entity.id).to.equal('did:ixo:entity:abc');
     });
 
-    it('treats a trailing slash as the same route', async () => {
-      expect((await get('/chain/entity/did:ixo:entity:abc/')).body.entity.id).to.equal('did:ixo:entity:abc');
-      expect((await get('/chain/token/params/')).body).to.deep.equal({ params: { ixo1155_contract_code: '9' } });
+    it('does not route a trailing slash (grpc-gateway v1): 501, or an empty last segment bound to a variable', async () => {
+      for (const path of ['/chain/token/params/', '/chain/entity/did:ixo:entity:abc/', '/chain/claims/claims/']) {
+        const res = await get(path);
+        expect(res.status, path).to.equal(501);
+        expect(res.body, path).to.deep.equal(NOT_IMPLEMENTED);
+      }
+      expect((await get('/chain/claims/claim/')).body.claim.claim_id).to.equal('');
     });
 
     it('reaches every annotated method', async () => {
@@ -114,27 +139,45 @@ forEachDatabase('chain gateway routing', (t) => {
       expect(node.calls).to.deep.equal(['Claim', 'Collection', 'ClaimList', 'CollectionList']);
     });
 
-    it('answers 404 {"code":5,"message":"Not Found","details":[]} for unknown routes', async () => {
-      for (const path of ['/chain/nope', '/chain', '/chain/', '/chain/entity/a/b/c', '/chain/Entity/params', '/chain/claims/claim']) {
+    it('answers 501 {"code":12,"message":"Not Implemented","details":[]} for unknown routes (grpc-gateway v1)', async () => {
+      for (const path of ['/chain/nope', '/chain', '/chain/', '/chain/entity/a/b/c', '/chain/Entity/params', '/chain/claims/claim', '/chain/entity/:abc']) {
         const res = await get(path);
-        expect(res.status, path).to.equal(404);
-        expect(res.body, path).to.deep.equal({ code: 5, message: 'Not Found', details: [] });
+        expect(res.status, path).to.equal(501);
+        expect(res.body, path).to.deep.equal(NOT_IMPLEMENTED);
       }
     });
 
-    it('answers 405 with Allow for a wrong method on a known route', async () => {
-      for (const method of ['POST', 'DELETE', 'PUT']) {
+    it('answers a wrong method on a known route like an unknown route: 501 code 12, no Allow; HEAD included', async () => {
+      for (const method of ['POST', 'DELETE', 'PUT', 'HEAD', 'OPTIONS']) {
         const res = await get('/chain/entity/did:x', { method });
-        expect(res.status).to.equal(405);
-        expect(res.headers.get('allow')).to.equal('GET');
-        expect(res.body.code).to.equal(12);
+        expect(res.status, method).to.equal(501);
+        expect(res.headers.get('allow'), method).to.equal(null);
+        if (method !== 'HEAD') expect(res.body, method).to.deep.equal(NOT_IMPLEMENTED);
       }
     });
 
-    it('never parses a body: a POST with broken JSON is still a 405, a GET with one is answered', async () => {
+    it('serves a POST of a form on a GET route as the GET, form before query (grpc-gateway v1 path length fallback)', async () => {
+      const form = { 'content-type': 'application/x-www-form-urlencoded' };
+      const res = await get('/chain/claims/claims?pagination.limit=9&pagination.offset=3', { method: 'POST', headers: form, body: 'pagination.limit=2&pagination.reverse=true' });
+      expect(res.status).to.equal(200);
+      expect(JSON.parse(res.body.claims[0].claim_id)).to.deep.equal({ pagination: { limit: '2', offset: '3', reverse: true } });
+      // X-HTTP-Method-Override: GET routes as GET, and a GET has no body: only the query counts.
+      const overridden = await get('/chain/claims/claims?pagination.limit=9', { method: 'POST', headers: { ...form, 'x-http-method-override': 'get' }, body: 'pagination.limit=2' });
+      expect(JSON.parse(overridden.body.claims[0].claim_id)).to.deep.equal({ pagination: { limit: '9' } });
+      const deleted = await get('/chain/claims/claims', { method: 'POST', headers: { ...form, 'x-http-method-override': 'DELETE' }, body: '' });
+      expect(deleted.status).to.equal(501);
+      // The form must be exactly that type, and must parse as Go parses it.
+      const charset = await get('/chain/claims/claims', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' }, body: 'pagination.limit=2' });
+      expect(charset.status).to.equal(501);
+      const bad = await get('/chain/claims/claims', { method: 'POST', headers: form, body: 'pagination.limit=2;x=1' });
+      expect(bad.status).to.equal(400);
+      expect(bad.body.message).to.equal('invalid semicolon separator in query');
+    });
+
+    it('never parses a JSON body: a POST with broken JSON is still a 501, a GET with one is answered', async () => {
       const post = await get('/chain/token/params', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{bad' });
-      expect(post.status).to.equal(405);
-      expect(post.headers.get('allow')).to.equal('GET');
+      expect(post.status).to.equal(501);
+      expect(post.body).to.deep.equal(NOT_IMPLEMENTED);
       // fetch sends no GET body; supertest does.
       const withBody = await request(server.baseUrl).get('/chain/token/params').set('content-type', 'application/json').send('{bad');
       expect(withBody.status).to.equal(200);
@@ -144,6 +187,94 @@ forEachDatabase('chain gateway routing', (t) => {
       const res = await get('/chain/entity/%E0%A4%A');
       expect(res.status).to.equal(400);
       expect(res.body.code).to.equal(3);
+    });
+  });
+
+  describe('request targets as grpc-gateway v1 behind gorilla/mux', () => {
+    /** The request target sent as written: fetch would resolve `.` and `..` segments itself. */
+    const raw = (path: string) =>
+      new Promise<{ status: number; location?: string; text: string }>((resolve, reject) => {
+        const { hostname, port } = new URL(server.baseUrl);
+        const req = httpRequest({ hostname, port, path, method: 'GET' }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode!, location: res.headers.location, text }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+
+    it('redirects a path with //, . or .. segments (301) to the cleaned path, query kept, without calling the node', async () => {
+      node.calls.length = 0;
+      for (const [path, location] of [
+        ['/chain//token/params', '/chain/token/params'],
+        ['/chain/token//params/', '/chain/token/params/'],
+        ['/chain/./entity/params', '/chain/entity/params'],
+        ['/chain/entity/x/../params?pagination.limit=1', '/chain/entity/params?pagination.limit=1'],
+        ['/chain/entity/a%2F..%2Fparams', '/chain/entity/params'],
+        ['/v1/../chain/token/params', '/chain/token/params'],
+        ['/chain/entity/did:ixo:x%20y/./metadata', '/chain/entity/did:ixo:x%20y/metadata'],
+      ]) {
+        const res = await raw(path!);
+        expect(res.status, path).to.equal(301);
+        expect(res.location, path).to.equal(location);
+        expect(res.text, path).to.equal('');
+      }
+      expect(node.calls).to.deep.equal([]);
+    });
+
+    it('decodes %2F before matching, so an encoded slash separates segments', async () => {
+      expect((await get('/chain/entity%2Fparams')).body.params.nftContractAddress).to.equal('Params');
+      expect((await get('/chain%2Ftoken%2Fparams')).body).to.deep.equal({ params: { ixo1155_contract_code: '9' } });
+      const split = await get('/chain/entity/did%3Aixo%2Fabc');
+      expect(split.status).to.equal(501);
+      expect(split.body).to.deep.equal(NOT_IMPLEMENTED);
+    });
+
+    it('answers a path that is not valid percent-encoding 400 code 3', async () => {
+      const res = await raw('/chain/entity/%zz/metadata');
+      expect(res.status).to.equal(400);
+      expect(JSON.parse(res.text).code).to.equal(3);
+    });
+
+    it('binds enum path variables by name or number, Go integer syntax included', async () => {
+      for (const role of ['DISPUTE_TARGET_ROLE_EVALUATOR', '2', '0x2', '0b10']) {
+        expect((await get(`/chain/claims/dispute-by-subject/s1/${role}`)).body.dispute, role).to.include({ subject_id: 's1', target_role: 'DISPUTE_TARGET_ROLE_EVALUATOR' });
+      }
+      const bad = await get('/chain/claims/dispute-by-subject/s1/9');
+      expect(bad.status).to.equal(400);
+      expect(bad.body.message).to.contain('targetRole');
+    });
+
+    it('reaches the v8 query methods by their annotated paths', async () => {
+      expect((await get('/chain/claims/intent/ixo1agent/7/i1')).body.intent).to.include({ id: 'i1', agent_address: 'ixo1agent', collection_id: '7' });
+      expect((await get('/chain/token/minter/ixo1m/ixo1c')).body.tokenDoc).to.include({ minter: 'ixo1m', contract_address: 'ixo1c', cap: '0', supply: '0' });
+      // The echo node does not implement DisputeList: the node's UNIMPLEMENTED is a 501.
+      const unimplemented = await get('/chain/claims/disputes');
+      expect(unimplemented.status).to.equal(501);
+      expect(unimplemented.body.code).to.equal(12);
+    });
+  });
+
+  describe('upstream errors', () => {
+    it('passes gRPC error details through, each as an Any with @type and proto field names', async () => {
+      const res = await get('/chain/claims/claim/with-details');
+      expect(res.status).to.equal(400);
+      expect(res.body).to.deep.equal({
+        code: 9,
+        message: 'claim with-details is disputed',
+        details: [
+          { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'CLAIM_DISPUTED', domain: 'claims.ixo.world', metadata: { claim: 'with-details' } },
+          { '@type': 'type.googleapis.com/google.rpc.BadRequest', field_violations: [{ field: 'id', description: 'disputed' }] },
+        ],
+      });
+    });
+
+    it('answers a detail of an unknown type as grpc-gateway does: 500 with its fixed fallback body', async () => {
+      const res = await fetch(`${server.baseUrl}/chain/claims/claim/odd-details`);
+      expect(res.status).to.equal(500);
+      expect(await res.text()).to.equal('{"code": 13, "message": "failed to marshal error message"}');
     });
   });
 
@@ -163,8 +294,15 @@ forEachDatabase('chain gateway routing', (t) => {
     it('takes pagination.key as URL-encoded base64 (standard or URL-safe)', async () => {
       expect(await claimListRequest(`pagination.key=${encodeURIComponent('+/8B')}`)).to.deep.equal({ pagination: { key: '+/8B' } });
       expect(await claimListRequest('pagination.key=-_8B')).to.deep.equal({ pagination: { key: '+/8B' } });
-      // An unescaped "+" arrives as a space; it is still read as base64.
-      expect(await claimListRequest('pagination.key=+/8B')).to.deep.equal({ pagination: { key: '+/8B' } });
+      expect(await claimListRequest('pagination.key=AQ%3D%3D')).to.deep.equal({ pagination: { key: 'AQ==' } });
+    });
+
+    it('reads pagination.key as grpc-gateway v1 does: padded base64 only, an unescaped "+" (a space) refused', async () => {
+      for (const key of ['+/8B', 'AQ', '-_8']) {
+        const res = await get(`/chain/claims/claims?pagination.key=${key}`);
+        expect(res.status, key).to.equal(400);
+        expect(res.body.message, key).to.equal('pagination.key: must be base64');
+      }
     });
 
     it('accepts the lowerCamel aliases', async () => {
@@ -181,14 +319,39 @@ forEachDatabase('chain gateway routing', (t) => {
         ['pagination.limit=-1', 'pagination.limit'],
         ['pagination.offset=18446744073709551616', 'pagination.offset'],
         ['pagination.count_total=maybe', 'pagination.count_total'],
-        ['pagination.key=%%%', 'pagination.key'],
         ['pagination.key=a', 'pagination.key'],
-        ['pagination.limit=1&pagination.limit=2', 'pagination.limit'],
+        ['pagination.limit=0x', 'pagination.limit'],
+        ['pagination.limit=08', 'pagination.limit'],
+        ['pagination.limit=+5', 'pagination.limit'],
       ]) {
         const res = await get(`/chain/claims/claims?${query}`);
         expect(res.status, query).to.equal(400);
         expect(res.body.code, query).to.equal(3);
         expect(res.body.message, query).to.contain(name);
+      }
+    });
+
+    it('takes the first value of a repeated parameter (grpc-gateway v1)', async () => {
+      expect(await claimListRequest('pagination.limit=1&pagination.limit=2&pagination.reverse=true&pagination.reverse=false')).to.deep.equal({
+        pagination: { limit: '1', reverse: true },
+      });
+    });
+
+    it('parses integers as Go strconv with base 0: hex, octal, binary, underscores', async () => {
+      expect(await claimListRequest('pagination.limit=0x10&pagination.offset=010')).to.deep.equal({ pagination: { limit: '16', offset: '8' } });
+      expect(await claimListRequest('pagination.limit=0b101&pagination.offset=1_000')).to.deep.equal({ pagination: { limit: '5', offset: '1000' } });
+      expect(await claimListRequest('pagination.limit=0o17')).to.deep.equal({ pagination: { limit: '15' } });
+    });
+
+    it('answers 400 code 3 for a query Go refuses: a bad escape or a ; separator', async () => {
+      for (const [query, message] of [
+        ['pagination.key=%%%', 'invalid URL escape "%%%"'],
+        ['pagination.limit=1%zz', 'invalid URL escape "%zz"'],
+        ['pagination.limit=1;pagination.offset=2', 'invalid semicolon separator in query'],
+      ]) {
+        const res = await get(`/chain/claims/claims?${query}`);
+        expect(res.status, query).to.equal(400);
+        expect(res.body, query).to.deep.equal({ code: 3, message, details: [] });
       }
     });
 
@@ -223,7 +386,7 @@ forEachDatabase('chain gateway configuration', (t) => {
   it('CHAIN_PREFIX replaces /chain', async () => {
     await withServer({ CHAIN_PREFIX: '/ixo' }, async (get) => {
       expect((await get('/ixo/token/params')).status).to.equal(200);
-      expect((await get('/ixo/nope')).body).to.deep.equal({ code: 5, message: 'Not Found', details: [] });
+      expect((await get('/ixo/nope')).body).to.deep.equal(NOT_IMPLEMENTED);
       const old = await get('/chain/token/params');
       expect(old.status).to.equal(404);
       expect(old.headers.get('content-type')).to.contain('application/problem+json');
@@ -234,7 +397,7 @@ forEachDatabase('chain gateway configuration', (t) => {
     await withServer({ CHAIN_PREFIX_ALIASES: '/ixo,/legacy' }, async (get) => {
       for (const p of ['/chain', '/ixo', '/legacy']) {
         expect((await get(`${p}/entity/params`)).body.params.nftContractAddress, p).to.equal('Params');
-        expect((await get(`${p}/nope`)).body.code, p).to.equal(5);
+        expect((await get(`${p}/nope`)).body.code, p).to.equal(12);
       }
     });
   });
@@ -279,6 +442,36 @@ forEachDatabase('chain gateway configuration', (t) => {
       error = err as Error;
     }
     expect(error?.message).to.contain('CHAIN_DISABLED_METHODS').and.contain('ixo.claims.v1beta1.Query.Nope');
+  });
+
+  it('CHAIN_GATEWAY_STYLE=v2 keeps the v2-style edge: 404, 405 with Allow, trailing slash, HEAD as GET, decimal only', async () => {
+    await withServer({ CHAIN_GATEWAY_STYLE: 'v2' }, async (get) => {
+      const unknown = await get('/chain/nope');
+      expect(unknown.status).to.equal(404);
+      expect(unknown.body).to.deep.equal({ code: 5, message: 'Not Found', details: [] });
+      const post = await get('/chain/entity/did:x', { method: 'POST' });
+      expect(post.status).to.equal(405);
+      expect(post.headers.get('allow')).to.equal('GET');
+      expect(post.body.code).to.equal(12);
+      expect((await get('/chain/token/params/')).body).to.deep.equal({ params: { ixo1155_contract_code: '9' } });
+      expect((await get('/chain/token/params', { method: 'HEAD' })).status).to.equal(200);
+      // No redirect once decoded: %2F stays inside the segment.
+      expect((await get('/chain/entity/a%2F..%2Fparams', { redirect: 'manual' })).body.entity.id).to.equal('a/../params');
+      expect((await get('/chain%2Ftoken%2Fparams')).status).to.equal(404);
+      // v2 reads an unescaped "+" (a space) and unpadded base64 as base64.
+      const lenient = await get('/chain/claims/claims?pagination.key=+/8B&pagination.offset=0');
+      expect(lenient.status).to.equal(200);
+      expect(JSON.parse(lenient.body.claims[0].claim_id)).to.deep.equal({ pagination: { key: '+/8B' } });
+      for (const query of ['pagination.limit=1&pagination.limit=2', 'pagination.limit=0x10']) {
+        const res = await get(`/chain/claims/claims?${query}`);
+        expect(res.status, query).to.equal(400);
+        expect(res.body.message, query).to.contain('pagination.limit');
+      }
+    });
+  });
+
+  it('refuses an unknown CHAIN_GATEWAY_STYLE, naming the variable', () => {
+    expect(() => configWith({ CHAIN_GATEWAY_STYLE: 'v3' })).to.throw(ConfigError, 'CHAIN_GATEWAY_STYLE');
   });
 
   describe('API-key gating (CHAIN_GATEWAY_AUTH=apikey)', () => {
@@ -365,6 +558,30 @@ forEachDatabase('chain query node over gRPC', (t) => {
         code = ConnectError.from(err).code;
       }
       expect(code).to.equal(Code.Unimplemented);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('answers 501 code 12 for the v8 queries of data Hearth does not hold (disputes, intents, members, deposits, tokens)', async () => {
+    const server = await startTestServer(t.db, {});
+    try {
+      for (const path of [
+        '/chain/claims/disputes',
+        '/chain/claims/dispute/p1',
+        '/chain/claims/intents',
+        '/chain/claims/collection/1/members',
+        '/chain/claims/collection/1/member/ixo1m',
+        '/chain/claims/collection/1/deposits',
+        '/chain/token/metadata/t1',
+        '/chain/token/minter/ixo1m',
+      ]) {
+        const res = await fetch(server.baseUrl + path);
+        expect(res.status, path).to.equal(501);
+        const body = await res.json();
+        expect(body.code, path).to.equal(12);
+        expect(body.message, path).to.match(/^this node holds no /);
+      }
     } finally {
       await server.stop();
     }

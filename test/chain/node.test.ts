@@ -181,7 +181,7 @@ forEachDatabase('chain routes over the embedded node', (t) => {
   describe('claims', () => {
     it('GET /chain/claims/claim/{id} maps the claim status to the evaluation status', async () => {
       const pending = (await get(`/chain/claims/claim/${claims.pending.id}`)).body.claim;
-      expect(pending).to.deep.include({ collection_id: 'kpt-zambia', agent_did: 'did:ixo:entity:00000000000000000000000000000a04', claim_id: claims.pending.id, agent_address: '', use_intent: false, amount: [], payments_status: null });
+      expect(pending).to.deep.include({ collection_id: 'kpt-zambia', agent_did: 'did:ixo:entity:00000000000000000000000000000a04', claim_id: claims.pending.id, agent_address: '', use_intent: false, amount: [], payments_status: { submission: 'NO_PAYMENT', evaluation: 'NO_PAYMENT', approval: 'NO_PAYMENT', rejection: 'NO_PAYMENT' } });
       expect(pending.submission_date).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$/);
       expect(pending.evaluation).to.include({ status: 'PENDING', evaluation_date: null, oracle: '' });
 

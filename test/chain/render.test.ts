@@ -11,6 +11,7 @@ import {
   EvaluationStatus,
   PaymentStatus,
   PaymentSchema,
+  AdjudicationDidSchema,
 } from '../../generated/proto/ixo/claims/v1beta1/claims_pb.ts';
 import {
   QueryClaimResponseSchema,
@@ -19,7 +20,7 @@ import {
 } from '../../generated/proto/ixo/claims/v1beta1/query_pb.ts';
 import { QueryEntityResponseSchema, QueryParamsResponseSchema as EntityParamsResponseSchema } from '../../generated/proto/ixo/entity/v1beta1/query_pb.ts';
 import { QueryIidDocumentResponseSchema } from '../../generated/proto/ixo/iid/v1beta1/query_pb.ts';
-import { QueryParamsResponseSchema as TokenParamsResponseSchema } from '../../generated/proto/ixo/token/v1beta1/query_pb.ts';
+import { QueryParamsResponseSchema as TokenParamsResponseSchema, QueryTokenDocResponseSchema } from '../../generated/proto/ixo/token/v1beta1/query_pb.ts';
 
 const at = (iso: string, nanos = 0) => create(TimestampSchema, { seconds: BigInt(Date.parse(iso) / 1000), nanos });
 
@@ -32,12 +33,40 @@ describe('chain JSON rendering', () => {
       expect(Object.keys(token.params as object)).to.deep.equal(['ixo1155_contract_code']);
     });
 
-    it('emits every field: "" for strings, 0 for 32-bit, "0" for 64-bit, false, [] and null for unset messages', () => {
+    it('emits every field: "" for strings, 0 for 32-bit, "0" for 64-bit, false, [] and null for unset (nullable) messages', () => {
       const out = renderMessage(QueryEntityResponseSchema, create(QueryEntityResponseSchema, { entity: {} }));
       expect(out.entity).to.deep.equal({
         id: '', type: '', start_date: null, end_date: null, status: 0, relayer_node: '', credentials: [], entity_verified: false, metadata: null, accounts: [],
       });
-      expect(out.iidDocument).to.equal(null);
+      const claim = renderMessage(QueryClaimResponseSchema, create(QueryClaimResponseSchema, { claim: {} })).claim as any;
+      expect(claim.evaluation).to.equal(null);
+      expect(claim.payments_status).to.equal(null);
+    });
+
+    it('renders an unset gogoproto nullable=false message as its zero value, never null', () => {
+      // QueryEntityResponse.iidDocument is nullable=false upstream: a Go value, so an empty object.
+      const out = renderMessage(QueryEntityResponseSchema, create(QueryEntityResponseSchema, {}));
+      expect(out.iidDocument).to.deep.equal({
+        context: [], id: '', controller: [], verificationMethod: [], service: [], authentication: [], assertionMethod: [], keyAgreement: [],
+        capabilityInvocation: [], capabilityDelegation: [], linkedResource: [], linkedClaim: [], accordedRight: [], linkedEntity: [], alsoKnownAs: '', metadata: null,
+      });
+      expect((out.entity as any).id).to.equal('');
+      // stdduration nullable=false: time.Duration(0) renders "0s"; a nullable Timestamp stays null.
+      const payment = renderMessage(PaymentSchema, create(PaymentSchema, {}));
+      expect(payment.timeout_ns).to.equal('0s');
+      expect(payment.contract_1155_payment).to.equal(null);
+      expect(renderMessage(ClaimsParamsResponseSchema, create(ClaimsParamsResponseSchema, {})).params).to.deep.equal({
+        collection_sequence: '0', ixo_account: '', network_fee_percentage: '0.000000000000000000', node_fee_percentage: '0.000000000000000000', intent_sequence: '0',
+      });
+    });
+
+    it('renders gogoproto customtype strings as their Cosmos type: LegacyDec with 18 places, Uint "0" when empty', () => {
+      const doc = renderMessage(QueryTokenDocResponseSchema, create(QueryTokenDocResponseSchema, { tokenDoc: { name: 't', supply: '25', retired: [{ id: 'r' }] } })).tokenDoc as any;
+      expect(doc.cap).to.equal('0');
+      expect(doc.supply).to.equal('25');
+      expect(doc.retired[0].amount).to.equal('0');
+      const adjudicator = renderMessage(AdjudicationDidSchema, create(AdjudicationDidSchema, { did: 'did:x', rewardPercentage: '200000000000000000' }));
+      expect(adjudicator).to.deep.equal({ did: 'did:x', reward_percentage: '0.200000000000000000' });
     });
 
     it('writes 64-bit integers as strings and 32-bit integers as numbers', () => {
@@ -71,7 +100,9 @@ describe('chain JSON rendering', () => {
       expect(renderDuration(1n, 500_000_000)).to.equal('1.500s');
       expect(renderDuration(-2n, 0)).to.equal('-2s');
       const payment = renderMessage(PaymentSchema, create(PaymentSchema, { account: 'ixo1acc', timeoutNs: create(DurationSchema, { seconds: 3600n }), amount: [{ denom: 'uixo', amount: '1000' }] }));
-      expect(payment).to.deep.equal({ account: 'ixo1acc', amount: [{ denom: 'uixo', amount: '1000' }], contract_1155_payment: null, timeout_ns: '3600s' });
+      expect(payment).to.deep.equal({
+        account: 'ixo1acc', amount: [{ denom: 'uixo', amount: '1000' }], contract_1155_payment: null, timeout_ns: '3600s', cw20_payment: [], is_oracle_payment: false, cw1155_payment: [],
+      });
     });
 
     it('writes bytes as base64 and empty bytes as null', () => {
@@ -185,10 +216,18 @@ describe('chain JSON rendering', () => {
             verification_proof: '',
             evaluation_date: '2024-04-02T00:00:00Z',
             amount: [{ denom: 'uixo', amount: '5' }],
+            cw20_payment: [],
+            cw1155_payment: [],
+            cw1155_intent_payment: [],
           },
           payments_status: { submission: 'PAID', evaluation: 'NO_PAYMENT', approval: 'PROMISED', rejection: 'NO_PAYMENT' },
           use_intent: true,
           amount: [],
+          cw20_payment: [],
+          cw1155_payment: [],
+          cw1155_intent_payment: [],
+          member_address: '',
+          evaluation_history: [],
         },
       });
     });
@@ -201,6 +240,8 @@ describe('chain JSON rendering', () => {
         collection: {
           id: '1', entity: 'did:ixo:entity:p', admin: 'ixo1admin', protocol: 'did:ixo:entity:proto', start_date: '2024-01-01T00:00:00Z', end_date: null,
           quota: '100', count: '3', evaluated: '2', approved: '1', rejected: '1', disputed: '0', state: 'PAUSED', payments: null, signer: '',
+          invalidated: '0', escrow_account: '', intents: 'ALLOW', flagged: '0', flagged_active: '0', service_agent_deposit_required: [], evaluator_deposit_required: [],
+          dispute_deposit_amount: [], penalty_amount_per_dispute: [], disputes_open: '0', disputes_awarded: '0', disputes_dismissed: '0', min_deposit_period: '0s', adjudicators: [],
         },
       });
     });

@@ -1,7 +1,11 @@
 // gRPC status -> HTTP status for gateway answers (grpc-gateway's table, design note "Routing
 // and errors"). The reverse direction for errors raised by the gateway itself lives in
 // src/platform/http/errors.ts (grpcCodeForHttp).
-import { Code } from '@connectrpc/connect';
+import { create, createRegistry, fromBinary } from '@bufbuild/protobuf';
+import { Code, type ConnectError } from '@connectrpc/connect';
+import { file_google_rpc_error_details } from '../../../generated/proto/google/rpc/error_details_pb.ts';
+import { QUERY_SERVICES } from '../services.ts';
+import { renderMessage, type Json } from './render.ts';
 
 const HTTP_FOR_GRPC: Record<Code, number> = {
   [Code.Canceled]: 408,
@@ -23,3 +27,26 @@ const HTTP_FOR_GRPC: Record<Code, number> = {
 };
 
 export const httpStatusForGrpc = (code: Code): number => HTTP_FOR_GRPC[code] ?? 500;
+
+/** Detail types a node's gateway can marshal: the standard google.rpc ones and the IXO messages. */
+const DETAIL_TYPES = createRegistry(file_google_rpc_error_details, ...QUERY_SERVICES.map((s) => s.file));
+
+/**
+ * The details of an upstream error as grpc-gateway renders google.rpc.Status.details: each Any
+ * as {"@type": ..., fields}. Undefined when one has a type the gateway does not know, which
+ * grpc-gateway cannot marshal either.
+ */
+export function renderErrorDetails(err: ConnectError): Json[] | undefined {
+  const out: Json[] = [];
+  for (const detail of err.details) {
+    const typeName = 'desc' in detail ? detail.desc.typeName : detail.type;
+    const desc = DETAIL_TYPES.getMessage(typeName);
+    if (!desc) return undefined;
+    const message = 'desc' in detail ? create(detail.desc, detail.value) : fromBinary(desc, detail.value);
+    out.push({ '@type': `type.googleapis.com/${typeName}`, ...renderMessage(desc, message) });
+  }
+  return out;
+}
+
+/** grpc-gateway's answer when it cannot marshal an error (DefaultHTTPProtoErrorHandler's fallback), byte for byte. */
+export const UNMARSHALABLE_ERROR_BODY = '{"code": 13, "message": "failed to marshal error message"}';

@@ -1,20 +1,14 @@
 // Cosmos JSON rendering (what grpc-gateway with EmitUnpopulated and OrigName produces and what
 // Cosmos clients parse): proto field names, every field present, 64-bit integers as strings,
 // enums by name, Timestamp as RFC 3339 UTC, Duration as "<seconds>s", bytes as base64, `null`
-// for unset messages and empty bytes, LegacyDec with 18 decimal places.
-import { ScalarType, type DescField, type DescMessage, type Message } from '@bufbuild/protobuf';
+// for unset messages and empty bytes. The gogoproto options kept in the protos decide the rest,
+// as the Go types they generate do on a node: a `nullable = false` message is a value, never
+// null (an unset one renders as its zero value), and a `customtype` string renders as that type.
+import { getOption, hasOption, ScalarType, type DescField, type DescMessage, type Message } from '@bufbuild/protobuf';
+import { customtype, nullable } from '../../../generated/proto/gogoproto/gogo_pb.ts';
 import { legacyDecFromWire } from '../legacy-dec.ts';
 
-/**
- * String fields that carry a cosmos LegacyDec. Upstream marks them with gogoproto customtype,
- * which we strip from the protos (it does not change the wire), so the renderer names them.
- */
-export const LEGACY_DEC_FIELDS = new Set([
-  'ixo.claims.v1beta1.Params.network_fee_percentage',
-  'ixo.claims.v1beta1.Params.node_fee_percentage',
-]);
-
-type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type AnyMessage = Record<string, unknown>;
 
 export function renderMessage(desc: DescMessage, message: Message | AnyMessage): { [k: string]: Json } {
@@ -48,15 +42,35 @@ export function renderMessage(desc: DescMessage, message: Message | AnyMessage):
 function renderSingle(field: DescField, value: unknown): Json {
   switch (field.fieldKind) {
     case 'scalar':
-      if (LEGACY_DEC_FIELDS.has(`${field.parent.typeName}.${field.name}`)) return legacyDecFromWire(String(value ?? ''));
-      return renderScalar(field.scalar, value);
+      return renderCustomType(field, value) ?? renderScalar(field.scalar, value);
     case 'enum':
       return renderEnum(field.enum, value as number | undefined);
     case 'message':
-      return value === undefined || value === null ? null : renderValueMessage(field.message, value as AnyMessage);
+      if (value !== undefined && value !== null) return renderValueMessage(field.message, value as AnyMessage);
+      return hasOption(field, nullable) && !getOption(field, nullable) ? renderZeroMessage(field.message) : null;
     default:
       return null;
   }
+}
+
+/**
+ * The cosmos-sdk math types a `customtype` string holds: LegacyDec travels as the integer scaled
+ * by 10^18 and renders with 18 places; Int and Uint render their zero value as "0".
+ */
+function renderCustomType(field: DescField, value: unknown): Json | undefined {
+  const type = getOption(field, customtype);
+  if (!type || field.scalar !== ScalarType.STRING) return undefined;
+  const text = (value as string | undefined) ?? '';
+  if (/\.(LegacyDec|Dec)$/.test(type)) return legacyDecFromWire(text);
+  if (/\.(Int|Uint)$/.test(type)) return text === '' ? '0' : text;
+  return undefined;
+}
+
+/** A Go value type's zero: time.Time{} and time.Duration(0) for stdtime/stdduration, else every field at its default. */
+function renderZeroMessage(desc: DescMessage): Json {
+  if (desc.typeName === 'google.protobuf.Timestamp') return '0001-01-01T00:00:00Z';
+  if (desc.typeName === 'google.protobuf.Duration') return '0s';
+  return renderMessage(desc, {});
 }
 
 function renderListItem(field: DescField & { fieldKind: 'list' }, v: unknown): Json {

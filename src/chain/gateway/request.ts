@@ -1,12 +1,23 @@
 // Builds the gRPC request message of a route from path variables and query parameters, the
 // way grpc-gateway does: `a.b=c` sets nested field a.b (proto name or lowerCamel JSON name),
-// unknown parameters are ignored, a value that does not parse is a 400.
+// unknown parameters are ignored, a value that does not parse is a 400. The v1 dialect is
+// grpc-gateway v1 on a Cosmos node: integers parse as Go's strconv with base 0 (0x1f, 0o17,
+// 017, 0b101, 1_000), bytes as Go's padded base64, a parameter given twice takes its first
+// value, and a query Go's url.ParseQuery refuses (a bad escape, a `;` separator) is a 400. The
+// v2 dialect reads plain decimal integers, lenient base64, and refuses a repeated parameter.
 import { create, ScalarType, type DescField, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
 import type { FieldError } from '../../platform/http/errors.ts';
 
 export class RequestParseError extends Error {
   constructor(readonly fieldErrors: FieldError[]) {
-    super(fieldErrors.map((e) => `${e.pointer.replace(/^\/(query|params)\//, '')}: ${e.message}`).join('; '));
+    super(
+      fieldErrors
+        .map((e) => {
+          const name = e.pointer.replace(/^\/(query|params)\/?/, '');
+          return name ? `${name}: ${e.message}` : e.message;
+        })
+        .join('; '),
+    );
   }
 }
 
@@ -45,7 +56,55 @@ const INT_RANGES: Partial<Record<ScalarType, [bigint, bigint]>> = {
   [ScalarType.FIXED64]: [0n, 2n ** 64n - 1n],
 };
 
-function parseScalar(type: ScalarType, raw: string): unknown {
+export type QueryDialect = 'v1' | 'v2';
+
+const is64Bit = (type: ScalarType) =>
+  type === ScalarType.INT64 || type === ScalarType.UINT64 || type === ScalarType.SINT64 || type === ScalarType.FIXED64 || type === ScalarType.SFIXED64;
+const isUnsigned = (type: ScalarType) => type === ScalarType.UINT32 || type === ScalarType.FIXED32 || type === ScalarType.UINT64 || type === ScalarType.FIXED64;
+
+const BASE_DIGITS: Record<number, string> = { 2: '[01]', 8: '[0-7]', 10: '[0-9]', 16: '[0-9A-Fa-f]' };
+const BASE_PREFIX: Record<number, string> = { 2: '0b', 8: '0o', 16: '0x' };
+
+/**
+ * strconv.ParseInt / ParseUint with base 0: an optional sign (ParseInt only), then a 0x, 0o or
+ * 0b prefix, or a leading 0 for octal, else decimal; underscores only between digits or right
+ * after a prefix.
+ */
+function parseGoInteger(raw: string, unsigned: boolean): bigint {
+  let s = raw;
+  let negative = false;
+  if (!unsigned && (s.startsWith('+') || s.startsWith('-'))) {
+    negative = s.startsWith('-');
+    s = s.slice(1);
+  }
+  let base = 10;
+  let digits = s;
+  let prefixed = false;
+  if (s.length >= 3 && s[0] === '0' && /[bBoOxX]/.test(s[1]!)) {
+    base = { b: 2, o: 8, x: 16 }[s[1]!.toLowerCase() as 'b' | 'o' | 'x'];
+    digits = s.slice(2);
+    prefixed = true;
+  } else if (s.length > 1 && s[0] === '0') {
+    base = 8;
+  }
+  const d = BASE_DIGITS[base]!;
+  const shape = prefixed ? new RegExp(`^(_?${d})+$`) : new RegExp(`^${d}(_?${d})*$`);
+  if (!shape.test(digits)) throw new Error('must be an integer');
+  const clean = digits.replace(/_/g, '');
+  const magnitude = base === 10 ? BigInt(clean) : BigInt(`${BASE_PREFIX[base]}${clean}`);
+  return negative ? -magnitude : magnitude;
+}
+
+function parseInteger(type: ScalarType, raw: string, dialect: QueryDialect): bigint {
+  if (dialect === 'v1') return parseGoInteger(raw, isUnsigned(type));
+  if (!/^-?\d+$/.test(raw)) throw new Error('must be an integer');
+  return BigInt(raw);
+}
+
+const GO_STD_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const GO_URL_BASE64 = /^(?:[A-Za-z0-9\-_]{4})*(?:[A-Za-z0-9\-_]{2}==|[A-Za-z0-9\-_]{3}=)?$/;
+
+export function parseScalar(type: ScalarType, raw: string, dialect: QueryDialect): unknown {
   switch (type) {
     case ScalarType.STRING:
       return raw;
@@ -55,6 +114,12 @@ function parseScalar(type: ScalarType, raw: string): unknown {
       return v;
     }
     case ScalarType.BYTES: {
+      if (dialect === 'v1') {
+        // grpc-gateway v1 runtime.Bytes: Go's padded standard base64, else padded URL-safe base64.
+        const b64 = raw.replace(/[\r\n]/g, '');
+        if (!GO_STD_BASE64.test(b64) && !GO_URL_BASE64.test(b64)) throw new Error('must be base64');
+        return new Uint8Array(Buffer.from(b64.replace(/-/g, '+').replace(/_/g, '/'), 'base64'));
+      }
       // URL query decoding turns an unescaped "+" into a space; base64 has no spaces.
       const b64 = raw.replace(/ /g, '+');
       if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(b64) || b64.replace(/=+$/, '').length % 4 === 1) throw new Error('must be base64');
@@ -67,26 +132,45 @@ function parseScalar(type: ScalarType, raw: string): unknown {
       return n;
     }
     default: {
-      if (!/^-?\d+$/.test(raw)) throw new Error('must be an integer');
-      const n = BigInt(raw);
+      const n = parseInteger(type, raw, dialect);
       const [min, max] = INT_RANGES[type]!;
       if (n < min || n > max) throw new Error(`must be between ${min} and ${max}`);
-      const is64 = type === ScalarType.INT64 || type === ScalarType.UINT64 || type === ScalarType.SINT64 || type === ScalarType.FIXED64 || type === ScalarType.SFIXED64;
-      return is64 ? n : Number(n);
+      return is64Bit(type) ? n : Number(n);
     }
   }
 }
 
-function parseLeaf(field: DescField, raw: string): unknown {
+/**
+ * An enum by name or number. grpc-gateway v1 reads the number of a path variable with its Int32
+ * (base 0) but that of a query parameter with strconv.Atoi (decimal).
+ */
+function enumNumber(raw: string, dialect: QueryDialect, source: 'path' | 'query'): number | undefined {
+  if (dialect === 'v1' && source === 'query') return /^[+-]?\d+$/.test(raw) ? Number(raw) : undefined;
+  try {
+    return Number(parseInteger(ScalarType.INT32, raw, dialect));
+  } catch {
+    return undefined;
+  }
+}
+
+function parseLeaf(field: DescField, raw: string, dialect: QueryDialect, source: 'path' | 'query'): unknown {
   const kind = field.fieldKind === 'list' ? field.listKind : field.fieldKind;
   if (kind === 'enum') {
     const e = field.enum!;
     const byName = e.values.find((v) => v.name === raw);
     if (byName) return byName.number;
-    if (/^-?\d+$/.test(raw) && e.values.some((v) => v.number === Number(raw))) return Number(raw);
+    const n = enumNumber(raw, dialect, source);
+    if (n !== undefined && e.values.some((v) => v.number === n)) return n;
     throw new Error(`must be one of ${e.values.map((v) => v.name).join(', ')}`);
   }
-  return parseScalar(field.scalar!, raw);
+  return parseScalar(field.scalar!, raw, dialect);
+}
+
+/** What Go's url.ParseQuery refuses, so grpc-gateway v1 answers 400. */
+function goQueryError(query: string): string | undefined {
+  if (query.includes(';')) return 'invalid semicolon separator in query';
+  const bad = /%(?![0-9A-Fa-f]{2}).{0,2}/.exec(query);
+  return bad ? `invalid URL escape "${bad[0]}"` : undefined;
 }
 
 function setPath(init: Init, path: DescField[], value: unknown): void {
@@ -102,15 +186,17 @@ function setPath(init: Init, path: DescField[], value: unknown): void {
  * Path variables are already decoded; `query` is the raw query string (without "?"). A field
  * bound by the path cannot be overridden by the query.
  */
-export function buildRequest<D extends DescMessage>(desc: D, pathVars: Record<string, string>, query: string): MessageShape<D> {
+export function buildRequest<D extends DescMessage>(desc: D, pathVars: Record<string, string>, query: string, dialect: QueryDialect): MessageShape<D> {
   const init: Init = {};
   const errors: FieldError[] = [];
+  const refused = dialect === 'v1' ? goQueryError(query) : undefined;
+  if (refused) throw new RequestParseError([{ pointer: '/query', message: refused }]);
   const bound = new Set<string>();
   for (const [name, raw] of Object.entries(pathVars)) {
     const path = resolvePath(desc, name)!;
     bound.add(path.map((f) => f.name).join('.'));
     try {
-      setPath(init, path, parseLeaf(path[path.length - 1]!, raw));
+      setPath(init, path, parseLeaf(path[path.length - 1]!, raw, dialect, 'path'));
     } catch (err) {
       errors.push({ pointer: `/params/${name}`, message: (err as Error).message });
     }
@@ -129,9 +215,9 @@ export function buildRequest<D extends DescMessage>(desc: D, pathVars: Record<st
   for (const [key, { path, values }] of seen) {
     const leaf = path[path.length - 1]!;
     try {
-      if (leaf.fieldKind === 'list') setPath(init, path, values.map((v) => parseLeaf(leaf, v)));
-      else if (values.length > 1) throw new Error('is given more than once');
-      else setPath(init, path, parseLeaf(leaf, values[0]!));
+      if (leaf.fieldKind === 'list') setPath(init, path, values.map((v) => parseLeaf(leaf, v, dialect, 'query')));
+      else if (values.length > 1 && dialect === 'v2') throw new Error('is given more than once');
+      else setPath(init, path, parseLeaf(leaf, values[0]!, dialect, 'query'));
     } catch (err) {
       errors.push({ pointer: `/query/${key}`, message: (err as Error).message });
     }

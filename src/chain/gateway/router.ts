@@ -1,21 +1,24 @@
-// The HTTP/JSON gateway: one Express router mounted under every configured prefix. It matches
+// The HTTP/JSON gateway: one Express router answering under every configured prefix. It matches
 // the path against the annotation-derived route table, builds the request message, calls the
-// upstream node with a deadline and renders the answer as Cosmos JSON.
-import type { Request, RequestHandler, Response, Router } from 'express';
+// upstream node with a deadline and renders the answer as Cosmos JSON. CHAIN_GATEWAY_STYLE=v1
+// (the default) answers at the edge as grpc-gateway v1 on a Cosmos node does: see cosmosEdge.
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { DescMethodUnary } from '@bufbuild/protobuf';
 import { ConnectError } from '@connectrpc/connect';
 import type { Config } from '../../config.ts';
-import { AppError, badRequest, notFound } from '../../platform/http/errors.ts';
+import { AppError, badRequest, errorHandler, notFound } from '../../platform/http/errors.ts';
 import { requireApiKey } from '../../platform/http/auth.ts';
 import type { ApiKeyService } from '../../platform/keys/service.ts';
 import type { Logger } from '../../platform/logging.ts';
 import { methodFullName } from '../services.ts';
-import { httpStatusForGrpc } from './errors.ts';
+import { httpStatusForGrpc, renderErrorDetails, UNMARSHALABLE_ERROR_BODY } from './errors.ts';
 import { renderMessage } from './render.ts';
 import { buildRequest, RequestParseError } from './request.ts';
 import { RouteTable } from './routes.ts';
+import { decodeTargetPath, redirectLocation } from './target.ts';
+import { cleanPath } from '../../platform/http/request-target.ts';
 import type { Upstream } from './upstream.ts';
-import { caseSensitiveRouter } from '../../platform/http/scope.ts';
+import { caseSensitiveRouter, isUnder } from '../../platform/http/scope.ts';
 
 export interface GatewayDeps {
   config: Config;
@@ -50,7 +53,41 @@ function cors(origins: readonly string[]): RequestHandler {
   };
 }
 
-/** Decoded path segments after the mount point; a trailing slash adds nothing. */
+/**
+ * The edge of grpc-gateway v1 behind gorilla/mux, as Cosmos nodes serve it, for every request
+ * whose decoded path lies under a mount: a path that is not clean is answered 301 to the cleaned
+ * one (when that is a gateway path), else the gateway serves the decoded path, so `%2F`
+ * separates segments and a trailing slash leaves an empty last segment.
+ */
+export function cosmosEdge(mounts: readonly string[], gateway: RequestHandler): RequestHandler {
+  const mountOf = (path: string) => mounts.find((m) => isUnder(path, m));
+  // req.url, not originalUrl: mounted at the root it is the whole target, after any rewrite the
+  // app made before routing (a normalised absolute-form target, say).
+  return (req, res, next) => {
+    const q = req.url.indexOf('?');
+    const rawPath = q >= 0 ? req.url.slice(0, q) : req.url;
+    const path = decodeTargetPath(rawPath);
+    if (path === undefined) return mountOf(rawPath) ? next(badRequest('The path is not valid percent-encoding.')) : next();
+    const clean = cleanPath(path);
+    if (clean !== path) {
+      if (!mountOf(clean)) return next();
+      res.status(301).setHeader('Location', redirectLocation(clean, q >= 0 ? req.url.slice(q + 1) : undefined));
+      res.end();
+      return;
+    }
+    const mount = mountOf(path);
+    if (!mount) return next();
+    res.locals.chainPath = path.slice(mount.length);
+    gateway(req, res, next);
+  };
+}
+
+/** v1: the decoded segments after the mount, as grpc-gateway v1 splits them (a trailing slash leaves ""). */
+function v1Segments(rest: string): string[] {
+  return rest === '' ? [] : rest.slice(1).split('/');
+}
+
+/** v2: decoded path segments after the mount point; a trailing slash adds nothing. */
 function segmentsOf(req: Request): string[] {
   const raw = req.path.split('/').filter((s, i, all) => s !== '' || (i > 0 && i < all.length - 1));
   try {
@@ -60,10 +97,34 @@ function segmentsOf(req: Request): string[] {
   }
 }
 
+const FORM = 'application/x-www-form-urlencoded';
+
+/**
+ * grpc-gateway v1's path length fallback: a POST whose Content-Type is exactly the form type is
+ * served by the route of another method (GET here) with the form as parameters, or, with
+ * X-HTTP-Method-Override, as that method. Returns the method to route and the parameters
+ * (Go's Request.Form: body values before query values; a body only when the method has one).
+ */
+function v1Dispatch(req: Request): { verb: string; query: string; fallback: boolean } {
+  const q = req.url.indexOf('?');
+  const urlQuery = q >= 0 ? req.url.slice(q + 1) : '';
+  if (req.method !== 'POST' || req.headers['content-type'] !== FORM) return { verb: req.method, query: urlQuery, fallback: false };
+  const override = req.get('X-HTTP-Method-Override');
+  const verb = override ? override.toUpperCase() : 'POST';
+  if (!['POST', 'PUT', 'PATCH'].includes(verb)) return { verb, query: urlQuery, fallback: false };
+  const body = typeof req.body === 'string' ? req.body : new URLSearchParams(req.body ?? {}).toString();
+  return { verb, query: [body, urlQuery].filter(Boolean).join('&'), fallback: verb === 'POST' };
+}
+
 function sendGrpcError(res: Response, err: ConnectError, retryAfterSeconds: number): void {
+  const details = renderErrorDetails(err);
+  if (!details) {
+    res.status(500).type('application/json').send(UNMARSHALABLE_ERROR_BODY);
+    return;
+  }
   const status = httpStatusForGrpc(err.code);
   if (status === 503) res.setHeader('Retry-After', String(retryAfterSeconds));
-  res.status(status).json({ code: err.code, message: err.rawMessage, details: [] });
+  res.status(status).json({ code: err.code, message: err.rawMessage, details });
 }
 
 export function gatewayRouter(deps: GatewayDeps): Router {
@@ -72,9 +133,18 @@ export function gatewayRouter(deps: GatewayDeps): Router {
   if (config.CHAIN_CORS_ORIGINS.length) router.use(cors(config.CHAIN_CORS_ORIGINS));
   if (config.CHAIN_GATEWAY_AUTH === 'apikey') router.use(requireApiKey(keys, 'chain:read'));
 
+  const v1 = config.CHAIN_GATEWAY_STYLE === 'v1';
+  // Only v1 reads a body, and only a form posted for the path length fallback.
+  if (v1) router.use(express.text({ type: (req) => req.method === 'POST' && req.headers['content-type'] === FORM, limit: config.BODY_LIMIT }));
   router.use(async (req, res) => {
-    const { match, allowed } = routes.find(req.method, segmentsOf(req));
+    const q = req.url.indexOf('?');
+    const dispatch = v1 ? v1Dispatch(req) : { verb: req.method, query: q >= 0 ? req.url.slice(q + 1) : '', fallback: false };
+    const parts = v1 ? v1Segments(res.locals.chainPath as string) : segmentsOf(req);
+    const { match: own, allowed } = routes.find(dispatch.verb, parts);
+    const match = own ?? (dispatch.fallback ? routes.find('GET', parts).match : undefined);
     if (!match) {
+      // grpc-gateway v1 answers an unknown route and a wrong method alike (its ErrUnknownURI).
+      if (v1) throw new AppError(501, 'Not Implemented');
       if (allowed.length) {
         throw new AppError(405, 'Method Not Allowed', { detail: `Method Not Allowed: use ${allowed.join(', ')}`, headers: { Allow: allowed.join(', ') } });
       }
@@ -85,8 +155,7 @@ export function gatewayRouter(deps: GatewayDeps): Router {
     if (disabled.has(name)) throw new AppError(501, 'Not Implemented', { detail: `method ${name} is disabled on this gateway` });
     let request;
     try {
-      const q = req.originalUrl.indexOf('?');
-      request = buildRequest(method.input, match.vars, q >= 0 ? req.originalUrl.slice(q + 1) : '');
+      request = buildRequest(method.input, match.vars, dispatch.query, config.CHAIN_GATEWAY_STYLE);
     } catch (err) {
       if (err instanceof RequestParseError) throw badRequest(err.message, err.fieldErrors);
       throw err;
@@ -100,5 +169,8 @@ export function gatewayRouter(deps: GatewayDeps): Router {
       sendGrpcError(res, ce, config.RETRY_AFTER_SECONDS);
     }
   });
+  // Errors in the Cosmos shape here, not by the app's path test: a v1 path may reach the gateway
+  // only once decoded (/chain%2Fentity%2Fparams).
+  router.use(errorHandler(logger, () => 'cosmos', { retryAfterSeconds: config.RETRY_AFTER_SECONDS }));
   return router;
 }

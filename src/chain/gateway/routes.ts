@@ -40,7 +40,7 @@ function parseTemplate(template: string, method: DescMethod): Segment[] {
       const v = /^\{([A-Za-z_][\w.]*)(?:=\*)?\}$/.exec(part);
       if (v) {
         const field = method.input.fields.find((f) => f.name === v[1]);
-        if (!field || field.fieldKind !== 'scalar') throw new Error(`${template}: {${v[1]}} is not a scalar field of ${method.input.typeName}`);
+        if (!field || (field.fieldKind !== 'scalar' && field.fieldKind !== 'enum')) throw new Error(`${template}: {${v[1]}} is not a scalar or enum field of ${method.input.typeName}`);
         return { variable: v[1]! };
       }
       if (/[{}*]/.test(part)) throw new Error(`${template}: unsupported path segment ${part}`);
@@ -63,7 +63,15 @@ export function buildRoutes(): Route[] {
   return routes.sort((a, b) => (specificity(a) < specificity(b) ? -1 : specificity(a) > specificity(b) ? 1 : 0));
 }
 
-function matches(route: Route, parts: string[]): Record<string, string> | undefined {
+/**
+ * How paths match. v1 is grpc-gateway v1's pattern matcher: a variable takes any segment, the
+ * empty one after a trailing slash included, HEAD is a method of its own (no route has it), and
+ * a last segment starting with ":" (an empty custom verb) matches nothing. v2 ignores a
+ * trailing slash, wants a variable non-empty and answers HEAD as GET.
+ */
+export type RouteDialect = 'v1' | 'v2';
+
+function matches(route: Route, parts: string[], dialect: RouteDialect): Record<string, string> | undefined {
   if (route.segments.length !== parts.length) return undefined;
   const vars: Record<string, string> = {};
   for (let i = 0; i < parts.length; i++) {
@@ -71,7 +79,7 @@ function matches(route: Route, parts: string[]): Record<string, string> | undefi
     if ('literal' in seg) {
       if (seg.literal !== parts[i]) return undefined;
     } else {
-      if (!parts[i]) return undefined;
+      if (!parts[i] && dialect === 'v2') return undefined;
       vars[seg.variable] = parts[i]!;
     }
   }
@@ -79,15 +87,20 @@ function matches(route: Route, parts: string[]): Record<string, string> | undefi
 }
 
 export class RouteTable {
-  constructor(readonly routes: Route[]) {}
+  constructor(
+    readonly routes: Route[],
+    readonly dialect: RouteDialect,
+  ) {}
 
-  /** `parts` are the decoded path segments after the prefix (a trailing slash adds nothing). */
+  /** `parts` are the decoded path segments after the prefix. */
   find(verb: string, parts: string[]): { match?: RouteMatch; allowed: string[] } {
     const allowed = new Set<string>();
+    if (this.dialect === 'v1' && parts[parts.length - 1]?.startsWith(':')) return { allowed: [] };
+    const headAsGet = this.dialect === 'v2' && verb === 'HEAD';
     for (const route of this.routes) {
-      const vars = matches(route, parts);
+      const vars = matches(route, parts, this.dialect);
       if (!vars) continue;
-      if (route.verb === verb || (verb === 'HEAD' && route.verb === 'GET')) return { match: { route, vars }, allowed: [] };
+      if (route.verb === verb || (headAsGet && route.verb === 'GET')) return { match: { route, vars }, allowed: [] };
       allowed.add(route.verb);
     }
     return { allowed: [...allowed] };

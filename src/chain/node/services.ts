@@ -24,6 +24,14 @@ const ts = (iso: string | null | undefined) => (iso ? timestampFromDate(new Date
 
 const notFound = (what: string, id: string) => new ConnectError(`${what} ${id} not found`, Code.NotFound);
 
+/**
+ * A query the node serves but Hearth holds no data for (disputes, intents, member budgets,
+ * deposits, tokens): UNIMPLEMENTED, which the gateway answers as 501 like a disabled method.
+ */
+const notHeld = (what: string) => async (): Promise<never> => {
+  throw new ConnectError(`this node holds no ${what}`, Code.Unimplemented);
+};
+
 function requireId(id: string): string {
   if (!id) throw new ConnectError('id must not be empty', Code.InvalidArgument);
   return id;
@@ -74,6 +82,8 @@ export function claimOf(c: ClaimView): Claim {
     agentDid: c.householdId,
     submissionDate: ts(c.createdAt),
     claimId: c.id,
+    // The chain sets every payment status (NO_PAYMENT) when a claim is submitted; KPT claims carry no payments.
+    paymentsStatus: {},
     evaluation: {
       claimId: c.id,
       collectionId: c.collectionId,
@@ -192,11 +202,24 @@ export function queryServices({ config, reads, disabled }: NodeDeps): ServiceBin
       const page = await paginate(reads.claims, req.pagination);
       return { claims: page.items.map(claimOf), pagination: page.pagination };
     },
+    dispute: notHeld('disputes'),
+    disputeList: notHeld('disputes'),
+    disputeBySubject: notHeld('disputes'),
+    disputeListForSubject: notHeld('disputes'),
+    intent: notHeld('intents'),
+    intentList: notHeld('intents'),
+    collectionMember: notHeld('collection member budgets'),
+    collectionMemberList: notHeld('collection member budgets'),
+    agentDepositBalance: notHeld('agent deposit balances'),
+    agentDepositBalanceList: notHeld('agent deposit balances'),
   };
   const token: ServiceImpl<typeof TokenQuery> = {
     async params() {
       return { params: { ixo1155ContractCode: BigInt(config.CHAIN_TOKEN_IXO1155_CONTRACT_CODE) } };
     },
+    tokenMetadata: notHeld('tokens'),
+    tokenList: notHeld('tokens'),
+    tokenDoc: notHeld('tokens'),
   };
 
   const bind = (service: DescService, impl: Record<string, unknown>): ServiceBinding => ({
