@@ -130,8 +130,8 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   }
   // Rate limit and operator switch of area B come before body parsing and validation.
   app.use(ussd.gate);
-  // Area C takes no bodies: a body sent there is ignored (and a POST is a 405), never parsed into
-  // a 400. Elsewhere a refused body is reported only once the caller is authenticated.
+  // Area C parses its own bodies (a form POST is served as its GET, as grpc-gateway v1 does), never
+  // into a 400 here. Elsewhere a refused body is reported only once the caller is authenticated.
   app.use(
     unless(isChainPath, [
       requireContentTypeForBody,

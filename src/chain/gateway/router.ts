@@ -8,6 +8,7 @@ import { ConnectError } from '@connectrpc/connect';
 import type { Config } from '../../config.ts';
 import { AppError, badRequest, errorHandler, notFound } from '../../platform/http/errors.ts';
 import { requireApiKey } from '../../platform/http/auth.ts';
+import { cors } from '../../platform/http/cors.ts';
 import type { ApiKeyService } from '../../platform/keys/service.ts';
 import type { Logger } from '../../platform/logging.ts';
 import { methodFullName } from '../services.ts';
@@ -32,25 +33,6 @@ export interface GatewayDeps {
 /** Every prefix the gateway answers under: base path + protocol prefix, and each alias. */
 export function gatewayMounts(config: Config): string[] {
   return [config.CHAIN_PREFIX, ...config.CHAIN_PREFIX_ALIASES].map((p) => config.CHAIN_BASE_PATH + p);
-}
-
-function cors(origins: readonly string[]): RequestHandler {
-  const allowed = new Set(origins);
-  return (req, res, next) => {
-    // Every answer depends on Origin (allowed or not), so a shared cache must key on it.
-    res.vary('Origin');
-    const origin = req.headers.origin;
-    if (!origin || !(allowed.has(origin) || allowed.has('*'))) return next();
-    res.setHeader('Access-Control-Allow-Origin', allowed.has('*') ? '*' : origin);
-    if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
-      res.setHeader('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
-      res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type');
-      res.setHeader('Access-Control-Max-Age', '600');
-      res.status(204).end();
-      return;
-    }
-    next();
-  };
 }
 
 /**
@@ -130,7 +112,7 @@ function sendGrpcError(res: Response, err: ConnectError, retryAfterSeconds: numb
 export function gatewayRouter(deps: GatewayDeps): Router {
   const { config, keys, routes, upstream, disabled, logger } = deps;
   const router = caseSensitiveRouter();
-  if (config.CHAIN_CORS_ORIGINS.length) router.use(cors(config.CHAIN_CORS_ORIGINS));
+  if (config.CHAIN_CORS_ORIGINS.length) router.use(cors({ origins: config.CHAIN_CORS_ORIGINS, methods: ['GET', 'HEAD'], allowHeaders: ['Authorization', 'Content-Type'] }));
   if (config.CHAIN_GATEWAY_AUTH === 'apikey') router.use(requireApiKey(keys, 'chain:read'));
 
   const v1 = config.CHAIN_GATEWAY_STYLE === 'v1';
