@@ -5,7 +5,7 @@
 //   - traceparent (W3C Trace Context level 1): a valid one keeps its trace id, and the answer
 //     carries Hearth's own span in that trace; without one, Hearth starts a trace. The trace id
 //     is logged and put in problem bodies (traceId).
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 
 export interface RequestContext {
@@ -31,12 +31,15 @@ export function parseTraceparent(header: string | undefined): { traceId: string;
 
 export const requestContext: RequestHandler = (req, res, next) => {
   const given = req.headers['x-request-id'];
+  // randomUUID draws from a buffered entropy pool: cheaper per request than randomBytes. Its
+  // 122 random bits make a trace id, and 64 of them a span id.
+  const hexUuid = () => randomUUID().replace(/-/g, '');
   const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
   const parent = parseTraceparent(typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined);
   const ctx: RequestContext = {
     requestId,
-    traceId: parent?.traceId ?? randomBytes(16).toString('hex'),
-    spanId: randomBytes(8).toString('hex'),
+    traceId: parent?.traceId ?? hexUuid(),
+    spanId: hexUuid().slice(16),
     sampled: parent?.sampled ?? false,
   };
   contexts.set(req, ctx);
