@@ -8,7 +8,8 @@ import { createChainArea } from './chain/index.ts';
 import { gatewayMounts } from './chain/gateway/router.ts';
 import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
-import { holdingRefusals, raiseHeldBodyFailure, requireContentTypeForBody } from './platform/http/body.ts';
+import { requireContentTypeForBody } from './platform/http/body.ts';
+import { authenticateOperation, operationOf, operationResolver } from './platform/http/operations.ts';
 import { rejectUnstorableInput } from './platform/http/input.ts';
 import { requestTargetRule } from './platform/http/request-target.ts';
 import { requestContext } from './platform/http/request-context.ts';
@@ -19,7 +20,7 @@ import { requestDeadline } from './platform/http/deadline.ts';
 import { isUnder, scopedRouter } from './platform/http/scope.ts';
 import { ApiKeyService } from './platform/keys/service.ts';
 import { requestLogger, type Logger } from './platform/logging.ts';
-import { contractOnly, methodNotAllowedHandler, openApiRequestValidator } from './platform/openapi.ts';
+import { contractOnly, loadOpenApiDocument, methodNotAllowedHandler, openApiRequestValidator } from './platform/openapi.ts';
 import { createTwinsArea } from './twins/index.ts';
 import { createUssdArea, type UssdTwinsPort } from './ussd/index.ts';
 import { ussdTwinsPort } from './ussd/twins-port.ts';
@@ -70,7 +71,7 @@ const API_CORS_PREFIXES = ['/v1', '/agent', '/user-preferences'];
 /** The metrics label of a request: its contract operation, area C's mount, or "unmatched". */
 function routeLabeller(isChainPath: (path: string) => boolean): RouteLabeller {
   return (req) => {
-    const route = (req as { openapi?: { openApiRoute?: string } }).openapi?.openApiRoute;
+    const route = operationOf(req)?.template;
     if (route) return route;
     return isChainPath(req.originalUrl.split('?')[0]!) ? 'chain' : 'unmatched';
   };
@@ -79,6 +80,11 @@ function routeLabeller(isChainPath: (path: string) => boolean): RouteLabeller {
 /** `handlers` for every request but those `skip` names. */
 function unless(skip: (path: string) => boolean, handlers: RequestHandler[]): RequestHandler[] {
   return handlers.map((h) => (req, res, next) => (skip(req.path) ? next() : h(req, res, next)));
+}
+
+/** `handlers` for requests resolved to an operation of the contract only. */
+function onlyForOperations(handlers: RequestHandler[]): RequestHandler[] {
+  return handlers.map((h) => (req, res, next) => (operationOf(req) ? h(req, res, next) : next()));
 }
 
 export async function createHearth(deps: HearthDeps): Promise<Hearth> {
@@ -128,28 +134,28 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
     });
     app.use(unless((path) => !API_CORS_PREFIXES.some((p) => isUnder(path, p)), [apiCors]));
   }
-  // Rate limit and operator switch of area B come before body parsing and validation.
+  // Rate limit and operator switch of area B come before anything reads the request.
   app.use(ussd.gate);
-  // Area C parses its own bodies (a form POST is served as its GET, as grpc-gateway v1 does), never
-  // into a 400 here. Elsewhere a refused body is reported only once the caller is authenticated.
+  // Routes of plugins that are off answer 404 before the contract (which documents every plugin's routes).
+  app.use(agent.unloadedRoutesGuard);
+  // The pipeline: resolve the operation, authenticate it, parse its body, validate it; the
+  // handler runs (contractOnly) only for what was resolved and validated as the same operation.
+  // Area C is not in the OpenAPI document: it parses and checks its own requests.
+  app.use(operationResolver(loadOpenApiDocument()));
+  app.use(authenticateOperation(ctx.keys));
   app.use(
-    unless(isChainPath, [
+    onlyForOperations([
       requireContentTypeForBody,
       express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }),
       express.urlencoded({ extended: false, limit: config.BODY_LIMIT }),
-    ].map(holdingRefusals)),
+    ]),
   );
-  // Routes of plugins that are off answer 404 before the validator (which knows every documented route).
-  app.use(agent.unloadedRoutesGuard);
-  app.use(openApiRequestValidator(ctx.keys));
-  app.use(raiseHeldBodyFailure);
-  // After authentication too, like the body parsers' refusals.
+  app.use(openApiRequestValidator());
   app.use(rejectUnstorableInput());
   const methodNotAllowed = methodNotAllowedHandler();
   // OPTIONS before the routers, which would answer it themselves (200 with Allow).
   app.use((req, res, next) => (req.method === 'OPTIONS' ? methodNotAllowed(req, res, next) : next()));
 
-  // Area C is not in the OpenAPI document: its router checks its own requests.
   app.use(contractOnly(scopedRouter(healthRouter(db, config), { paths: ['/health', '/'] })));
   if (config.METRICS_ENABLED) app.use(contractOnly(scopedRouter(metricsRouter(ctx.metrics, config.METRICS_TOKEN), { paths: ['/metrics'] })));
   app.use(contractOnly(scopedRouter(twins.router, { prefixes: ['/v1'] })));

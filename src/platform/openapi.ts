@@ -3,9 +3,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { Router, type RequestHandler } from 'express';
-import type { ApiKeyService } from './keys/service.ts';
-import { bearerSecurityHandler } from './http/auth.ts';
 import { AppError } from './http/errors.ts';
+import { operationOf } from './http/operations.ts';
 
 export const OPENAPI_PATH = fileURLToPath(new URL('../../generated/openapi.json', import.meta.url));
 
@@ -25,12 +24,13 @@ function groupKeyOf(path: string): string {
 
 /**
  * Validates every request the document describes; routes it does not describe pass through.
+ * Authentication is not its job (operations.ts runs it before the body is parsed).
  * express-openapi-validator matches a request by compiling each documented path's pattern in
  * turn, per request; so there is one validator per group of paths sharing their first two
  * segments (`v1/claims`, `api/ussd`, ...), holding only that group's few paths, and a request
  * outside every group (area C) skips validation without scanning the document at all.
  */
-export function openApiRequestValidator(keys: ApiKeyService): RequestHandler {
+export function openApiRequestValidator(): RequestHandler {
   const doc = loadOpenApiDocument();
   const groups = new Map<string, Record<string, unknown>>();
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
@@ -46,7 +46,7 @@ export function openApiRequestValidator(keys: ApiKeyService): RequestHandler {
         // Query and path parameters are always coerced by the library; bodies are checked as sent.
         validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
         validateResponses: false,
-        validateSecurity: { handlers: { bearerAuth: bearerSecurityHandler(keys) as any } },
+        validateSecurity: false,
         ignoreUndocumented: true,
         validateFormats: true,
       }) as unknown as RequestHandler[],
@@ -59,7 +59,7 @@ export function openApiRequestValidator(keys: ApiKeyService): RequestHandler {
     const validator = (second !== undefined && validators.get(`${first}/${second}`)) || validators.get(first);
     if (!validator) return next();
     // Express answers HEAD with the GET handler, but the document describes no HEAD operations,
-    // so the validator would pass HEAD through unauthenticated: it is checked as the GET it runs.
+    // so the validator would pass HEAD through unvalidated: it is checked as the GET it runs.
     if (req.method === 'HEAD') {
       req.method = 'GET';
       return validator(req, res, (err?: unknown) => {
@@ -100,10 +100,13 @@ export function methodNotAllowedHandler(): RequestHandler {
 }
 
 /**
- * `router`, reached only by requests the validator resolved to an operation of the contract (and
- * so authenticated as that operation demands): a target the two read differently falls through
- * to the 405/404 handlers instead of reaching a handler unchecked.
+ * `router`, reached only by requests that the pipeline resolved (and so authenticated) and the
+ * validator validated as the same operation of the contract: a request the two read differently
+ * falls through to the 405/404 handlers instead of reaching a handler unchecked.
  */
 export function contractOnly(router: RequestHandler): RequestHandler {
-  return (req, res, next) => ((req as { openapi?: unknown }).openapi ? router(req, res, next) : next());
+  return (req, res, next) => {
+    const validated = (req as { openapi?: { openApiRoute?: string } }).openapi?.openApiRoute;
+    return validated !== undefined && validated === operationOf(req)?.template ? router(req, res, next) : next();
+  };
 }

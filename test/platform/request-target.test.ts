@@ -5,6 +5,7 @@ import express from 'express';
 import request from 'supertest';
 import { expect } from 'chai';
 import { cleanPath, judgeRequestTarget } from '../../src/platform/http/request-target.ts';
+import { operationOf, operationResolver } from '../../src/platform/http/operations.ts';
 import { contractOnly, loadOpenApiDocument } from '../../src/platform/openapi.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -66,12 +67,38 @@ describe('request-target rule (unit)', () => {
   });
 });
 
+describe('operationResolver', () => {
+  it('refuses at start-up a security requirement it could not enforce', () => {
+    expect(() => operationResolver({ paths: { '/x': { get: { security: [{ oauth: [] }] } } } })).to.throw(/GET \/x: only/);
+    expect(() => operationResolver({ paths: { '/x': { get: { security: [{ bearerAuth: [] }, { apiKey: [] }] } } } })).to.throw(/only/);
+  });
+
+  it('resolves HEAD as the GET it runs, a trailing slash as the path, and nothing else', async () => {
+    const seen: (string | undefined)[] = [];
+    const app = express();
+    app.use(operationResolver({ paths: { '/v1/things/{id}': { get: { security: [{ bearerAuth: ['things:read'] }] } } } }));
+    app.use((req, res) => {
+      seen.push(operationOf(req) ? `${operationOf(req)!.template} ${operationOf(req)!.scopes}` : undefined);
+      res.end();
+    });
+    await request(app).head('/v1/things/1');
+    await request(app).get('/v1/things/1/');
+    await request(app).post('/v1/things/1');
+    await request(app).get('/v1/things/1/more');
+    await request(app).get('/V1/things/1');
+    expect(seen).to.deep.equal(['/v1/things/{id} things:read', '/v1/things/{id} things:read', undefined, undefined, undefined]);
+  });
+});
+
 describe('contractOnly', () => {
-  it('runs the router only for requests the validator resolved to an operation', async () => {
+  it('runs the router only when the pipeline and the validator resolved the same operation', async () => {
     let reached = 0;
     const app = express();
+    app.use(operationResolver({ paths: { '/x': { get: { security: [] } }, '/y': { get: { security: [] } } } }));
+    // Stands in for the validator: X-Validated names the route it would have validated.
     app.use((req, _res, next) => {
-      if (req.headers['x-resolved']) (req as { openapi?: unknown }).openapi = {};
+      const validated = req.headers['x-validated'];
+      if (typeof validated === 'string') (req as { openapi?: unknown }).openapi = { openApiRoute: validated };
       next();
     });
     app.use(contractOnly((_req, res) => {
@@ -79,9 +106,11 @@ describe('contractOnly', () => {
       res.json({ reached: true });
     }));
     app.use((_req, res) => res.status(404).end());
-    expect((await request(app).get('/x')).status).to.equal(404);
+    expect((await request(app).get('/x')).status, 'not validated').to.equal(404);
+    expect((await request(app).get('/x').set('X-Validated', '/y')).status, 'validated as another operation').to.equal(404);
+    expect((await request(app).get('/z').set('X-Validated', '/z')).status, 'not resolved').to.equal(404);
     expect(reached).to.equal(0);
-    expect((await request(app).get('/x').set('X-Resolved', '1')).status).to.equal(200);
+    expect((await request(app).get('/x').set('X-Validated', '/x')).status).to.equal(200);
     expect(reached).to.equal(1);
   });
 });

@@ -1,10 +1,10 @@
 // Bearer API-key authentication. Operations in the OpenAPI document declare
-// `security: [{ bearerAuth: [<scopes>] }]`; the validator calls `bearerSecurityHandler` for
-// them before it validates the request, so a caller without a key gets 401 (not 400) and one
+// `security: [{ bearerAuth: [<scopes>] }]`; the pipeline (operations.ts) authenticates them
+// before the body is parsed or validated, so a caller without a key gets 401 (not 400) and one
 // without the scope 403. Routes outside the document (area C) use `requireApiKey`.
 import type { Request, RequestHandler } from 'express';
 import type { ApiKeyService, Principal, Scope } from '../keys/service.ts';
-import { AppError, forbidden, internalFailure, unauthorized } from './errors.ts';
+import { forbidden, unauthorized } from './errors.ts';
 
 const principals = new WeakMap<Request, Principal>();
 
@@ -25,22 +25,7 @@ export async function authorizeRequest(keys: ApiKeyService, req: Request, scopes
   return principal;
 }
 
-/**
- * express-openapi-validator security handler for the `bearerAuth` scheme. A key that could not
- * be looked up (the database failed) is a 500, never a 401 telling the caller its key is bad.
- */
-export function bearerSecurityHandler(keys: ApiKeyService) {
-  return async (req: Request, scopes: string[]): Promise<true> => {
-    try {
-      await authorizeRequest(keys, req, scopes);
-    } catch (err) {
-      throw err instanceof AppError ? err : internalFailure(req, err);
-    }
-    return true;
-  };
-}
-
-/** Middleware form, for routes the OpenAPI document does not describe. */
+/** Middleware form, for routes the OpenAPI document does not describe. A key that could not be looked up (the database failed) is a 503 or 500, never a 401. */
 export function requireApiKey(keys: ApiKeyService, ...scopes: Scope[]): RequestHandler {
   return async (req, _res, next) => {
     await authorizeRequest(keys, req, scopes);
@@ -48,7 +33,7 @@ export function requireApiKey(keys: ApiKeyService, ...scopes: Scope[]): RequestH
   };
 }
 
-/** The authenticated principal; only valid behind the security handler or requireApiKey. */
+/** The authenticated principal; only valid behind authenticateOperation or requireApiKey. */
 export function principalOf(req: Request): Principal {
   const p = principals.get(req);
   if (!p) throw unauthorized();

@@ -8,7 +8,6 @@ import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'exp
 import { isDatabaseUnavailable } from '../db/index.ts';
 import type { Logger } from '../logging.ts';
 import { requestContextOf } from './request-context.ts';
-import { heldBodyFailure } from './body.ts';
 
 export interface FieldError {
   /** JSON pointer into the request: /body/..., /query/..., /params/..., /headers/... */
@@ -67,20 +66,6 @@ export const conflict = (detail: string, errors?: FieldError[], type = 'conflict
 export const unavailable = (detail = 'The service is temporarily unavailable; retry later.', cause?: unknown) =>
   new AppError(503, 'Service Unavailable', { detail, cause, type: 'service-unavailable' });
 
-/** Causes of failures thrown through a library that keeps only their status and message. */
-const hiddenCauses = new WeakMap<Request, unknown>();
-
-/**
- * A 500 to throw through such a library (the OpenAPI validator's security step turns whatever a
- * handler throws into a 401 carrying its message): the error handler answers for `cause`
- * itself (a generic 500, or a 503 for a database outage) and logs it, which the library would
- * have dropped.
- */
-export function internalFailure(req: Request, cause: unknown): Error {
-  hiddenCauses.set(req, cause);
-  return Object.assign(new Error('Internal Server Error'), { status: 500 });
-}
-
 export type ErrorShape = 'problem' | 'ussd' | 'cosmos';
 
 export const USSD_INVALID_INPUT = 'END Invalid input. Please try again.';
@@ -119,9 +104,6 @@ export function toAppError(err: unknown): AppError {
   }
   if (isDatabaseUnavailable(err)) return unavailable(undefined, err);
   if (e?.type === 'entity.too.large') return new AppError(413, 'Payload Too Large', { detail: 'The request body is too large.' });
-  // The validator's security step keeps only status and message of what our handler threw.
-  if (status === 401) return unauthorized(e.message);
-  if (status === 403) return forbidden(e.message ?? 'Forbidden.');
   if (typeof status === 'number' && status >= 400 && status < 500 && Array.isArray(e.errors)) {
     // express-openapi-validator: path is like /body/fuelMeasurements/total
     const errors = e.errors.map((x) => ({
@@ -177,13 +159,8 @@ export function problemBody(err: AppError, req: Request) {
 export function errorHandler(logger: Logger, shapeFor: (req: Request) => ErrorShape, opts: { retryAfterSeconds?: number } = {}): ErrorRequestHandler {
   const retryAfter = String(opts.retryAfterSeconds ?? 5);
   return (err, req, res, _next) => {
-    // Past authentication, a body the parser refused explains any other client error (the
-    // validator's complaint that the body is missing, say) better than that error does.
-    const held = heldBodyFailure(req);
-    // A cause the validator dropped is the error to answer for (a database outage is a 503).
-    let appErr = toAppError(hiddenCauses.get(req) ?? err);
-    if (held !== undefined && appErr.status >= 400 && appErr.status < 500 && appErr.status !== 401 && appErr.status !== 403) appErr = toAppError(held);
-    if (appErr.status >= 500) logger.error({ err: hiddenCauses.get(req) ?? appErr.cause ?? err, path: req.path, requestId: requestContextOf(req)?.requestId }, 'request failed');
+    const appErr = toAppError(err);
+    if (appErr.status >= 500) logger.error({ err: appErr.cause ?? err, path: req.path, requestId: requestContextOf(req)?.requestId }, 'request failed');
     if (res.headersSent) return;
     const shape = shapeFor(req);
     if (shape === 'ussd') {

@@ -1,0 +1,71 @@
+// The first steps of the one request pipeline, for every area the OpenAPI document describes:
+//   1. resolve the request to an operation of the contract (method and path template);
+//   2. authenticate it and check its scopes as that operation's `security` demands;
+// then (app.ts) parse the body, validate the request against the operation, run the handler.
+// A handler runs only when this resolution and the validator's agree on the operation
+// (contractOnly), so no reading of a path can reach a handler unauthenticated.
+import type { Request, RequestHandler } from 'express';
+import type { ApiKeyService } from '../keys/service.ts';
+import { authorizeRequest } from './auth.ts';
+
+export interface ResolvedOperation {
+  /** The document's path template, e.g. /v1/claims/{id}. */
+  template: string;
+  /** Scopes of the bearerAuth requirement; null for a public operation. */
+  scopes: readonly string[] | null;
+}
+
+interface Candidate extends ResolvedOperation {
+  pattern: RegExp;
+}
+
+const operations = new WeakMap<Request, ResolvedOperation>();
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'patch', 'trace'];
+
+/** The scopes an operation's security requirements ask for, or null when any caller may call it. */
+function scopesOf(security: Record<string, string[]>[], where: string): readonly string[] | null {
+  if (!security.length || security.some((r) => Object.keys(r).length === 0)) return null;
+  if (security.length !== 1 || Object.keys(security[0]!).join() !== 'bearerAuth') {
+    throw new Error(`${where}: only "security: []" or one bearerAuth requirement is supported`);
+  }
+  return security[0]!.bearerAuth!;
+}
+
+/** Resolves each request to its operation (HEAD as the GET it runs); other requests pass unresolved. */
+export function operationResolver(doc: { paths?: Record<string, Record<string, { security?: Record<string, string[]>[] }>>; security?: Record<string, string[]>[] }): RequestHandler {
+  const byMethod = new Map<string, Candidate[]>();
+  for (const [template, item] of Object.entries(doc.paths ?? {})) {
+    // A path matches with or without one trailing slash, as Express routes do.
+    const pattern = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      const scopes = scopesOf(op.security ?? doc.security ?? [], `${method.toUpperCase()} ${template}`);
+      const list = byMethod.get(method.toUpperCase()) ?? [];
+      list.push({ template, scopes, pattern });
+      byMethod.set(method.toUpperCase(), list);
+    }
+  }
+  // Literal templates first, so /v1/collections/{id}/report.svg never loses to a template variable.
+  for (const list of byMethod.values()) list.sort((a, b) => Number(a.template.includes('{')) - Number(b.template.includes('{')));
+  return (req, _res, next) => {
+    const candidates = byMethod.get(req.method === 'HEAD' ? 'GET' : req.method);
+    const path = req.path;
+    const match = candidates?.find((c) => c.pattern.test(path));
+    if (match) operations.set(req, { template: match.template, scopes: match.scopes });
+    next();
+  };
+}
+
+export function operationOf(req: Request): ResolvedOperation | undefined {
+  return operations.get(req);
+}
+
+/** Authenticates a resolved operation that asks for a key: 401/403 (or 503 if keys cannot be read). */
+export function authenticateOperation(keys: ApiKeyService): RequestHandler {
+  return async (req, _res, next) => {
+    const scopes = operations.get(req)?.scopes;
+    if (scopes) await authorizeRequest(keys, req, scopes);
+    next();
+  };
+}
