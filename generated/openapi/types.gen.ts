@@ -573,7 +573,7 @@ export type CredentialVerifyResult = {
 };
 
 /**
- * Extra gateway fields (networkCode, ...) are accepted and ignored.
+ * Extra gateway fields are accepted and ignored; networkCode is stored on the session.
  */
 export type UssdRequest = {
     sessionId: string;
@@ -586,6 +586,35 @@ export type UssdRequest = {
      * Inputs so far joined by `*`; empty on dial.
      */
     text: string;
+    /**
+     * The subscriber's mobile network (MCC+MNC, e.g. 63902), recorded on the session.
+     */
+    networkCode?: string;
+};
+
+/**
+ * Africa's Talking's end-of-session notification; other fields it sends are accepted and ignored.
+ */
+export type UssdSessionEvent = {
+    sessionId: string;
+    /**
+     * The gateway's final status, e.g. Success, Incomplete or Failed.
+     */
+    status: string;
+    /**
+     * How long the session lasted (a form sends it as digits).
+     */
+    durationInMillis?: string | number;
+    /**
+     * The gateway's error, if the session failed (recorded up to 200 characters).
+     */
+    errorMessage?: string;
+    networkCode?: string;
+};
+
+export type UssdSessionEventRecorded = {
+    sessionId: string;
+    recorded: true;
 };
 
 export type UssdDebugResponse = {
@@ -869,6 +898,39 @@ export type GetUssdSessionDebugResponses = {
 };
 
 export type GetUssdSessionDebugResponse = GetUssdSessionDebugResponses[keyof GetUssdSessionDebugResponses];
+
+export type PostUssdSessionEventData = {
+    body: UssdSessionEvent;
+    path?: never;
+    query?: never;
+    url: '/api/ussd/events';
+};
+
+export type PostUssdSessionEventErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * No session with this id (never started here, or already swept).
+     */
+    404: UssdError;
+    /**
+     * Too many requests from this address (area B's shared per-address budget).
+     */
+    429: UssdError;
+};
+
+export type PostUssdSessionEventError = PostUssdSessionEventErrors[keyof PostUssdSessionEventErrors];
+
+export type PostUssdSessionEventResponses = {
+    /**
+     * Recorded on the session.
+     */
+    200: UssdSessionEventRecorded;
+};
+
+export type PostUssdSessionEventResponse = PostUssdSessionEventResponses[keyof PostUssdSessionEventResponses];
 
 export type ListUssdSessionsData = {
     body?: never;
