@@ -8,7 +8,7 @@ import { ApiKeyService, SCOPES } from './platform/keys/service.ts';
 import { createLogger } from './platform/logging.ts';
 import { listen } from './platform/server.ts';
 import { unlockUssdAccount } from './ussd/index.ts';
-import { runSimulator, SimulatorConnectionError } from './ussd/simulator.ts';
+import { runDemo, runSimulator, SimulatorConnectionError } from './ussd/simulator.ts';
 
 const USAGE = `Usage: tsx src/main.ts <command>
 
@@ -21,6 +21,8 @@ Commands:
   keys revoke <id>               revoke a key
   ussd-sim [--url <base>] [--phone <e164>] [--code <*384#>]
                                  a terminal USSD phone against a running server
+  ussd-demo [--url <base>] [--code <*384#>]
+                                 walk the household journey against a running server
   ussd-unlock <customerId>       unlock a USSD account locked after 3 wrong PINs
 
 Scopes: ${SCOPES.join(', ')}`;
@@ -120,6 +122,10 @@ async function main(argv: string[]): Promise<void> {
         phoneNumber: values.phone ?? '+254700000001',
         serviceCode: values.code ?? '*384*1234#',
       });
+    }
+    case 'ussd-demo': {
+      const { values } = parseArgs({ args, options: { url: { type: 'string' }, code: { type: 'string' } } });
+      return runDemo({ url: values.url ?? `http://127.0.0.1:${config.PORT}`, serviceCode: values.code ?? '*384*1234#' });
     }
     case 'ussd-unlock': {
       const customerId = args[0];
