@@ -1,7 +1,7 @@
 // Area B over the real area A services: households become twin entities controlled by the
 // gateway's principal, and claims go through the same ClaimService as POST /v1/claims.
 import { expect } from 'chai';
-import { ConfigError } from '../../src/config.ts';
+import { ConfigError, configWith } from '../../src/config.ts';
 import { CollectionService } from '../../src/twins/index.ts';
 import type { UssdTwinsPort } from '../../src/ussd/index.ts';
 import { ussdTwinsPort } from '../../src/ussd/twins-port.ts';
@@ -216,6 +216,23 @@ forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
     key = await createTestKey(t.db, { scopes: ['claims:read', 'claims:write'] });
   });
   after(() => server?.stop());
+
+  it('start-up refuses USSD_FUEL_KG_MIN not below USSD_FUEL_KG_MAX; config refuses an unknown USSD_DEFAULT_LANGUAGE', async () => {
+    let error: unknown;
+    await startUssdServer(t.db, { USSD_FUEL_KG_MIN: '5', USSD_FUEL_KG_MAX: '5' }).then((s) => s.stop(), (err: unknown) => (error = err));
+    expect(error).to.be.instanceOf(ConfigError);
+    expect((error as Error).message).to.include('USSD_FUEL_KG_MIN: must be less than USSD_FUEL_KG_MAX');
+    expect(() => configWith({ USSD_DEFAULT_LANGUAGE: 'fr' })).to.throw(/USSD_DEFAULT_LANGUAGE/);
+  });
+
+  it('USSD_DEFAULT_LANGUAGE=sw greets a phone without an account in Kiswahili', async () => {
+    const sw = await startUssdServer(t.db, { USSD_DEFAULT_LANGUAGE: 'sw' });
+    try {
+      expect(await new GatewaySession([sw.baseUrl]).dial()).to.equal('CON Karibu Hearth\n1. Jifunze Zaidi\n2. Akaunti\n9. Lugha / Language\n*. Toka');
+    } finally {
+      await sw.stop();
+    }
+  });
 
   for (const [id, problem] of [
     ['no-such-campaign', 'USSD_COLLECTION_ID: no collection "no-such-campaign" exists'],
