@@ -27,6 +27,11 @@ export async function unlockUssdAccount(db: AreaContext['db'], customerId: strin
   return 'unlocked';
 }
 
+/** Operator action (CLI `ussd-claim`): the claim id behind a reference a household reads out (case and spaces ignored). */
+export function ussdClaimForRef(db: AreaContext['db'], ref: string): Promise<string | undefined> {
+  return new UssdRepository(db).claimIdForRef(ref.replace(/\s+/g, '').toUpperCase());
+}
+
 export interface UssdArea {
   gate: Router;
   router: Router;

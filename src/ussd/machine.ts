@@ -35,6 +35,8 @@ export interface UssdContext {
   /** The day fuel is being logged for, as days before today, and an amount waiting for confirmation. */
   fuelDay?: number;
   pendingKg?: number;
+  /** Whether an amount waiting for confirmation is above or below the plausible range. */
+  unusualKg?: 'high' | 'low';
   review?: { date: string; kg: number }[];
   claimDraft?: { days: number; total: number };
   /** The KPT's external factors (rules 4 and 8), asked before submission. */
@@ -105,7 +107,7 @@ const newPinNotice = ({ event }: Args): Notice | undefined => {
   const p = pinProblem(input(event));
   return p === 'format' ? { key: 'pinFormat' } : p === 'trivial' ? { key: 'pinTrivial' } : undefined;
 };
-/** Values stored in the claim's externalFactors; their screen labels are in menus.ts. */
+/** Values stored in the claim's externalFactors; their screen labels are in the catalogues (i18n/). */
 export const SEASONS = ['dry', 'rainy', 'cold'] as const;
 export const EVENTS = ['none', 'festival or holiday', 'funeral or ceremony'] as const;
 export const OCCUPATIONS = ['farming', 'trading', 'wage work', 'other'] as const;
@@ -236,7 +238,7 @@ export const ussdMachine = setup({
     // Saves an amount in the plausible range; asks to confirm one outside it.
     checkingFuel: effect([
       { guard: outcome('ok'), ...withNotice('services', resultNotice, () => ({ pendingKg: undefined })) },
-      { guard: outcome('confirm'), ...enter('fuelConfirm') },
+      { guard: outcome('confirm'), ...enter('fuelConfirm', fromResult) },
     ]),
     fuelConfirm: menu('fuelConfirm', 'fuelAmount', [
       { guard: is('1'), ...enter('savingFuel') },

@@ -121,7 +121,7 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
     case 'fuelAmount':
       return con([t.enterKg(t.days[c.fuelDay ?? 0]!)]);
     case 'fuelConfirm':
-      return con([t.confirmKg(c.pendingKg ?? 0, t.days[c.fuelDay ?? 0]!), ...numbered(t.confirmOptions)]);
+      return con([t.confirmKg(c.pendingKg ?? 0, t.days[c.fuelDay ?? 0]!, c.unusualKg !== 'low'), ...numbered(t.confirmOptions)]);
     case 'review': {
       const logs = c.review ?? [];
       const total = round(logs.reduce((s, l) => s + l.kg, 0));

@@ -176,6 +176,11 @@ export class UssdRepository {
     await this.db('ussd_accounts').where({ id }).update({ pin_encrypted: pinEncrypted, failed_pin_attempts: 0, updated_at: now });
   }
 
+  /** The claim id behind a short reference a household was shown. */
+  async claimIdForRef(ref: string): Promise<string | undefined> {
+    return (await this.sql.one<{ claim_id: string }>('select claim_id from ussd_claim_refs where ref = ?', [ref]))?.claim_id;
+  }
+
   // ---- fuel logs -----------------------------------------------------------------------------
   /**
    * Records the day's reading: `saved`, `updated` (an earlier reading that day replaced) or

@@ -418,7 +418,7 @@ export class UssdService {
         const kg = c.pendingKg!;
         const day = Math.min(Math.max(c.fuelDay ?? 0, 0), FUEL_DAYS - 1);
         const range = this.opts.plausibleKg;
-        if (state === 'checkingFuel' && range && (kg < range.min || kg > range.max)) return { outcome: 'confirm' };
+        if (state === 'checkingFuel' && range && (kg < range.min || kg > range.max)) return { outcome: 'confirm', assign: { unusualKg: kg > range.max ? 'high' : 'low' } };
         const saved = await this.repo.upsertFuelLog(c.accountId!, this.localDay(day), kg, nowIso);
         const key = saved === 'saved' ? 'fuelSaved' : saved === 'updated' ? 'fuelUpdated' : 'fuelClaimed';
         return { outcome: 'ok', notice: { key, params: { kg, day } } };

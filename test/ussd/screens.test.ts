@@ -42,6 +42,7 @@ function contexts(lang: Language): UssdContext[] {
     { ...base, isAuthenticated: false, review: [], claimResult: undefined },
     ...Array.from({ length: 3 }, (_, topic) => ({ ...base, topic })),
     ...Array.from({ length: FUEL_DAYS }, (_, fuelDay) => ({ ...base, fuelDay })),
+    ...(['high', 'low'] as const).map((unusualKg) => ({ ...base, unusualKg })),
     ...claims.map((claimResult) => ({ ...base, claimResult })),
   ];
 }

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { pino } from 'pino';
 import { inTransaction } from '../../src/platform/db/sql.ts';
 import { AppError } from '../../src/platform/http/errors.ts';
+import { ussdClaimForRef } from '../../src/ussd/index.ts';
 import { claimRef } from '../../src/ussd/service.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createAccount, GatewaySession, login, logFuelDays, RecordingTwins, startUssdServer, type UssdTestServer } from './helpers.ts';
@@ -120,8 +121,10 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect([claim.startDate, claim.endDate]).to.deep.equal(['2026-03-02', '2026-03-04']);
     const household = await t.db('ussd_accounts').where({ customer_id: id }).first();
     expect(claim.householdDid).to.equal(household.household_did);
-    // the reference leads an operator to the claim
+    // the reference leads an operator to the claim (as read out: any case, spaces)
     expect(await t.db('ussd_claim_refs').where({ ref }).first()).to.include({ claim_id: claim.id, account_id: household.id });
+    expect(await ussdClaimForRef(t.db, `${ref.slice(0, 4).toLowerCase()} ${ref.slice(4)}`)).to.equal(claim.id);
+    expect(await ussdClaimForRef(t.db, 'AAAAAAAA')).to.equal(undefined);
 
     const st = session(s.phoneNumber);
     await login(st, id, '13579');
@@ -159,12 +162,12 @@ forEachDatabase('USSD services and PINs', (t) => {
     const d = session(s.phoneNumber);
     await login(d, id, '13573');
     expect(await d.walk('1', '1', '2500')).to.equal(
-      'CON You entered 2500 kg for today. That is a lot or very little. Is it right?\n1. Yes, save it\n2. No, enter again\n0. Back',
+      'CON You entered 2500 kg for today. That is more than most homes use. Is it right?\n1. Yes, save it\n2. No, enter again\n0. Back',
     );
     const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
     expect(await t.db('ussd_fuel_logs').where({ account_id: account.id })).to.have.length(0);
     expect(await d.send('2')).to.equal('CON Enter kg of fuel used today (e.g. 2.5)\n0. Back');
-    expect(await d.send('0.1')).to.match(/^CON You entered 0\.1 kg for today/);
+    expect(await d.send('0.1')).to.match(/^CON You entered 0\.1 kg for today\. That is less than most homes use\. Is it right\?\n/);
     expect(await d.send('1')).to.match(/^CON Saved 0\.1 kg for today\./);
     expect((await t.db('ussd_fuel_logs').where({ account_id: account.id })).map((l: { kg: number }) => Number(l.kg))).to.deep.equal([0.1]);
     // the bounds themselves, and anything between, are saved straight away

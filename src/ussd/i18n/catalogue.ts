@@ -44,7 +44,8 @@ export interface Catalogue {
   /** Today, yesterday, the day before (FUEL_DAYS entries). */
   days: string[];
   enterKg: (day: string) => string;
-  confirmKg: (kg: number, day: string) => string;
+  /** Asks to confirm an amount above (`high`) or below the plausible range. */
+  confirmKg: (kg: number, day: string, high: boolean) => string;
   confirmOptions: [yes: string, no: string];
   review: (days: number, totalKg: number) => string;
   /** One logged day on the review screen. */

@@ -53,7 +53,7 @@ export const en: Catalogue = {
   whichDay: 'Fuel used on which day?',
   days: ['Today', 'Yesterday', 'Day before yesterday'],
   enterKg: (day) => `Enter kg of fuel used ${day.toLowerCase()} (e.g. 2.5)`,
-  confirmKg: (kg, day) => `You entered ${kg} kg for ${day.toLowerCase()}. That is a lot or very little. Is it right?`,
+  confirmKg: (kg, day, high) => `You entered ${kg} kg for ${day.toLowerCase()}. That is ${high ? 'more' : 'less'} than most homes use. Is it right?`,
   confirmOptions: ['Yes, save it', 'No, enter again'],
   review: (days, kg) => `Logged: ${plural(days, 'day', 'days')}, total ${kg} kg`,
   dayLine: (date, kg) => `${date}: ${kg} kg`,

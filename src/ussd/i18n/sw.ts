@@ -51,7 +51,7 @@ export const sw: Catalogue = {
   whichDay: 'Kuni au mkaa wa siku gani?',
   days: ['Leo', 'Jana', 'Juzi'],
   enterKg: (day) => `Weka kilo za kuni au mkaa zilizotumika ${day.toLowerCase()} (mf. 2.5)`,
-  confirmKg: (kg, day) => `Umeweka kilo ${kg} kwa ${day.toLowerCase()}. Hiyo ni nyingi sana au kidogo sana. Ni sahihi?`,
+  confirmKg: (kg, day, high) => `Umeweka kilo ${kg} kwa ${day.toLowerCase()}. Hiyo ni ${high ? 'zaidi' : 'chini'} ya matumizi ya nyumba nyingi. Ni sahihi?`,
   confirmOptions: ['Ndiyo, hifadhi', 'Hapana, weka tena'],
   review: (days, kg) => `Siku ulizorekodi: ${days}, jumla kilo ${kg}`,
   dayLine: (date, kg) => `${date}: kilo ${kg}`,
