@@ -3,6 +3,7 @@
 // sending the outcome back as a DONE event. The persisted snapshot is stored per session.
 // Navigation everywhere below the welcome menu: `0` back, `*` to the welcome menu, `98` next page.
 import { assign, setup } from 'xstate';
+import type { ClaimStatus } from '../../generated/openapi/types.gen.ts';
 import { FUEL_DAYS, LANGUAGES, type Catalogue, type Language, type ReasonKey } from './i18n/index.ts';
 import { LANGUAGE_OPTION, MORE, paginate, renderScreen } from './menus.ts';
 import { pinProblem } from './pin.ts';
@@ -16,7 +17,7 @@ export interface Notice {
 /** A claim as the household sees it: a short reference and, when waiting or not accepted, why. */
 export interface ClaimView {
   ref: string;
-  status: 'verified' | 'pending' | 'rejected';
+  status: ClaimStatus;
   submittedOn?: string;
   reason?: ReasonKey;
 }

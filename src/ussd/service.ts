@@ -3,6 +3,7 @@
 // idle expiry, and the menu machine's effects performed (and awaited) before replying.
 import { hash } from 'node:crypto';
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
+import type { ClaimStatus, RuleId } from '../../generated/openapi/types.gen.ts';
 import { setBounded } from '../platform/bounded-map.ts';
 import { AppError } from '../platform/http/errors.ts';
 import type { Sql } from '../platform/db/sql.ts';
@@ -31,9 +32,9 @@ export interface UssdRequest {
 /** A claim as area A reports it: `reasonRule` is the rule id of the first reason of a rejected or pending claim. */
 export interface ClaimSummary {
   id: string;
-  status: 'verified' | 'pending' | 'rejected';
+  status: ClaimStatus;
   submittedOn?: string;
-  reasonRule?: string;
+  reasonRule?: RuleId;
 }
 
 /** What the gateway needs of area A (twins and claims), wired in app.ts. */
@@ -652,30 +653,30 @@ export function claimRef(claimId: string): string {
   let n = BigInt(`0x${hash('sha256', claimId, 'hex')}`);
   let ref = '';
   for (let i = 0; i < CLAIM_REF_LENGTH; i++) {
-    ref += REF_ALPHABET[Number(n % 24n)];
-    n /= 24n;
+    ref += REF_ALPHABET[Number(n % BigInt(REF_ALPHABET.length))];
+    n /= BigInt(REF_ALPHABET.length);
   }
   return ref;
 }
 
 /** Why a claim is waiting or was not accepted, from the rule area A reported. */
-const RULE_REASONS: Record<string, ReasonKey> = {
-  'control-group-present': 'waitingOtherGroup',
-  'timing-aligned': 'waitingOtherGroup',
-  'random-selection-verified': 'notReady',
-  'seasonal-variations-documented': 'answersMissing',
-  'external-factors-documented': 'answersMissing',
-  'collection-exists': 'notReady',
-  'no-overlapping-claim': 'daysInOtherClaim',
-  'household-single-group': 'otherGroup',
-};
+const RULE_REASONS = new Map<string, ReasonKey>([
+  ['control-group-present', 'waitingOtherGroup'],
+  ['timing-aligned', 'waitingOtherGroup'],
+  ['random-selection-verified', 'notReady'],
+  ['seasonal-variations-documented', 'answersMissing'],
+  ['external-factors-documented', 'answersMissing'],
+  ['collection-exists', 'notReady'],
+  ['no-overlapping-claim', 'daysInOtherClaim'],
+  ['household-single-group', 'otherGroup'],
+]);
 
 function claimView(claim: ClaimSummary): ClaimView {
   return {
     ref: claimRef(claim.id),
     status: claim.status,
     ...(claim.submittedOn ? { submittedOn: claim.submittedOn } : {}),
-    ...(claim.reasonRule ? { reason: RULE_REASONS[claim.reasonRule] ?? 'other' } : {}),
+    ...(claim.reasonRule ? { reason: RULE_REASONS.get(claim.reasonRule) ?? 'other' } : {}),
   };
 }
 
@@ -683,8 +684,8 @@ function claimView(claim: ClaimSummary): ClaimView {
 function refusalReason(err: unknown): ReasonKey | undefined {
   if (err instanceof ReadingChanged) return 'readingChanged';
   if (!(err instanceof AppError) || err.status >= 500) return undefined;
-  const rule = err.errors?.find((e) => e.rule && RULE_REASONS[e.rule])?.rule;
-  return rule ? RULE_REASONS[rule] : 'other';
+  const known = err.errors?.map((e) => RULE_REASONS.get(e.rule ?? '')).find((r) => r !== undefined);
+  return known ?? 'other';
 }
 
 /** The most recent run of consecutive days not yet used by a claim (logs sorted by date). */

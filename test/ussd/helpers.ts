@@ -8,6 +8,7 @@ import type { Db } from '../../src/platform/db/index.ts';
 import { inTransaction } from '../../src/platform/db/sql.ts';
 import { createLogger, type Logger } from '../../src/platform/logging.ts';
 import { listen } from '../../src/platform/server.ts';
+import type { ClaimStatus } from '../../generated/openapi/types.gen.ts';
 import type { UssdTwinsPort } from '../../src/ussd/index.ts';
 
 export const TEST_PIN_KEY = 'ab'.repeat(32);
@@ -132,7 +133,7 @@ export class GatewaySession {
  */
 export class RecordingTwins implements UssdTwinsPort {
   households: { did: string; name: string; customerId: string }[] = [];
-  claims: (Parameters<UssdTwinsPort['submitKptClaim']>[0] & { id: string; status: 'verified' | 'pending' | 'rejected' })[] = [];
+  claims: (Parameters<UssdTwinsPort['submitKptClaim']>[0] & { id: string; status: ClaimStatus })[] = [];
   constructor(private readonly db: Db) {}
   async createHousehold(input: Parameters<UssdTwinsPort['createHousehold']>[0]) {
     const did = `did:ixo:entity:${randomBytes(16).toString('hex')}`;

@@ -1,5 +1,6 @@
 // What a catalogue (one per language) must say. Every household-facing word lives in a
 // catalogue; the type makes a language that misses a text fail to compile.
+import type { ClaimStatus } from '../../../generated/openapi/types.gen.ts';
 
 export const LANGUAGES = ['en', 'sw'] as const;
 export type Language = (typeof LANGUAGES)[number];
@@ -61,7 +62,7 @@ export interface Catalogue {
   workOptions: [farming: string, trading: string, wageWork: string, other: string];
   claimSent: (ref: string, status: string) => string;
   claimStatus: (ref: string, status: string, date?: string) => string;
-  statuses: { verified: string; pending: string; rejected: string };
+  statuses: Record<ClaimStatus, string>;
   reasons: Record<ReasonKey, string>;
   noClaim: string;
   currentPin: string;
