@@ -78,7 +78,7 @@ export const invokeAgentTool = <ThrowOnError extends boolean = false>(options: O
 /**
  * One hop of a USSD session
  *
- * `text` is cumulative: empty on dial, then every input so far joined by `*`. The reply is at most 182 characters; longer content is paginated behind `98. More`. Rate limited per client address (429 with Retry-After).
+ * `text` is cumulative: empty on dial, then every input so far joined by `*`. The reply is at most 182 characters; longer content is paginated behind `98. More`. Menus are in the household's language (English or Kiswahili; chosen with `9` on the welcome menu and kept on the account). Rate limited per client address (429 with Retry-After).
  */
 export const postUssd = <ThrowOnError extends boolean = false>(options: Options<PostUssdData, ThrowOnError>) => (options.client ?? client).post<PostUssdResponses, PostUssdErrors, ThrowOnError>({
     url: '/api/ussd',
