@@ -59,7 +59,7 @@ const ussdSchema = {
   USSD_DEBUG_ENABLED: bool.default(false),
   USSD_RATE_LIMIT_PER_MINUTE: positiveInt.default(100),
   PIN_ENCRYPTION_KEY: z.string().min(1).optional(),
-  // The zone whose calendar day "today's fuel" is logged for.
+  // The zone whose calendar days (today, yesterday, the day before) fuel is logged for.
   USSD_TIMEZONE: z
     .string()
     .refine(isTimeZone, 'must be an IANA time zone such as Africa/Nairobi')

@@ -1,6 +1,8 @@
 // Area B over the real area A services: households become twin entities controlled by the
 // gateway's principal, and claims go through the same ClaimService as POST /v1/claims.
+import { Writable } from 'node:stream';
 import { expect } from 'chai';
+import { pino } from 'pino';
 import { ConfigError, configWith } from '../../src/config.ts';
 import { CollectionService } from '../../src/twins/index.ts';
 import type { UssdTwinsPort } from '../../src/ussd/index.ts';
@@ -223,6 +225,16 @@ forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
     expect(error).to.be.instanceOf(ConfigError);
     expect((error as Error).message).to.include('USSD_FUEL_KG_MIN: must be less than USSD_FUEL_KG_MAX');
     expect(() => configWith({ USSD_DEFAULT_LANGUAGE: 'fr' })).to.throw(/USSD_DEFAULT_LANGUAGE/);
+  });
+
+  it('in production, claims going to the self-enrolment collection are a warning at start-up; a campaign collection is not', async () => {
+    for (const [collection, warned] of [['ussd', true], ['ussd-campaign', false]] as const) {
+      let logs = '';
+      const logger = pino({ level: 'warn' }, new Writable({ write: (c, _e, cb) => ((logs += String(c)), cb()) }));
+      const prod = await startUssdServer(t.db, { NODE_ENV: 'production', USSD_COLLECTION_ID: collection }, { logger });
+      await prod.stop();
+      expect(logs.includes('USSD claims go to the self-enrolment collection'), collection).to.equal(warned);
+    }
   });
 
   it('USSD_DEFAULT_LANGUAGE=sw greets a phone without an account in Kiswahili', async () => {
