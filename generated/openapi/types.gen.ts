@@ -602,7 +602,7 @@ export type UssdSessionEvent = {
      */
     status: string;
     /**
-     * How long the session lasted (a form sends it as digits).
+     * How long the session lasted, in milliseconds (a form sends it as digits).
      */
     durationInMillis?: string | number;
     /**
