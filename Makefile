@@ -26,8 +26,9 @@ migrate: install
 start: install
 	npx --no-install tsx src/main.ts start
 
+# The suite's files are named here so `npx mocha test/x.test.ts` runs that file alone.
 test: install typecheck
-	npx --no-install mocha
+	npx --no-install mocha 'test/**/*.test.ts'
 
 bench: install
 	npx --no-install tsx test/bench/run.ts

@@ -35,5 +35,17 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml') && f !== '
   if (part.tags) root.tags = [...(root.tags ?? []), ...part.tags];
 }
 
+// Every operation can meet a fault (500) or an outage (503 with Retry-After): declared here once
+// for all, unless the operation declares its own or answers failures in its body.
+const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+for (const item of Object.values<Doc>(root.paths)) {
+  for (const [method, op] of Object.entries<Doc>(item)) {
+    if (!HTTP_METHODS.has(method) || op['x-hearth-failures-in-body']) continue;
+    op.responses ??= {};
+    op.responses['500'] ??= { $ref: '#/components/responses/InternalServerError' };
+    op.responses['503'] ??= { $ref: '#/components/responses/ServiceUnavailable' };
+  }
+}
+
 root.paths = Object.fromEntries(Object.entries(root.paths).sort(([a], [b]) => a.localeCompare(b)));
 writeFileSync('generated/openapi.json', JSON.stringify(root, null, 2) + '\n');

@@ -10,10 +10,16 @@ import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
 import { holdingRefusals, raiseHeldBodyFailure, requireContentTypeForBody } from './platform/http/body.ts';
 import { rejectUnstorableInput } from './platform/http/input.ts';
+import { requestTargetRule } from './platform/http/request-target.ts';
+import { requestContext } from './platform/http/request-context.ts';
+import { cors } from './platform/http/cors.ts';
+import { createMetrics, httpMetrics, metricsRouter, type RouteLabeller } from './platform/metrics.ts';
+import type { Registry } from 'prom-client';
+import { requestDeadline } from './platform/http/deadline.ts';
 import { isUnder, scopedRouter } from './platform/http/scope.ts';
 import { ApiKeyService } from './platform/keys/service.ts';
 import { requestLogger, type Logger } from './platform/logging.ts';
-import { methodNotAllowedHandler, openApiRequestValidator } from './platform/openapi.ts';
+import { contractOnly, methodNotAllowedHandler, openApiRequestValidator } from './platform/openapi.ts';
 import { createTwinsArea } from './twins/index.ts';
 import { createUssdArea, type UssdTwinsPort } from './ussd/index.ts';
 import { ussdTwinsPort } from './ussd/twins-port.ts';
@@ -31,6 +37,8 @@ export interface HearthDeps {
 /** What each area gets to build its routes and background work. */
 export interface AreaContext extends HearthDeps {
   keys: ApiKeyService;
+  /** Prometheus registry: each area registers its own metrics here. */
+  metrics: Registry;
   /** Registers cleanup (timers, servers) run by Hearth.close(), in reverse order. */
   onClose(fn: () => Promise<void> | void): void;
 }
@@ -56,6 +64,18 @@ function errorShapeResolver(isChainPath: (path: string) => boolean): (req: Reque
   };
 }
 
+/** Areas A and D, which browsers may call when API_CORS_ORIGINS lists their origin. */
+const API_CORS_PREFIXES = ['/v1', '/agent', '/user-preferences'];
+
+/** The metrics label of a request: its contract operation, area C's mount, or "unmatched". */
+function routeLabeller(isChainPath: (path: string) => boolean): RouteLabeller {
+  return (req) => {
+    const route = (req as { openapi?: { openApiRoute?: string } }).openapi?.openApiRoute;
+    if (route) return route;
+    return isChainPath(req.originalUrl.split('?')[0]!) ? 'chain' : 'unmatched';
+  };
+}
+
 /** `handlers` for every request but those `skip` names. */
 function unless(skip: (path: string) => boolean, handlers: RequestHandler[]): RequestHandler[] {
   return handlers.map((h) => (req, res, next) => (skip(req.path) ? next() : h(req, res, next)));
@@ -64,7 +84,12 @@ function unless(skip: (path: string) => boolean, handlers: RequestHandler[]): Re
 export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   const { config, db, logger } = deps;
   const closers: (() => Promise<void> | void)[] = [];
-  const ctx: AreaContext = { ...deps, keys: new ApiKeyService(db, { cacheTtlMs: config.API_KEY_CACHE_MS }), onClose: (fn) => closers.push(fn) };
+  const ctx: AreaContext = {
+    ...deps,
+    keys: new ApiKeyService(db, { cacheTtlMs: config.API_KEY_CACHE_MS, staleIfErrorMs: config.API_KEY_STALE_IF_ERROR_MS }),
+    metrics: createMetrics(db),
+    onClose: (fn) => closers.push(fn),
+  };
 
   const twins = createTwinsArea(ctx);
   const ussd = await createUssdArea(ctx, deps.ussdTwins ?? ussdTwinsPort(twins, config.USSD_PRINCIPAL_DID, config.USSD_COLLECTION_ID), { now: deps.now });
@@ -80,14 +105,33 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   // Paths are case-sensitive in the contract; '/V1/claims' is not a route (nor validated as one).
   app.enable('case sensitive routing');
   app.locals.chainGrpcPort = chain.grpcPort;
-  // One trusted hop (the reverse proxy) so req.ip is the real client, never a spoofable header chain.
-  app.set('trust proxy', config.TRUST_PROXY_ENABLED ? 1 : false);
+  // Only the listed proxies' X-Forwarded-For is believed: a client reaching Hearth directly is
+  // taken at its own address, whatever header it sends.
+  app.set('trust proxy', config.TRUST_PROXY_ENABLED ? config.TRUST_PROXY : false);
+  app.use(requestContext);
   app.use(requestLogger(logger));
+  // No answer of Hearth's is to be read as another type than it says (an SVG as HTML, say).
+  app.use((_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    next();
+  });
+  app.use(requestTargetRule);
+  app.use(requestDeadline(config.REQUEST_DEADLINE_MS));
+  const isChainPath = chainPathTest(config);
+  if (config.METRICS_ENABLED) app.use(httpMetrics(ctx.metrics, routeLabeller(isChainPath)));
+  if (config.API_CORS_ORIGINS.length) {
+    const apiCors = cors({
+      origins: config.API_CORS_ORIGINS,
+      methods: ['GET', 'HEAD', 'POST', 'PATCH'],
+      allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-None-Match', 'X-Request-Id', 'traceparent'],
+      exposeHeaders: ['Location', 'ETag', 'Retry-After', 'X-Request-Id', 'traceparent', 'RateLimit', 'RateLimit-Policy'],
+    });
+    app.use(unless((path) => !API_CORS_PREFIXES.some((p) => isUnder(path, p)), [apiCors]));
+  }
   // Rate limit and operator switch of area B come before body parsing and validation.
   app.use(ussd.gate);
   // Area C takes no bodies: a body sent there is ignored (and a POST is a 405), never parsed into
   // a 400. Elsewhere a refused body is reported only once the caller is authenticated.
-  const isChainPath = chainPathTest(config);
   app.use(
     unless(isChainPath, [
       requireContentTypeForBody,
@@ -105,16 +149,18 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   // OPTIONS before the routers, which would answer it themselves (200 with Allow).
   app.use((req, res, next) => (req.method === 'OPTIONS' ? methodNotAllowed(req, res, next) : next()));
 
-  app.use(scopedRouter(healthRouter(db, config), { paths: ['/health', '/'] }));
-  app.use(scopedRouter(twins.router, { prefixes: ['/v1'] }));
-  app.use(scopedRouter(ussd.router, { prefixes: ['/api/ussd'] }));
+  // Area C is not in the OpenAPI document: its router checks its own requests.
+  app.use(contractOnly(scopedRouter(healthRouter(db, config), { paths: ['/health', '/'] })));
+  if (config.METRICS_ENABLED) app.use(contractOnly(scopedRouter(metricsRouter(ctx.metrics, config.METRICS_TOKEN), { paths: ['/metrics'] })));
+  app.use(contractOnly(scopedRouter(twins.router, { prefixes: ['/v1'] })));
+  app.use(contractOnly(scopedRouter(ussd.router, { prefixes: ['/api/ussd'] })));
   app.use(chain.router);
-  app.use(agent.routers);
+  app.use(agent.routers.map(contractOnly));
 
   app.use(methodNotAllowed);
   app.use(notFoundHandler);
   app.use(ussd.refusalLog);
-  app.use(errorHandler(logger, errorShapeResolver(isChainPath)));
+  app.use(errorHandler(logger, errorShapeResolver(isChainPath), { retryAfterSeconds: config.RETRY_AFTER_SECONDS }));
 
   return {
     app,

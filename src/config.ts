@@ -1,6 +1,7 @@
 // The one place that reads environment variables. Each variable is typed, defaulted and
 // validated here; a bad value stops start-up with a message naming the variable.
 // Every variable is documented in README.md ("Configuration"). Areas keep their own block.
+import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import { LANGUAGES } from './ussd/i18n/catalogue.ts';
 
@@ -14,6 +15,15 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const timerMs = positiveInt.max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (a timer's limit)`);
 const timerSeconds = positiveInt.max(Math.floor(MAX_TIMER_MS / 1000), `must be at most ${Math.floor(MAX_TIMER_MS / 1000)} (a timer's limit)`);
 const list = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+/** Addresses and CIDR ranges (and proxy-addr's names loopback, linklocal, uniquelocal). */
+const addressList = list.refine((entries) => {
+  try {
+    proxyaddr.compile(entries);
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be comma-separated IP addresses or CIDR ranges such as 10.0.0.0/8 (or loopback, linklocal, uniquelocal)');
 
 // ---- platform -------------------------------------------------------------------------------
 const platformSchema = {
@@ -31,8 +41,27 @@ const platformSchema = {
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb').default('100kb'),
   SHUTDOWN_TIMEOUT_MS: timerMs.default(10000),
   TRUST_PROXY_ENABLED: bool.default(false),
+  // With TRUST_PROXY_ENABLED, the proxies whose X-Forwarded-For is believed; a client reaching
+  // Hearth from any other address is taken at its own address, whatever header it sends.
+  TRUST_PROXY: addressList.default(['loopback']),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).default(5000),
+  // How long a key seen valid is still honoured while the database cannot be asked about it.
+  API_KEY_STALE_IF_ERROR_MS: z.coerce.number().int().min(0).default(600_000),
+  // The one database deadline: a statement, a wait for a pooled connection or for a new one.
+  DB_QUERY_TIMEOUT_MS: timerMs.default(3000),
+  // A request not answered by then gets 503 (with Retry-After) in its area's shape.
+  REQUEST_DEADLINE_MS: timerMs.default(10_000),
+  // Bounds on receiving a request: its headers, and the whole of it (slow bodies).
+  HTTP_HEADERS_TIMEOUT_MS: timerMs.default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: timerMs.default(30_000),
+  // The Retry-After of a 503 (database or deadline).
+  RETRY_AFTER_SECONDS: positiveInt.max(3600).default(5),
+  METRICS_ENABLED: bool.default(true),
+  // When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`.
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  // Browser origins allowed to call areas A and D (/v1, /agent, /user-preferences); '*' for any.
+  API_CORS_ORIGINS: list.default([]),
 };
 
 // ---- area A: twins, claims, credentials -------------------------------------------------------
@@ -58,6 +87,10 @@ const ussdSchema = {
   USSD_SWEEP_INTERVAL_SECONDS: timerSeconds.default(60),
   USSD_DEBUG_ENABLED: bool.default(false),
   USSD_RATE_LIMIT_PER_MINUTE: positiveInt.default(100),
+  // Telecom gateways carry every household's traffic from a few addresses: hops from these are
+  // limited per phone number instead of per address.
+  USSD_GATEWAY_ADDRESSES: addressList.default([]),
+  USSD_PHONE_RATE_LIMIT_PER_MINUTE: positiveInt.default(30),
   PIN_ENCRYPTION_KEY: z.string().min(1).optional(),
   // The zone whose calendar days (today, yesterday, the day before) fuel is logged for.
   USSD_TIMEZONE: z

@@ -44,7 +44,10 @@ async function start(config: Config): Promise<void> {
   const applied = await migrateLatest(db);
   if (applied.length) logger.info({ applied }, 'migrations applied');
   const hearth = await createHearth({ config, db, logger });
-  const server = await listen(hearth.app, config.PORT, config.HOST, config.SHUTDOWN_TIMEOUT_MS);
+  const server = await listen(hearth.app, config.PORT, config.HOST, config.SHUTDOWN_TIMEOUT_MS, {
+    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+  });
   logger.info({ port: server.port, host: config.HOST, environment: config.NODE_ENV }, 'Hearth is listening');
 
   let stopping = false;

@@ -17,6 +17,14 @@ export type Problem = {
     detail?: string;
     instance?: string;
     /**
+     * The request's X-Request-Id (the caller's, or one Hearth made); also in the logs.
+     */
+    requestId?: string;
+    /**
+     * The W3C trace id of the request (from its traceparent, or a new trace).
+     */
+    traceId?: string;
+    /**
      * Field-level failures, each naming the field by JSON pointer and the rule broken.
      */
     errors?: Array<ProblemFieldError>;
@@ -664,6 +672,14 @@ export type GetRootErrors = {
      * The query string holds a NUL character (any other query string is ignored).
      */
     400: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetRootError = GetRootErrors[keyof GetRootErrors];
@@ -705,6 +721,14 @@ export type BuildAgentContextErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type BuildAgentContextError = BuildAgentContextErrors[keyof BuildAgentContextErrors];
@@ -738,6 +762,14 @@ export type ListAgentPluginsErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type ListAgentPluginsError = ListAgentPluginsErrors[keyof ListAgentPluginsErrors];
@@ -771,6 +803,14 @@ export type ListAgentToolsErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type ListAgentToolsError = ListAgentToolsErrors[keyof ListAgentToolsErrors];
@@ -818,6 +858,14 @@ export type InvokeAgentToolErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type InvokeAgentToolError = InvokeAgentToolErrors[keyof InvokeAgentToolErrors];
@@ -886,6 +934,14 @@ export type GetUssdSessionDebugErrors = {
      * Too many requests from this address (area B's shared per-address budget).
      */
     429: UssdError;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetUssdSessionDebugError = GetUssdSessionDebugErrors[keyof GetUssdSessionDebugErrors];
@@ -919,6 +975,14 @@ export type PostUssdSessionEventErrors = {
      * Too many requests from this address (area B's shared per-address budget).
      */
     429: UssdError;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type PostUssdSessionEventError = PostUssdSessionEventErrors[keyof PostUssdSessionEventErrors];
@@ -960,6 +1024,14 @@ export type ListUssdSessionsErrors = {
      * Too many requests from this address (area B's shared per-address budget).
      */
     429: UssdError;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type ListUssdSessionsError = ListUssdSessionsErrors[keyof ListUssdSessionsErrors];
@@ -986,6 +1058,10 @@ export type GetHealthErrors = {
      */
     400: Problem;
     /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
      * The service runs but the database did not answer in time.
      */
     503: Health;
@@ -1001,6 +1077,43 @@ export type GetHealthResponses = {
 };
 
 export type GetHealthResponse = GetHealthResponses[keyof GetHealthResponses];
+
+export type GetMetricsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/metrics';
+};
+
+export type GetMetricsErrors = {
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type GetMetricsError = GetMetricsErrors[keyof GetMetricsErrors];
+
+export type GetMetricsResponses = {
+    /**
+     * Metrics in the Prometheus text exposition format.
+     */
+    200: string;
+};
+
+export type GetMetricsResponse = GetMetricsResponses[keyof GetMetricsResponses];
 
 export type GetUserPreferencesData = {
     body?: never;
@@ -1031,6 +1144,14 @@ export type GetUserPreferencesErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetUserPreferencesError = GetUserPreferencesErrors[keyof GetUserPreferencesErrors];
@@ -1071,6 +1192,14 @@ export type ListClaimsErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type ListClaimsError = ListClaimsErrors[keyof ListClaimsErrors];
@@ -1122,6 +1251,14 @@ export type SubmitClaimErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type SubmitClaimError = SubmitClaimErrors[keyof SubmitClaimErrors];
@@ -1165,6 +1302,14 @@ export type GetClaimErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetClaimError = GetClaimErrors[keyof GetClaimErrors];
@@ -1201,6 +1346,14 @@ export type ListCollectionsErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type ListCollectionsError = ListCollectionsErrors[keyof ListCollectionsErrors];
@@ -1246,6 +1399,14 @@ export type CreateCollectionErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type CreateCollectionError = CreateCollectionErrors[keyof CreateCollectionErrors];
@@ -1285,6 +1446,14 @@ export type GetCollectionErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetCollectionError = GetCollectionErrors[keyof GetCollectionErrors];
@@ -1324,6 +1493,14 @@ export type GetCollectionReportErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetCollectionReportError = GetCollectionReportErrors[keyof GetCollectionReportErrors];
@@ -1363,6 +1540,14 @@ export type GetCollectionReportChartErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetCollectionReportChartError = GetCollectionReportChartErrors[keyof GetCollectionReportChartErrors];
@@ -1396,6 +1581,14 @@ export type VerifyCredentialErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type VerifyCredentialError = VerifyCredentialErrors[keyof VerifyCredentialErrors];
@@ -1440,6 +1633,14 @@ export type ListEntitiesErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type ListEntitiesError = ListEntitiesErrors[keyof ListEntitiesErrors];
@@ -1481,6 +1682,14 @@ export type CreateEntityErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type CreateEntityError = CreateEntityErrors[keyof CreateEntityErrors];
@@ -1520,6 +1729,14 @@ export type GetEntityErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetEntityError = GetEntityErrors[keyof GetEntityErrors];
@@ -1567,6 +1784,14 @@ export type UpdateEntityErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type UpdateEntityError = UpdateEntityErrors[keyof UpdateEntityErrors];
@@ -1609,6 +1834,14 @@ export type GetEvidenceErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
 };
 
 export type GetEvidenceError = GetEvidenceErrors[keyof GetEvidenceErrors];

@@ -98,3 +98,12 @@ export function methodNotAllowedHandler(): RequestHandler {
     );
   };
 }
+
+/**
+ * `router`, reached only by requests the validator resolved to an operation of the contract (and
+ * so authenticated as that operation demands): a target the two read differently falls through
+ * to the 405/404 handlers instead of reaching a handler unchecked.
+ */
+export function contractOnly(router: RequestHandler): RequestHandler {
+  return (req, res, next) => ((req as { openapi?: unknown }).openapi ? router(req, res, next) : next());
+}

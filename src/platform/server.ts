@@ -22,8 +22,29 @@ export async function listenOn(server: NetServer, port: number, host: string): P
   return (server.address() as AddressInfo).port;
 }
 
-export async function listen(app: Express, port: number, host: string, shutdownTimeoutMs: number): Promise<RunningServer> {
-  const server = createServer(app);
+/** How long a client may take to send a request's headers, and the whole request (body included). */
+export interface ReceiveTimeouts {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+export async function listen(
+  app: Express,
+  port: number,
+  host: string,
+  shutdownTimeoutMs: number,
+  timeouts: ReceiveTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 },
+): Promise<RunningServer> {
+  // Node waits 300 s for a slow body by default: a few slow clients would hold sockets that long.
+  // Node checks those bounds only every connectionsCheckingInterval (30 s by default).
+  const server = createServer(
+    {
+      headersTimeout: timeouts.headersTimeoutMs,
+      requestTimeout: timeouts.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, timeouts.headersTimeoutMs),
+    },
+    app,
+  );
   // Keep-alive longer than typical load balancer idle timeouts avoids races on reused sockets.
   server.keepAliveTimeout = 65_000;
   return {

@@ -180,6 +180,12 @@ export class ClaimRepository {
     return this.sql.all<ClaimRow>(`select * from kpt_claims${where} order by seq limit ?`, [...conditions.map(([, v]) => v), f.limit + 1]);
   }
 
+  /** How many claims there are in each status (the metrics' gauge). */
+  async countByStatus(): Promise<{ status: ClaimStatus; count: number }[]> {
+    const rows = await this.sql.all<{ status: ClaimStatus; count: number | string }>('select status, count(*) as count from kpt_claims group by status');
+    return rows.map((r) => ({ status: r.status, count: Number(r.count) }));
+  }
+
   /** Verified claims of a collection (the campaign report's input). */
   async findVerifiedInCollection(collectionId: string): Promise<ClaimRow[]> {
     return this.sql.all<ClaimRow>(`select * from kpt_claims where collection_id = ? and status = 'verified' order by seq`, [collectionId]);

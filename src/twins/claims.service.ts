@@ -323,6 +323,10 @@ export class ClaimService {
     return findClaimById(this.db, id);
   }
 
+  countByStatus(): Promise<{ status: ClaimStatus; count: number }[]> {
+    return this.repo.countByStatus();
+  }
+
   async list(filter: ClaimListFilter): Promise<KptClaimPage> {
     assertNoFieldErrors(didErrors([['/query/household', filter.household]]), 'The filter is invalid');
     const limit = filter.limit ?? 50;

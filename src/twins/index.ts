@@ -2,6 +2,7 @@
 // Other areas use the services directly (the USSD area submits claims for households; the
 // chain query node reads entities, claims and collections through the repository functions).
 import type { Router } from 'express';
+import { Gauge } from 'prom-client';
 import type { AreaContext } from '../app.ts';
 import { ClaimSealer } from './claim-sealer.ts';
 import { ClaimService } from './claims.service.ts';
@@ -49,6 +50,16 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
       return verifyCredential(vc, await knownValidatorDids(db));
     },
     publicBaseUrl: config.PUBLIC_BASE_URL,
+  });
+  new Gauge({
+    name: 'hearth_kpt_claims',
+    help: 'KPT claims by status.',
+    labelNames: ['status'],
+    registers: [ctx.metrics],
+    async collect() {
+      this.reset();
+      for (const { status, count } of await claims.countByStatus()) this.set({ status }, count);
+    },
   });
   return { router, entities, claims, collections, validatorKey };
 }

@@ -94,6 +94,8 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
   // Registered before /:id so "report.svg" is never read as part of an id.
   router.get('/v1/collections/:id/report.svg', async (req, res) => {
     const report = await deps.collections.report(req.params.id!);
+    // Opened on its own, an SVG is a document: it may run nothing and load nothing.
+    res.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
     res.type('image/svg+xml').send(renderReportSvg(report));
   });
 

@@ -1,13 +1,14 @@
 // Area B: the USSD session gateway. createUssdArea builds the service, the routes and the
 // periodic sweep of closed and expired sessions; app.ts mounts `gate` before the request
 // validator (rate limit, operator switch) and `router` after it.
-import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
+import type { ErrorRequestHandler, Router } from 'express';
+import { Counter, Gauge } from 'prom-client';
 import type { AreaContext } from '../app.ts';
 import { ConfigError, type Config } from '../config.ts';
 import { USSD_DEFAULT_COLLECTION_ID } from '../platform/db/migrations/203_ussd_default_collection.ts';
 import type { Logger } from '../platform/logging.ts';
 import { PinCipher, resolvePinKey } from './pin.ts';
-import { ussdRateLimit } from './rate-limit.ts';
+import { ussdRateLimits } from './rate-limit.ts';
 import { UssdRepository } from './repository.ts';
 import { ussdGate, ussdRefusalLog, ussdRouter } from './routes.ts';
 import { UssdService, type UssdTwinsPort } from './service.ts';
@@ -83,7 +84,7 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
     logger: logger.child({ area: 'ussd' }),
     now: opts.now,
   });
-  const rateLimit: RequestHandler = await ussdRateLimit(config, logger, ctx.onClose);
+  const limits = await ussdRateLimits(config, logger, ctx.onClose);
 
   const timer = setInterval(() => {
     service.sweep().then(
@@ -94,5 +95,19 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
   timer.unref();
   ctx.onClose(() => clearInterval(timer));
 
-  return { gate: ussdGate(rateLimit, config.USSD_DEBUG_ENABLED), router: ussdRouter(service), refusalLog: ussdRefusalLog(logger.child({ area: 'ussd' })), service };
+  new Gauge({
+    name: 'hearth_ussd_sessions_active',
+    help: 'USSD sessions active (not ended, not expired).',
+    registers: [ctx.metrics],
+    async collect() {
+      this.set((await service.activeSessions()).length);
+    },
+  });
+  const hops = new Counter({ name: 'hearth_ussd_hops_total', help: 'USSD hops answered, by reply (CON continues, END closes).', labelNames: ['reply'], registers: [ctx.metrics] });
+  return {
+    gate: ussdGate(limits.perAddress, config.USSD_DEBUG_ENABLED),
+    router: ussdRouter(service, limits.perPhone, (reply) => hops.inc({ reply: reply.slice(0, 3) })),
+    refusalLog: ussdRefusalLog(logger.child({ area: 'ussd' })),
+    service,
+  };
 }

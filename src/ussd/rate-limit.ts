@@ -1,16 +1,23 @@
-// Area B's rate limit: USSD_RATE_LIMIT_PER_MINUTE per client address (req.ip, which honours
-// TRUST_PROXY_ENABLED), 429 with Retry-After. With REDIS_URL the counters live in Redis so
-// every instance shares them.
-import type { RequestHandler } from 'express';
-import { rateLimit, type Store } from 'express-rate-limit';
-import { RedisStore } from 'rate-limit-redis';
+// Area B's rate limits, in sliding windows of a minute:
+//   - per client address (req.ip, which honours TRUST_PROXY): USSD_RATE_LIMIT_PER_MINUTE, 429
+//     with Retry-After, for every caller but the telecom gateways;
+//   - per phone number for hops from USSD_GATEWAY_ADDRESSES (all of a gateway's households
+//     share its few addresses): USSD_PHONE_RATE_LIMIT_PER_MINUTE, answered 200 `END ...`, the
+//     only answer a gateway shows to its user rather than dropping the session.
+// With REDIS_URL the counters live in Redis so every instance shares them.
+import type { Request, RequestHandler } from 'express';
+import { rateLimit, type Options, type Store } from 'express-rate-limit';
+import proxyaddr from 'proxy-addr';
 import { createClient } from 'redis';
+import type { UssdRequest } from '../../generated/openapi/types.gen.ts';
 import { ConfigError, type Config } from '../config.ts';
 import { sendUssdText } from '../platform/http/errors.ts';
+import { SlidingWindowMemoryStore, SlidingWindowRedisStore } from '../platform/http/sliding-window.ts';
 import type { Logger } from '../platform/logging.ts';
 
 export const RATE_LIMIT_REPLY = 'END Too many requests. Please try again in a minute.';
 export const REDIS_PREFIX = 'hearth:ussd:rl:';
+export const PHONE_REDIS_PREFIX = 'hearth:ussd:rl-phone:';
 const REDIS_CONNECT_TIMEOUT_MS = 5000;
 
 /** node-redis retries a refused connection forever; start-up instead fails with a clear message. */
@@ -29,12 +36,19 @@ async function connectWithin(client: { connect(): Promise<unknown>; destroy(): v
   }
 }
 
-export async function ussdRateLimit(
-  config: Pick<Config, 'USSD_RATE_LIMIT_PER_MINUTE' | 'REDIS_URL'>,
+export interface UssdRateLimits {
+  /** Before body parsing: every area B request but the gateways', per address. */
+  perAddress: RequestHandler;
+  /** On the hop route, after validation: the gateways' hops, per phone number. */
+  perPhone: RequestHandler;
+}
+
+export async function ussdRateLimits(
+  config: Pick<Config, 'USSD_RATE_LIMIT_PER_MINUTE' | 'USSD_PHONE_RATE_LIMIT_PER_MINUTE' | 'USSD_GATEWAY_ADDRESSES' | 'REDIS_URL'>,
   logger: Logger,
   onClose: (fn: () => Promise<void>) => void,
-): Promise<RequestHandler> {
-  let store: Store | undefined;
+): Promise<UssdRateLimits> {
+  let storeFor = (_prefix: string): Store => new SlidingWindowMemoryStore();
   if (config.REDIS_URL) {
     // Without the offline queue a Redis outage fails the count at once (and passOnStoreError
     // lets the request through) instead of holding every USSD hop until Redis returns.
@@ -44,22 +58,40 @@ export async function ussdRateLimit(
     onClose(async () => {
       await client.close();
     });
-    store = new RedisStore({ prefix: REDIS_PREFIX, sendCommand: (...args: string[]) => client.sendCommand(args) });
+    storeFor = (prefix) => new SlidingWindowRedisStore((args) => client.sendCommand(args), prefix);
   }
-  return rateLimit({
+  const gateways = proxyaddr.compile(config.USSD_GATEWAY_ADDRESSES);
+  const fromGateway = (req: Request) => config.USSD_GATEWAY_ADDRESSES.length > 0 && req.ip !== undefined && gateways(req.ip, 0);
+  const common: Partial<Options> = {
     windowMs: 60_000,
-    limit: config.USSD_RATE_LIMIT_PER_MINUTE,
     standardHeaders: 'draft-7',
     legacyHeaders: false,
-    store,
     // A Redis outage must not take the USSD service down with it.
     passOnStoreError: true,
     // X-Forwarded-For without TRUST_PROXY_ENABLED is expected (the header is then ignored on
     // purpose); the library would print a console warning for every such deployment.
     validate: { xForwardedForHeader: false },
+  };
+  const perAddress = rateLimit({
+    ...common,
+    limit: config.USSD_RATE_LIMIT_PER_MINUTE,
+    store: storeFor(REDIS_PREFIX),
+    skip: fromGateway,
     handler: (req, res, _next, options) => {
       if (req.method === 'POST' && (req.path === '/' || req.path === '')) sendUssdText(res, options.statusCode, RATE_LIMIT_REPLY);
       else res.status(options.statusCode).json({ error: 'Too many requests' });
     },
   });
+  const perPhone = rateLimit({
+    ...common,
+    limit: config.USSD_PHONE_RATE_LIMIT_PER_MINUTE,
+    store: storeFor(PHONE_REDIS_PREFIX),
+    skip: (req) => !fromGateway(req),
+    keyGenerator: (req) => (req.body as UssdRequest).phoneNumber,
+    handler: (req, res) => {
+      logger.warn({ area: 'ussd', gateway: req.ip }, 'ussd hop refused: phone over its rate limit');
+      sendUssdText(res, 200, RATE_LIMIT_REPLY);
+    },
+  });
+  return { perAddress, perPhone };
 }

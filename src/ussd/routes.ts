@@ -19,10 +19,10 @@ export function ussdGate(rateLimit: RequestHandler, debugEnabled: boolean): Rout
   return router;
 }
 
-export function ussdRouter(service: UssdService): Router {
+export function ussdRouter(service: UssdService, perPhoneLimit: RequestHandler, onReply: (reply: string) => void): Router {
   const router = caseSensitiveRouter();
 
-  router.post('/api/ussd', async (req, res) => {
+  router.post('/api/ussd', perPhoneLimit, async (req, res) => {
     const body = req.body as UssdRequest;
     const reply = await service.handle({
       sessionId: body.sessionId,
@@ -31,6 +31,7 @@ export function ussdRouter(service: UssdService): Router {
       text: body.text,
       ...(body.networkCode ? { networkCode: body.networkCode } : {}),
     });
+    onReply(reply);
     sendUssdText(res, 200, reply);
   });
 

@@ -26,6 +26,13 @@ describe('config', () => {
     expect(loadConfig({ CHAIN_TOKEN_IXO1155_CONTRACT_CODE: '18446744073709551615' }).CHAIN_TOKEN_IXO1155_CONTRACT_CODE).to.equal('18446744073709551615');
   });
 
+  it('takes addresses and CIDR ranges for TRUST_PROXY and USSD_GATEWAY_ADDRESSES', () => {
+    expect(loadConfig({}).TRUST_PROXY).to.deep.equal(['loopback']);
+    const c = loadConfig({ TRUST_PROXY: '10.0.0.1, 172.16.0.0/12', USSD_GATEWAY_ADDRESSES: '196.201.214.0/24,2001:db8::/32' });
+    expect(c.TRUST_PROXY).to.deep.equal(['10.0.0.1', '172.16.0.0/12']);
+    expect(c.USSD_GATEWAY_ADDRESSES).to.deep.equal(['196.201.214.0/24', '2001:db8::/32']);
+  });
+
   it('treats an empty string as unset', () => {
     expect(loadConfig({ PORT: '' }).PORT).to.equal(3000);
   });
@@ -44,6 +51,12 @@ describe('config', () => {
     ['USSD_SWEEP_INTERVAL_SECONDS', '2147484'],
     ['USSD_SESSION_IDLE_SECONDS', '86401'],
     ['AGENT_FEATURES', '{"__proto__": true}'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['USSD_GATEWAY_ADDRESSES', '10.0.0.1, gateway.example'],
+    ['DB_QUERY_TIMEOUT_MS', '0'],
+    ['REQUEST_DEADLINE_MS', '2147483648'],
+    ['HTTP_REQUEST_TIMEOUT_MS', 'soon'],
+    ['RETRY_AFTER_SECONDS', '0'],
   ] as const) {
     it(`rejects ${name}=${value} with a message naming the variable`, () => {
       expect(() => loadConfig({ [name]: value })).to.throw(ConfigError, new RegExp(`^Invalid configuration:\\n  ${name}: `));

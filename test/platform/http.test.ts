@@ -12,6 +12,7 @@ import { didSyntaxError, isDid } from '../../src/platform/did.ts';
 import { AppError, errorHandler, grpcCodeForHttp, notFoundHandler } from '../../src/platform/http/errors.ts';
 import { jsonPointer, unstorableValue } from '../../src/platform/http/input.ts';
 import { createLogger, maskPhone, requestLogger } from '../../src/platform/logging.ts';
+import { requestContext } from '../../src/platform/http/request-context.ts';
 import { listen } from '../../src/platform/server.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
@@ -180,6 +181,7 @@ describe('logging', () => {
   it('one structured line per request, at a level that follows the status', async () => {
     const { lines, sink } = logSink();
     const app = express();
+    app.use(requestContext);
     app.use(requestLogger(pino({ level: 'info' }, sink)));
     app.get('/ok', (_req, res) => {
       res.send('ok');
@@ -190,9 +192,13 @@ describe('logging', () => {
     app.get('/broken', (_req, res) => {
       res.status(500).send('no');
     });
-    for (const path of ['/ok', '/missing', '/broken']) await request(app).get(path);
+    const answers = [];
+    for (const path of ['/ok', '/missing', '/broken']) answers.push(await request(app).get(path));
     await new Promise((r) => setImmediate(r));
     const entries = lines.map((l) => JSON.parse(l));
+    // each line carries the request and trace ids its answer was sent with
+    expect(entries.map((e) => e.req.id)).to.deep.equal(answers.map((a) => a.headers['x-request-id']));
+    expect(entries.map((e) => e.req.traceId)).to.deep.equal(answers.map((a) => String(a.headers.traceparent).split('-')[1]));
     expect(entries.map((e) => [e.level, e.req.path, e.res.statusCode, e.msg])).to.deep.equal([
       [30, '/ok', 200, 'request completed'],
       [40, '/missing', 404, 'request completed'],

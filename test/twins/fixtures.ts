@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { KptClaimRequest } from '../../generated/openapi/types.gen.ts';
 import type { Config } from '../../src/config.ts';
 import type { Db } from '../../src/platform/db/index.ts';
+import { Registry } from 'prom-client';
 import { ApiKeyService, type Scope } from '../../src/platform/keys/service.ts';
 import { createLogger } from '../../src/platform/logging.ts';
 import { createTwinsArea, type TwinsArea } from '../../src/twins/index.ts';
@@ -65,7 +66,7 @@ export async function twinsTableContents(db: Db): Promise<Record<string, unknown
 /** Area A's services in-process (as the USSD gateway uses them), closed (its sealer thread too) after `fn`. */
 export async function withTwinsArea<T>(config: Config, db: Db, fn: (area: TwinsArea) => Promise<T>): Promise<T> {
   const closers: (() => unknown)[] = [];
-  const area = createTwinsArea({ config, db, logger: createLogger(config), keys: new ApiKeyService(db), onClose: (close) => closers.push(close) });
+  const area = createTwinsArea({ config, db, logger: createLogger(config), keys: new ApiKeyService(db), metrics: new Registry(), onClose: (close) => closers.push(close) });
   try {
     return await fn(area);
   } finally {

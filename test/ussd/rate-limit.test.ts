@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { createClient } from 'redis';
 import { createDb } from '../../src/platform/db/index.ts';
-import { REDIS_PREFIX } from '../../src/ussd/rate-limit.ts';
+import type { Options } from 'express-rate-limit';
+import { SlidingWindowMemoryStore, SlidingWindowRedisStore } from '../../src/platform/http/sliding-window.ts';
+import { RATE_LIMIT_REPLY, REDIS_PREFIX } from '../../src/ussd/rate-limit.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { newSessionId, postUssd, startUssdServer } from './helpers.ts';
@@ -77,7 +79,8 @@ forEachDatabase('USSD rate limit', (t) => {
         expect([await hit(a.baseUrl), await hit(b.baseUrl), await hit(a.baseUrl), await hit(b.baseUrl)]).to.deep.equal([200, 200, 200, 200]);
         expect(await hit(a.baseUrl)).to.equal(429);
         expect(await hit(b.baseUrl)).to.equal(429);
-        expect(Number(await redis.get(`${REDIS_PREFIX}${ip}`))).to.equal(6);
+        // A sorted set of the allowed hits' times; refused hits are not recorded.
+        expect(await redis.zCard(`${REDIS_PREFIX}${ip}`)).to.equal(4);
       } finally {
         await redis.del(`${REDIS_PREFIX}${ip}`);
         await redis.close();
@@ -85,6 +88,100 @@ forEachDatabase('USSD rate limit', (t) => {
         await b.stop();
       }
     });
+
+    it('the Redis window slides: a place frees up when the oldest hit leaves it, not at a fixed edge', async () => {
+      const redis = createClient({ url: TEST_REDIS_URL });
+      await redis.connect();
+      const store = new SlidingWindowRedisStore((args) => redis.sendCommand(args), `hearth:test:sw:${randomBytes(4).toString('hex')}:`);
+      store.init({ windowMs: 400, limit: 2 } as Options);
+      try {
+        expect((await store.increment('k')).totalHits).to.equal(1);
+        await new Promise((r) => setTimeout(r, 200));
+        expect((await store.increment('k')).totalHits).to.equal(2);
+        const refused = await store.increment('k');
+        expect(refused.totalHits).to.equal(3);
+        expect(refused.resetTime!.getTime() - Date.now()).to.be.within(0, 400);
+        await new Promise((r) => setTimeout(r, 250));
+        // the first hit has left the window, the second has not
+        expect((await store.increment('k')).totalHits).to.equal(2);
+        expect((await store.increment('k')).totalHits).to.equal(3);
+        await store.decrement('k');
+        expect((await store.increment('k')).totalHits).to.equal(2);
+        await store.resetKey('k');
+        expect((await store.increment('k')).totalHits).to.equal(1);
+      } finally {
+        await store.resetKey('k');
+        await redis.close();
+      }
+    });
+  });
+
+  it('hops from a listed gateway address are limited per phone number, answered 200 END, not per address', async () => {
+    const server = await startUssdServer(t.db, { USSD_RATE_LIMIT_PER_MINUTE: '2', USSD_PHONE_RATE_LIMIT_PER_MINUTE: '3', USSD_GATEWAY_ADDRESSES: '127.0.0.0/8' });
+    try {
+      const phone = (phoneNumber: string) => ({ ...body(), phoneNumber });
+      const a = [];
+      for (let i = 0; i < 4; i++) a.push(await postUssd(server.baseUrl, phone('+254711000001')));
+      expect(a.map((r) => r.status)).to.deep.equal([200, 200, 200, 200]);
+      expect(a.slice(0, 3).map((r) => r.text.slice(0, 4))).to.deep.equal(['CON ', 'CON ', 'CON ']);
+      expect(a[3]!.text).to.equal(RATE_LIMIT_REPLY);
+      expectContractResponse('POST', '/api/ussd', { status: 200, headers: { 'content-type': a[3]!.contentType }, body: a[3]!.text });
+      // another household behind the same gateway address has its own budget
+      const b = await postUssd(server.baseUrl, phone('+254711000002'));
+      expect(b.text).to.match(/^CON /);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('an address outside the gateway list keeps the per-address limit and its 429', async () => {
+    const server = await startUssdServer(t.db, { USSD_RATE_LIMIT_PER_MINUTE: '2', USSD_GATEWAY_ADDRESSES: '192.0.2.0/24' });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await postUssd(server.baseUrl, body())).status);
+      expect(statuses).to.deep.equal([200, 200, 429]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('with TRUST_PROXY naming other proxies, a client reaching Hearth directly cannot spoof X-Forwarded-For', async () => {
+    const server = await startUssdServer(t.db, { USSD_RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY_ENABLED: 'true', TRUST_PROXY: '192.0.2.10' });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await postUssd(server.baseUrl, body(), { headers: { 'X-Forwarded-For': randomIp() } })).status);
+      expect(statuses).to.deep.equal([200, 200, 429]);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('sliding-window memory store', () => {
+  it('never allows more than the limit in any window, across the edge where a fixed window would reset', () => {
+    let now = 0;
+    const store = new SlidingWindowMemoryStore(() => now);
+    store.init({ windowMs: 60_000, limit: 3 } as Options);
+    try {
+      now = 59_000;
+      expect([1, 2, 3].map(() => store.increment('ip').totalHits)).to.deep.equal([1, 2, 3]);
+      now = 61_000;
+      // a fixed window would have reset at 60 s
+      const refused = store.increment('ip');
+      expect(refused.totalHits).to.equal(4);
+      expect(refused.resetTime!.getTime()).to.equal(119_000);
+      now = 118_999;
+      expect(store.increment('ip').totalHits).to.equal(4);
+      now = 119_000;
+      expect([1, 2, 3].map(() => store.increment('ip').totalHits)).to.deep.equal([1, 2, 3]);
+      expect(store.increment('other').totalHits).to.equal(1);
+      store.decrement('other');
+      expect(store.increment('other').totalHits).to.equal(1);
+      store.resetKey('ip');
+      expect(store.increment('ip').totalHits).to.equal(1);
+    } finally {
+      store.shutdown();
+    }
   });
 });
 

@@ -60,8 +60,10 @@ function segmentsOf(req: Request): string[] {
   }
 }
 
-function sendGrpcError(res: Response, err: ConnectError): void {
-  res.status(httpStatusForGrpc(err.code)).json({ code: err.code, message: err.rawMessage, details: [] });
+function sendGrpcError(res: Response, err: ConnectError, retryAfterSeconds: number): void {
+  const status = httpStatusForGrpc(err.code);
+  if (status === 503) res.setHeader('Retry-After', String(retryAfterSeconds));
+  res.status(status).json({ code: err.code, message: err.rawMessage, details: [] });
 }
 
 export function gatewayRouter(deps: GatewayDeps): Router {
@@ -95,7 +97,7 @@ export function gatewayRouter(deps: GatewayDeps): Router {
     } catch (err) {
       const ce = ConnectError.from(err);
       if (httpStatusForGrpc(ce.code) >= 500) logger.warn({ method: name, code: ce.code, err: ce.cause ?? ce.rawMessage }, 'chain upstream call failed');
-      sendGrpcError(res, ce);
+      sendGrpcError(res, ce, config.RETRY_AFTER_SECONDS);
     }
   });
   return router;

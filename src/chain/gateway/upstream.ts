@@ -4,6 +4,7 @@
 import { create, type DescMessage, type DescMethodUnary, type MessageInitShape, type MessageShape } from '@bufbuild/protobuf';
 import { Code, ConnectError, createHandlerContext, type Transport } from '@connectrpc/connect';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
+import { nodeError } from '../node/errors.ts';
 import type { ServiceBinding } from '../node/services.ts';
 
 export interface Upstream {
@@ -71,9 +72,8 @@ export function embeddedUpstream(bindings: ServiceBinding[], timeoutMs: number):
       try {
         return create(method.output, await Promise.race([handler(request), deadline]));
       } catch (err) {
-        if (err instanceof ConnectError) throw err;
-        // As a gRPC server would: no internals to the client; the cause is logged by the gateway.
-        throw new ConnectError('internal error', Code.Internal, undefined, undefined, err);
+        // As the gRPC server does: no internals to the client; the cause is logged by the gateway.
+        throw nodeError(err);
       } finally {
         clearTimeout(timer);
       }

@@ -4,6 +4,7 @@ import { createServer, type Http2Server } from 'node:http2';
 import type { ConnectRouter } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { listenOn } from '../../platform/server.ts';
+import { nodeErrorInterceptor } from './errors.ts';
 
 export interface RunningNode {
   server: Http2Server;
@@ -13,7 +14,7 @@ export interface RunningNode {
 
 export async function startGrpcNode(routes: (router: ConnectRouter) => void, host: string, port: number): Promise<RunningNode> {
   const sessions = new Set<import('node:http2').ServerHttp2Session>();
-  const server = createServer(connectNodeAdapter({ routes, grpc: true, connect: false, grpcWeb: false }));
+  const server = createServer(connectNodeAdapter({ routes, grpc: true, connect: false, grpcWeb: false, interceptors: [nodeErrorInterceptor] }));
   server.on('session', (s) => {
     sessions.add(s);
     s.once('close', () => sessions.delete(s));

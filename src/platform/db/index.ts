@@ -4,6 +4,7 @@
 // those are phone numbers, names, sealed PINs and key hashes, and errors are logged. (The row
 // values PostgreSQL puts in an error's `detail` are redacted by the logger.)
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import knex, { type Knex } from 'knex';
 import type { Config } from '../../config.ts';
@@ -20,10 +21,46 @@ export interface DbOptions {
   poolMax: number;
   /** PostgreSQL schema to use (tests get one each). */
   schema?: string;
+  /** The database deadline (DB_QUERY_TIMEOUT_MS): per statement, per wait for a connection. */
+  queryTimeoutMs?: number;
 }
 
+export const DEFAULT_QUERY_TIMEOUT_MS = 3000;
+
+/** Knex's own PostgreSQL dialect, which the deadline dialect below extends. */
+const KnexPostgres = createRequire(import.meta.url)('knex/lib/dialects/postgres/index.js') as new (config: Knex.Config) => Knex.Client;
+
+interface PgConnection {
+  __knex__disposed?: unknown;
+  connection?: { stream?: { destroy(): void } };
+}
+
+/**
+ * PostgreSQL with a client-side deadline. `statement_timeout` makes a server that answers cancel
+ * a slow statement; a server that does not answer (frozen, cut off) is caught by pg's
+ * `query_timeout`, which only rejects the caller: the statement may still run, so the connection
+ * would carry it (or its half-done transaction) to the next request. Such a connection is
+ * closed and marked for Knex's pool to drop.
+ */
+class DeadlinePostgres extends KnexPostgres {
+  async _query(connection: PgConnection, obj: unknown): Promise<unknown> {
+    try {
+      return await (KnexPostgres.prototype as unknown as { _query(c: PgConnection, o: unknown): Promise<unknown> })._query.call(this, connection, obj);
+    } catch (err) {
+      if ((err as Error)?.message?.endsWith(PG_READ_TIMEOUT)) {
+        connection.__knex__disposed = err;
+        connection.connection?.stream?.destroy();
+      }
+      throw err;
+    }
+  }
+}
+
+/** The message of pg's client-side `query_timeout` error. */
+const PG_READ_TIMEOUT = 'Query read timeout';
+
 export function dbClientOf(db: Db): DbClient {
-  return db.client.config.client === 'pg' ? 'postgres' : 'sqlite';
+  return (db.client as { dialect?: string }).dialect === 'postgresql' ? 'postgres' : 'sqlite';
 }
 
 export function sqliteFile(url: string | undefined, dataDir: string): string {
@@ -32,26 +69,36 @@ export function sqliteFile(url: string | undefined, dataDir: string): string {
 }
 
 /**
- * Knex prints a failed connection attempt with its stack before rejecting with the same error,
- * which its callers report (the CLI in one line, requests as a logged 500): only that print is
- * dropped.
+ * Knex prints a failed connection attempt (and a connection dropped after a failure) before
+ * rejecting with the same error, which its callers report (the CLI in one line, requests as a
+ * logged 500 or 503): only those prints are dropped.
  */
 const knexLog = {
   warn(message: unknown) {
-    if (!String(message).startsWith('Acquire connection error')) console.warn(message);
+    if (!/^(Acquire connection error|Connection Error)/.test(String(message))) console.warn(message);
   },
 };
 
 export function createDb(opts: DbOptions): Db {
+  const deadline = opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   if (opts.url && /^postgres(ql)?:\/\//.test(opts.url)) {
     return knex({
-      client: 'pg',
+      client: DeadlinePostgres as unknown as typeof Knex.Client,
       log: knexLog,
       compileSqlOnError: false,
-      connection: opts.url,
+      connection: {
+        connectionString: opts.url,
+        connectionTimeoutMillis: deadline,
+        statement_timeout: deadline,
+        // A little later than the server's own cancel, which leaves the connection usable.
+        query_timeout: deadline + 500,
+        // A transaction left open by a caller that died must not hold its locks forever.
+        idle_in_transaction_session_timeout: Math.max(deadline * 2, 10_000),
+        keepAlive: true,
+      } as Knex.PgConnectionConfig,
       searchPath: opts.schema ? [opts.schema] : undefined,
-      pool: { min: 0, max: opts.poolMax, acquireTimeoutMillis: 5000 },
-      acquireConnectionTimeout: 5000,
+      pool: { min: 0, max: opts.poolMax, acquireTimeoutMillis: deadline },
+      acquireConnectionTimeout: deadline,
     });
   }
   const file = sqliteFile(opts.url, opts.dataDir);
@@ -69,13 +116,13 @@ export function createDb(opts: DbOptions): Db {
       // under make bench fell from ~3,200 to ~2,000 a second with it). It is the driver's WAL
       // default too, but only from a connection's first transaction on: stated here, it holds
       // from the first statement. busy_timeout makes a second process wait for the write lock
-      // instead of failing at once; foreign keys are off by default in SQLite; checkpoints run
+      // (up to the deadline) instead of failing at once; foreign keys are off by default in SQLite; checkpoints run
       // in a worker thread (see checkpointer.ts).
       afterCreate: (conn: any, done: (err: Error | null, conn: unknown) => void) => {
         try {
           conn.pragma('journal_mode = WAL');
           conn.pragma('synchronous = NORMAL');
-          conn.pragma('busy_timeout = 5000');
+          conn.pragma(`busy_timeout = ${deadline}`);
           conn.pragma('foreign_keys = ON');
           cachePreparedStatements(conn);
           if (file !== ':memory:') checkpointInBackground(conn, file);
@@ -121,7 +168,7 @@ function cachePreparedStatements(conn: { prepare(sql: string): unknown }): void 
 }
 
 export function createDbFromConfig(config: Config): Db {
-  return createDb({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.DB_POOL_MAX });
+  return createDb({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.DB_POOL_MAX, queryTimeoutMs: config.DB_QUERY_TIMEOUT_MS });
 }
 
 export async function migrateLatest(db: Db): Promise<string[]> {
@@ -156,4 +203,25 @@ export function databaseUnreachable(err: unknown): string | undefined {
   if (e?.code === '28000' || e?.code === '28P01') return `The database refused the login: ${e.message}. Check DATABASE_URL.`;
   if (e?.code === 'ECONNREFUSED' || e?.code === 'ENOTFOUND' || e?.code === 'ETIMEDOUT') return `Cannot reach the database (${e.code}): ${e.message}. Check DATABASE_URL and that PostgreSQL runs.`;
   return undefined;
+}
+
+// PostgreSQL SQLSTATE classes and codes meaning "the database cannot serve now", not "this
+// request is wrong": 08 connection exception, 53 insufficient resources, 57014 statement
+// cancelled (the deadline), 57P01-57P05 shutdown/crash/cannot connect now/idle timeouts.
+const UNAVAILABLE_SQLSTATE = /^(08...|53...|57014|57P0[1-5])$/;
+const UNAVAILABLE_SOCKET = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const UNAVAILABLE_MESSAGE = /(Query read timeout|timeout expired|Connection terminated|Connection ended unexpectedly|Client has encountered a connection error|timeout exceeded when trying to connect)/;
+
+/**
+ * True when `err` says the database is out of reach or past its deadline (a 503 worth retrying),
+ * on either database: PostgreSQL down, frozen or refusing connections, the pool exhausted past
+ * the deadline, SQLite's write lock held past it.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { name?: string; code?: string; message?: string; cause?: unknown };
+  if (!e || typeof e !== 'object') return false;
+  if (e.name === 'KnexTimeoutError') return true;
+  if (typeof e.code === 'string' && (UNAVAILABLE_SQLSTATE.test(e.code) || UNAVAILABLE_SOCKET.has(e.code) || e.code.startsWith('SQLITE_BUSY'))) return true;
+  if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return true;
+  return e.cause !== undefined && e.cause !== err && isDatabaseUnavailable(e.cause);
 }

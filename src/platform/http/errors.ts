@@ -5,7 +5,9 @@
 //   cosmos   - {"code": <gRPC code>, "message", "details": []} (area C)
 import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import { isDatabaseUnavailable } from '../db/index.ts';
 import type { Logger } from '../logging.ts';
+import { requestContextOf } from './request-context.ts';
 import { heldBodyFailure } from './body.ts';
 
 export interface FieldError {
@@ -61,15 +63,18 @@ export const forbidden = (detail: string) => new AppError(403, 'Forbidden', { de
 export const notFound = (detail: string) => new AppError(404, 'Not Found', { detail });
 export const conflict = (detail: string, errors?: FieldError[], type = 'conflict') =>
   new AppError(409, 'Conflict', { detail, errors, type });
-export const unavailable = (detail: string) => new AppError(503, 'Service Unavailable', { detail });
+/** 503: the service cannot answer now (database out of reach, deadline passed); the error handler adds Retry-After. */
+export const unavailable = (detail = 'The service is temporarily unavailable; retry later.', cause?: unknown) =>
+  new AppError(503, 'Service Unavailable', { detail, cause, type: 'service-unavailable' });
 
 /** Causes of failures thrown through a library that keeps only their status and message. */
 const hiddenCauses = new WeakMap<Request, unknown>();
 
 /**
  * A 500 to throw through such a library (the OpenAPI validator's security step turns whatever a
- * handler throws into a 401 carrying its message): the caller gets the generic 500, and the
- * error handler logs `cause` itself, which the library would have dropped.
+ * handler throws into a 401 carrying its message): the error handler answers for `cause`
+ * itself (a generic 500, or a 503 for a database outage) and logs it, which the library would
+ * have dropped.
  */
 export function internalFailure(req: Request, cause: unknown): Error {
   hiddenCauses.set(req, cause);
@@ -112,6 +117,7 @@ export function toAppError(err: unknown): AppError {
     const isJson = typeof (e as { body?: unknown }).body === 'string' && parsesAsJson((e as { body: string }).body);
     return badRequest(isJson ? 'The request body must be a JSON object.' : 'The request body is not valid JSON.', undefined, 'malformed-body');
   }
+  if (isDatabaseUnavailable(err)) return unavailable(undefined, err);
   if (e?.type === 'entity.too.large') return new AppError(413, 'Payload Too Large', { detail: 'The request body is too large.' });
   // The validator's security step keeps only status and message of what our handler threw.
   if (status === 401) return unauthorized(e.message);
@@ -151,6 +157,7 @@ function parsesAsJson(text: string): boolean {
 }
 
 export function problemBody(err: AppError, req: Request) {
+  const ids = requestContextOf(req);
   return {
     type: `urn:hearth:problem:${err.type}`,
     title: err.title,
@@ -159,6 +166,7 @@ export function problemBody(err: AppError, req: Request) {
     instance: req.originalUrl.split('?')[0],
     ...(err.errors?.length ? { errors: err.errors } : {}),
     ...(err.extensions ?? {}),
+    ...(ids ? { requestId: ids.requestId, traceId: ids.traceId } : {}),
   };
 }
 
@@ -166,14 +174,16 @@ export function problemBody(err: AppError, req: Request) {
  * The app-level error handler. `shapeFor` tells which area a request belongs to; it is
  * resolved by path because the OpenAPI validator runs before the area routers.
  */
-export function errorHandler(logger: Logger, shapeFor: (req: Request) => ErrorShape): ErrorRequestHandler {
+export function errorHandler(logger: Logger, shapeFor: (req: Request) => ErrorShape, opts: { retryAfterSeconds?: number } = {}): ErrorRequestHandler {
+  const retryAfter = String(opts.retryAfterSeconds ?? 5);
   return (err, req, res, _next) => {
     // Past authentication, a body the parser refused explains any other client error (the
     // validator's complaint that the body is missing, say) better than that error does.
     const held = heldBodyFailure(req);
-    let appErr = toAppError(err);
+    // A cause the validator dropped is the error to answer for (a database outage is a 503).
+    let appErr = toAppError(hiddenCauses.get(req) ?? err);
     if (held !== undefined && appErr.status >= 400 && appErr.status < 500 && appErr.status !== 401 && appErr.status !== 403) appErr = toAppError(held);
-    if (appErr.status >= 500) logger.error({ err: hiddenCauses.get(req) ?? appErr.cause ?? err, path: req.path }, 'request failed');
+    if (appErr.status >= 500) logger.error({ err: hiddenCauses.get(req) ?? appErr.cause ?? err, path: req.path, requestId: requestContextOf(req)?.requestId }, 'request failed');
     if (res.headersSent) return;
     const shape = shapeFor(req);
     if (shape === 'ussd') {
@@ -181,6 +191,7 @@ export function errorHandler(logger: Logger, shapeFor: (req: Request) => ErrorSh
       return;
     }
     for (const [k, v] of Object.entries(appErr.headers)) res.setHeader(k, v);
+    if (appErr.status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', retryAfter);
     if (shape === 'cosmos') {
       res.status(appErr.status).json({ code: grpcCodeForHttp(appErr.status), message: appErr.detail ?? appErr.title, details: [] });
       return;

@@ -1,7 +1,7 @@
 // API keys: 256-bit random secrets with a recognisable prefix, stored only as SHA-256 hashes,
 // each bound to a principal DID and a set of scopes.
 import { hash as digest, randomBytes } from 'node:crypto';
-import type { Db } from '../db/index.ts';
+import { isDatabaseUnavailable, type Db } from '../db/index.ts';
 import { didSyntaxError } from '../did.ts';
 import { badRequest } from '../http/errors.ts';
 import { ApiKeyRepository, type ApiKeyRow } from './repository.ts';
@@ -57,6 +57,11 @@ export interface ApiKeyServiceOptions {
    * A key revoked by another process stops working within this time.
    */
   cacheTtlMs?: number;
+  /**
+   * How long after its last verification a key is still honoured while the database cannot be
+   * asked (0 = never): an outage does not log out every caller once the cache above expires.
+   */
+  staleIfErrorMs?: number;
 }
 
 const PRINCIPAL_CACHE_MAX = 10_000;
@@ -64,12 +69,14 @@ const PRINCIPAL_CACHE_MAX = 10_000;
 export class ApiKeyService {
   private readonly repo: ApiKeyRepository;
   private readonly cacheTtlMs: number;
+  private readonly staleIfErrorMs: number;
   /** Only known-good keys, by hash; unknown keys are never cached (no growth from guessing). */
-  private readonly cache = new Map<string, { principal: Principal; expiresAt: number }>();
+  private readonly cache = new Map<string, { principal: Principal; verifiedAt: number }>();
 
   constructor(db: Db, options: ApiKeyServiceOptions = {}) {
     this.repo = new ApiKeyRepository(db);
     this.cacheTtlMs = options.cacheTtlMs ?? 0;
+    this.staleIfErrorMs = options.staleIfErrorMs ?? 0;
   }
 
   /** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
@@ -102,16 +109,22 @@ export class ApiKeyService {
     const hash = hashKey(key);
     const now = Date.now();
     const cached = this.cache.get(hash);
-    if (cached && cached.expiresAt > now) return cached.principal;
-    const row = await this.repo.findActiveByHash(hash);
+    if (cached && now - cached.verifiedAt < this.cacheTtlMs) return cached.principal;
+    let row: ApiKeyRow | undefined;
+    try {
+      row = await this.repo.findActiveByHash(hash);
+    } catch (err) {
+      if (cached && isDatabaseUnavailable(err) && now - cached.verifiedAt < this.staleIfErrorMs) return cached.principal;
+      throw err;
+    }
     if (!row) {
       this.cache.delete(hash);
       return undefined;
     }
     const principal: Principal = { keyId: row.id, did: row.principal_did, scopes: JSON.parse(row.scopes) as Scope[] };
-    if (this.cacheTtlMs > 0) {
+    if (this.cacheTtlMs > 0 || this.staleIfErrorMs > 0) {
       if (this.cache.size >= PRINCIPAL_CACHE_MAX) this.cache.clear();
-      this.cache.set(hash, { principal, expiresAt: now + this.cacheTtlMs });
+      this.cache.set(hash, { principal, verifiedAt: now });
     }
     return principal;
   }

@@ -1,0 +1,19 @@
+// Every request gets an answer within REQUEST_DEADLINE_MS: a request still unanswered then (its
+// database calls each bounded by DB_QUERY_TIMEOUT_MS, but a handler may make several) gets 503
+// with Retry-After in its area's shape. The handler's late answer is dropped by the error
+// handler (headers already sent); its transaction commits or rolls back as a whole either way,
+// and a retry with the same Idempotency-Key finds what committed.
+import type { RequestHandler } from 'express';
+import { unavailable } from './errors.ts';
+
+export function requestDeadline(ms: number): RequestHandler {
+  return (req, res, next) => {
+    const timer = setTimeout(() => {
+      if (!res.headersSent) next(unavailable(`The request was not answered within ${ms} ms; retry later.`));
+    }, ms);
+    const clear = () => clearTimeout(timer);
+    res.once('finish', clear);
+    res.once('close', clear);
+    next();
+  };
+}

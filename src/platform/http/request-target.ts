@@ -1,0 +1,69 @@
+// The one request-target rule, applied before anything reads the path (logging aside). Routing
+// (parseurl: the path before any `?` or `#`) and the OpenAPI validator (the raw target up to
+// `?`) read a target differently; once every target is a plain origin-form path, both see the
+// same string, so a request the validator did not authenticate cannot reach a handler:
+//   - absolute-form (`http://host/path?q`) is reduced to its origin-form (`/path?q`), as RFC 9112
+//     §3.2.2 has servers accept it;
+//   - a fragment (`#...`), the asterisk-form (`*`) or anything not starting with `/` is refused
+//     (400): no client sends one;
+//   - a path with empty or dot segments (`//`, `/./`, `/../`, also percent-encoded dots) is
+//     redirected to its cleaned form, as Go's ServeMux does in front of Cosmos' gateway: 301
+//     for GET and HEAD, 308 (method and body kept) for the rest.
+import type { RequestHandler } from 'express';
+import { badRequest } from './errors.ts';
+
+const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+const SINGLE_DOT = /^(?:\.|%2e)$/i;
+const DOUBLE_DOT = /^(?:\.|%2e){2}$/i;
+
+export type TargetVerdict = { ok: true; url: string } | { ok: false; reason: string } | { redirect: string };
+
+/** What to do with a raw request-target (`req.url` as Node read it). */
+export function judgeRequestTarget(target: string): TargetVerdict {
+  let url = target;
+  if (ABSOLUTE_FORM.test(url)) {
+    if (url.includes('#')) return { ok: false, reason: 'The request target must not contain a fragment (#).' };
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return { ok: false, reason: 'The request target is not a valid absolute URL.' };
+    }
+    url = `${parsed.pathname}${parsed.search}`;
+  }
+  if (!url.startsWith('/')) return { ok: false, reason: 'The request target must be a path starting with /.' };
+  if (url.includes('#')) return { ok: false, reason: 'The request target must not contain a fragment (#).' };
+  const queryAt = url.indexOf('?');
+  const path = queryAt === -1 ? url : url.slice(0, queryAt);
+  const query = queryAt === -1 ? '' : url.slice(queryAt);
+  const cleaned = cleanPath(path);
+  if (cleaned !== path) return { redirect: `${cleaned}${query}` };
+  return { ok: true, url };
+}
+
+/** `path` without empty and dot segments; a trailing slash stays (Go's cleanPath). */
+export function cleanPath(path: string): string {
+  const out: string[] = [];
+  for (const segment of path.split('/')) {
+    if (segment === '' || SINGLE_DOT.test(segment)) continue;
+    if (DOUBLE_DOT.test(segment)) out.pop();
+    else out.push(segment);
+  }
+  const cleaned = `/${out.join('/')}`;
+  return path.endsWith('/') && cleaned !== '/' ? `${cleaned}/` : cleaned;
+}
+
+/** First middleware of the app: every later one sees only clean origin-form targets. */
+export const requestTargetRule: RequestHandler = (req, res, next) => {
+  const verdict = judgeRequestTarget(req.url);
+  if ('redirect' in verdict) {
+    const status = req.method === 'GET' || req.method === 'HEAD' ? 301 : 308;
+    res.writeHead(status, { Location: verdict.redirect, 'Content-Length': 0 });
+    res.end();
+    return;
+  }
+  if (!verdict.ok) return next(badRequest(verdict.reason, undefined, 'invalid-request-target'));
+  req.url = verdict.url;
+  req.originalUrl = verdict.url;
+  next();
+};

@@ -1,0 +1,87 @@
+// Bounds on receiving a request, and headers that keep answers from being read as another type
+// (issue #16, item 5).
+import { connect } from 'node:net';
+import express from 'express';
+import { expect } from 'chai';
+import { listen } from '../../src/platform/server.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
+
+describe('receive timeouts', () => {
+  it('a body that trickles in is cut with 408 at HTTP_REQUEST_TIMEOUT_MS, not after Node\'s 300 s', async function () {
+    this.timeout(10_000);
+    const app = express();
+    app.post('/x', express.json(), (_req, res) => {
+      res.json({ ok: true });
+    });
+    // The body parser reports the cut request; nothing is left to answer it.
+    app.use((_err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      res.end();
+    });
+    const running = await listen(app, 0, '127.0.0.1', 1000, { headersTimeoutMs: 300, requestTimeoutMs: 600 });
+    try {
+      const started = Date.now();
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(running.port, '127.0.0.1', () => {
+          socket.write('POST /x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":');
+        });
+        let text = '';
+        socket.on('data', (d) => (text += d));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+      expect(answer).to.match(/^HTTP\/1\.1 408 /);
+      expect(Date.now() - started).to.be.lessThan(5000);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it('headers that never end are cut at HTTP_HEADERS_TIMEOUT_MS', async function () {
+    this.timeout(10_000);
+    const running = await listen(express(), 0, '127.0.0.1', 1000, { headersTimeoutMs: 300, requestTimeoutMs: 5000 });
+    try {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(running.port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nHost: x\r\n'));
+        let text = '';
+        socket.on('data', (d) => (text += d));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+      expect(answer).to.match(/^HTTP\/1\.1 408 /);
+    } finally {
+      await running.stop();
+    }
+  });
+});
+
+forEachDatabase('answers are read as the type they say', (t) => {
+  let server: TestServer;
+  let key: string;
+  before(async () => {
+    server = await startTestServer(t.db);
+    key = await createTestKey(t.db);
+  });
+  after(() => server.stop());
+
+  it('every area sends X-Content-Type-Options: nosniff, errors included', async () => {
+    for (const path of ['/', '/health', '/v1/claims', '/chain/token/params', '/nowhere']) {
+      const res = await fetch(`${server.baseUrl}${path}`);
+      expect(res.headers.get('x-content-type-options'), path).to.equal('nosniff');
+    }
+  });
+
+  it('the report SVG may run and load nothing (restrictive CSP)', async () => {
+    const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+    const created = await fetch(`${server.baseUrl}/v1/collections`, { method: 'POST', headers: auth, body: JSON.stringify({ id: 'csp', name: 'CSP' }) });
+    expect(created.status).to.equal(201);
+    const svg = await fetch(`${server.baseUrl}/v1/collections/csp/report.svg`, { headers: auth });
+    expect(svg.status).to.equal(200);
+    expect(svg.headers.get('content-type')).to.match(/^image\/svg\+xml/);
+    expect(svg.headers.get('x-content-type-options')).to.equal('nosniff');
+    const csp = svg.headers.get('content-security-policy') ?? '';
+    expect(csp).to.include("default-src 'none'");
+    expect(csp).to.include('sandbox');
+    expect(csp).not.to.match(/script-src/);
+  });
+});

@@ -1,0 +1,203 @@
+// PostgreSQL frozen (a proxy holding every byte, as SIGSTOP would) or down (connections cut and
+// refused): every area answers within its deadline, in its own shape, with Retry-After where it
+// is a 503, and serves again once the database is back, without a restart (issue #16, 2 and 3).
+import express from 'express';
+import request from 'supertest';
+import { expect } from 'chai';
+import { pino } from 'pino';
+import { requestDeadline } from '../../src/platform/http/deadline.ts';
+import { errorHandler } from '../../src/platform/http/errors.ts';
+import type { Db } from '../../src/platform/db/index.ts';
+import { createDb, isDatabaseUnavailable } from '../../src/platform/db/index.ts';
+import { expectContractResponse } from '../helpers/contract.ts';
+import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
+import { startPausableProxy, type PausableProxy } from '../helpers/pausable-proxy.ts';
+import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
+
+const QUERY_TIMEOUT_MS = 400;
+const REQUEST_DEADLINE_MS = 2500;
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  ms: number;
+}
+
+describe('outage of PostgreSQL [postgres]', function () {
+  this.timeout(60_000);
+  let proxy: PausableProxy;
+  let db: Db;
+  let server: TestServer;
+  let key: string;
+  let dropDatabase: () => Promise<void>;
+
+  before(async function () {
+    if (!TEST_DATABASE_URL) this.skip();
+    const t = await createTestDatabase('postgres');
+    dropDatabase = t.drop;
+    const target = new URL(TEST_DATABASE_URL!);
+    proxy = await startPausableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const viaProxy = new URL(TEST_DATABASE_URL!);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String(proxy.port);
+    db = createDb({ url: viaProxy.toString(), dataDir: '.', poolMax: 4, schema: t.schema, queryTimeoutMs: QUERY_TIMEOUT_MS });
+    server = await startTestServer(db, {
+      REQUEST_DEADLINE_MS: String(REQUEST_DEADLINE_MS),
+      API_KEY_CACHE_MS: '0',
+      API_KEY_STALE_IF_ERROR_MS: '60000',
+      DB_HEALTH_TIMEOUT_MS: '300',
+      RETRY_AFTER_SECONDS: '7',
+    });
+    key = await createTestKey(t.db);
+  });
+
+  after(async () => {
+    await server?.stop();
+    await proxy?.close();
+    await db?.destroy().catch(() => {});
+    await dropDatabase?.();
+  });
+
+  async function call(method: string, path: string, body?: unknown, auth: string | null = key): Promise<Answer> {
+    const started = Date.now();
+    const res = await fetch(`${server.baseUrl}${path}`, {
+      method,
+      headers: { ...(auth ? { Authorization: `Bearer ${auth}` } : {}), ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, headers: res.headers, text: await res.text(), ms: Date.now() - started };
+  }
+
+  const dial = (id: string) => ({ sessionId: id, serviceCode: '*384#', phoneNumber: '+254712345678', text: '' });
+
+  /** Polls until the database serves again; recovery needs no restart. */
+  async function recovered(): Promise<number> {
+    const started = Date.now();
+    while (Date.now() - started < 10_000) {
+      if ((await call('GET', '/v1/claims')).status === 200) return Date.now() - started;
+    }
+    throw new Error('no recovery within 10 s');
+  }
+
+  async function expectOutageAnswers(label: string): Promise<void> {
+    const [claims, prefs, context, chain, health, ussd, unknownKey] = await Promise.all([
+      call('GET', '/v1/claims'),
+      call('GET', '/user-preferences'),
+      call('POST', '/agent/context', { roomId: 'kitchen' }),
+      call('GET', '/chain/claims/claims'),
+      call('GET', '/health'),
+      call('POST', '/api/ussd', dial(`outage-${label}`)),
+      call('GET', '/v1/entities', undefined, 'hth_never-seen-key-0000000000000000000000000000'),
+    ]);
+    for (const [name, a] of Object.entries({ claims, prefs, context, chain, health, ussd, unknownKey })) {
+      expect(a.ms, `${label}: ${name} took ${a.ms} ms`).to.be.lessThan(REQUEST_DEADLINE_MS + 1000);
+    }
+    for (const [path, a] of [['/v1/claims', claims], ['/user-preferences', prefs]] as const) {
+      expect(a.status, `${label} ${path}: ${a.text}`).to.equal(503);
+      expect(a.headers.get('retry-after')).to.equal('7');
+      const body = JSON.parse(a.text);
+      expect(body).to.include({ type: 'urn:hearth:problem:service-unavailable', status: 503 });
+      expectContractResponse('GET', path, { status: a.status, headers: a.headers, body });
+    }
+    // A key never seen cannot be checked: unavailable, not "your key is wrong".
+    expect(unknownKey.status, unknownKey.text).to.equal(503);
+    // The turn goes on without preferences (the key was verified before the outage).
+    expect(context.status, context.text).to.equal(200);
+    expect(JSON.parse(context.text).state).to.deep.include({ userPreferences: null });
+    expect(chain.status, chain.text).to.equal(503);
+    expect(chain.headers.get('retry-after')).to.equal('7');
+    expect(JSON.parse(chain.text)).to.include({ code: 14 });
+    expect(health.status).to.equal(503);
+    expect(JSON.parse(health.text)).to.include({ database: 'disconnected' });
+    expect(ussd.status).to.equal(200);
+    expect(ussd.text).to.equal('END Service temporarily unavailable. Please try again later.');
+  }
+
+  it('frozen: every area answers within the deadline, 503 with Retry-After (Cosmos code 14), /agent/context degrades; it recovers on thaw', async () => {
+    expect((await call('GET', '/v1/claims')).status).to.equal(200);
+    expect((await call('POST', '/agent/context', { roomId: 'kitchen' })).status).to.equal(200);
+    proxy.freeze();
+    try {
+      await expectOutageAnswers('frozen');
+    } finally {
+      proxy.thaw();
+    }
+    await recovered();
+    expect((await call('POST', '/api/ussd', dial('after-thaw'))).text).to.match(/^CON /);
+  });
+
+  it('down: the same answers at once, and service again once it is back', async () => {
+    expect((await call('GET', '/v1/claims')).status).to.equal(200);
+    await proxy.down();
+    try {
+      await expectOutageAnswers('down');
+    } finally {
+      await proxy.up();
+    }
+    await recovered();
+  });
+});
+
+describe('request deadline', () => {
+  it('a request still unanswered at REQUEST_DEADLINE_MS gets 503 with Retry-After in its area shape; the late answer is dropped', async () => {
+    const app = express();
+    app.use(requestDeadline(150));
+    let late: Promise<void> | undefined;
+    const slow: express.RequestHandler = (_req, res) => {
+      late = new Promise((resolve) => setTimeout(() => {
+        expect(res.headersSent).to.equal(true);
+        resolve();
+      }, 300));
+    };
+    app.get('/v1/slow', slow);
+    app.get('/chain/slow', slow);
+    app.post('/api/ussd', slow);
+    app.use(errorHandler(pino({ level: 'silent' }), (req) => (req.path === '/api/ussd' ? 'ussd' : req.path.startsWith('/chain') ? 'cosmos' : 'problem'), { retryAfterSeconds: 9 }));
+    const problem = await request(app).get('/v1/slow');
+    expect(problem.status).to.equal(503);
+    expect(problem.headers['retry-after']).to.equal('9');
+    expect(JSON.parse(problem.text)).to.include({ type: 'urn:hearth:problem:service-unavailable' });
+    const cosmos = await request(app).get('/chain/slow');
+    expect(cosmos.status).to.equal(503);
+    expect(cosmos.body).to.include({ code: 14 });
+    const ussd = await request(app).post('/api/ussd').send({});
+    expect(ussd.status).to.equal(200);
+    expect(ussd.text).to.equal('END Service temporarily unavailable. Please try again later.');
+    await late;
+  });
+
+  it('an answered request is left alone', async () => {
+    const app = express();
+    app.use(requestDeadline(100));
+    app.get('/fast', (_req, res) => {
+      res.json({ ok: true });
+    });
+    const res = await request(app).get('/fast');
+    expect(res.status).to.equal(200);
+  });
+});
+
+describe('isDatabaseUnavailable', () => {
+  it('tells outages and deadlines (either database) from faults and bad requests', () => {
+    const outages = [
+      Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' }),
+      new Error('select 1 - Query read timeout'),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
+      Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+      Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }),
+      new Error('outer', { cause: Object.assign(new Error('x'), { code: '08006' }) }),
+    ];
+    const faults = [
+      new Error('boom'),
+      Object.assign(new Error('duplicate key'), { code: '23505' }),
+      Object.assign(new Error('syntax error'), { code: '42601' }),
+      Object.assign(new Error('UNIQUE constraint failed'), { code: 'SQLITE_CONSTRAINT_UNIQUE' }),
+      undefined,
+      'text',
+    ];
+    for (const e of outages) expect(isDatabaseUnavailable(e), String(e)).to.equal(true);
+    for (const e of faults) expect(isDatabaseUnavailable(e), String(e)).to.equal(false);
+  });
+});

@@ -1,0 +1,196 @@
+// The one request-target rule: every odd target form is refused, redirected or reduced to the
+// path it names, so no request reaches a handler past authentication (issue #16, item 1).
+import { request as httpRequest } from 'node:http';
+import express from 'express';
+import request from 'supertest';
+import { expect } from 'chai';
+import { cleanPath, judgeRequestTarget } from '../../src/platform/http/request-target.ts';
+import { contractOnly, loadOpenApiDocument } from '../../src/platform/openapi.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** Sends `target` as the request line's target, byte for byte (no client normalises it). */
+function rawRequest(baseUrl: string, method: string, target: string, body?: string): Promise<RawAnswer> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: hostname, port, method, path: target, headers: body ? { 'Content-Type': 'application/json' } : {} }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('request-target rule (unit)', () => {
+  it('keeps a clean origin-form target as it is', () => {
+    expect(judgeRequestTarget('/v1/claims?limit=2')).to.deep.equal({ ok: true, url: '/v1/claims?limit=2' });
+    expect(judgeRequestTarget('/')).to.deep.equal({ ok: true, url: '/' });
+    expect(judgeRequestTarget('/api/ussd/')).to.deep.equal({ ok: true, url: '/api/ussd/' });
+  });
+
+  it('reduces absolute-form to origin-form', () => {
+    expect(judgeRequestTarget('http://example.org/v1/claims?x=1')).to.deep.equal({ ok: true, url: '/v1/claims?x=1' });
+    expect(judgeRequestTarget('HTTPS://example.org')).to.deep.equal({ ok: true, url: '/' });
+  });
+
+  it('refuses fragments, the asterisk-form and targets that are no path', () => {
+    for (const target of ['/v1/claims#', '/v1/claims#x', '/v1/claims?a=1#b', 'http://h/v1/claims#', '*', 'v1/claims', 'http://[bad/x']) {
+      expect(judgeRequestTarget(target), target).to.have.property('ok', false);
+    }
+  });
+
+  it('redirects empty and dot segments (also percent-encoded dots) to the cleaned path, query kept', () => {
+    expect(judgeRequestTarget('/v1//claims?x=1')).to.deep.equal({ redirect: '/v1/claims?x=1' });
+    expect(judgeRequestTarget('//v1/claims')).to.deep.equal({ redirect: '/v1/claims' });
+    expect(judgeRequestTarget('/v1/x/../claims')).to.deep.equal({ redirect: '/v1/claims' });
+    expect(judgeRequestTarget('/v1/%2e%2E/v1/claims')).to.deep.equal({ redirect: '/v1/claims' });
+    expect(judgeRequestTarget('/v1/./claims')).to.deep.equal({ redirect: '/v1/claims' });
+  });
+
+  it('cleans paths as Go does: a trailing slash stays, nothing climbs above the root', () => {
+    expect(cleanPath('/a/b/')).to.equal('/a/b/');
+    expect(cleanPath('/a//b//')).to.equal('/a/b/');
+    expect(cleanPath('/a/b/..')).to.equal('/a');
+    expect(cleanPath('/../../a')).to.equal('/a');
+    expect(cleanPath('/..')).to.equal('/');
+    expect(cleanPath('/a/.')).to.equal('/a');
+  });
+});
+
+describe('contractOnly', () => {
+  it('runs the router only for requests the validator resolved to an operation', async () => {
+    let reached = 0;
+    const app = express();
+    app.use((req, _res, next) => {
+      if (req.headers['x-resolved']) (req as { openapi?: unknown }).openapi = {};
+      next();
+    });
+    app.use(contractOnly((_req, res) => {
+      reached += 1;
+      res.json({ reached: true });
+    }));
+    app.use((_req, res) => res.status(404).end());
+    expect((await request(app).get('/x')).status).to.equal(404);
+    expect(reached).to.equal(0);
+    expect((await request(app).get('/x').set('X-Resolved', '1')).status).to.equal(200);
+    expect(reached).to.equal(1);
+  });
+});
+
+/** A concrete path for a documented template. */
+const concrete = (template: string) =>
+  template.replace('{did}', 'did:ixo:entity:00000000000000000000000000000001').replace(/\{[^}]+\}/g, 'x1');
+
+/** Every odd spelling of `path` an attacker would try. */
+function oddForms(path: string): string[] {
+  const [, first, ...rest] = path.split('/');
+  const tail = rest.length ? `/${rest.join('/')}` : '';
+  return [
+    `${path}#`,
+    `${path}#frag`,
+    `${path}?#`,
+    `${path}%23`,
+    `${path};x`,
+    `${path}/`,
+    `http://attacker.example${path}`,
+    `http://attacker.example${path}#`,
+    `//${path.slice(1)}`,
+    `/${first}//${tail.slice(1)}`,
+    `/${first}/.${tail}`,
+    `/${first}/zz/..${tail}`,
+    `/${first}/%2e%2e/${first}${tail}`,
+    `/${first}%2F${tail.slice(1)}`,
+    `/${first}%2f${tail.slice(1)}`,
+    `/${first}\\${tail.slice(1)}`,
+    `${path.toUpperCase()}`,
+    '*',
+  ];
+}
+
+forEachDatabase('no odd request-target reaches a handler unauthenticated', (t) => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer(t.db, { USSD_DEBUG_ENABLED: 'true', CHAIN_GATEWAY_AUTH: 'apikey' });
+  });
+  after(async () => server.stop());
+
+  it('every authenticated operation of the contract, in every odd form and method, is refused', async function () {
+    this.timeout(120_000);
+    const doc = loadOpenApiDocument();
+    const targets: { method: string; template: string }[] = [];
+    for (const [template, item] of Object.entries<Record<string, { security?: unknown[] }>>(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        if (typeof op !== 'object' || !('responses' in op)) continue;
+        const security = op.security ?? doc.security ?? [];
+        if (security.length) targets.push({ method: method.toUpperCase(), template });
+      }
+    }
+    // The gated chain gateway (CHAIN_GATEWAY_AUTH=apikey) is held to the same rule.
+    targets.push({ method: 'GET', template: '/chain/token/params' }, { method: 'GET', template: '/chain/claims/claims' });
+    expect(targets.length).to.be.greaterThan(15);
+    const failures: string[] = [];
+    let sent = 0;
+    for (const { method, template } of targets) {
+      const path = concrete(template);
+      for (const target of oddForms(path)) {
+        for (const m of new Set([method, method === 'GET' ? 'HEAD' : method])) {
+          const res = await rawRequest(server.baseUrl, m, target, m === 'POST' || m === 'PATCH' ? '{}' : undefined);
+          sent += 1;
+          const redirected = res.status === 301 || res.status === 308;
+          if (redirected && typeof res.headers.location === 'string' && judgeRequestTarget(res.headers.location).hasOwnProperty('ok')) continue;
+          if ([400, 401, 404, 405].includes(res.status)) continue;
+          failures.push(`${m} ${target} -> ${res.status} ${res.body.slice(0, 80)}`);
+        }
+      }
+    }
+    expect(sent).to.be.greaterThan(400);
+    expect(failures).to.deep.equal([]);
+  });
+
+  it('a fragment is a 400 in each area shape', async () => {
+    const problem = await rawRequest(server.baseUrl, 'GET', '/v1/claims#');
+    expect(problem.status).to.equal(400);
+    expect(problem.headers['content-type']).to.match(/^application\/problem\+json/);
+    expect(JSON.parse(problem.body)).to.include({ type: 'urn:hearth:problem:invalid-request-target', status: 400 });
+    const cosmos = await rawRequest(server.baseUrl, 'GET', '/chain/token/params#');
+    expect(cosmos.status).to.equal(400);
+    expect(JSON.parse(cosmos.body)).to.include({ code: 3 });
+    const verify = await rawRequest(server.baseUrl, 'POST', '/v1/credentials/verify#', '{}');
+    expect(verify.status).to.equal(400);
+  });
+
+  it('a USSD hop with a fragment is END Invalid input and stores no session', async () => {
+    const hop = JSON.stringify({ sessionId: 'frag-1', serviceCode: '*384#', phoneNumber: 'not-a-phone', text: '' });
+    const res = await rawRequest(server.baseUrl, 'POST', '/api/ussd#', hop);
+    expect(res.status).to.equal(200);
+    expect(res.body).to.equal('END Invalid input. Please try again.');
+    const rows = await t.db('ussd_sessions').where({ id: 'frag-1' });
+    expect(rows).to.have.length(0);
+  });
+
+  it('an absolute-form target is served as the path it names, authenticated as that path', async () => {
+    const anonymous = await rawRequest(server.baseUrl, 'GET', 'http://attacker.example/v1/claims');
+    expect(anonymous.status).to.equal(401);
+    const health = await rawRequest(server.baseUrl, 'GET', 'http://attacker.example/health');
+    expect(health.status).to.equal(200);
+    expect(JSON.parse(health.body)).to.include({ status: 'ok' });
+  });
+
+  it('a dot or empty segment is redirected to the cleaned path: 301 for GET, 308 for other methods', async () => {
+    const get = await rawRequest(server.baseUrl, 'GET', '/v1/x/../claims?limit=1');
+    expect(get.status).to.equal(301);
+    expect(get.headers.location).to.equal('/v1/claims?limit=1');
+    const post = await rawRequest(server.baseUrl, 'POST', '//api/ussd', '{}');
+    expect(post.status).to.equal(308);
+    expect(post.headers.location).to.equal('/api/ussd');
+  });
+});
