@@ -6,7 +6,7 @@ SHELL := /bin/bash
 LOCK_HASH := $(shell sha256sum package-lock.json | cut -c1-64)
 NPM_STAMP := node_modules/.hearth-lock-$(LOCK_HASH)
 
-.PHONY: install generate typecheck migrate start test bench keys ussd
+.PHONY: install generate typecheck migrate start test bench keys ussd ussd-demo
 
 $(NPM_STAMP):
 	npm ci --no-audit --no-fund
@@ -42,3 +42,8 @@ keys: install
 # make ussd ARGS="--url http://127.0.0.1:3000 --phone +254712345678 --code '*384*1234#'"
 ussd: install
 	npx --no-install tsx src/main.ts ussd-sim $(ARGS)
+
+# The household journey (two households, English and Kiswahili) against a running server:
+# make ussd-demo ARGS="--url http://127.0.0.1:3000"
+ussd-demo: install
+	npx --no-install tsx src/main.ts ussd-demo $(ARGS)

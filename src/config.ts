@@ -3,6 +3,7 @@
 // Every variable is documented in README.md ("Configuration"). Areas keep their own block.
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
+import { LANGUAGES } from './ussd/i18n/catalogue.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
@@ -91,7 +92,7 @@ const ussdSchema = {
   USSD_GATEWAY_ADDRESSES: addressList.default([]),
   USSD_PHONE_RATE_LIMIT_PER_MINUTE: positiveInt.default(30),
   PIN_ENCRYPTION_KEY: z.string().min(1).optional(),
-  // The zone whose calendar day "today's fuel" is logged for.
+  // The zone whose calendar days (today, yesterday, the day before) fuel is logged for.
   USSD_TIMEZONE: z
     .string()
     .refine(isTimeZone, 'must be an IANA time zone such as Africa/Nairobi')
@@ -101,11 +102,16 @@ const ussdSchema = {
     .string()
     .regex(/^did:[a-z0-9]+:[A-Za-z0-9._:%-]*[A-Za-z0-9._%-]$/, 'must be a DID such as did:ixo:entity:<32 hex>')
     .default('did:ixo:entity:5e55d0a7e3c14a1f9b0e6c2d8f4a7b31'),
-  // The KPT campaign (area A collection) USSD claims belong to; unset = the default collection.
+  // The KPT campaign (area A collection) USSD claims belong to; `ussd` is seeded by migration 203.
   USSD_COLLECTION_ID: z
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be a collection id such as kisumu-2026')
-    .optional(),
+    .default('ussd'),
+  // The language of a phone without an account (households choose theirs in the menu).
+  USSD_DEFAULT_LANGUAGE: z.enum(LANGUAGES).default('en'),
+  // Daily fuel (kg) outside this range is saved only once the household confirms it.
+  USSD_FUEL_KG_MIN: z.coerce.number().positive().default(0.2),
+  USSD_FUEL_KG_MAX: z.coerce.number().positive().default(30),
 };
 
 // ---- area C: chain query node and gateway -------------------------------------------------------

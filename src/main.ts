@@ -7,8 +7,8 @@ import { AppError } from './platform/http/errors.ts';
 import { ApiKeyService, SCOPES } from './platform/keys/service.ts';
 import { createLogger } from './platform/logging.ts';
 import { listen } from './platform/server.ts';
-import { unlockUssdAccount } from './ussd/index.ts';
-import { runSimulator, SimulatorConnectionError } from './ussd/simulator.ts';
+import { unlockUssdAccount, ussdClaimForRef } from './ussd/index.ts';
+import { runDemo, runSimulator, SimulatorConnectionError } from './ussd/simulator.ts';
 
 const USAGE = `Usage: tsx src/main.ts <command>
 
@@ -21,7 +21,10 @@ Commands:
   keys revoke <id>               revoke a key
   ussd-sim [--url <base>] [--phone <e164>] [--code <*384#>]
                                  a terminal USSD phone against a running server
+  ussd-demo [--url <base>] [--code <*384#>]
+                                 walk the household journey against a running server
   ussd-unlock <customerId>       unlock a USSD account locked after 3 wrong PINs
+  ussd-claim <reference>         the claim id behind a USSD claim reference (e.g. 99J43FTX)
 
 Scopes: ${SCOPES.join(', ')}`;
 
@@ -124,12 +127,24 @@ async function main(argv: string[]): Promise<void> {
         serviceCode: values.code ?? '*384*1234#',
       });
     }
+    case 'ussd-demo': {
+      const { values } = parseArgs({ args, options: { url: { type: 'string' }, code: { type: 'string' } } });
+      return runDemo({ url: values.url ?? `http://127.0.0.1:${config.PORT}`, serviceCode: values.code ?? '*384*1234#' });
+    }
     case 'ussd-unlock': {
       const customerId = args[0];
       if (!customerId || args.length > 1) throw new UsageError('ussd-unlock takes one Customer ID');
       const outcome = await withDb(config, (db) => unlockUssdAccount(db, customerId));
       if (outcome === 'not found') throw new AppError(404, 'Not Found', { detail: `No USSD account with Customer ID ${customerId}.` });
       console.log(outcome === 'unlocked' ? `Unlocked Customer ID ${customerId}.` : `Customer ID ${customerId} is not locked.`);
+      return;
+    }
+    case 'ussd-claim': {
+      const ref = args[0];
+      if (!ref || args.length > 1) throw new UsageError('ussd-claim takes one claim reference');
+      const claimId = await withDb(config, (db) => ussdClaimForRef(db, ref));
+      if (!claimId) throw new AppError(404, 'Not Found', { detail: `No USSD claim with reference ${ref}.` });
+      console.log(claimId);
       return;
     }
     default:

@@ -2,7 +2,7 @@
 
 import type { Client, Options as Options2, TDataShape } from './client';
 import { client } from './client.gen';
-import type { BuildAgentContextData, BuildAgentContextErrors, BuildAgentContextResponses, ChangeCredentialStatusData, ChangeCredentialStatusErrors, ChangeCredentialStatusResponses, CreateCollectionData, CreateCollectionErrors, CreateCollectionResponses, CreateEntityData, CreateEntityErrors, CreateEntityResponses, GetClaimData, GetClaimErrors, GetClaimResponses, GetCollectionData, GetCollectionErrors, GetCollectionReportChartData, GetCollectionReportChartErrors, GetCollectionReportChartResponses, GetCollectionReportData, GetCollectionReportErrors, GetCollectionReportResponses, GetCollectionResponses, GetCredentialStatusData, GetCredentialStatusErrors, GetCredentialStatusResponses, GetEntityData, GetEntityErrors, GetEntityResponses, GetEvidenceData, GetEvidenceErrors, GetEvidenceResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetKptContextData, GetKptContextErrors, GetKptContextResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetRootData, GetRootErrors, GetRootResponses, GetStatusListCredentialData, GetStatusListCredentialErrors, GetStatusListCredentialResponses, GetUserPreferencesData, GetUserPreferencesErrors, GetUserPreferencesResponses, GetUssdSessionDebugData, GetUssdSessionDebugErrors, GetUssdSessionDebugResponses, InvokeAgentToolData, InvokeAgentToolErrors, InvokeAgentToolResponses, ListAgentPluginsData, ListAgentPluginsErrors, ListAgentPluginsResponses, ListAgentToolsData, ListAgentToolsErrors, ListAgentToolsResponses, ListClaimsData, ListClaimsErrors, ListClaimsResponses, ListCollectionsData, ListCollectionsErrors, ListCollectionsResponses, ListEntitiesData, ListEntitiesErrors, ListEntitiesResponses, ListUssdSessionsData, ListUssdSessionsErrors, ListUssdSessionsResponses, PostUssdData, PostUssdErrors, PostUssdResponses, SubmitClaimData, SubmitClaimErrors, SubmitClaimResponses, UpdateEntityData, UpdateEntityErrors, UpdateEntityResponses, VerifyCredentialData, VerifyCredentialErrors, VerifyCredentialResponses } from './types.gen';
+import type { BuildAgentContextData, BuildAgentContextErrors, BuildAgentContextResponses, ChangeCredentialStatusData, ChangeCredentialStatusErrors, ChangeCredentialStatusResponses, CreateCollectionData, CreateCollectionErrors, CreateCollectionResponses, CreateEntityData, CreateEntityErrors, CreateEntityResponses, GetClaimData, GetClaimErrors, GetClaimResponses, GetCollectionData, GetCollectionErrors, GetCollectionReportChartData, GetCollectionReportChartErrors, GetCollectionReportChartResponses, GetCollectionReportData, GetCollectionReportErrors, GetCollectionReportResponses, GetCollectionResponses, GetCredentialStatusData, GetCredentialStatusErrors, GetCredentialStatusResponses, GetEntityData, GetEntityErrors, GetEntityResponses, GetEvidenceData, GetEvidenceErrors, GetEvidenceResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetKptContextData, GetKptContextErrors, GetKptContextResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetRootData, GetRootErrors, GetRootResponses, GetStatusListCredentialData, GetStatusListCredentialErrors, GetStatusListCredentialResponses, GetUserPreferencesData, GetUserPreferencesErrors, GetUserPreferencesResponses, GetUssdSessionDebugData, GetUssdSessionDebugErrors, GetUssdSessionDebugResponses, InvokeAgentToolData, InvokeAgentToolErrors, InvokeAgentToolResponses, ListAgentPluginsData, ListAgentPluginsErrors, ListAgentPluginsResponses, ListAgentToolsData, ListAgentToolsErrors, ListAgentToolsResponses, ListClaimsData, ListClaimsErrors, ListClaimsResponses, ListCollectionsData, ListCollectionsErrors, ListCollectionsResponses, ListEntitiesData, ListEntitiesErrors, ListEntitiesResponses, ListUssdSessionsData, ListUssdSessionsErrors, ListUssdSessionsResponses, PostUssdData, PostUssdErrors, PostUssdResponses, PostUssdSessionEventData, PostUssdSessionEventErrors, PostUssdSessionEventResponses, SubmitClaimData, SubmitClaimErrors, SubmitClaimResponses, UpdateEntityData, UpdateEntityErrors, UpdateEntityResponses, VerifyCredentialData, VerifyCredentialErrors, VerifyCredentialResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -78,7 +78,7 @@ export const invokeAgentTool = <ThrowOnError extends boolean = false>(options: O
 /**
  * One hop of a USSD session
  *
- * `text` is cumulative: empty on dial, then every input so far joined by `*`. The reply is at most 182 characters; longer content is paginated behind `98. More`. Rate limited per client address (429 with Retry-After).
+ * `text` is cumulative: empty on dial, then every input so far joined by `*`. The reply is at most 182 characters; longer content is paginated behind `98. More`. Menus are in the household's language (English or Kiswahili; chosen with `9` on the welcome menu and kept on the account). Rate limited per client address (429 with Retry-After).
  */
 export const postUssd = <ThrowOnError extends boolean = false>(options: Options<PostUssdData, ThrowOnError>) => (options.client ?? client).post<PostUssdResponses, PostUssdErrors, ThrowOnError>({
     url: '/api/ussd',
@@ -98,6 +98,20 @@ export const getUssdSessionDebug = <ThrowOnError extends boolean = false>(option
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/ussd/debug/{sessionId}',
     ...options
+});
+
+/**
+ * End-of-session notification from the telecom gateway
+ *
+ * Africa's Talking POSTs this (its "Events callback URL") once a session is over: its final status, duration and any error, which tell whether the household saw the last reply. It is recorded on the session (while the session is kept: one idle period after it closed). `input` and `lastAppResponse` may hold a PIN typed: they are accepted and never stored or logged.
+ */
+export const postUssdSessionEvent = <ThrowOnError extends boolean = false>(options: Options<PostUssdSessionEventData, ThrowOnError>) => (options.client ?? client).post<PostUssdSessionEventResponses, PostUssdSessionEventErrors, ThrowOnError>({
+    url: '/api/ussd/events',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

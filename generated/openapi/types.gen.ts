@@ -635,7 +635,7 @@ export type CredentialVerifyResult = {
 };
 
 /**
- * Extra gateway fields (networkCode, ...) are accepted and ignored.
+ * Extra gateway fields are accepted and ignored; networkCode is stored on the session.
  */
 export type UssdRequest = {
     sessionId: string;
@@ -648,6 +648,35 @@ export type UssdRequest = {
      * Inputs so far joined by `*`; empty on dial.
      */
     text: string;
+    /**
+     * The subscriber's mobile network (MCC+MNC, e.g. 63902), recorded on the session.
+     */
+    networkCode?: string;
+};
+
+/**
+ * Africa's Talking's end-of-session notification; other fields it sends are accepted and ignored.
+ */
+export type UssdSessionEvent = {
+    sessionId: string;
+    /**
+     * The gateway's final status, e.g. Success, Incomplete or Failed.
+     */
+    status: string;
+    /**
+     * How long the session lasted, in milliseconds (a form sends it as digits).
+     */
+    durationInMillis?: string | number;
+    /**
+     * The gateway's error, if the session failed (recorded up to 200 characters).
+     */
+    errorMessage?: string;
+    networkCode?: string;
+};
+
+export type UssdSessionEventRecorded = {
+    sessionId: string;
+    recorded: true;
 };
 
 export type UssdDebugResponse = {
@@ -979,6 +1008,47 @@ export type GetUssdSessionDebugResponses = {
 };
 
 export type GetUssdSessionDebugResponse = GetUssdSessionDebugResponses[keyof GetUssdSessionDebugResponses];
+
+export type PostUssdSessionEventData = {
+    body: UssdSessionEvent;
+    path?: never;
+    query?: never;
+    url: '/api/ussd/events';
+};
+
+export type PostUssdSessionEventErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * No session with this id (never started here, or already swept).
+     */
+    404: UssdError;
+    /**
+     * Too many requests from this address (area B's shared per-address budget).
+     */
+    429: UssdError;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type PostUssdSessionEventError = PostUssdSessionEventErrors[keyof PostUssdSessionEventErrors];
+
+export type PostUssdSessionEventResponses = {
+    /**
+     * Recorded on the session.
+     */
+    200: UssdSessionEventRecorded;
+};
+
+export type PostUssdSessionEventResponse = PostUssdSessionEventResponses[keyof PostUssdSessionEventResponses];
 
 export type ListUssdSessionsData = {
     body?: never;

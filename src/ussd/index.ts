@@ -1,13 +1,16 @@
 // Area B: the USSD session gateway. createUssdArea builds the service, the routes and the
 // periodic sweep of closed and expired sessions; app.ts mounts `gate` before the request
 // validator (rate limit, operator switch) and `router` after it.
-import type { Router } from 'express';
+import type { ErrorRequestHandler, Router } from 'express';
 import { Counter, Gauge } from 'prom-client';
 import type { AreaContext } from '../app.ts';
+import { ConfigError, type Config } from '../config.ts';
+import { USSD_DEFAULT_COLLECTION_ID } from '../platform/db/migrations/203_ussd_default_collection.ts';
+import type { Logger } from '../platform/logging.ts';
 import { PinCipher, resolvePinKey } from './pin.ts';
 import { ussdRateLimits } from './rate-limit.ts';
 import { UssdRepository } from './repository.ts';
-import { ussdGate, ussdRouter } from './routes.ts';
+import { ussdGate, ussdRefusalLog, ussdRouter } from './routes.ts';
 import { UssdService, type UssdTwinsPort } from './service.ts';
 
 export type { UssdTwinsPort } from './service.ts';
@@ -25,19 +28,57 @@ export async function unlockUssdAccount(db: AreaContext['db'], customerId: strin
   return 'unlocked';
 }
 
+/** Operator action (CLI `ussd-claim`): the claim id behind a reference a household reads out (case and spaces ignored). */
+export function ussdClaimForRef(db: AreaContext['db'], ref: string): Promise<string | undefined> {
+  return new UssdRepository(db).claimIdForRef(ref.replace(/\s+/g, '').toUpperCase());
+}
+
 export interface UssdArea {
   gate: Router;
   router: Router;
+  /** Error middleware before the app's error handler: logs why a gateway POST was refused. */
+  refusalLog: ErrorRequestHandler;
   service: UssdService;
+}
+
+/**
+ * Claims sent to a collection that is missing, or documents no selection method, would all be
+ * refused or rejected: found at start-up (naming the variable), not by the first household.
+ */
+async function checkCollection(config: Config, twins: UssdTwinsPort, logger: Logger): Promise<void> {
+  const id = config.USSD_COLLECTION_ID;
+  let collection: Awaited<ReturnType<UssdTwinsPort['collection']>>;
+  try {
+    collection = await twins.collection();
+  } catch (err) {
+    // A database down at start-up is an outage (health reports it), not a configuration error.
+    logger.warn({ err }, 'USSD_COLLECTION_ID could not be checked at start-up: the database did not answer');
+    return;
+  }
+  const problem = !collection
+    ? `no collection "${id}" exists; create it (POST /v1/collections with a selectionMethod) or unset the variable to use "${USSD_DEFAULT_COLLECTION_ID}"`
+    : !collection.selectionMethod
+      ? `collection "${id}" documents no selectionMethod, so every USSD claim in it would be rejected (random selection); use a collection that documents one`
+      : undefined;
+  if (problem) throw new ConfigError(`Invalid configuration:\n  USSD_COLLECTION_ID: ${problem}`);
+  if (id === USSD_DEFAULT_COLLECTION_ID && config.NODE_ENV === 'production') {
+    logger.warn({ collection: id }, 'USSD claims go to the self-enrolment collection; set USSD_COLLECTION_ID to a campaign collection with random selection');
+  }
 }
 
 export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opts: { now?: () => Date } = {}): Promise<UssdArea> {
   const { config, db, logger } = ctx;
+  if (config.USSD_FUEL_KG_MIN >= config.USSD_FUEL_KG_MAX) {
+    throw new ConfigError('Invalid configuration:\n  USSD_FUEL_KG_MIN: must be less than USSD_FUEL_KG_MAX');
+  }
+  await checkCollection(config, twins, logger);
   const pins = new PinCipher(resolvePinKey(config, logger));
   const service = new UssdService(new UssdRepository(db), {
     appName: config.USSD_APP_NAME,
     idleSeconds: config.USSD_SESSION_IDLE_SECONDS,
     timeZone: config.USSD_TIMEZONE,
+    defaultLanguage: config.USSD_DEFAULT_LANGUAGE,
+    plausibleKg: { min: config.USSD_FUEL_KG_MIN, max: config.USSD_FUEL_KG_MAX },
     pins,
     twins,
     logger: logger.child({ area: 'ussd' }),
@@ -63,5 +104,10 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
     },
   });
   const hops = new Counter({ name: 'hearth_ussd_hops_total', help: 'USSD hops answered, by reply (CON continues, END closes).', labelNames: ['reply'], registers: [ctx.metrics] });
-  return { gate: ussdGate(limits.perAddress, config.USSD_DEBUG_ENABLED), router: ussdRouter(service, limits.perPhone, (reply) => hops.inc({ reply: reply.slice(0, 3) })), service };
+  return {
+    gate: ussdGate(limits.perAddress, config.USSD_DEBUG_ENABLED),
+    router: ussdRouter(service, limits.perPhone, (reply) => hops.inc({ reply: reply.slice(0, 3) })),
+    refusalLog: ussdRefusalLog(logger.child({ area: 'ussd' })),
+    service,
+  };
 }

@@ -3,19 +3,28 @@
 // sending the outcome back as a DONE event. The persisted snapshot is stored per session.
 // Navigation everywhere below the welcome menu: `0` back, `*` to the welcome menu, `98` next page.
 import { assign, setup } from 'xstate';
-import { MORE, paginate, renderScreen } from './menus.ts';
+import type { ClaimStatus } from '../../generated/openapi/types.gen.ts';
+import { FUEL_DAYS, LANGUAGES, type Catalogue, type Language, type ReasonKey } from './i18n/index.ts';
+import { LANGUAGE_OPTION, MORE, paginate, renderScreen } from './menus.ts';
 import { pinProblem } from './pin.ts';
 
+/** A notice names its text in the catalogues; `day` params are offsets (0 today, 1 yesterday, ...). */
 export interface Notice {
-  key:
-    | 'invalidChoice' | 'unknownCustomer' | 'wrongPin' | 'pinFormat' | 'pinTrivial' | 'pinMismatch' | 'nameFormat'
-    | 'villageFormat' | 'kgFormat' | 'fuelSaved' | 'fuelUpdated' | 'needThreeDays' | 'claimRejected' | 'pinChanged'
-    | 'noClaim' | 'loggedIn' | 'fuelClaimed' | 'noAccountForPhone';
+  key: keyof Catalogue['notices'];
   params?: Record<string, string | number>;
+}
+
+/** A claim as the household sees it: a short reference and, when waiting or not accepted, why. */
+export interface ClaimView {
+  ref: string;
+  status: ClaimStatus;
+  submittedOn?: string;
+  reason?: ReasonKey;
 }
 
 export interface UssdContext {
   appName: string;
+  lang: Language;
   isAuthenticated: boolean;
   accountId?: string;
   customerId?: string;
@@ -24,24 +33,29 @@ export interface UssdContext {
   topic?: number;
   page: number;
   notice?: Notice;
+  /** The day fuel is being logged for, as days before today, and an amount waiting for confirmation. */
+  fuelDay?: number;
+  pendingKg?: number;
+  /** Whether an amount waiting for confirmation is above or below the plausible range. */
+  unusualKg?: 'high' | 'low';
   review?: { date: string; kg: number }[];
   claimDraft?: { days: number; total: number };
   /** The KPT's external factors (rules 4 and 8), asked before submission. */
   claimFactors?: { season?: string; culturalEvents?: string; occupation?: string };
-  claimResult?: { id: string; status: string; submittedOn?: string; reason?: string };
+  claimResult?: ClaimView;
 }
 
 /** Outcome of an effect, sent back as DONE. */
 export type EffectResult =
   | { outcome: 'ok'; assign?: Partial<UssdContext>; notice?: Notice }
   | { outcome: 'retry'; notice: Notice }
-  | { outcome: 'unknownCustomer' | 'locked' | 'phoneTaken' | 'tooFew' | 'rejected' | 'mismatch'; notice?: Notice };
+  | { outcome: 'unknownCustomer' | 'locked' | 'phoneTaken' | 'tooFew' | 'rejected' | 'mismatch' | 'confirm'; notice?: Notice; assign?: Partial<UssdContext> };
 
 export type UssdEvent = { type: 'INPUT'; value: string } | { type: 'DONE'; result: EffectResult };
 
 export const EFFECT_STATES = [
-  'verifyingLogin', 'recoveringCustomerId', 'sealingPin', 'creatingAccount', 'savingFuel', 'loadingReview', 'preparingClaim', 'submittingClaim',
-  'loadingClaimStatus', 'verifyingCurrentPin', 'sealingNewPin', 'savingNewPin',
+  'verifyingLogin', 'recoveringCustomerId', 'checkingPhone', 'sealingPin', 'creatingAccount', 'checkingFuel', 'savingFuel', 'loadingReview',
+  'preparingClaim', 'submittingClaim', 'loadingClaimStatus', 'verifyingCurrentPin', 'sealingNewPin', 'savingNewPin', 'savingLanguage',
 ] as const;
 export type EffectState = (typeof EFFECT_STATES)[number];
 
@@ -94,11 +108,11 @@ const newPinNotice = ({ event }: Args): Notice | undefined => {
   const p = pinProblem(input(event));
   return p === 'format' ? { key: 'pinFormat' } : p === 'trivial' ? { key: 'pinTrivial' } : undefined;
 };
-/** Values stored in the claim's externalFactors; their screen labels are in menus.ts. */
+/** Values stored in the claim's externalFactors; their screen labels are in the catalogues (i18n/). */
 export const SEASONS = ['dry', 'rainy', 'cold'] as const;
 export const EVENTS = ['none', 'festival or holiday', 'funeral or ceremony'] as const;
 export const OCCUPATIONS = ['farming', 'trading', 'wage work', 'other'] as const;
-const choice = (options: readonly string[]) => ({ event }: Args) => /^\d+$/.test(input(event)) && Number(input(event)) >= 1 && Number(input(event)) <= options.length;
+const choice = (options: readonly unknown[]) => ({ event }: Args) => /^\d+$/.test(input(event)) && Number(input(event)) >= 1 && Number(input(event)) <= options.length;
 const NAME_RE = /^[\p{L}][\p{L} '.-]{1,39}$/u;
 /** A positive kg amount; a decimal comma (2,5) is as common on handsets as a point. */
 export function parseKg(value: string): number | undefined {
@@ -107,17 +121,20 @@ export function parseKg(value: string): number | undefined {
   const kg = Number(v);
   return kg > 0 ? kg : undefined;
 }
-const fromResult = ({ event }: Args) => (result(event) && 'assign' in result(event)! ? (result(event) as { assign?: Partial<UssdContext> }).assign ?? {} : {});
+const fromResult = ({ event }: Args): Partial<UssdContext> => {
+  const r = result(event);
+  return r && 'assign' in r ? r.assign ?? {} : {};
+};
 const resultNotice = ({ event }: Args) => result(event)?.notice;
 
 export const ussdMachine = setup({
-  types: { context: {} as UssdContext, events: {} as UssdEvent, input: {} as { appName: string } },
+  types: { context: {} as UssdContext, events: {} as UssdEvent, input: {} as { appName: string; lang: Language } },
 }).createMachine({
   id: 'ussd',
   initial: 'preMenu',
   // xstate's pure transition() builds a throwaway actor, and so this context, with no input on
   // every hop; answering that without throwing keeps a caught TypeError off every request.
-  context: ({ input: i }) => ({ appName: i?.appName ?? '', isAuthenticated: false, draft: {}, page: 0 }),
+  context: ({ input: i }) => ({ appName: i?.appName ?? '', lang: i?.lang ?? 'en', isAuthenticated: false, draft: {}, page: 0 }),
   states: {
     preMenu: {
       on: {
@@ -126,10 +143,16 @@ export const ussdMachine = setup({
           { guard: is('1'), ...enter('knowMore') },
           { guard: is('2'), ...enter('accountMenu') },
           { guard: ({ context, event }: Args) => context.isAuthenticated && input(event) === '3', ...enter('services') },
+          { guard: is(LANGUAGE_OPTION), ...enter('language') },
           invalid,
         ],
       },
     },
+    language: menu('language', 'preMenu', [
+      { guard: choice(LANGUAGES), ...enter('savingLanguage', ({ event }) => ({ lang: LANGUAGES[Number(input(event)) - 1] })) },
+      invalid,
+    ]),
+    savingLanguage: effect([{ guard: outcome('ok'), ...withNotice('preMenu', () => ({ key: 'languageSet' })) }]),
     goodbye: { type: 'final' },
     knowMore: menu('knowMore', 'preMenu', [
       { guard: ({ event }: Args) => /^[1-3]$/.test(input(event)), ...enter('knowMoreTopic', ({ event }) => ({ topic: Number(input(event)) - 1 })) },
@@ -138,7 +161,7 @@ export const ussdMachine = setup({
     knowMoreTopic: menu('knowMoreTopic', 'knowMore', [invalid]),
     accountMenu: menu('accountMenu', 'preMenu', [
       { guard: is('1'), ...enter('loginCustomerId', clearDraft) },
-      { guard: is('2'), ...enter('createName', clearDraft) },
+      { guard: is('2'), ...enter('checkingPhone', clearDraft) },
       { guard: is('3'), ...enter('recoverPin', clearDraft) },
       invalid,
     ]),
@@ -164,6 +187,11 @@ export const ussdMachine = setup({
       { guard: outcome('locked'), ...enter('locked') },
     ]),
     customerIdShown: { type: 'final' },
+    // Asked first, so a phone with an account is not taken through every question before being refused.
+    checkingPhone: effect([
+      { guard: outcome('ok'), ...enter('createName') },
+      { guard: outcome('phoneTaken'), ...enter('phoneHasAccount') },
+    ]),
     createName: menu('createName', 'accountMenu', [
       { guard: ({ event }: Args) => NAME_RE.test(input(event)), ...enter('createVillage', ({ event }) => ({ draft: { name: input(event).replace(/\s+/g, ' ') } })) },
       { actions: update(() => ({ notice: { key: 'nameFormat' } })) },
@@ -192,18 +220,33 @@ export const ussdMachine = setup({
     accountCreated: { type: 'final' },
     phoneHasAccount: { type: 'final' },
     services: menu('services', 'preMenu', [
-      { guard: is('1'), ...enter('fuelAmount') },
+      { guard: is('1'), ...enter('fuelDay') },
       { guard: is('2'), ...enter('loadingReview') },
       { guard: is('3'), ...enter('preparingClaim') },
       { guard: is('4'), ...enter('loadingClaimStatus') },
       { guard: is('5'), ...enter('changePinCurrent') },
       invalid,
     ]),
-    fuelAmount: menu('fuelAmount', 'services', [
-      { guard: ({ event }: Args) => parseKg(input(event)) !== undefined, ...enter('savingFuel') },
+    // Today, yesterday or the day before: the weighing is often done the next morning.
+    fuelDay: menu('fuelDay', 'services', [
+      { guard: choice(Array.from({ length: FUEL_DAYS })), ...enter('fuelAmount', ({ event }) => ({ fuelDay: Number(input(event)) - 1 })) },
+      invalid,
+    ]),
+    fuelAmount: menu('fuelAmount', 'fuelDay', [
+      { guard: ({ event }: Args) => parseKg(input(event)) !== undefined, ...enter('checkingFuel', ({ event }) => ({ pendingKg: parseKg(input(event)) })) },
       { actions: update(() => ({ notice: { key: 'kgFormat' } })) },
     ]),
-    savingFuel: effect([{ guard: outcome('ok'), ...withNotice('services', resultNotice) }]),
+    // Saves an amount in the plausible range; asks to confirm one outside it.
+    checkingFuel: effect([
+      { guard: outcome('ok'), ...withNotice('services', resultNotice, () => ({ pendingKg: undefined })) },
+      { guard: outcome('confirm'), ...enter('fuelConfirm', fromResult) },
+    ]),
+    fuelConfirm: menu('fuelConfirm', 'fuelAmount', [
+      { guard: is('1'), ...enter('savingFuel') },
+      { guard: is('2'), ...enter('fuelAmount', () => ({ pendingKg: undefined })) },
+      invalid,
+    ]),
+    savingFuel: effect([{ guard: outcome('ok'), ...withNotice('services', resultNotice, () => ({ pendingKg: undefined })) }]),
     loadingReview: effect([{ guard: outcome('ok'), ...enter('review', fromResult) }]),
     review: menu('review', 'services', [invalid]),
     preparingClaim: effect([
@@ -226,6 +269,7 @@ export const ussdMachine = setup({
     submittingClaim: effect([
       { guard: outcome('ok'), ...enter('claimSubmitted', fromResult) },
       { guard: outcome('rejected'), ...withNotice('services', resultNotice) },
+      { guard: outcome('tooFew'), ...withNotice('services', resultNotice) },
     ]),
     claimSubmitted: { type: 'final' },
     loadingClaimStatus: effect([{ guard: outcome('ok'), ...enter('claimStatus', (a) => ({ claimResult: undefined, ...fromResult(a) })) }]),

@@ -1,68 +1,50 @@
-// Every text the USSD user sees, in one place (for wording changes and translation), and the
-// pagination that keeps each reply within one USSD screen.
+// The screens of every state, in the session's language (the words are in i18n/<lang>.ts), and
+// the pagination that keeps each reply within one USSD screen.
 import type { UssdContext, Notice } from './machine.ts';
+import { CATALOGUES, LANGUAGES, type Catalogue, type Language } from './i18n/index.ts';
 
 export const MAX_REPLY_CHARS = 182;
 export const MORE = '98';
 
+export const catalogue = (lang: Language | undefined): Catalogue => CATALOGUES[lang ?? 'en'];
+
 /** `END <lead> Please dial <code> again.`, without the code when a long one would overflow the screen. */
-const dialAgain = (lead: string, serviceCode: string) => {
-  const withCode = `END ${lead} Please dial ${serviceCode} again.`;
-  return withCode.length <= MAX_REPLY_CHARS ? withCode : `END ${lead} Please dial again.`;
-};
+function dialAgain(lang: Language, lead: 'expired' | 'ended', serviceCode: string): string {
+  const t = catalogue(lang);
+  const withCode = `END ${t[lead]} ${t.dialAgain(serviceCode)}`;
+  return withCode.length <= MAX_REPLY_CHARS ? withCode : `END ${t[lead]} ${t.dialAgainShort}`;
+}
 
 export const TEXT = {
-  expired: (serviceCode: string) => dialAgain('Your session has expired.', serviceCode),
-  ended: (serviceCode: string) => dialAgain('This session has ended.', serviceCode),
-  back: '0. Back',
-  more: `${MORE}. More`,
-  exit: '*. Exit',
+  expired: (serviceCode: string, lang: Language = 'en') => dialAgain(lang, 'expired', serviceCode),
+  ended: (serviceCode: string, lang: Language = 'en') => dialAgain(lang, 'ended', serviceCode),
 };
 
-export const KNOW_MORE_TOPICS: { title: string; body: string }[] = [
-  {
-    title: 'Clean cookstoves',
-    body:
-      'A clean cookstove burns fuel more completely than an open fire or an old stove. It cooks as fast with less ' +
-      'fuel, makes far less smoke in the kitchen and protects the lungs of everyone at home, children most of all.',
-  },
-  {
-    title: 'Saving fuel',
-    body:
-      'Dry fuel burns better: keep wood or charcoal under cover. Put a lid on the pot, soak beans before cooking and ' +
-      'put out the fire as soon as the food is ready. Every kilogram saved is money and time saved.',
-  },
-  {
-    title: 'The kitchen test (KPT)',
-    body:
-      'The Kitchen Performance Test measures how much fuel a home uses. Weigh the fuel you use each day and log it ' +
-      'here for at least 3 days. Then submit your claim from the Services menu; we verify it and tell you the result.',
-  },
-];
+const back = (t: Catalogue) => `0. ${t.back}`;
+const more = (t: Catalogue) => `${MORE}. ${t.more}`;
 
-const NOTICES: Record<Notice['key'], (p: Record<string, string | number>) => string> = {
-  invalidChoice: () => 'Invalid choice. Try again.',
-  unknownCustomer: () => 'Customer ID not found. Check it and try again.',
-  wrongPin: (p) => `Wrong PIN. ${p.left} attempt${p.left === 1 ? '' : 's'} left.`,
-  pinFormat: () => 'PIN must be 5 digits.',
-  pinTrivial: () => 'PIN too easy. Avoid repeated or consecutive digits.',
-  pinMismatch: () => 'PINs did not match. Start again.',
-  nameFormat: () => 'Name must be 2-40 letters.',
-  villageFormat: () => 'Village must be 2-40 characters.',
-  kgFormat: () => 'Enter a positive number of kg, e.g. 2.5',
-  fuelSaved: (p) => `Saved ${p.kg} kg for ${p.date}.`,
-  fuelUpdated: (p) => `Updated ${p.date} to ${p.kg} kg.`,
-  needThreeDays: (p) => `A claim needs at least 3 days logged in a row, not yet claimed (you have ${p.days}).`,
-  fuelClaimed: (p) => `${p.date} is already in a submitted claim; not changed.`,
-  claimRejected: (p) => `Claim not accepted: ${p.reason}`,
-  pinChanged: () => 'PIN changed.',
-  noClaim: () => 'No claim submitted yet.',
-  loggedIn: (p) => `Welcome, ${p.name}.`,
-  noAccountForPhone: () => 'No account for this phone number.',
-};
-
-export function noticeText(n: Notice | undefined): string | undefined {
-  return n ? NOTICES[n.key](n.params ?? {}) : undefined;
+export function noticeText(n: Notice | undefined, lang: Language | undefined): string | undefined {
+  if (!n) return undefined;
+  const notices = catalogue(lang).notices;
+  const p = n.params ?? {};
+  const day = typeof p.day === 'number' ? catalogue(lang).days[p.day]! : '';
+  switch (n.key) {
+    case 'wrongPin':
+      return notices.wrongPin(Number(p.left));
+    case 'fuelSaved':
+    case 'fuelUpdated':
+      return notices[n.key](Number(p.kg), day);
+    case 'fuelClaimed':
+      return notices.fuelClaimed(day);
+    case 'needThreeDays':
+      return notices.needThreeDays(Number(p.days));
+    case 'claimNotSent':
+      return notices.claimNotSent(catalogue(lang).reasons[p.reason as keyof Catalogue['reasons']] ?? catalogue(lang).reasons.other);
+    case 'loggedIn':
+      return notices.loggedIn(String(p.name));
+    default:
+      return notices[n.key];
+  }
 }
 
 /** A screen before pagination: a notice, lines of content and the option lines that end every page. */
@@ -72,98 +54,101 @@ export interface Screen {
   notice?: string;
   lines: string[];
   options?: string[];
+  /** The words of `98. More` in the screen's language. */
+  more?: string;
 }
 
-/** Room a paged screen keeps on every page for a notice: 'Invalid choice. Try again.' and its line break. */
-const NOTICE_ROOM = 27;
+/** Room a paged screen keeps on every page for a notice: the longest "invalid choice" and its line break. */
+const NOTICE_ROOM = Math.max(...LANGUAGES.map((l) => CATALOGUES[l].notices.invalidChoice.length)) + 1;
 
-const numbered = (items: string[]) => items.map((t, i) => `${i + 1}. ${t}`);
+const numbered = (items: readonly string[]) => items.map((t, i) => `${i + 1}. ${t}`);
+
+/** The home (welcome) menu's option for choosing a language. */
+export const LANGUAGE_OPTION = '9';
 
 export function renderScreen(state: string, c: UssdContext, appName: string): Screen {
-  const notice = noticeText(c.notice);
-  const con = (lines: string[], options: string[] = [TEXT.back]): Screen => ({ end: false, ...(notice ? { notice } : {}), lines, options });
+  const t = catalogue(c.lang);
+  const notice = noticeText(c.notice, c.lang);
+  const con = (lines: string[], options: string[] = [back(t)]): Screen => ({ end: false, ...(notice ? { notice } : {}), lines, options, more: more(t) });
   const end = (...lines: string[]): Screen => ({ end: true, lines });
+  const claimLine = (line: string) => [line, ...(c.claimResult?.reason ? [t.reasons[c.claimResult.reason]] : [])].join(' ');
   switch (state) {
     case 'preMenu':
       return con(
-        [`Welcome to ${appName}`, ...numbered(['Know More', 'Account Menu', ...(c.isAuthenticated ? ['Services'] : [])])],
-        [TEXT.exit],
+        [t.welcome(appName), ...numbered([t.home.knowMore, t.home.account, ...(c.isAuthenticated ? [t.home.services] : [])]), `${LANGUAGE_OPTION}. ${t.home.language}`],
+        [`*. ${t.home.exit}`],
       );
+    case 'language':
+      return con([t.chooseLanguage, ...numbered(LANGUAGES.map((l) => CATALOGUES[l].name))]);
     case 'goodbye':
-      return end(`Thank you for using ${appName}. Goodbye.`);
+      return end(t.goodbye(appName));
     case 'knowMore':
-      return con(['Know More', ...numbered(KNOW_MORE_TOPICS.map((t) => t.title))]);
+      return con([t.knowMore, ...numbered(t.topics.map((x) => x.title))]);
     case 'knowMoreTopic': {
-      const topic = KNOW_MORE_TOPICS[c.topic ?? 0]!;
+      const topic = t.topics[c.topic ?? 0]!;
       return con([topic.title, topic.body]);
     }
     case 'accountMenu':
-      return con(['Account Menu', ...numbered(['Log in', 'Create account', 'Forgot Customer ID'])]);
+      return con([t.accountMenu, ...numbered(t.accountOptions)]);
     case 'loginCustomerId':
-      return con(['Enter your Customer ID']);
+      return con([t.enterCustomerId]);
     case 'loginPin':
-      return con(['Enter your 5-digit PIN']);
+      return con([t.enterPin]);
     case 'recoverPin':
-      return con(['Enter your 5-digit PIN to see your Customer ID']);
+      return con([t.recoverPin]);
     case 'customerIdShown':
-      return end(`Your Customer ID is ${c.customerId}. Keep it and your PIN safe.`);
+      return end(t.customerIdShown(c.customerId ?? ''));
     case 'locked':
-      return end('Your account is locked after 3 wrong PINs. Visit your field agent or programme office to unlock it.');
+      return end(t.locked);
     case 'createName':
-      return con(['Enter your full name']);
+      return con([t.enterName]);
     case 'createVillage':
-      return con(['Enter your village (optional)'], ['00. Skip', TEXT.back]);
+      return con([t.enterVillage], [`00. ${t.skip}`, back(t)]);
     case 'createGroup':
-      return con(['Which stove do you cook on?', ...numbered(['Old stove or open fire', 'New clean stove'])]);
+      return con([t.whichStove, ...numbered(t.stoves)]);
     case 'createPin':
-      return con(['Choose a 5-digit PIN']);
+      return con([t.choosePin]);
     case 'createPinConfirm':
-      return con(['Enter the PIN again to confirm']);
+      return con([t.confirmPin]);
     case 'accountCreated':
-      return end(`Account created. Your Customer ID is ${c.customerId}. Keep it and your PIN safe. Dial again and log in to record fuel use.`);
+      return end(t.accountCreated(c.customerId ?? ''));
     case 'phoneHasAccount':
-      return end('This phone number already has an account. Dial again and choose Log in.');
+      return end(t.phoneHasAccount);
     case 'services':
-      return con(['Services', ...numbered(["Log today's fuel", 'Review logged days', 'Submit KPT claim', 'Claim status', 'Change PIN'])]);
+      return con([t.services, ...numbered(t.serviceOptions)]);
+    case 'fuelDay':
+      return con([t.whichDay, ...numbered(t.days)]);
     case 'fuelAmount':
-      return con(["Enter kg of fuel used today (e.g. 2.5)"]);
+      return con([t.enterKg(t.days[c.fuelDay ?? 0]!)]);
+    case 'fuelConfirm':
+      return con([t.confirmKg(c.pendingKg ?? 0, t.days[c.fuelDay ?? 0]!, c.unusualKg !== 'low'), ...numbered(t.confirmOptions)]);
     case 'review': {
       const logs = c.review ?? [];
-      const total = logs.reduce((s, l) => s + l.kg, 0);
-      return con(
-        logs.length
-          ? [`Logged days: ${logs.length}, total ${round(total)} kg`, ...logs.map((l) => `${l.date}: ${l.kg} kg`)]
-          : ['No days logged yet.'],
-      );
+      const total = round(logs.reduce((s, l) => s + l.kg, 0));
+      return con(logs.length ? [t.review(logs.length, total), ...logs.map((l) => t.dayLine(l.date, l.kg))] : [t.noDays]);
     }
     case 'claimConfirm': {
       const d = c.claimDraft!;
-      return con([`Submit KPT claim for ${d.days} days, total ${d.total} kg?`, '1. Submit']);
+      return con([t.claimConfirm(d.days, d.total), `1. ${t.send}`]);
     }
     case 'claimSeason':
-      return con(['Season during the test?', ...numbered(['Dry', 'Rainy', 'Cold'])]);
+      return con([t.season, ...numbered(t.seasons)]);
     case 'claimEvents':
-      return con(['Any special event during the test?', ...numbered(['None', 'Festival or holiday', 'Funeral or ceremony'])]);
+      return con([t.events, ...numbered(t.eventOptions)]);
     case 'claimWork':
-      return con(['Main work of the household?', ...numbered(['Farming', 'Trading', 'Wage work', 'Other'])]);
+      return con([t.work, ...numbered(t.workOptions)]);
     case 'claimSubmitted':
-      return end(withReason(`Claim submitted. Reference ${c.claimResult?.id}. Status: ${c.claimResult?.status}.`, c.claimResult?.reason, 'END '.length));
+      return end(claimLine(t.claimSent(c.claimResult?.ref ?? '', t.statuses[c.claimResult?.status ?? 'pending'])));
     case 'claimStatus':
       return con([
-        c.claimResult
-          ? withReason(
-              `Claim ${c.claimResult.id}: ${c.claimResult.status}${c.claimResult.submittedOn ? ` (${c.claimResult.submittedOn})` : ''}`,
-              c.claimResult.reason,
-              `CON \n${TEXT.back}`.length,
-            )
-          : noticeText({ key: 'noClaim' })!,
+        c.claimResult ? claimLine(t.claimStatus(c.claimResult.ref, t.statuses[c.claimResult.status], c.claimResult.submittedOn)) : t.noClaim,
       ]);
     case 'changePinCurrent':
-      return con(['Enter your current PIN']);
+      return con([t.currentPin]);
     case 'changePinNew':
-      return con(['Enter a new 5-digit PIN']);
+      return con([t.newPin]);
     case 'changePinConfirm':
-      return con(['Enter the new PIN again']);
+      return con([t.newPinAgain]);
     default:
       throw new Error(`no screen for state ${state}`);
   }
@@ -172,7 +157,8 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
 /** Screens that show the customer's own data, as the operator sees them (no dates, amounts or claim ids). */
 const OPERATOR_REDACTED: Record<string, string[]> = {
   review: ['Logged days [redacted]'],
-  claimConfirm: ['Submit KPT claim [days and total redacted]', '1. Submit'],
+  fuelConfirm: ['Confirm an unusual amount [redacted]'],
+  claimConfirm: ['Send claim [days and total redacted]', '1. Send'],
   claimStatus: ['Claim status [redacted]'],
 };
 
@@ -185,19 +171,13 @@ export function operatorScreen(state: string, c: UssdContext, appName: string): 
   return [...(OPERATOR_REDACTED[state] ?? screen.lines), ...(screen.options ?? [])].join('\n');
 }
 
-/** Appends a claim's reason, shortened with `...` so the line and `reserved` characters fit one screen. */
-function withReason(line: string, reason: string | undefined, reserved: number): string {
-  if (!reason) return line;
-  const room = MAX_REPLY_CHARS - reserved - line.length - 1;
-  return `${line} ${reason.length <= room ? reason : reason.slice(0, Math.max(0, room - 3)).trimEnd() + '...'}`;
-}
-
 const round = (n: number) => Math.round(n * 1000) / 1000;
 
 /**
  * Splits a screen into replies of at most 182 characters. Content that does not fit continues
- * on the next page behind `98. More`; nothing is cut. Returns the page asked for (clamped)
- * and how many pages there are.
+ * on the next page behind `98. More`; nothing is cut, an option line is never split and a
+ * paragraph breaks between sentences (between words only for a sentence longer than a page).
+ * Returns the page asked for (clamped) and how many pages there are.
  */
 export function paginate(screen: Screen, page: number): { reply: string; pages: number } {
   const prefix = screen.end ? 'END ' : 'CON ';
@@ -205,35 +185,49 @@ export function paginate(screen: Screen, page: number): { reply: string; pages: 
   const head = screen.notice ? [screen.notice] : [];
   const whole = prefix + [...head, ...screen.lines, ...options].join('\n');
   if (whole.length <= MAX_REPLY_CHARS) return { reply: whole, pages: 1 };
-  // END screens have no way to page; their texts are written to fit.
+  // END screens have no way to page; their texts are written to fit (a test checks every one).
   if (screen.end) throw new Error(`END screen longer than ${MAX_REPLY_CHARS} characters`);
-  const footer = [TEXT.more, ...options].join('\n');
+  const moreLine = screen.more ?? `${MORE}. More`;
+  const footer = [moreLine, ...options].join('\n');
   // Every page keeps room for a notice line, so a notice (an invalid choice on page 3) shows on
   // the page the user is on without moving its content; only a longer notice widens the room.
   const noticeRoom = Math.max(NOTICE_ROOM, screen.notice ? screen.notice.length + 1 : 0);
   const room = MAX_REPLY_CHARS - prefix.length - footer.length - 1 - noticeRoom;
-  const chunks = splitWords(screen.lines.join('\n'), room);
+  const chunks = pack(pieces(screen.lines, room), room);
   const i = Math.max(0, Math.min(page, chunks.length - 1));
   // Every page but the last offers `98. More`; the last page ends with the options alone.
-  const tail = i === chunks.length - 1 ? options : [TEXT.more, ...options];
+  const tail = i === chunks.length - 1 ? options : [moreLine, ...options];
   return { reply: prefix + [...head, chunks[i]!, ...tail].join('\n'), pages: chunks.length };
 }
 
-function splitWords(text: string, room: number): string[] {
+/** A piece of content that stays on one page, and what joins it to the piece before. */
+interface Piece {
+  text: string;
+  join: '\n' | ' ';
+}
+
+/** Lines that fit a page stay whole; longer ones are cut into sentences, and a sentence too long into words. */
+function pieces(lines: string[], room: number): Piece[] {
+  const fits = (s: string) => s.length <= room;
+  return lines.flatMap((line) => {
+    const parts = fits(line)
+      ? [line]
+      : line.split(/(?<=[.!?;:])\s+/).flatMap((s) => (fits(s) ? [s] : s.split(' ').flatMap((w) => w.match(new RegExp(`.{1,${room}}`, 'gsu')) ?? [])));
+    return parts.map((text, i): Piece => ({ text, join: i === 0 ? '\n' : ' ' }));
+  });
+}
+
+/** Fills pages with whole pieces. */
+function pack(all: Piece[], room: number): string[] {
   const chunks: string[] = [];
   let current = '';
-  for (const token of text.split(/(?<=[ \n])/)) {
-    if ((current + token).trimEnd().length > room && current) {
-      chunks.push(current.trimEnd());
+  for (const p of all) {
+    if (current && current.length + 1 + p.text.length > room) {
+      chunks.push(current);
       current = '';
     }
-    let t = token;
-    while (t.trimEnd().length > room) {
-      chunks.push(t.slice(0, room));
-      t = t.slice(room);
-    }
-    current += t;
+    current = current ? current + p.join + p.text : p.text;
   }
-  if (current.trim()) chunks.push(current.trimEnd());
+  if (current) chunks.push(current);
   return chunks;
 }

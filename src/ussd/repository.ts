@@ -22,7 +22,17 @@ export interface SessionRow {
   created_at: string;
   updated_at: string;
   expires_at: string;
+  /** The mobile network the gateway named (Africa's Talking `networkCode`). */
+  network_code?: string | null;
+  /** From the gateway's end-of-session notification. */
+  end_status?: string | null;
+  end_duration_ms?: number | null;
+  end_error?: string | null;
+  ended_at?: string | null;
 }
+
+/** The gateway's end-of-session notification, as recorded on the session. */
+export type SessionEnd = Required<Pick<SessionRow, 'end_status' | 'end_duration_ms' | 'end_error' | 'ended_at'>>;
 
 export interface AccountRow {
   id: string;
@@ -31,6 +41,8 @@ export interface AccountRow {
   name: string;
   village: string | null;
   test_group: 'reference' | 'intervention';
+  /** Code of the catalogue the household reads (en, sw). */
+  language: string;
   household_did: string | null;
   pin_encrypted: string;
   failed_pin_attempts: number;
@@ -69,6 +81,11 @@ export class UssdRepository {
   /** Updates only when the row still has `version`; false when another hop got there first. */
   async updateSession(id: string, version: number, changes: Partial<SessionRow>): Promise<boolean> {
     return (await this.sql.run(...updateWhere('ussd_sessions', changes, { id, version }))) === 1;
+  }
+
+  /** Records the gateway's end-of-session notification; false when no session has this id (any more). */
+  async recordSessionEnd(id: string, end: SessionEnd): Promise<boolean> {
+    return (await this.sql.run(...updateWhere('ussd_sessions', end, { id }))) === 1;
   }
 
   async deleteSession(id: string, version: number): Promise<boolean> {
@@ -151,8 +168,17 @@ export class UssdRepository {
     return n === 1;
   }
 
+  async setLanguage(where: { id: string } | { phone_number: string }, language: string, now: string): Promise<void> {
+    await this.db('ussd_accounts').where(where).update({ language, updated_at: now });
+  }
+
   async updatePin(id: string, pinEncrypted: string, now: string): Promise<void> {
     await this.db('ussd_accounts').where({ id }).update({ pin_encrypted: pinEncrypted, failed_pin_attempts: 0, updated_at: now });
+  }
+
+  /** The claim id behind a short reference a household was shown. */
+  async claimIdForRef(ref: string): Promise<string | undefined> {
+    return (await this.sql.one<{ claim_id: string }>('select claim_id from ussd_claim_refs where ref = ?', [ref]))?.claim_id;
   }
 
   // ---- fuel logs -----------------------------------------------------------------------------
@@ -180,6 +206,11 @@ export class UssdRepository {
       if (isUniqueViolation(err)) return once();
       throw err;
     }
+  }
+
+  /** Frees the days a claim that was not accepted used, so they can be sent again. */
+  async releaseFuelLogs(accountId: string, claimId: string, now: string): Promise<number> {
+    return this.db('ussd_fuel_logs').where({ account_id: accountId, claim_id: claimId }).update({ claim_id: null, updated_at: now });
   }
 
   async fuelLogs(accountId: string): Promise<FuelLogRow[]> {
@@ -212,4 +243,10 @@ export async function markFuelLogsClaimed(sql: Sql, logs: Pick<FuelLogRow, 'id' 
     );
   }
   return marked === logs.length;
+}
+
+/** Records a claim's short reference, in the claim's own transaction; again for the same claim is a no-op. */
+export async function storeClaimRef(sql: Sql, ref: string, claimId: string, accountId: string, now: string): Promise<void> {
+  if (await sql.one('select ref from ussd_claim_refs where claim_id = ?', [claimId])) return;
+  await sql.run(...insertInto('ussd_claim_refs', { ref, claim_id: claimId, account_id: accountId, created_at: now }));
 }

@@ -1,8 +1,11 @@
 // HTTP edge of area B. The OpenAPI validator has already checked the request (its failures
 // render as `END Invalid input...`); handlers call the service and send its reply.
-import type { RequestHandler, Router } from 'express';
-import type { UssdDebugResponse, UssdRequest, UssdSessionsResponse } from '../../generated/openapi/types.gen.ts';
-import { notFound, sendUssdText } from '../platform/http/errors.ts';
+import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
+import type {
+  UssdDebugResponse, UssdRequest, UssdSessionEvent, UssdSessionEventRecorded, UssdSessionsResponse,
+} from '../../generated/openapi/types.gen.ts';
+import { notFound, sendUssdText, toAppError } from '../platform/http/errors.ts';
+import type { Logger } from '../platform/logging.ts';
 import type { UssdService } from './service.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
 
@@ -26,9 +29,25 @@ export function ussdRouter(service: UssdService, perPhoneLimit: RequestHandler, 
       serviceCode: body.serviceCode,
       phoneNumber: body.phoneNumber,
       text: body.text,
+      ...(body.networkCode ? { networkCode: body.networkCode } : {}),
     });
     onReply(reply);
     sendUssdText(res, 200, reply);
+  });
+
+  router.post('/api/ussd/events', async (req, res) => {
+    const body = req.body as UssdSessionEvent;
+    const recorded = await service.recordSessionEnd(body.sessionId, {
+      status: body.status,
+      ...(body.durationInMillis !== undefined ? { durationMs: Number(body.durationInMillis) } : {}),
+      ...(body.errorMessage ? { error: body.errorMessage.slice(0, 200) } : {}),
+    });
+    if (!recorded) {
+      res.status(404).json({ error: 'Session not found' });
+      return;
+    }
+    const answer: UssdSessionEventRecorded = { sessionId: body.sessionId, recorded: true };
+    res.json(answer);
   });
 
   router.get('/api/ussd/debug/:sessionId', async (req, res) => {
@@ -52,4 +71,20 @@ export function ussdRouter(service: UssdService, perPhoneLimit: RequestHandler, 
   });
 
   return router;
+}
+
+/**
+ * Logs why a gateway POST was refused (its reply is only `END Invalid input`): the failing
+ * fields and the rule they broke, never a value (the text holds the PINs typed). Mounted before
+ * the app's error handler, which renders the reply.
+ */
+export function ussdRefusalLog(logger: Logger): ErrorRequestHandler {
+  return (err, req, _res, next) => {
+    const appErr = toAppError(err);
+    if (req.method === 'POST' && /^\/api\/ussd\/?$/.test(req.path) && appErr.status < 500) {
+      const fields = (appErr.errors ?? []).map((e) => ({ field: e.pointer, problem: e.message }));
+      logger.warn({ status: appErr.status, ...(fields.length ? { fields } : { problem: appErr.title }) }, 'ussd request refused');
+    }
+    next(err);
+  };
 }

@@ -3,15 +3,19 @@
 // idle expiry, and the menu machine's effects performed (and awaited) before replying.
 import { hash } from 'node:crypto';
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
+import type { ClaimStatus, KptClaim } from '../../generated/openapi/types.gen.ts';
 import { setBounded } from '../platform/bounded-map.ts';
-import { AppError, conflict } from '../platform/http/errors.ts';
+import { AppError } from '../platform/http/errors.ts';
 import type { Sql } from '../platform/db/sql.ts';
 import { isUniqueViolation } from '../platform/db/index.ts';
 import { maskPhone, type Logger } from '../platform/logging.ts';
-import { EFFECT_STATES, parseKg, ussdMachine, type EffectResult, type EffectState, type UssdContext } from './machine.ts';
+import { FUEL_DAYS, LANGUAGES, type Language, type ReasonKey } from './i18n/index.ts';
+import { EFFECT_STATES, ussdMachine, type ClaimView, type EffectResult, type EffectState, type UssdContext } from './machine.ts';
 import { operatorScreen, paginate, renderScreen, TEXT } from './menus.ts';
 import { PinCipher } from './pin.ts';
-import { markFuelLogsClaimed, newId, setHouseholdDid, UssdRepository, type AccountRow, type FuelLogRow, type SessionRow } from './repository.ts';
+import {
+  markFuelLogsClaimed, newId, setHouseholdDid, storeClaimRef, UssdRepository, type AccountRow, type FuelLogRow, type SessionEnd, type SessionRow,
+} from './repository.ts';
 
 export const MAX_PIN_ATTEMPTS = 3;
 export const MIN_CLAIM_DAYS = 3;
@@ -21,14 +25,16 @@ export interface UssdRequest {
   serviceCode: string;
   phoneNumber: string;
   text: string;
+  /** The mobile network (Africa's Talking `networkCode`), stored on the session. */
+  networkCode?: string;
 }
 
-/** A claim as the USSD user sees it: `reason` is the first reason of a rejected or pending claim. */
+/** A claim as area A reports it: `reasonRule` is the rule id of the first reason of a rejected or pending claim. */
 export interface ClaimSummary {
   id: string;
-  status: string;
+  status: ClaimStatus;
   submittedOn?: string;
-  reason?: string;
+  reasonRule?: KptClaim['reasons'][number]['rule'];
 }
 
 /** What the gateway needs of area A (twins and claims), wired in app.ts. */
@@ -56,6 +62,8 @@ export interface UssdTwinsPort {
   }): Promise<ClaimSummary>;
   /** The household's most recent claim, if any. */
   latestClaim(householdDid: string): Promise<ClaimSummary | undefined>;
+  /** The collection (KPT campaign) claims go to, checked at start-up; undefined if there is none. */
+  collection(): Promise<{ id: string; selectionMethod?: string } | undefined>;
 }
 
 export interface UssdServiceOptions {
@@ -63,6 +71,10 @@ export interface UssdServiceOptions {
   idleSeconds: number;
   /** IANA zone of the users' calendar day (fuel is logged for "today" there). */
   timeZone?: string;
+  /** The language of a phone without an account. */
+  defaultLanguage?: Language;
+  /** Fuel amounts (kg a day) outside this range are saved only once the household confirms them. */
+  plausibleKg?: { min: number; max: number };
   pins: PinCipher;
   twins: UssdTwinsPort;
   logger: Logger;
@@ -109,7 +121,8 @@ export class UssdService {
   private readonly recent = new Map<string, SessionRow>();
   private readonly pureHops = new Map<string, HopOutcome>();
   /** Every session starts in the same state: its persisted snapshot and first screen, built once. */
-  private readonly firstScreen: { snapshot: string; state: string; reply: string; mark: TextMark };
+  private readonly firstScreens: Map<Language, { snapshot: string; state: string; reply: string }>;
+  private readonly firstMark: TextMark;
 
   constructor(
     private readonly repo: UssdRepository,
@@ -118,8 +131,13 @@ export class UssdService {
     this.now = opts.now ?? (() => new Date());
     // en-CA formats a date as YYYY-MM-DD.
     this.localDate = new Intl.DateTimeFormat('en-CA', { timeZone: opts.timeZone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' });
-    const [first] = initialTransition(ussdMachine, { appName: opts.appName });
-    this.firstScreen = { snapshot: JSON.stringify(ussdMachine.getPersistedSnapshot(first)), state: String(first.value), reply: this.render(first), mark: this.textMark('') };
+    this.firstScreens = new Map(
+      LANGUAGES.map((lang) => {
+        const [first] = initialTransition(ussdMachine, { appName: opts.appName, lang });
+        return [lang, { snapshot: JSON.stringify(ussdMachine.getPersistedSnapshot(first)), state: String(first.value), reply: this.render(first) }];
+      }),
+    );
+    this.firstMark = this.textMark('');
   }
 
   /** Answers one gateway POST with a `CON ...` or `END ...` reply. */
@@ -145,7 +163,11 @@ export class UssdService {
     // A session belongs to one phone on one service code: another reusing its id gets nowhere
     // near that subscriber's (possibly logged-in) session.
     if (row && (row.phone_number !== req.phoneNumber || row.service_code !== req.serviceCode)) {
-      throw new AppError(400, 'Bad Request', { detail: 'sessionId belongs to another phone number or service code' });
+      const field = row.phone_number !== req.phoneNumber ? '/body/phoneNumber' : '/body/serviceCode';
+      throw new AppError(400, 'Bad Request', {
+        detail: 'sessionId belongs to another phone number or service code',
+        errors: [{ pointer: field, message: "is not the session's" }],
+      });
     }
     let shortcut = false;
     const expired = row && (row.status === 'expired' || (row.status === 'active' && row.expires_at <= now.toISOString()));
@@ -157,7 +179,7 @@ export class UssdService {
         if (row.status !== 'expired' && !(await this.repo.updateSession(row.id, row.version, { status: 'expired', version: row.version + 1 }))) {
           throw new LostRace();
         }
-        return TEXT.expired(row.service_code);
+        return TEXT.expired(row.service_code, languageOf(row));
       }
       // A dial reusing an expired id starts over.
       if (!(await this.repo.deleteSession(row.id, row.version))) throw new LostRace();
@@ -170,7 +192,7 @@ export class UssdService {
     }
     const mark = this.textMark(req.text);
     if (row.last_text_length === mark.last_text_length && row.last_text_digest === mark.last_text_digest) return this.storedReply(row);
-    if (row.status !== 'active') return TEXT.ended(row.service_code);
+    if (row.status !== 'active') return TEXT.ended(row.service_code, languageOf(row));
 
     const inputs = shortcut ? req.text.split('*') : [this.newInput(row, req.text)];
     return this.applyHop(row, req, mark, inputs, now);
@@ -192,20 +214,24 @@ export class UssdService {
   }
 
   private async startSession(req: UssdRequest, now: Date): Promise<SessionRow> {
+    // A phone with an account is greeted in the language it chose.
+    const account = await this.repo.findAccountByPhone(req.phoneNumber);
+    const first = this.firstScreens.get(asLanguage(account?.language) ?? this.opts.defaultLanguage ?? 'en')!;
     const row: SessionRow = {
       id: req.sessionId,
       phone_number: req.phoneNumber,
       service_code: req.serviceCode,
-      snapshot: this.firstScreen.snapshot,
-      state: this.firstScreen.state,
+      snapshot: first.snapshot,
+      state: first.state,
       is_authenticated: false,
-      ...this.firstScreen.mark,
-      last_reply: this.firstScreen.reply,
+      ...this.firstMark,
+      last_reply: first.reply,
       status: 'active',
       version: 1,
       created_at: now.toISOString(),
       updated_at: now.toISOString(),
       expires_at: this.expiry(now),
+      network_code: req.networkCode ?? null,
     };
     try {
       await this.repo.insertSession(row);
@@ -300,7 +326,7 @@ export class UssdService {
       await new Promise((r) => setTimeout(r, 25));
       current = await this.repo.findSession(row.id);
     }
-    if (!current) return TEXT.ended(row.service_code);
+    if (!current) return TEXT.ended(row.service_code, languageOf(row));
     if (current.last_reply === null) throw new AppError(503, 'Service Unavailable', { detail: 'concurrent hop did not finish' });
     if (current.last_text_digest !== row.last_text_digest) throw new LostRace();
     return current.last_reply;
@@ -313,7 +339,7 @@ export class UssdService {
    */
   private async endAbandonedHop(row: SessionRow): Promise<string> {
     const now = this.now();
-    const reply = TEXT.ended(row.service_code);
+    const reply = TEXT.ended(row.service_code, languageOf(row));
     const closed = { status: 'closed' as const, last_reply: reply, version: row.version + 1, updated_at: now.toISOString(), expires_at: this.expiry(now) };
     if (!(await this.repo.updateSession(row.id, row.version, closed))) throw new LostRace();
     this.recent.delete(row.id);
@@ -334,8 +360,10 @@ export class UssdService {
     return new Date(now.getTime() + this.opts.idleSeconds * 1000).toISOString();
   }
 
-  private today(): string {
-    return this.localDate.format(this.now());
+  /** The local calendar date `daysBefore` days before today (noon UTC steps days without DST edge cases). */
+  private localDay(daysBefore: number): string {
+    const today = this.localDate.format(this.now());
+    return new Date(Date.parse(`${today}T12:00:00Z`) - daysBefore * DAY_MS).toISOString().slice(0, 10);
   }
 
   // ---- effects ---------------------------------------------------------------------------------
@@ -348,7 +376,11 @@ export class UssdService {
         if (!account) return { outcome: 'unknownCustomer' };
         const check = await this.checkPin(account.id, value);
         if (check.outcome !== 'ok') return check;
-        return { outcome: 'ok', assign: { accountId: account.id, customerId: account.customer_id }, notice: { key: 'loggedIn', params: { name: account.name.split(' ')[0]! } } };
+        return {
+          outcome: 'ok',
+          assign: { accountId: account.id, customerId: account.customer_id, lang: asLanguage(account.language) ?? c.lang },
+          notice: { key: 'loggedIn', params: { name: account.name.split(' ')[0]! } },
+        };
       }
       case 'recoveringCustomerId': {
         // An account whose creation has not finished has no Customer ID to give yet.
@@ -359,6 +391,15 @@ export class UssdService {
         this.opts.logger.info({ sessionId: row.id, customerId: account.customer_id }, 'ussd customer id shown again');
         return { outcome: 'ok', assign: { customerId: account.customer_id } };
       }
+      case 'checkingPhone': {
+        const existing = await this.repo.findAccountByPhone(row.phone_number);
+        if (existing && !(await this.removeAbandonedAccount(existing, nowIso))) return { outcome: 'phoneTaken' };
+        return { outcome: 'ok' };
+      }
+      case 'savingLanguage':
+        // Kept on the phone's account (logged in or not: the account is the phone's) for later sessions.
+        await this.repo.setLanguage(c.accountId ? { id: c.accountId } : { phone_number: row.phone_number }, c.lang, nowIso);
+        return { outcome: 'ok' };
       case 'verifyingCurrentPin':
         return this.checkPin(c.accountId!, value);
       case 'sealingPin':
@@ -373,12 +414,15 @@ export class UssdService {
         this.opts.logger.info({ sessionId: row.id }, 'ussd PIN changed');
         return { outcome: 'ok' };
       }
+      case 'checkingFuel':
       case 'savingFuel': {
-        const kg = parseKg(value)!;
-        const date = this.today();
-        const saved = await this.repo.upsertFuelLog(c.accountId!, date, kg, nowIso);
+        const kg = c.pendingKg!;
+        const day = Math.min(Math.max(c.fuelDay ?? 0, 0), FUEL_DAYS - 1);
+        const range = this.opts.plausibleKg;
+        if (state === 'checkingFuel' && range && (kg < range.min || kg > range.max)) return { outcome: 'confirm', assign: { unusualKg: kg > range.max ? 'high' : 'low' } };
+        const saved = await this.repo.upsertFuelLog(c.accountId!, this.localDay(day), kg, nowIso);
         const key = saved === 'saved' ? 'fuelSaved' : saved === 'updated' ? 'fuelUpdated' : 'fuelClaimed';
-        return { outcome: 'ok', notice: { key, params: { kg, date } } };
+        return { outcome: 'ok', notice: { key, params: { kg, day } } };
       }
       case 'loadingReview': {
         const logs = await this.repo.fuelLogs(c.accountId!);
@@ -394,7 +438,10 @@ export class UssdService {
       case 'loadingClaimStatus': {
         const account = await this.repo.findAccount(c.accountId!);
         const latest = account?.household_did ? await this.opts.twins.latestClaim(account.household_did) : undefined;
-        return { outcome: 'ok', assign: latest ? { claimResult: latest } : {} };
+        if (!latest) return { outcome: 'ok' };
+        // Again here, should the release after submission not have happened (the process stopped).
+        if (latest.status === 'rejected') await this.repo.releaseFuelLogs(account!.id, latest.id, nowIso);
+        return { outcome: 'ok', assign: { claimResult: claimView(latest) } };
       }
     }
   }
@@ -438,6 +485,7 @@ export class UssdService {
           name: draft.name!,
           village: draft.village ?? null,
           test_group: draft.testGroup!,
+          language: c.lang,
           household_did: null,
           // Re-sealed with a fresh IV: the draft's ciphertext lived in session state.
           pin_encrypted: this.opts.pins.seal(confirmPin),
@@ -486,13 +534,13 @@ export class UssdService {
 
   private async submitClaim(c: UssdContext, req: UssdRequest): Promise<EffectResult> {
     const account = await this.repo.findAccount(c.accountId!);
-    if (!account?.household_did) return { outcome: 'rejected', notice: { key: 'claimRejected', params: { reason: 'account not found' } } };
+    if (!account?.household_did) return { outcome: 'rejected', notice: { key: 'claimNotSent', params: { reason: 'other' } } };
     const logs = latestUnclaimedRun(await this.repo.fuelLogs(account.id));
     if (logs.length < MIN_CLAIM_DAYS) return { outcome: 'tooFew', notice: { key: 'needThreeDays', params: { days: logs.length } } };
     const total = sum(logs.map((l) => l.kg));
     const startDate = logs[0]!.log_date;
     const endDate = logs[logs.length - 1]!.log_date;
-    let claim: { id: string; status: string; reason?: string };
+    let claim: ClaimSummary;
     const request = {
       householdDid: account.household_did,
       testGroup: account.test_group,
@@ -514,24 +562,45 @@ export class UssdService {
       claim = await this.opts.twins.submitKptClaim({
         ...request,
         idempotencyKey: `ussd-${hash('sha256', JSON.stringify(request), 'hex')}`,
-        // The days are marked in the claim's transaction: a claim is never stored with its days
-        // left open for another claim, nor with readings another session changed meanwhile.
+        // The days and the claim's short reference are stored in the claim's transaction: a claim
+        // is never stored with its days left open for another claim, nor with readings another
+        // session changed meanwhile.
         storeWithClaim: async (sql, claimId) => {
-          if (!(await markFuelLogsClaimed(sql, logs, claimId, this.now().toISOString()))) {
-            throw conflict('a reading changed while the claim was sent; submit again');
-          }
+          const now = this.now().toISOString();
+          if (!(await markFuelLogsClaimed(sql, logs, claimId, now))) throw new ReadingChanged();
+          await storeClaimRef(sql, claimRef(claimId), claimId, account.id, now);
         },
       });
     } catch (err) {
-      if (err instanceof AppError && err.status < 500) {
-        const full = err.errors?.[0]?.message ?? err.detail ?? err.title;
-        // One screen holds the notice: a longer reason is cut, visibly (GSM-7 has no ellipsis character).
-        const reason = full.length > 90 ? `${full.slice(0, 87)}...` : full;
-        return { outcome: 'rejected', notice: { key: 'claimRejected', params: { reason } } };
-      }
-      throw err;
+      const reason = refusalReason(err);
+      if (!reason) throw err;
+      // The household reads a plain reason; the operator's detail goes to the log.
+      this.opts.logger.warn(
+        { customerId: account.customer_id, reason, status: (err as AppError).status, detail: (err as AppError).detail, errors: (err as AppError).errors },
+        'ussd claim refused',
+      );
+      return { outcome: 'rejected', notice: { key: 'claimNotSent', params: { reason } } };
     }
-    return { outcome: 'ok', assign: { claimResult: claim } };
+    if (claim.status === 'rejected') {
+      // Days of a claim that was not accepted are free again: once the cause is fixed (answers,
+      // the programme's set-up) the household sends them again.
+      await this.repo.releaseFuelLogs(account.id, claim.id, this.now().toISOString());
+      this.opts.logger.warn({ customerId: account.customer_id, claimId: claim.id, rule: claim.reasonRule }, 'ussd claim not accepted; its days are released');
+    }
+    return { outcome: 'ok', assign: { claimResult: claimView(claim) } };
+  }
+
+  /** Records the gateway's end-of-session notification on the session; false for an unknown session. */
+  async recordSessionEnd(sessionId: string, end: { status: string; durationMs?: number; error?: string }): Promise<boolean> {
+    const recorded: SessionEnd = {
+      end_status: end.status,
+      end_duration_ms: end.durationMs ?? null,
+      end_error: end.error ?? null,
+      ended_at: this.now().toISOString(),
+    };
+    const found = await this.repo.recordSessionEnd(sessionId, recorded);
+    this.opts.logger.info({ sessionId, status: end.status, durationMs: end.durationMs, error: end.error, found }, 'ussd session end notified');
+    return found;
   }
 
   // ---- operator views -------------------------------------------------------------------------
@@ -567,6 +636,57 @@ export class UssdService {
 }
 
 const DAY_MS = 86_400_000;
+
+/** A reading changed (or went to another claim) between reading the days and storing the claim. */
+class ReadingChanged extends Error {}
+
+const asLanguage = (code: string | undefined): Language | undefined => LANGUAGES.find((l) => l === code);
+/** The language a session's screens are in. */
+const languageOf = (row: SessionRow): Language => asLanguage((JSON.parse(row.snapshot) as { context?: { lang?: string } }).context?.lang) ?? 'en';
+
+/** Letters and digits that cannot be mistaken for one another when read out (no 0/O, 1/I/L, 2/Z, 5/S, 8/B). */
+const REF_ALPHABET = 'ACDEFGHJKMNPQRTUVWXY3479';
+export const CLAIM_REF_LENGTH = 8;
+
+/** The short reference of a claim: 8 characters derived from its id (24^8, about 10^11 values). */
+export function claimRef(claimId: string): string {
+  let n = BigInt(`0x${hash('sha256', claimId, 'hex')}`);
+  let ref = '';
+  for (let i = 0; i < CLAIM_REF_LENGTH; i++) {
+    ref += REF_ALPHABET[Number(n % BigInt(REF_ALPHABET.length))];
+    n /= BigInt(REF_ALPHABET.length);
+  }
+  return ref;
+}
+
+/** Why a claim is waiting or was not accepted, from the rule area A reported. */
+const RULE_REASONS = new Map<string, ReasonKey>([
+  ['control-group-present', 'waitingOtherGroup'],
+  ['timing-aligned', 'waitingOtherGroup'],
+  ['random-selection-verified', 'notReady'],
+  ['seasonal-variations-documented', 'answersMissing'],
+  ['external-factors-documented', 'answersMissing'],
+  ['collection-exists', 'notReady'],
+  ['no-overlapping-claim', 'daysInOtherClaim'],
+  ['household-single-group', 'otherGroup'],
+]);
+
+function claimView(claim: ClaimSummary): ClaimView {
+  return {
+    ref: claimRef(claim.id),
+    status: claim.status,
+    ...(claim.submittedOn ? { submittedOn: claim.submittedOn } : {}),
+    ...(claim.reasonRule ? { reason: RULE_REASONS.get(claim.reasonRule) ?? 'other' } : {}),
+  };
+}
+
+/** The plain reason for a submission area A refused (400/403/409), or undefined for a failure (5xx, a bug). */
+function refusalReason(err: unknown): ReasonKey | undefined {
+  if (err instanceof ReadingChanged) return 'readingChanged';
+  if (!(err instanceof AppError) || err.status >= 500) return undefined;
+  const known = err.errors?.map((e) => RULE_REASONS.get(e.rule ?? '')).find((r) => r !== undefined);
+  return known ?? 'other';
+}
 
 /** The most recent run of consecutive days not yet used by a claim (logs sorted by date). */
 function latestUnclaimedRun(logs: FuelLogRow[]): FuelLogRow[] {

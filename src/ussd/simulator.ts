@@ -1,6 +1,7 @@
 // A terminal USSD phone: dials a running Hearth and lets a person walk the menus. Like a telecom
-// gateway it sends the cumulative `text` (every input so far joined by `*`) on each hop.
-import { randomBytes } from 'node:crypto';
+// gateway it sends the cumulative `text` (every input so far joined by `*`) on each hop. The demo
+// walks the whole household journey by itself and prints what the households saw.
+import { randomBytes, randomInt } from 'node:crypto';
 import { createInterface } from 'node:readline/promises';
 
 export interface SimulatorOptions {
@@ -58,4 +59,52 @@ export async function runSimulator(opts: SimulatorOptions): Promise<void> {
   } finally {
     rl.close();
   }
+}
+
+/** One dialled session of the demo: its inputs in order, printed with each reply; the last reply. */
+async function demoSession(opts: SimulatorOptions, inputs: string[], write: (s: string) => void): Promise<string> {
+  const sessionId = `demo_${randomBytes(6).toString('hex')}`;
+  write(`(dial ${opts.serviceCode})`);
+  let reply = await hop(opts, sessionId, '');
+  write(reply);
+  for (let i = 0; i < inputs.length && reply.startsWith('CON '); i++) {
+    write(`> ${inputs[i]}`);
+    reply = await hop(opts, sessionId, inputs.slice(0, i + 1).join('*'));
+    write(reply);
+  }
+  write('');
+  return reply;
+}
+
+/**
+ * The household journey against a running server, with its defaults: two new households on the
+ * two stoves (one in English, one in Swahili) create accounts, log today, yesterday and the day
+ * before, send their claims and check the status. Prints the transcript; throws when an
+ * account cannot be created (the rest of the journey needs its Customer ID).
+ */
+export async function runDemo(opts: Omit<SimulatorOptions, 'phoneNumber' | 'input'>): Promise<void> {
+  const out = opts.output ?? process.stdout;
+  const write = (s: string) => out.write(s + '\n');
+  const households = [
+    { title: 'Amina, in English, cooks on an old stove', language: [], name: 'Amina Otieno', stove: '1', pin: '24680', kg: ['3', '3.5', '2.5'] },
+    { title: 'Baraka, in Kiswahili, cooks on a new clean stove', language: ['9', '2'], name: 'Baraka Mwangi', stove: '2', pin: '13579', kg: ['2', '2.5', '1.5'] },
+  ].map((h) => ({ ...h, phone: `+2547${randomInt(10_000_000, 100_000_000)}`, customerId: '' }));
+  const run = async (h: (typeof households)[number], what: string, inputs: string[]) => {
+    write(`--- ${h.title}: ${what} ---`);
+    return demoSession({ ...opts, phoneNumber: h.phone }, inputs, write);
+  };
+  for (const h of households) {
+    const created = await run(h, 'create an account', [...h.language, '2', '2', h.name, '00', h.stove, h.pin, h.pin]);
+    const id = /\b(\d{8})\b/.exec(created)?.[1];
+    if (!id) throw new SimulatorConnectionError(`The demo could not create an account: ${created}`);
+    h.customerId = id;
+  }
+  const login = (h: (typeof households)[number]) => ['2', '1', h.customerId, h.pin];
+  for (const h of households) {
+    const [dayBefore, yesterday, today] = h.kg;
+    await run(h, 'log the day before yesterday, yesterday and today, then send the claim', [
+      ...login(h), '1', '3', dayBefore!, '1', '2', yesterday!, '1', '1', today!, '3', '1', '1', '1', '1',
+    ]);
+  }
+  for (const h of households) await run(h, 'check the claim status', [...login(h), '4']);
 }

@@ -1,21 +1,23 @@
 // Area B's narrow view of area A: households are created as twin entities and KPT claims are
 // submitted through the same ClaimService as POST /v1/claims (same rules, same statuses). The
 // gateway acts as its own principal (USSD_PRINCIPAL_DID), so it controls the households it creates.
-import type { ClaimService, EntityService } from '../twins/index.ts';
+import { AppError } from '../platform/http/errors.ts';
+import type { KptClaim } from '../../generated/openapi/types.gen.ts';
+import type { ClaimService, CollectionService, EntityService } from '../twins/index.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import type { ClaimSummary, UssdTwinsPort } from './service.ts';
 
-function summary(claim: { id: string; status: string; reasons: { message: string }[] }): ClaimSummary {
-  const reason = claim.status === 'rejected' || claim.status === 'pending' ? claim.reasons[0]?.message : undefined;
-  return { id: claim.id, status: claim.status, ...(reason ? { reason } : {}) };
+function summary(claim: Pick<KptClaim, 'id' | 'status' | 'reasons'>): ClaimSummary {
+  const rule = claim.status === 'rejected' || claim.status === 'pending' ? claim.reasons[0]?.rule : undefined;
+  return { id: claim.id, status: claim.status, ...(rule ? { reasonRule: rule } : {}) };
 }
 
 export const HOUSEHOLD_ENTITY_TYPE = 'Household';
 
 export function ussdTwinsPort(
-  twins: { entities: EntityService; claims: ClaimService },
+  twins: { entities: EntityService; claims: ClaimService; collections: CollectionService },
   principalDid: string,
-  collectionId?: string,
+  collectionId: string,
 ): UssdTwinsPort {
   const principal: Principal = { keyId: 'ussd-gateway', did: principalDid, scopes: ['twins:write', 'claims:write', 'claims:read'] };
   return {
@@ -33,7 +35,7 @@ export function ussdTwinsPort(
         principal,
         {
           type: 'KPTClaim',
-          ...(collectionId ? { collectionId } : {}),
+          collectionId,
           householdId: input.householdDid,
           testGroup: input.testGroup,
           fuelMeasurements: { total: input.total, dailyLogs: input.dailyLogs },
@@ -43,6 +45,13 @@ export function ussdTwinsPort(
         { idempotencyKey: input.idempotencyKey, storeWithClaim: input.storeWithClaim },
       );
       return summary(claim);
+    },
+    async collection() {
+      const found = await twins.collections.get(collectionId).catch((err: unknown) => {
+        if (err instanceof AppError && err.status === 404) return undefined;
+        throw err;
+      });
+      return found && { id: found.id, selectionMethod: found.selectionMethod };
     },
     async latestClaim(householdDid) {
       let latest: ClaimSummary | undefined;

@@ -45,8 +45,9 @@ forEachDatabase('collections and the KPT campaign report', (t) => {
     const page = await listCollections({ client: h.server.client, auth: h.key, query: { limit: 1 } });
     expectContractResponse('get', '/v1/collections', { status: 200, headers: page.response.headers, body: page.data });
     expect(page.data!.items.map((c) => c.id)).to.deep.equal(['default']);
-    const next = await listCollections({ client: h.server.client, auth: h.key, query: { limit: 1, cursor: page.data!.nextCursor } });
-    expect(next.data!.items.map((c) => c.id)).to.deep.equal(['kisumu-2026']);
+    // After `default`: `ussd` (seeded for USSD claims by migration 203), then the new one.
+    const next = await listCollections({ client: h.server.client, auth: h.key, query: { limit: 2, cursor: page.data!.nextCursor } });
+    expect(next.data!.items.map((c) => c.id)).to.deep.equal(['ussd', 'kisumu-2026']);
     const missing = await getCollection({ client: h.server.client, auth: h.key, path: { id: 'nope' } });
     expect(missing.response.status).to.equal(404);
     const forbidden = await createCollection({ client: h.server.client, auth: h.readOnlyKey, body: { id: 'x', name: 'x' } });

@@ -108,7 +108,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       const id = (await t.db('ussd_accounts').where({ phone_number: s.phoneNumber }).first()).customer_id;
       const l = new GatewaySession([a.baseUrl, b.baseUrl], s.phoneNumber);
       await login(l, id, '24680');
-      await l.send('1');
+      await l.walk('1', '1');
       const text = `${l.text}*3`;
       const body = { sessionId: l.sessionId, serviceCode: l.serviceCode, phoneNumber: l.phoneNumber, text };
       const [x, y] = (await Promise.all([postUssd(a.baseUrl, body), postUssd(b.baseUrl, body)])).map((r) => r.text);
@@ -160,8 +160,8 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       const id = await createAccount(s, '24680');
       const sessions = Array.from({ length: 12 }, (_, i) => new GatewaySession([i % 2 ? a.baseUrl : b.baseUrl], s.phoneNumber));
       for (const l of sessions) await login(l, id, '24680');
-      const replies = await Promise.all(sessions.map((l, i) => l.walk('1', String(2 + i / 10))));
-      for (const reply of replies) expect(reply).to.match(/^CON (Saved|Updated)/);
+      const replies = await Promise.all(sessions.map((l, i) => l.walk('1', '1', String(2 + i / 10))));
+      for (const reply of replies) expect(reply).to.match(/^CON (Saved|Changed)/);
       const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
       expect(await t.db('ussd_fuel_logs').where({ account_id: account.id })).to.have.length(1);
     });
@@ -198,7 +198,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       const id = await createAccount(s, '24681');
       const fuel = new GatewaySession([server.baseUrl], s.phoneNumber);
       await login(fuel, id, '24681');
-      await fuel.walk('1', '3');
+      await fuel.walk('1', '1', '3');
       const wrong = new GatewaySession([server.baseUrl], s.phoneNumber);
       expect(await login(wrong, id, '11112')).to.match(/^CON Wrong PIN/);
       // the next day: a replay would save a second day and count the wrong PIN again
@@ -387,7 +387,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       await t.db('ussd_accounts').insert(leftover(new Date(server.clock.now.getTime() - 5_000)));
       const s1 = new GatewaySession([server.baseUrl], phone);
       await s1.dial();
-      expect(await s1.walk('2', '2', 'Jane Doe', '00', '1', '24680', '24680')).to.match(/already has an account/);
+      expect(await s1.walk('2', '2')).to.match(/already has an account/);
       // Two minutes later it is abandoned: removed, and the account is created.
       server.clock.now = new Date(server.clock.now.getTime() + 120_000);
       const s2 = new GatewaySession([server.baseUrl], phone);
@@ -445,7 +445,7 @@ forEachDatabase('USSD operator endpoints', (t) => {
         debugInfo: {
           state: 'preMenu',
           status: 'active',
-          context: { sessionId: s.sessionId, phoneNumber: '+254*******78', message: 'Welcome to Hearth\n1. Know More\n2. Account Menu\n*. Exit', isAuthenticated: false },
+          context: { sessionId: s.sessionId, phoneNumber: '+254*******78', message: 'Welcome to Hearth\n1. Know More\n2. Account Menu\n9. Language / Lugha\n*. Exit', isAuthenticated: false },
         },
         activeSessions: list.data!.activeSessions,
       });
@@ -466,10 +466,10 @@ forEachDatabase('USSD operator endpoints', (t) => {
         const customerId = await createAccount(c, '97531', 'Zawadi Otieno');
         const l = new GatewaySession([other.baseUrl], c.phoneNumber);
         expect(await login(l, customerId, '97531')).to.match(/^CON Welcome, Zawadi\./);
-        expect(await message(l.sessionId)).to.equal("Services\n1. Log today's fuel\n2. Review logged days\n3. Submit KPT claim\n4. Claim status\n5. Change PIN\n0. Back");
-        expect(await l.walk('1', '2.75')).to.match(/^CON Saved 2\.75 kg for 2026-03-02/);
+        expect(await message(l.sessionId)).to.equal('Services\n1. Log fuel used\n2. Review logged days\n3. Send claim\n4. Claim status\n5. Change PIN\n0. Back');
+        expect(await l.walk('1', '1', '2.75')).to.match(/^CON Saved 2\.75 kg for today/);
         expect(await message(l.sessionId)).to.not.match(/2\.75|2026|Saved/);
-        expect(await l.send('2')).to.match(/^CON Logged days: 1, total 2\.75 kg\n2026-03-02: 2\.75 kg/);
+        expect(await l.send('2')).to.match(/^CON Logged: 1 day, total 2\.75 kg\n2026-03-02: 2\.75 kg/);
         const review = await message(l.sessionId);
         expect(review).to.equal('Logged days [redacted]\n0. Back');
         for (const secret of ['Zawadi', customerId, '2026', '2.75', '97531']) expect(JSON.stringify(review)).to.not.include(secret);

@@ -8,6 +8,7 @@ import type { Db } from '../../src/platform/db/index.ts';
 import { inTransaction } from '../../src/platform/db/sql.ts';
 import { createLogger, type Logger } from '../../src/platform/logging.ts';
 import { listen } from '../../src/platform/server.ts';
+import type { ClaimStatus } from '../../generated/openapi/types.gen.ts';
 import type { UssdTwinsPort } from '../../src/ussd/index.ts';
 
 export const TEST_PIN_KEY = 'ab'.repeat(32);
@@ -132,7 +133,7 @@ export class GatewaySession {
  */
 export class RecordingTwins implements UssdTwinsPort {
   households: { did: string; name: string; customerId: string }[] = [];
-  claims: (Parameters<UssdTwinsPort['submitKptClaim']>[0] & { id: string; status: string })[] = [];
+  claims: (Parameters<UssdTwinsPort['submitKptClaim']>[0] & { id: string; status: ClaimStatus })[] = [];
   constructor(private readonly db: Db) {}
   async createHousehold(input: Parameters<UssdTwinsPort['createHousehold']>[0]) {
     const did = `did:ixo:entity:${randomBytes(16).toString('hex')}`;
@@ -141,13 +142,16 @@ export class RecordingTwins implements UssdTwinsPort {
     return { did };
   }
   async submitKptClaim(input: Parameters<UssdTwinsPort['submitKptClaim']>[0]) {
-    const claim = this.claims.find((c) => c.idempotencyKey === input.idempotencyKey) ?? { ...input, id: `clm_${this.claims.length + 1}`, status: 'verified' };
+    const claim = this.claims.find((c) => c.idempotencyKey === input.idempotencyKey) ?? { ...input, id: `clm_${this.claims.length + 1}`, status: 'verified' as const };
     await inTransaction(this.db, (sql) => input.storeWithClaim(sql, claim.id));
     if (!this.claims.includes(claim)) this.claims.push(claim);
     return claim;
   }
   async latestClaim(householdDid: string) {
     return this.claims.filter((c) => c.householdDid === householdDid).at(-1);
+  }
+  async collection() {
+    return { id: 'ussd', selectionMethod: 'Self-enrolment' };
   }
 }
 
@@ -176,7 +180,7 @@ export async function logFuelDays(
     server.clock.now = new Date(`${date}T09:00:00Z`);
     const d = new GatewaySession([server.baseUrl], phone);
     await login(d, customerId, pin);
-    await d.walk('1', kg);
+    await d.walk('1', '1', kg);
   }
 }
 

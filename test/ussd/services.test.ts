@@ -1,5 +1,10 @@
+import { Writable } from 'node:stream';
 import { expect } from 'chai';
+import { pino } from 'pino';
+import { inTransaction } from '../../src/platform/db/sql.ts';
 import { AppError } from '../../src/platform/http/errors.ts';
+import { ussdClaimForRef } from '../../src/ussd/index.ts';
+import { claimRef } from '../../src/ussd/service.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createAccount, GatewaySession, login, logFuelDays, RecordingTwins, startUssdServer, type UssdTestServer } from './helpers.ts';
 
@@ -73,67 +78,118 @@ forEachDatabase('USSD services and PINs', (t) => {
     });
   });
 
-  it('fuel logged over 3 days, reviewed, then submitted as a KPT claim; status shown after', async () => {
+  it('fuel logged for today, yesterday and the day before, reviewed, then sent as a claim; status shown after', async () => {
     const s = session();
     const id = await createAccount(s, '13579');
-    const needs = session(s.phoneNumber);
-    await login(needs, id, '13579');
-    expect(await needs.walk('1', '2.5')).to.match(/^CON Saved 2\.5 kg for 2026-03-02\.\nServices/);
-    expect(await needs.send('3')).to.match(/^CON A claim needs at least 3 days logged in a row, not yet claimed \(you have 1\)\.\nServices/);
-    expect(await needs.walk('1', 'abc')).to.match(/^CON Enter a positive number of kg/);
-    expect(await needs.send('-1')).to.match(/^CON Enter a positive number of kg/);
-    expect(await needs.send('0.0')).to.match(/^CON Enter a positive number of kg/);
-    expect(await needs.send('0')).to.match(/^CON Services/);
-    // same day again replaces the reading
-    expect(await needs.walk('1', '2,75')).to.match(/^CON Updated 2026-03-02 to 2.75 kg\./);
+    server.clock.now = new Date('2026-03-04T09:00:00Z');
+    const d = session(s.phoneNumber);
+    await login(d, id, '13579');
+    expect(await d.send('1')).to.equal('CON Fuel used on which day?\n1. Today\n2. Yesterday\n3. Day before yesterday\n0. Back');
+    expect(await d.send('4')).to.match(/^CON Invalid choice\. Try again\.\nFuel used on which day\?/);
+    expect(await d.send('3')).to.equal('CON Enter kg of fuel used day before yesterday (e.g. 2.5)\n0. Back');
+    expect(await d.send('2.5')).to.match(/^CON Saved 2\.5 kg for day before yesterday\.\nServices/);
+    expect(await d.send('3')).to.match(/^CON A claim needs 3 days in a row not yet sent\. You have 1\.\nServices/);
+    expect(await d.walk('1', '2', 'abc')).to.match(/^CON Enter a number of kg/);
+    expect(await d.send('-1')).to.match(/^CON Enter a number of kg/);
+    expect(await d.send('0.0')).to.match(/^CON Enter a number of kg/);
+    expect(await d.send('3')).to.match(/^CON Saved 3 kg for yesterday\./);
+    // the same day again replaces the reading
+    expect(await d.walk('1', '3', '2,75')).to.match(/^CON Changed day before yesterday to 2\.75 kg\./);
+    expect(await d.walk('1', '1', '2.25')).to.match(/^CON Saved 2\.25 kg for today\./);
 
-    for (const [day, kg] of [['2026-03-03', '3'], ['2026-03-04', '2.25']] as const) {
-      server.clock.now = new Date(`${day}T09:00:00Z`);
-      const d = session(s.phoneNumber);
-      await login(d, id, '13579');
-      expect(await d.walk('1', kg)).to.include(`for ${day}.`);
-    }
     const r = session(s.phoneNumber);
     await login(r, id, '13579');
-    expect(await r.send('2')).to.equal('CON Logged days: 3, total 8 kg\n2026-03-02: 2.75 kg\n2026-03-03: 3 kg\n2026-03-04: 2.25 kg\n0. Back');
+    expect(await r.send('2')).to.equal('CON Logged: 3 days, total 8 kg\n2026-03-02: 2.75 kg\n2026-03-03: 3 kg\n2026-03-04: 2.25 kg\n0. Back');
     expect(await r.send('0')).to.match(/^CON Services/);
-    expect(await r.send('4')).to.equal('CON No claim submitted yet.\n0. Back');
+    expect(await r.send('4')).to.equal('CON No claim sent yet.\n0. Back');
     expect(await r.send('0')).to.match(/^CON Services/);
-    expect(await r.send('3')).to.equal('CON Submit KPT claim for 3 days, total 8 kg?\n1. Submit\n0. Back');
-    expect(await r.send('1')).to.equal('CON Season during the test?\n1. Dry\n2. Rainy\n3. Cold\n0. Back');
-    expect(await r.send('5')).to.match(/^CON Invalid choice\. Try again\.\nSeason/);
-    expect(await r.send('2')).to.match(/^CON Any special event during the test\?\n1\. None/);
-    expect(await r.send('0')).to.match(/^CON Season during the test/);
+    expect(await r.send('3')).to.equal('CON Send a claim for 3 days, total 8 kg?\n1. Send\n0. Back');
+    expect(await r.send('1')).to.equal('CON Which season is it?\n1. Dry\n2. Rainy\n3. Cold\n0. Back');
+    expect(await r.send('5')).to.match(/^CON Invalid choice\. Try again\.\nWhich season/);
+    expect(await r.send('2')).to.match(/^CON Any special event on these days\?\n1\. None/);
+    expect(await r.send('0')).to.match(/^CON Which season is it/);
     await r.send('2');
-    expect(await r.send('1')).to.match(/^CON Main work of the household\?\n1\. Farming/);
+    expect(await r.send('1')).to.match(/^CON Main work of your home\?\n1\. Farming/);
     const end = await r.send('1');
-    expect(end).to.match(/^END Claim submitted\. Reference clm_\d+\. Status: verified\.$/);
     const claim = twins.claims.at(-1)!;
+    const ref = claimRef(claim.id);
+    expect(ref).to.match(/^[A-Z0-9]{8}$/);
+    expect(end).to.equal(`END Claim sent. Reference ${ref}. Status: Accepted.`);
     expect(claim.dailyLogs).to.deep.equal([2.75, 3, 2.25]);
     expect(claim.total).to.equal(8);
     expect(claim.externalFactors).to.deep.equal({ season: 'rainy', culturalEvents: ['none'], occupationalFactors: ['farming'] });
     expect([claim.startDate, claim.endDate]).to.deep.equal(['2026-03-02', '2026-03-04']);
     const household = await t.db('ussd_accounts').where({ customer_id: id }).first();
     expect(claim.householdDid).to.equal(household.household_did);
+    // the reference leads an operator to the claim (as read out: any case, spaces)
+    expect(await t.db('ussd_claim_refs').where({ ref }).first()).to.include({ claim_id: claim.id, account_id: household.id });
+    expect(await ussdClaimForRef(t.db, `${ref.slice(0, 4).toLowerCase()} ${ref.slice(4)}`)).to.equal(claim.id);
+    expect(await ussdClaimForRef(t.db, 'AAAAAAAA')).to.equal(undefined);
 
     const st = session(s.phoneNumber);
     await login(st, id, '13579');
-    expect(await st.send('4')).to.equal(`CON Claim ${claim.id}: verified\n0. Back`);
+    expect(await st.send('4')).to.equal(`CON Claim ${ref}: Accepted.\n0. Back`);
     // the claimed days are marked; logging a claimed day again changes nothing
     const marked = await t.db('ussd_fuel_logs').where({ account_id: household.id }).orderBy('log_date');
     expect(marked.map((l: { claim_id: string }) => l.claim_id)).to.deep.equal([claim.id, claim.id, claim.id]);
-    await st.walk('0', '1');
-    expect(await st.send('9')).to.match(/^CON 2026-03-04 is already in a submitted claim; not changed\.\nServices/);
-    expect(await st.send('3')).to.match(/^CON A claim needs at least 3 days logged in a row, not yet claimed \(you have 0\)\./);
+    await st.walk('0', '1', '2');
+    expect(await st.send('9')).to.match(/^CON Yesterday is already in a claim you sent; not changed\.\nServices/);
+    expect(await st.send('3')).to.match(/^CON A claim needs 3 days in a row not yet sent\. You have 0\./);
   });
 
-  it('claim status and the submitted screen show the first reason of a rejected or pending claim, within 182 characters', async () => {
+  it("days are the local dates of USSD_TIMEZONE, just after local midnight", async () => {
+    // 21:30 UTC on 2 March is 00:30 on 3 March in Nairobi (UTC+3)
+    const clock = { now: new Date('2026-03-02T21:30:00Z') };
+    const local = await startUssdServer(t.db, { USSD_TIMEZONE: 'Africa/Nairobi' }, { twins, clock });
+    try {
+      const s = new GatewaySession([local.baseUrl]);
+      const id = await createAccount(s, '31337');
+      const l = new GatewaySession([local.baseUrl], s.phoneNumber);
+      await login(l, id, '31337');
+      expect(await l.walk('1', '1', '1.5')).to.match(/^CON Saved 1\.5 kg for today\./);
+      expect(await l.walk('1', '2', '2')).to.match(/^CON Saved 2 kg for yesterday\./);
+      const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
+      const days = await t.db('ussd_fuel_logs').where({ account_id: account.id }).orderBy('log_date');
+      expect(days.map((r: { log_date: string }) => r.log_date)).to.deep.equal(['2026-03-02', '2026-03-03']);
+    } finally {
+      await local.stop();
+    }
+  });
+
+  it('an amount outside USSD_FUEL_KG_MIN..MAX is saved only once confirmed', async () => {
+    const s = session();
+    const id = await createAccount(s, '13573');
+    const d = session(s.phoneNumber);
+    await login(d, id, '13573');
+    expect(await d.walk('1', '1', '2500')).to.equal(
+      'CON You entered 2500 kg for today. That is more than most homes use. Is it right?\n1. Yes, save it\n2. No, enter again\n0. Back',
+    );
+    const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
+    expect(await t.db('ussd_fuel_logs').where({ account_id: account.id })).to.have.length(0);
+    expect(await d.send('2')).to.equal('CON Enter kg of fuel used today (e.g. 2.5)\n0. Back');
+    expect(await d.send('0.1')).to.match(/^CON You entered 0\.1 kg for today\. That is less than most homes use\. Is it right\?\n/);
+    expect(await d.send('1')).to.match(/^CON Saved 0\.1 kg for today\./);
+    expect((await t.db('ussd_fuel_logs').where({ account_id: account.id })).map((l: { kg: number }) => Number(l.kg))).to.deep.equal([0.1]);
+    // the bounds themselves, and anything between, are saved straight away
+    expect(await d.walk('1', '1', '30')).to.match(/^CON Changed today to 30 kg\./);
+    expect(await d.walk('1', '1', '0.2')).to.match(/^CON Changed today to 0\.2 kg\./);
+    const wide = await startUssdServer(t.db, { USSD_FUEL_KG_MAX: '3000' }, { twins, clock: server.clock });
+    try {
+      const w = new GatewaySession([wide.baseUrl], s.phoneNumber);
+      await login(w, id, '13573');
+      expect(await w.walk('1', '1', '2500')).to.match(/^CON Changed today to 2500 kg\./);
+    } finally {
+      await wide.stop();
+    }
+  });
+
+  it('a claim not accepted shows a plain reason, and its days are free to send again', async () => {
     const s = session();
     const id = await createAccount(s, '13571');
-    const reason = 'testPeriod.durationDays does not match the number of daily logs and the period, which is a very long explanation indeed for a USSD screen, longer than any screen of a feature phone could show';
     const rejecting = Object.assign(new RecordingTwins(t.db), {
       async submitKptClaim(input: Parameters<RecordingTwins['submitKptClaim']>[0]) {
-        const claim = { ...input, id: 'clm_r1', status: 'rejected', reason };
+        const claim = { ...input, id: `clm_r${rejecting.claims.length + 1}`, status: 'rejected' as const, reasonRule: 'random-selection-verified' };
+        await inTransaction(t.db, (sql) => input.storeWithClaim(sql, claim.id));
         rejecting.claims.push(claim);
         return claim;
       },
@@ -144,48 +200,39 @@ forEachDatabase('USSD services and PINs', (t) => {
       const d = new GatewaySession([other.baseUrl], s.phoneNumber);
       await login(d, id, '13571');
       const end = await d.walk('3', '1', '1', '1', '1');
-      expect(end).to.match(/^END Claim submitted\. Reference clm_r1\. Status: rejected\. testPeriod\.durationDays does not match .*\.\.\.$/);
-      expect(end.length).to.be.at.most(182);
+      expect(end).to.equal(`END Claim sent. Reference ${claimRef('clm_r1')}. Status: Not accepted. The programme cannot check claims yet. Your days are kept; send again later.`);
+      const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
+      const logs = await t.db('ussd_fuel_logs').where({ account_id: account.id });
+      expect(logs.map((l: { claim_id: string | null }) => l.claim_id)).to.deep.equal([null, null, null]);
       const st = new GatewaySession([other.baseUrl], s.phoneNumber);
       await login(st, id, '13571');
-      const status = await st.send('4');
-      expect(status).to.match(/^CON Claim clm_r1: rejected testPeriod\.durationDays does not match .*\.\.\.\n0\. Back$/);
-      expect(status.length).to.be.at.most(182);
+      expect(await st.send('4')).to.equal(
+        `CON Claim ${claimRef('clm_r1')}: Not accepted. The programme cannot check claims yet. Your days are kept; send again later.\n0. Back`,
+      );
+      // the days can be sent again
+      expect(await st.walk('0', '3')).to.match(/^CON Send a claim for 3 days/);
     } finally {
       await other.stop();
     }
   });
 
-  it("today's fuel is logged for the local date of USSD_TIMEZONE, just after local midnight", async () => {
-    // 21:30 UTC on 2 March is 00:30 on 3 March in Nairobi (UTC+3)
-    const clock = { now: new Date('2026-03-02T21:30:00Z') };
-    const local = await startUssdServer(t.db, { USSD_TIMEZONE: 'Africa/Nairobi' }, { twins, clock });
-    try {
-      const s = new GatewaySession([local.baseUrl]);
-      const id = await createAccount(s, '31337');
-      const l = new GatewaySession([local.baseUrl], s.phoneNumber);
-      await login(l, id, '31337');
-      expect(await l.walk('1', '1.5')).to.match(/^CON Saved 1\.5 kg for 2026-03-03\./);
-      const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
-      expect((await t.db('ussd_fuel_logs').where({ account_id: account.id })).map((r: { log_date: string }) => r.log_date)).to.deep.equal(['2026-03-03']);
-    } finally {
-      await local.stop();
-    }
-  });
-
-  for (const [title, detail, shown] of [
-    ['is explained on the Services menu', 'overlapping measurements for this household', 'overlapping measurements for this household'],
-    ['with a long reason shows it cut visibly', `overlapping measurements ${'x'.repeat(100)}`, `overlapping measurements ${'x'.repeat(62)}...`],
+  for (const [title, errors, shown] of [
+    ['days in another claim', [{ pointer: '/body/testPeriod', message: 'claim kpt_1 already covers 2026-04-01..2026-04-03', rule: 'no-overlapping-claim' }], 'Some of these days are already in another claim.'],
+    ['a missing collection', [{ pointer: '/body/collectionId', message: 'names no collection (create it with POST /v1/collections)', rule: 'collection-exists' }], 'The programme cannot check claims yet. Your days are kept; send again later.'],
+    ['an unknown cause', undefined, 'Your claim could not be accepted. Ask your field agent.'],
   ] as const) {
-    it(`a claim rejected by the claim service ${title}`, async () => {
+    it(`a claim the claim service refuses (${title}) is explained in plain words; the operator detail is logged`, async () => {
       const s = session();
       const id = await createAccount(s, '13570');
       const rejecting = new RecordingTwins(t.db);
+      let logs = '';
+      const logger = pino({ level: 'info' }, new Writable({ write: (c, _e, cb) => ((logs += String(c)), cb()) }));
       const other = await startUssdServer(t.db, {}, {
         clock: server.clock,
+        logger,
         twins: Object.assign(rejecting, {
           submitKptClaim: async () => {
-            throw new AppError(409, 'Conflict', { detail });
+            throw new AppError(409, 'Conflict', { detail: 'operator detail: the measurement data conflict', errors: errors ? [...errors] : undefined });
           },
         }),
       });
@@ -195,7 +242,9 @@ forEachDatabase('USSD services and PINs', (t) => {
         await login(d, id, '13570');
         await d.walk('3', '1', '1', '1');
         const reply = await d.send('1');
-        expect(reply.startsWith(`CON Claim not accepted: ${shown}\nServices`), reply).to.equal(true);
+        expect(reply.startsWith(`CON Claim not sent. ${shown}\nServices`), reply).to.equal(true);
+        expect(reply).to.not.match(/POST|collection|kpt_|operator/);
+        expect(logs).to.include('operator detail: the measurement data conflict');
       } finally {
         await other.stop();
       }
@@ -225,7 +274,7 @@ forEachDatabase('USSD services and PINs', (t) => {
     server.clock.now = new Date('2026-05-01T09:00:00Z');
     const r = session(s.phoneNumber);
     await login(r, id, '62626');
-    await r.send('1');
+    await r.walk('1', '1');
     const saved = await r.send('4');
     expect(saved).to.match(/^CON Saved 4 kg/);
     expect(await r.retry()).to.equal(saved);

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { expect } from 'chai';
-import { runSimulator } from '../../src/ussd/simulator.ts';
+import { runDemo, runSimulator } from '../../src/ussd/simulator.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { startUssdServer } from './helpers.ts';
 
@@ -23,11 +23,27 @@ forEachDatabase('USSD terminal simulator', (t) => {
       await done;
       expect(seen).to.deep.equal(['', '1', '1*3', '1*3*98', '1*3*98**', '1*3*98****']);
       expect(printed).to.include('Welcome to Hearth');
-      expect(printed).to.include('The kitchen test (KPT)');
+      expect(printed).to.include('The kitchen test');
       expect(printed).to.include('Goodbye.');
       expect(printed).to.include('[session ended]');
     } finally {
       globalThis.fetch = original;
+      await server.stop();
+    }
+  });
+
+  it('the demo walks the household journey in English and Kiswahili: both claims end accepted', async () => {
+    const server = await startUssdServer(t.db, {}, { clock: { now: new Date() } });
+    try {
+      const output = new PassThrough();
+      let printed = '';
+      output.on('data', (c) => (printed += String(c)));
+      await runDemo({ url: server.baseUrl, serviceCode: '*384*1234#', output });
+      expect(printed).to.match(/END Claim sent\. Reference [A-Z0-9]{8}\. Status: Waiting\./);
+      expect(printed).to.match(/END Dai limetumwa\. Kumbukumbu [A-Z0-9]{8}\. Hali: Limekubaliwa\./);
+      expect(printed).to.match(/CON Claim [A-Z0-9]{8} of \d{4}-\d{2}-\d{2}: Accepted\./);
+      expect(printed).to.match(/CON Dai [A-Z0-9]{8} la \d{4}-\d{2}-\d{2}: Limekubaliwa\./);
+    } finally {
       await server.stop();
     }
   });

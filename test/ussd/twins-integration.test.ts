@@ -1,6 +1,10 @@
 // Area B over the real area A services: households become twin entities controlled by the
 // gateway's principal, and claims go through the same ClaimService as POST /v1/claims.
+import { Writable } from 'node:stream';
 import { expect } from 'chai';
+import { pino } from 'pino';
+import { ConfigError, configWith } from '../../src/config.ts';
+import { CollectionService } from '../../src/twins/index.ts';
 import type { UssdTwinsPort } from '../../src/ussd/index.ts';
 import { ussdTwinsPort } from '../../src/ussd/twins-port.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
@@ -22,6 +26,8 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     const res = await fetch(server.baseUrl + path, { headers: { Authorization: `Bearer ${key}` } });
     return { status: res.status, body: await res.json() };
   };
+  /** The claim id behind a short reference a household was shown. */
+  const claimIdOf = async (ref: string | undefined) => (await t.db('ussd_claim_refs').where({ ref: ref ?? '' }).first())?.claim_id as string | undefined;
 
   it('account creation creates the household twin entity, controlled by the gateway principal', async () => {
     const s = new GatewaySession([server.baseUrl]);
@@ -44,13 +50,17 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     await logFuelDays(server, s.phoneNumber, customerId, '13579', [['2026-06-01', '2.5'], ['2026-06-02', '3'], ['2026-06-03', '2']]);
     const c = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(c, customerId, '13579');
-    expect(await c.send('3')).to.equal('CON Submit KPT claim for 3 days, total 7.5 kg?\n1. Submit\n0. Back');
+    expect(await c.send('3')).to.equal('CON Send a claim for 3 days, total 7.5 kg?\n1. Send\n0. Back');
     const end = await c.walk('1', '1', '1', '1');
-    const m = /^END Claim submitted\. Reference (\S+)\. Status: (\w+)\.( .+)?$/.exec(end);
+    // Alone in the collection, the claim waits for the other stove group.
+    const waiting = 'Waiting. We are waiting for homes with the other stove to send the same days.';
+    const m = /^END Claim sent\. Reference ([A-Z0-9]{8})\. Status: (.+)$/.exec(end);
     expect(m, end).to.not.equal(null);
-    const claim = await get(`/v1/claims/${m![1]}`);
+    expect(m![2]).to.equal(waiting);
+    const claim = await get(`/v1/claims/${await claimIdOf(m![1])}`);
     expect(claim.status).to.equal(200);
-    expect(claim.body.status).to.equal(m![2]);
+    expect(claim.body.status).to.equal('pending');
+    expect(claim.body.collectionId).to.equal('ussd');
     expect(claim.body.householdId).to.equal(account.household_did);
     expect(claim.body.submittedBy).to.equal(GATEWAY_DID);
     expect(claim.body.fuelMeasurements.dailyLogs).to.deep.equal([2.5, 3, 2]);
@@ -61,10 +71,7 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     const st = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(st, customerId, '13579');
     const status = await st.send('4');
-    expect(status.startsWith(`CON Claim ${m![1]}: ${m![2]} (${claim.body.createdAt.slice(0, 10)})`), status).to.equal(true);
-    // a rejected or pending claim shows its first reason
-    if (claim.body.reasons.length) expect(status).to.include(claim.body.reasons[0].message.slice(0, 40));
-    expect(status.length).to.be.at.most(182);
+    expect(status).to.equal(`CON Claim ${m![1]} of ${claim.body.createdAt.slice(0, 10)}: ${waiting}\n0. Back`);
   });
 
   it('days whose claim was stored but not marked (a failure in between) are submitted again, whatever the new answers', async () => {
@@ -80,16 +87,16 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     const account = await t.db('ussd_accounts').where({ customer_id: customerId }).first();
     const unmark = () => t.db('ussd_fuel_logs').where({ account_id: account.id }).update({ claim_id: null });
     const marks = async () => (await t.db('ussd_fuel_logs').where({ account_id: account.id })).map((l: { claim_id: string | null }) => l.claim_id);
-    const reference = (reply: string) => /^END Claim submitted\. Reference (\S+)\./.exec(reply)?.[1];
-    expect(reference(await submit('1', '1', '1'))).to.be.a('string');
+    const reference = (reply: string) => claimIdOf(/^END Claim sent\. Reference (\S+)\./.exec(reply)?.[1]);
+    expect(await reference(await submit('1', '1', '1'))).to.be.a('string');
     await unmark();
     // Other answers for the same days: area A answers (the stored claim, or its correction), never a refusal.
-    const second = reference(await submit('2', '2', '2'));
+    const second = await reference(await submit('2', '2', '2'));
     expect(second).to.be.a('string');
     expect(await marks()).to.deep.equal([second, second, second]);
     await unmark();
     // The same request again is the same claim.
-    expect(reference(await submit('2', '2', '2'))).to.equal(second);
+    expect(await reference(await submit('2', '2', '2'))).to.equal(second);
     expect(await marks()).to.deep.equal([second, second, second]);
   });
 
@@ -99,15 +106,15 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     await logFuelDays(server, s.phoneNumber, customerId, '97532', ['2026-09-01', '2026-09-02', '2026-09-03']);
     const first = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(first, customerId, '97532');
-    expect(await first.walk('3', '1', '1', '1', '1')).to.match(/^END Claim submitted\. Reference \S+\. Status: \w+\./);
+    expect(await first.walk('3', '1', '1', '1', '1')).to.match(/^END Claim sent\. Reference \S+\. Status: \w+\./);
     await logFuelDays(server, s.phoneNumber, customerId, '97532', ['2026-09-04', '2026-09-05', '2026-09-06']);
     const second = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(second, customerId, '97532');
-    expect(await second.send('3')).to.equal('CON Submit KPT claim for 3 days, total 6 kg?\n1. Submit\n0. Back');
+    expect(await second.send('3')).to.equal('CON Send a claim for 3 days, total 6 kg?\n1. Send\n0. Back');
     const end = await second.walk('1', '1', '1', '1');
-    const m = /^END Claim submitted\. Reference (\S+)\. Status: \w+\.( .+)?$/.exec(end);
+    const m = /^END Claim sent\. Reference (\S+)\. Status: \w+\.( .+)?$/.exec(end);
     expect(m, end).to.not.equal(null);
-    const claim = await get(`/v1/claims/${m![1]}`);
+    const claim = await get(`/v1/claims/${await claimIdOf(m![1])}`);
     expect(claim.body.testPeriod).to.include({ startDate: '2026-09-04', endDate: '2026-09-06' });
     expect(claim.body.fuelMeasurements.dailyLogs).to.deep.equal([2, 2, 2]);
   });
@@ -118,7 +125,7 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
    */
   const withWrappedPort = (wrap: (real: UssdTwinsPort) => UssdTwinsPort, fn: (other: UssdTestServer) => Promise<void>) =>
     withTwinsArea(server.config, t.db, async (area) => {
-      const other = await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID }, { twins: wrap(ussdTwinsPort(area, GATEWAY_DID)), clock: server.clock });
+      const other = await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID }, { twins: wrap(ussdTwinsPort(area, GATEWAY_DID, 'ussd')), clock: server.clock });
       try {
         await fn(other);
       } finally {
@@ -140,7 +147,7 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
         await login(c, customerId, '97533');
         await c.walk('3', '1', '1', '1');
         const reply = await c.send('1');
-        expect(reply.startsWith('CON Claim not accepted: a reading changed while the claim was sent; submit again\nServices'), reply).to.equal(true);
+        expect(reply.startsWith('CON Claim not sent. A reading changed while sending. Please send again.\nServices'), reply).to.equal(true);
       },
     );
     expect(await t.db('kpt_claims').where({ household_did: account.household_did }), 'no claim stored').to.deep.equal([]);
@@ -150,7 +157,7 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     const again = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(again, customerId, '97533');
     const end = await again.walk('3', '1', '1', '1', '1');
-    const id = /^END Claim submitted\. Reference (\S+)\./.exec(end)?.[1];
+    const id = await claimIdOf(/^END Claim sent\. Reference (\S+)\./.exec(end)?.[1]);
     expect(id, end).to.be.a('string');
     expect((await get(`/v1/claims/${id}`)).body.fuelMeasurements.dailyLogs).to.deep.equal([2, 4.35, 2]);
     expect((await t.db('ussd_fuel_logs').where({ account_id: account.id })).map((l: { claim_id: string }) => l.claim_id)).to.deep.equal([id, id, id]);
@@ -185,15 +192,15 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     const c = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(c, customerId, '97531');
     const reply = await c.send('3');
-    expect(reply).to.match(/^CON A claim needs at least 3 days logged in a row, not yet claimed \(you have 1\)\.\nServices/);
+    expect(reply).to.match(/^CON A claim needs 3 days in a row not yet sent\. You have 1\.\nServices/);
     expect(reply.length).to.be.at.most(182);
     await logFuelDays(server, s.phoneNumber, customerId, '97531', ['2026-07-06', '2026-07-07']);
     const d = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(d, customerId, '97531');
     const end = await d.walk('3', '1', '1', '1', '1');
-    const m = /^END Claim submitted\. Reference (\S+)\. Status: \w+\.( .+)?$/.exec(end);
+    const m = /^END Claim sent\. Reference (\S+)\. Status: \w+\.( .+)?$/.exec(end);
     expect(m, end).to.not.equal(null);
-    const claim = await get(`/v1/claims/${m![1]}`);
+    const claim = await get(`/v1/claims/${await claimIdOf(m![1])}`);
     expect(claim.body.testPeriod).to.include({ startDate: '2026-07-05', endDate: '2026-07-07' });
   });
 });
@@ -202,16 +209,54 @@ forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
   let server: UssdTestServer;
   let key: string;
   before(async () => {
+    // The collection exists before start-up, which checks it.
+    await new CollectionService(t.db).create(
+      { keyId: 'test', did: GATEWAY_DID, scopes: [] },
+      { id: 'ussd-campaign', name: 'USSD campaign', selectionMethod: 'Random draw from the programme register' },
+    );
     server = await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID, USSD_COLLECTION_ID: 'ussd-campaign' });
     key = await createTestKey(t.db, { scopes: ['claims:read', 'claims:write'] });
-    const res = await fetch(`${server.baseUrl}/v1/collections`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ id: 'ussd-campaign', name: 'USSD campaign', selectionMethod: 'Random draw from the programme register' }),
-    });
-    expect(res.status).to.equal(201);
   });
-  after(() => server.stop());
+  after(() => server?.stop());
+
+  it('start-up refuses USSD_FUEL_KG_MIN not below USSD_FUEL_KG_MAX; config refuses an unknown USSD_DEFAULT_LANGUAGE', async () => {
+    let error: unknown;
+    await startUssdServer(t.db, { USSD_FUEL_KG_MIN: '5', USSD_FUEL_KG_MAX: '5' }).then((s) => s.stop(), (err: unknown) => (error = err));
+    expect(error).to.be.instanceOf(ConfigError);
+    expect((error as Error).message).to.include('USSD_FUEL_KG_MIN: must be less than USSD_FUEL_KG_MAX');
+    expect(() => configWith({ USSD_DEFAULT_LANGUAGE: 'fr' })).to.throw(/USSD_DEFAULT_LANGUAGE/);
+  });
+
+  it('in production, claims going to the self-enrolment collection are a warning at start-up; a campaign collection is not', async () => {
+    for (const [collection, warned] of [['ussd', true], ['ussd-campaign', false]] as const) {
+      let logs = '';
+      const logger = pino({ level: 'warn' }, new Writable({ write: (c, _e, cb) => ((logs += String(c)), cb()) }));
+      const prod = await startUssdServer(t.db, { NODE_ENV: 'production', USSD_COLLECTION_ID: collection }, { logger });
+      await prod.stop();
+      expect(logs.includes('USSD claims go to the self-enrolment collection'), collection).to.equal(warned);
+    }
+  });
+
+  it('USSD_DEFAULT_LANGUAGE=sw greets a phone without an account in Kiswahili', async () => {
+    const sw = await startUssdServer(t.db, { USSD_DEFAULT_LANGUAGE: 'sw' });
+    try {
+      expect(await new GatewaySession([sw.baseUrl]).dial()).to.equal('CON Karibu Hearth\n1. Jifunze Zaidi\n2. Akaunti\n9. Lugha / Language\n*. Toka');
+    } finally {
+      await sw.stop();
+    }
+  });
+
+  for (const [id, problem] of [
+    ['no-such-campaign', 'USSD_COLLECTION_ID: no collection "no-such-campaign" exists'],
+    ['default', 'USSD_COLLECTION_ID: collection "default" documents no selectionMethod'],
+  ] as const) {
+    it(`start-up refuses a USSD_COLLECTION_ID ${id === 'default' ? 'whose collection documents no selection method' : 'naming no collection'}, naming the variable`, async () => {
+      let error: unknown;
+      await startUssdServer(t.db, { USSD_COLLECTION_ID: id }).then((s) => s.stop(), (err: unknown) => (error = err));
+      expect(error).to.be.instanceOf(ConfigError);
+      expect((error as Error).message).to.include(problem);
+    });
+  }
 
   /** Creates an account on the given stove (1 = old stove: reference, 2 = clean stove: intervention), logs 3 days and submits. */
   const claimOver3Days = async (stove: '1' | '2', pin: string) => {
@@ -223,7 +268,7 @@ forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
     const c = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(c, customerId, pin);
     const end = await c.walk('3', '1', '1', '1', '1');
-    return /Reference (\S+)\./.exec(end)![1]!;
+    return (await t.db('ussd_claim_refs').where({ ref: /Reference (\S+)\./.exec(end)![1]! }).first()).claim_id as string;
   };
 
   it('claims go to the configured collection, whose selection method lets a reference/intervention pair verify', async () => {

@@ -1,0 +1,16 @@
+import type { Knex } from 'knex';
+
+// The short reference a household reads out (8 characters) for each claim it sent, so a field
+// agent or operator finds the claim behind it.
+export async function up(knex: Knex): Promise<void> {
+  await knex.schema.createTable('ussd_claim_refs', (t) => {
+    t.string('ref', 8).primary();
+    t.string('claim_id', 100).notNullable().unique();
+    t.string('account_id', 32).notNullable().references('id').inTable('ussd_accounts').onDelete('CASCADE');
+    t.string('created_at', 32).notNullable();
+  });
+}
+
+export async function down(knex: Knex): Promise<void> {
+  await knex.schema.dropTable('ussd_claim_refs');
+}

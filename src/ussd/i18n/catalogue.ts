@@ -1,0 +1,96 @@
+// What a catalogue (one per language) must say. Every household-facing word lives in a
+// catalogue; the type makes a language that misses a text fail to compile.
+import type { ClaimStatus } from '../../../generated/openapi/types.gen.ts';
+
+export const LANGUAGES = ['en', 'sw'] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+/** Why a claim is waiting or was not accepted, in words a household understands. */
+export type ReasonKey =
+  | 'waitingOtherGroup' | 'notReady' | 'answersMissing' | 'daysInOtherClaim' | 'otherGroup' | 'readingChanged' | 'other';
+
+/** The days a household may log fuel for: today, yesterday, the day before. */
+export const FUEL_DAYS = 3;
+
+export interface Catalogue {
+  /** The language's own name, as listed on the language screen. */
+  name: string;
+  welcome: (app: string) => string;
+  goodbye: (app: string) => string;
+  home: { knowMore: string; account: string; services: string; language: string; exit: string };
+  back: string;
+  more: string;
+  skip: string;
+  chooseLanguage: string;
+  knowMore: string;
+  topics: { title: string; body: string }[];
+  accountMenu: string;
+  accountOptions: [login: string, create: string, forgotId: string];
+  enterCustomerId: string;
+  enterPin: string;
+  recoverPin: string;
+  customerIdShown: (id: string) => string;
+  locked: string;
+  enterName: string;
+  enterVillage: string;
+  whichStove: string;
+  stoves: [old: string, clean: string];
+  choosePin: string;
+  confirmPin: string;
+  accountCreated: (id: string) => string;
+  phoneHasAccount: string;
+  services: string;
+  serviceOptions: [logFuel: string, review: string, submit: string, status: string, changePin: string];
+  whichDay: string;
+  /** Today, yesterday, the day before (FUEL_DAYS entries). */
+  days: string[];
+  enterKg: (day: string) => string;
+  /** Asks to confirm an amount above (`high`) or below the plausible range. */
+  confirmKg: (kg: number, day: string, high: boolean) => string;
+  confirmOptions: [yes: string, no: string];
+  review: (days: number, totalKg: number) => string;
+  /** One logged day on the review screen. */
+  dayLine: (date: string, kg: number) => string;
+  noDays: string;
+  claimConfirm: (days: number, totalKg: number) => string;
+  send: string;
+  season: string;
+  seasons: [dry: string, rainy: string, cold: string];
+  events: string;
+  eventOptions: [none: string, festival: string, funeral: string];
+  work: string;
+  workOptions: [farming: string, trading: string, wageWork: string, other: string];
+  claimSent: (ref: string, status: string) => string;
+  claimStatus: (ref: string, status: string, date?: string) => string;
+  statuses: Record<ClaimStatus, string>;
+  reasons: Record<ReasonKey, string>;
+  noClaim: string;
+  currentPin: string;
+  newPin: string;
+  newPinAgain: string;
+  notices: {
+    invalidChoice: string;
+    unknownCustomer: string;
+    wrongPin: (left: number) => string;
+    pinFormat: string;
+    pinTrivial: string;
+    pinMismatch: string;
+    nameFormat: string;
+    villageFormat: string;
+    kgFormat: string;
+    fuelSaved: (kg: number, day: string) => string;
+    fuelUpdated: (kg: number, day: string) => string;
+    fuelClaimed: (day: string) => string;
+    needThreeDays: (days: number) => string;
+    claimNotSent: (reason: string) => string;
+    pinChanged: string;
+    loggedIn: (name: string) => string;
+    noAccountForPhone: string;
+    languageSet: string;
+  };
+  /** Gateway replies: the session ended or expired; `code` is the service code to dial. */
+  expired: string;
+  ended: string;
+  dialAgain: (code: string) => string;
+  dialAgainShort: string;
+}

@@ -1,0 +1,133 @@
+// Every screen of every language, with the longest values it can show, fits one USSD screen;
+// options are never split across pages; households never read programme jargon; and a
+// language's screens hold no words of another.
+import { expect } from 'chai';
+import { CATALOGUES, FUEL_DAYS, LANGUAGES, type Language, type ReasonKey } from '../../src/ussd/i18n/index.ts';
+import { EFFECT_STATES, ussdMachine, type Notice, type UssdContext } from '../../src/ussd/machine.ts';
+import { MAX_REPLY_CHARS, paginate, renderScreen, TEXT } from '../../src/ussd/menus.ts';
+
+const APP_NAME = 'A'.repeat(40); // USSD_APP_NAME's longest
+const SCREEN_STATES = Object.keys(ussdMachine.config.states!).filter((s) => !(EFFECT_STATES as readonly string[]).includes(s));
+const REASONS = Object.keys(CATALOGUES.en.reasons) as ReasonKey[];
+
+/** Every notice with its longest parameters. */
+const NOTICES: Notice[] = [
+  ...(Object.keys(CATALOGUES.en.notices) as Notice['key'][]).flatMap((key): Notice[] =>
+    Array.from({ length: FUEL_DAYS }, (_, day) => ({
+      key,
+      params: { left: 2, kg: 9999.999, day, days: 99, name: 'N'.repeat(40), reason: 'other' },
+    })),
+  ),
+  ...REASONS.map((reason): Notice => ({ key: 'claimNotSent', params: { reason } })),
+];
+
+/** Contexts with the longest values each screen shows. */
+function contexts(lang: Language): UssdContext[] {
+  const base: UssdContext = {
+    appName: APP_NAME,
+    lang,
+    isAuthenticated: true,
+    customerId: '99999999',
+    draft: {},
+    page: 0,
+    review: Array.from({ length: 14 }, (_, i) => ({ date: `2026-03-${String(i + 1).padStart(2, '0')}`, kg: 9999.999 })),
+    claimDraft: { days: 14, total: 139999.986 },
+    pendingKg: 9999.999,
+  };
+  const claims = (['verified', 'pending', 'rejected'] as const).flatMap((status) =>
+    [undefined, ...REASONS].map((reason) => ({ ref: 'ACDEFGHJ', status, submittedOn: '2026-03-04', ...(reason ? { reason } : {}) })),
+  );
+  return [
+    base,
+    { ...base, isAuthenticated: false, review: [], claimResult: undefined },
+    ...Array.from({ length: 3 }, (_, topic) => ({ ...base, topic })),
+    ...Array.from({ length: FUEL_DAYS }, (_, fuelDay) => ({ ...base, fuelDay })),
+    ...(['high', 'low'] as const).map((unusualKg) => ({ ...base, unusualKg })),
+    ...claims.map((claimResult) => ({ ...base, claimResult })),
+  ];
+}
+
+/** Every page of a screen. */
+function pages(state: string, c: UssdContext): string[] {
+  const screen = renderScreen(state, c, c.appName);
+  const { pages: n } = paginate(screen, 0);
+  return Array.from({ length: n }, (_, i) => paginate(screen, i).reply);
+}
+
+describe('USSD screens in every language', () => {
+  it('the catalogues say the same things: as many topics and days, in every language', () => {
+    for (const lang of LANGUAGES) {
+      expect(CATALOGUES[lang].topics, lang).to.have.length(CATALOGUES.en.topics.length);
+      expect(CATALOGUES[lang].days, lang).to.have.length(FUEL_DAYS);
+    }
+  });
+
+  for (const lang of LANGUAGES) {
+    it(`${lang}: every page of every screen, with any notice, is at most ${MAX_REPLY_CHARS} characters with its CON/END prefix`, () => {
+      let checked = 0;
+      for (const state of SCREEN_STATES) {
+        for (const c of contexts(lang)) {
+          for (const notice of [undefined, ...NOTICES]) {
+            for (const reply of pages(state, { ...c, notice })) {
+              expect(reply, `${lang} ${state}`).to.match(/^(CON|END) /);
+              expect(reply.length, `${lang} ${state}: ${reply}`).to.be.at.most(MAX_REPLY_CHARS);
+              checked++;
+            }
+          }
+        }
+      }
+      for (const reply of [TEXT.expired('*384*1234#', lang), TEXT.ended('*384*1234#', lang), TEXT.expired(`*${'1'.repeat(170)}#`, lang)]) {
+        expect(reply.length).to.be.at.most(MAX_REPLY_CHARS);
+      }
+      expect(checked).to.be.greaterThan(1000);
+    });
+
+    it(`${lang}: paging never splits an option, and Know More pages end at the end of a sentence`, () => {
+      for (const state of SCREEN_STATES) {
+        for (const c of contexts(lang)) {
+          for (const notice of [undefined, ...NOTICES]) {
+            const screen = renderScreen(state, { ...c, notice }, APP_NAME);
+            const shown = pages(state, { ...c, notice }).flatMap((p) => p.slice(4).split('\n'));
+            for (const option of screen.lines.filter((l) => /^\d+\. /.test(l))) expect(shown, `${lang} ${state}`).to.include(option);
+          }
+        }
+      }
+      for (const topic of [0, 1, 2]) {
+        const c = { ...contexts(lang)[0]!, topic };
+        const all = pages('knowMoreTopic', c);
+        for (const page of all) {
+          const body = page.slice(4).split('\n').filter((l) => !/^\d+\. /.test(l));
+          expect(body.at(-1), page).to.match(/[.!?]$/);
+        }
+        const topicText = CATALOGUES[lang].topics[topic]!;
+        const joined = all.map((p) => p.slice(4).split('\n').filter((l) => !/^\d+\. /.test(l)).join('\n')).join(' ');
+        expect(joined).to.equal(`${topicText.title}\n${topicText.body}`);
+      }
+    });
+
+    it(`${lang}: no programme jargon or developer text reaches a household`, () => {
+      for (const state of SCREEN_STATES) {
+        for (const c of contexts(lang)) {
+          for (const notice of [undefined, ...NOTICES]) {
+            for (const reply of pages(state, { ...c, notice })) {
+              expect(reply, `${lang} ${state}`).to.not.match(/KPT|intervention|reference group|collection|selection|POST|\/v1|evidence|did:|undefined|NaN/i);
+            }
+          }
+        }
+      }
+    });
+  }
+
+  it('Swahili screens carry no English words (the language option names both languages)', () => {
+    const english = /\b(Back|More|Exit|Welcome|Enter|Claim|Services|Account|Invalid|Saved|Status|Reference|Today|Yesterday|Send|Skip|kg)\b/;
+    for (const state of SCREEN_STATES) {
+      for (const c of contexts('sw')) {
+        for (const notice of [undefined, ...NOTICES]) {
+          for (const reply of pages(state, { ...c, notice })) {
+            expect(reply.replace('Lugha / Language', '').replace(APP_NAME, ''), `sw ${state}`).to.not.match(english);
+          }
+        }
+      }
+    }
+  });
+});
