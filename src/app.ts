@@ -6,6 +6,7 @@ import type { Db } from './platform/db/index.ts';
 import { createAgentArea } from './agent/index.ts';
 import { createChainArea } from './chain/index.ts';
 import { gatewayMounts } from './chain/gateway/router.ts';
+import { DOCS_PATHS, docsRouter } from './platform/docs.ts';
 import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
 import { holdingRefusals, raiseHeldBodyFailure, requireContentTypeForBody } from './platform/http/body.ts';
@@ -106,6 +107,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use((req, res, next) => (req.method === 'OPTIONS' ? methodNotAllowed(req, res, next) : next()));
 
   app.use(scopedRouter(healthRouter(db, config), { paths: ['/health', '/'] }));
+  app.use(scopedRouter(docsRouter(), { paths: DOCS_PATHS }));
   app.use(scopedRouter(twins.router, { prefixes: ['/v1'] }));
   app.use(scopedRouter(ussd.router, { prefixes: ['/api/ussd'] }));
   app.use(chain.router);

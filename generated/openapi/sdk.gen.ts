@@ -42,6 +42,8 @@ export const buildAgentContext = <ThrowOnError extends boolean = false>(options?
 
 /**
  * Loaded plugins (in dependency order) and excluded plugins with the reason
+ *
+ * What this instance booted with: each loaded plugin with its manifest (when to use it, its tools, its dependencies), and each excluded plugin with why (switched off, missing dependency).
  */
 export const listAgentPlugins = <ThrowOnError extends boolean = false>(options?: Options<ListAgentPluginsData, ThrowOnError>) => (options?.client ?? client).get<ListAgentPluginsResponses, ListAgentPluginsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -131,6 +133,8 @@ export const getUserPreferences = <ThrowOnError extends boolean = false>(options
 
 /**
  * List claims with filters and cursor pagination
+ *
+ * Filters (collection, group, status, household) combine (AND); cursor pagination as for entities. Each item is the full claim, with its checks, reasons and credential.
  */
 export const listClaims = <ThrowOnError extends boolean = false>(options?: Options<ListClaimsData, ThrowOnError>) => (options?.client ?? client).get<ListClaimsResponses, ListClaimsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -155,6 +159,8 @@ export const submitClaim = <ThrowOnError extends boolean = false>(options: Optio
 
 /**
  * Get a claim, with its checks and (when verified) its credential
+ *
+ * The claim with the outcome of each of the eight KPT rules (`checks`), the reasons it is pending or rejected, and, once verified, its verifiable credential.
  */
 export const getClaim = <ThrowOnError extends boolean = false>(options: Options<GetClaimData, ThrowOnError>) => (options.client ?? client).get<GetClaimResponses, GetClaimErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -164,6 +170,8 @@ export const getClaim = <ThrowOnError extends boolean = false>(options: Options<
 
 /**
  * List collections
+ *
+ * Oldest first, with cursor pagination; `default` holds claims sent without a collectionId.
  */
 export const listCollections = <ThrowOnError extends boolean = false>(options?: Options<ListCollectionsData, ThrowOnError>) => (options?.client ?? client).get<ListCollectionsResponses, ListCollectionsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -173,6 +181,8 @@ export const listCollections = <ThrowOnError extends boolean = false>(options?: 
 
 /**
  * Create a KPT claim collection (a campaign)
+ *
+ * A collection groups the claims of one KPT campaign; its report compares its reference and intervention groups. Ids are chosen by the caller; a taken id answers 409.
  */
 export const createCollection = <ThrowOnError extends boolean = false>(options: Options<CreateCollectionData, ThrowOnError>) => (options.client ?? client).post<CreateCollectionResponses, CreateCollectionErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -186,6 +196,8 @@ export const createCollection = <ThrowOnError extends boolean = false>(options: 
 
 /**
  * Get a collection
+ *
+ * One collection by id.
  */
 export const getCollection = <ThrowOnError extends boolean = false>(options: Options<GetCollectionData, ThrowOnError>) => (options.client ?? client).get<GetCollectionResponses, GetCollectionErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -195,6 +207,8 @@ export const getCollection = <ThrowOnError extends boolean = false>(options: Opt
 
 /**
  * KPT campaign report of the collection's verified claims
+ *
+ * Computed on each request from the collection's verified claims: per group households, household-days, mean and SD of kg/household/day; the savings with the Welch 90% confidence interval and t-test; the precision of that interval against the 90/10 target; and the households each group's own mean needs for 90/10. Figures that cannot be computed yet (too few households) are null.
  */
 export const getCollectionReport = <ThrowOnError extends boolean = false>(options: Options<GetCollectionReportData, ThrowOnError>) => (options.client ?? client).get<GetCollectionReportResponses, GetCollectionReportErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -204,6 +218,8 @@ export const getCollectionReport = <ThrowOnError extends boolean = false>(option
 
 /**
  * SVG chart of both groups' kg/household/day distributions
+ *
+ * The report as a printable chart: each household as a dot, each group mean and mean ± 1 SD band, and every headline figure printed (savings, 90% CI, Welch test, precision, households needed). Same figures as GET /v1/collections/{id}/report.
  */
 export const getCollectionReportChart = <ThrowOnError extends boolean = false>(options: Options<GetCollectionReportChartData, ThrowOnError>) => (options.client ?? client).get<GetCollectionReportChartResponses, GetCollectionReportChartErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -227,6 +243,8 @@ export const verifyCredential = <ThrowOnError extends boolean = false>(options: 
 
 /**
  * List entities, newest last, with cursor pagination
+ *
+ * Filters combine (AND). Follow `nextCursor` until it is absent to read the whole list; entities created meanwhile appear after the ones already read, never before.
  */
 export const listEntities = <ThrowOnError extends boolean = false>(options?: Options<ListEntitiesData, ThrowOnError>) => (options?.client ?? client).get<ListEntitiesResponses, ListEntitiesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -236,6 +254,8 @@ export const listEntities = <ThrowOnError extends boolean = false>(options?: Opt
 
 /**
  * Create an entity (from a protocol, or a protocol itself)
+ *
+ * Creates a Protocol (a template: property name -> type name, role -> entity type) or an entity from a protocol, whose properties and relationships are checked against it. The caller becomes the controller unless `controller` names another DID. The new DID is generated by the server and returned with Location.
  */
 export const createEntity = <ThrowOnError extends boolean = false>(options: Options<CreateEntityData, ThrowOnError>) => (options.client ?? client).post<CreateEntityResponses, CreateEntityErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -249,6 +269,8 @@ export const createEntity = <ThrowOnError extends boolean = false>(options: Opti
 
 /**
  * Get an entity by DID
+ *
+ * Any holder of `twins:read` may read any entity.
  */
 export const getEntity = <ThrowOnError extends boolean = false>(options: Options<GetEntityData, ThrowOnError>) => (options.client ?? client).get<GetEntityResponses, GetEntityErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -273,6 +295,8 @@ export const updateEntity = <ThrowOnError extends boolean = false>(options: Opti
 
 /**
  * The stored bytes of a content-addressed evidence blob (byte for byte)
+ *
+ * The canonical JSON of a claim, byte for byte, as stored under the CIDv1 a credential's evidence names (ipfs://<cid>); hash it to check the CID.
  */
 export const getEvidence = <ThrowOnError extends boolean = false>(options: Options<GetEvidenceData, ThrowOnError>) => (options.client ?? client).get<GetEvidenceResponses, GetEvidenceErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
