@@ -6,7 +6,7 @@ SHELL := /bin/bash
 LOCK_HASH := $(shell sha256sum package-lock.json | cut -c1-64)
 NPM_STAMP := node_modules/.hearth-lock-$(LOCK_HASH)
 
-.PHONY: install generate typecheck migrate start test bench keys ussd
+.PHONY: install generate sdk typecheck migrate start test bench keys ussd
 
 $(NPM_STAMP):
 	npm ci --no-audit --no-fund
@@ -16,8 +16,14 @@ install: $(NPM_STAMP)
 
 generate: install
 	bash scripts/generate.sh
+	$(MAKE) sdk
 
-typecheck: install
+# The partner SDK package (sdk/dist), built from generated/openapi; its tests import it by name.
+sdk: install
+	rm -rf sdk/dist
+	cd sdk && ../node_modules/.bin/tsc -p tsconfig.json
+
+typecheck: install sdk
 	npx --no-install tsc --noEmit
 
 migrate: install

@@ -310,6 +310,13 @@ export type FuelMeasurements = {
     unit?: 'kg';
 };
 
+/**
+ * FuelMeasurements as stored and answered: `unit` is always present (the default filled in). A schema of its own so request types keep `unit` optional and response types have it.
+ */
+export type StoredFuelMeasurements = FuelMeasurements & {
+    unit: 'kg';
+};
+
 export type TestPeriod = {
     startDate: IsoDate;
     endDate: IsoDate;
@@ -426,7 +433,7 @@ export type KptClaim = {
     collectionId: CollectionId;
     householdId: Did;
     testGroup: TestGroup;
-    fuelMeasurements: FuelMeasurements;
+    fuelMeasurements: StoredFuelMeasurements;
     testPeriod?: TestPeriod;
     cookingSessions?: Array<CookingSession>;
     evidence?: Array<EvidenceItem>;
