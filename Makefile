@@ -29,8 +29,10 @@ typecheck: install sdk
 migrate: install
 	npx --no-install tsx src/main.ts migrate
 
+# exec: node itself is make's child, so the SIGTERM that make passes on to its children reaches
+# the server, which shuts down cleanly (through npx and the tsx wrapper it was lost, orphaning it).
 start: install
-	npx --no-install tsx src/main.ts start
+	exec node --import tsx src/main.ts start
 
 test: install typecheck
 	npx --no-install mocha
