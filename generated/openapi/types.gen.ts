@@ -1067,6 +1067,10 @@ export type SubmitClaimErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * The Idempotency-Key was already used with a different request body (nothing is stored).
+     */
+    422: Problem;
 };
 
 export type SubmitClaimError = SubmitClaimErrors[keyof SubmitClaimErrors];
@@ -1161,6 +1165,12 @@ export type ListCollectionsResponse = ListCollectionsResponses[keyof ListCollect
 
 export type CreateCollectionData = {
     body: CollectionCreateRequest;
+    headers?: {
+        /**
+         * Repeating a request with the same key (and body) within 24 hours answers 200 with the collection the first request created instead of creating another; the same key with another body answers 422. Keys are scoped to the API key's principal.
+         */
+        'Idempotency-Key'?: string;
+    };
     path?: never;
     query?: never;
     url: '/v1/collections';
@@ -1191,11 +1201,19 @@ export type CreateCollectionErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * The Idempotency-Key was already used with a different request body (nothing is stored).
+     */
+    422: Problem;
 };
 
 export type CreateCollectionError = CreateCollectionErrors[keyof CreateCollectionErrors];
 
 export type CreateCollectionResponses = {
+    /**
+     * A retry with the same Idempotency-Key and body; the collection the first request created.
+     */
+    200: Collection;
     /**
      * Created.
      */
@@ -1400,6 +1418,12 @@ export type ListEntitiesResponse = ListEntitiesResponses[keyof ListEntitiesRespo
 
 export type CreateEntityData = {
     body: EntityCreateRequest;
+    headers?: {
+        /**
+         * Repeating a request with the same key (and body) within 24 hours answers 200 with the entity the first request created instead of creating another; the same key with another body answers 422. Keys are scoped to the API key's principal.
+         */
+        'Idempotency-Key'?: string;
+    };
     path?: never;
     query?: never;
     url: '/v1/entities';
@@ -1426,11 +1450,19 @@ export type CreateEntityErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * The Idempotency-Key was already used with a different request body (nothing is stored).
+     */
+    422: Problem;
 };
 
 export type CreateEntityError = CreateEntityErrors[keyof CreateEntityErrors];
 
 export type CreateEntityResponses = {
+    /**
+     * A retry with the same Idempotency-Key and body; the entity the first request created, as it is now.
+     */
+    200: Entity;
     /**
      * Created. Location names the new entity.
      */

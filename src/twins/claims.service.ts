@@ -18,6 +18,7 @@ import { findCollectionForUpdate } from './collections.repository.ts';
 import { credentialColumns, type ClaimSeal, type NormalisedClaim } from './claim-seal.ts';
 import type { ClaimSealer } from './claim-sealer.ts';
 import { jcs } from './credentials.ts';
+import { idempotencyKeyReused } from './idempotency.ts';
 import { findEntityRowForShare } from './entities.repository.ts';
 import { storeEvidence } from './evidence.ts';
 import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap } from './kpt-rules.ts';
@@ -151,7 +152,7 @@ export class ClaimService {
         const bound = idempotency && (await this.repo.findByIdempotencyKey(principal.did, idempotency.key));
         if (bound) {
           if (isSameRequest(bound, idempotency, claimKey)) return this.replayed(bound, opts);
-          throw idempotencyReuse(idempotency.key);
+          throw idempotencyKeyReused(idempotency.key, 'claim');
         }
         const winner = await this.repo.findByClaimKey(claimKey);
         if (winner) {
@@ -194,7 +195,7 @@ export class ClaimService {
     if (idempotency) {
       const previous = await claims.findByIdempotencyKey(principal.did, idempotency.key);
       if (previous && isSameRequest(previous, idempotency, claimKey)) throw new ReplayFound(previous);
-      if (previous) throw idempotencyReuse(idempotency.key);
+      if (previous) throw idempotencyKeyReused(idempotency.key, 'claim');
     }
     await claims.lockHousehold(claim.householdId);
     const householdClaims = await claims.findByHousehold(claim.householdId);
@@ -265,7 +266,7 @@ export class ClaimService {
   private async bindReplayedKey(principal: Principal, idempotency: Idempotency, row: ClaimRow, claimKey: string): Promise<void> {
     await this.repo.bindIdempotencyKey(principal.did, idempotency.key, { claimId: row.id, requestHash: idempotency.requestHash, at: new Date().toISOString() }, true);
     const bound = await this.repo.findByIdempotencyKey(principal.did, idempotency.key);
-    if (bound && !isSameRequest(bound, idempotency, claimKey)) throw idempotencyReuse(idempotency.key);
+    if (bound && !isSameRequest(bound, idempotency, claimKey)) throw idempotencyKeyReused(idempotency.key, 'claim');
   }
 
   /** Re-runs the rules for a pending claim; stores the new status (and credential when verified). */
@@ -329,10 +330,4 @@ export class ClaimService {
     const rows = await this.repo.list({ ...filter, afterSeq: decodeCursor(filter.cursor), limit });
     return pageOf(rows, limit, claimFromRow);
   }
-}
-
-function idempotencyReuse(key: string) {
-  return conflict(`Idempotency-Key ${key} was already used for a different claim.`, [
-    { pointer: '/headers/idempotency-key', message: 'was already used with a different request body', rule: 'idempotency-key-reuse' },
-  ], 'idempotency-key-reuse');
 }

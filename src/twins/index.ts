@@ -34,11 +34,11 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
     return keyPromise;
   };
 
-  const entities = new EntityService(db);
+  const entities = new EntityService(db, ctx.now);
   const sealer = new ClaimSealer(validatorKey, (err) => logger.error({ err }, 'claim sealer thread failed; sealing claims on the request thread'));
   ctx.onClose(() => sealer.close());
   const claims = new ClaimService(db, { totalToleranceKg: config.KPT_TOTAL_TOLERANCE_KG, validatorKey, sealer });
-  const collections = new CollectionService(db);
+  const collections = new CollectionService(db, ctx.now);
   const router = twinsRouter({
     entities,
     claims,
