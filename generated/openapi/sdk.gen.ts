@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { BuildAgentContextData, BuildAgentContextErrors, BuildAgentContextResponses, CreateCollectionData, CreateCollectionErrors, CreateCollectionResponses, CreateEntityData, CreateEntityErrors, CreateEntityResponses, GetClaimData, GetClaimErrors, GetClaimResponses, GetCollectionData, GetCollectionErrors, GetCollectionReportChartData, GetCollectionReportChartErrors, GetCollectionReportChartResponses, GetCollectionReportData, GetCollectionReportErrors, GetCollectionReportResponses, GetCollectionResponses, GetEntityData, GetEntityErrors, GetEntityResponses, GetEvidenceData, GetEvidenceErrors, GetEvidenceResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetRootData, GetRootErrors, GetRootResponses, GetUserPreferencesData, GetUserPreferencesErrors, GetUserPreferencesResponses, GetUssdSessionDebugData, GetUssdSessionDebugErrors, GetUssdSessionDebugResponses, InvokeAgentToolData, InvokeAgentToolErrors, InvokeAgentToolResponses, ListAgentPluginsData, ListAgentPluginsErrors, ListAgentPluginsResponses, ListAgentToolsData, ListAgentToolsErrors, ListAgentToolsResponses, ListClaimsData, ListClaimsErrors, ListClaimsResponses, ListCollectionsData, ListCollectionsErrors, ListCollectionsResponses, ListEntitiesData, ListEntitiesErrors, ListEntitiesResponses, ListUssdSessionsData, ListUssdSessionsErrors, ListUssdSessionsResponses, PostUssdData, PostUssdErrors, PostUssdResponses, SubmitClaimData, SubmitClaimErrors, SubmitClaimResponses, UpdateEntityData, UpdateEntityErrors, UpdateEntityResponses, VerifyCredentialData, VerifyCredentialErrors, VerifyCredentialResponses } from './types.gen.js';
+import type { BuildAgentContextData, BuildAgentContextErrors, BuildAgentContextResponses, CreateCollectionData, CreateCollectionErrors, CreateCollectionResponses, CreateEntityData, CreateEntityErrors, CreateEntityResponses, GetClaimData, GetClaimErrors, GetClaimResponses, GetCollectionData, GetCollectionErrors, GetCollectionReportChartData, GetCollectionReportChartErrors, GetCollectionReportChartResponses, GetCollectionReportData, GetCollectionReportErrors, GetCollectionReportResponses, GetCollectionResponses, GetEntityData, GetEntityErrors, GetEntityResponses, GetEvidenceData, GetEvidenceErrors, GetEvidenceResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetRootData, GetRootErrors, GetRootResponses, GetUserPreferencesData, GetUserPreferencesErrors, GetUserPreferencesResponses, GetUssdSessionDebugData, GetUssdSessionDebugErrors, GetUssdSessionDebugResponses, InvokeAgentToolData, InvokeAgentToolErrors, InvokeAgentToolResponses, ListAgentPluginsData, ListAgentPluginsErrors, ListAgentPluginsResponses, ListAgentToolsAnthropicData, ListAgentToolsAnthropicErrors, ListAgentToolsAnthropicResponses, ListAgentToolsData, ListAgentToolsErrors, ListAgentToolsOpenAiData, ListAgentToolsOpenAiErrors, ListAgentToolsOpenAiResponses, ListAgentToolsResponses, ListClaimsData, ListClaimsErrors, ListClaimsResponses, ListCollectionsData, ListCollectionsErrors, ListCollectionsResponses, ListEntitiesData, ListEntitiesErrors, ListEntitiesResponses, ListUssdSessionsData, ListUssdSessionsErrors, ListUssdSessionsResponses, PostUssdData, PostUssdErrors, PostUssdResponses, SubmitClaimData, SubmitClaimErrors, SubmitClaimResponses, UpdateEntityData, UpdateEntityErrors, UpdateEntityResponses, VerifyCredentialData, VerifyCredentialErrors, VerifyCredentialResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -75,6 +75,28 @@ export const invokeAgentTool = <ThrowOnError extends boolean = false>(options: O
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * The loaded plugins' tools in Anthropic's tool-use shape
+ *
+ * The tools of GET /agent/tools as the `tools` array Anthropic's Messages API takes (`{name, description, input_schema}`), to pass on as is.
+ */
+export const listAgentToolsAnthropic = <ThrowOnError extends boolean = false>(options?: Options<ListAgentToolsAnthropicData, ThrowOnError>) => (options?.client ?? client).get<ListAgentToolsAnthropicResponses, ListAgentToolsAnthropicErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/agent/tools/anthropic',
+    ...options
+});
+
+/**
+ * The loaded plugins' tools in OpenAI's function-calling shape
+ *
+ * The tools of GET /agent/tools as the `tools` array OpenAI's Chat Completions API takes (`{"type": "function", "function": {name, description, parameters}}`), to pass on as is.
+ */
+export const listAgentToolsOpenAi = <ThrowOnError extends boolean = false>(options?: Options<ListAgentToolsOpenAiData, ThrowOnError>) => (options?.client ?? client).get<ListAgentToolsOpenAiResponses, ListAgentToolsOpenAiErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/agent/tools/openai',
+    ...options
 });
 
 /**

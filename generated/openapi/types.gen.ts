@@ -138,6 +138,26 @@ export type AgentTools = {
     tools: Array<ToolDefinition>;
 };
 
+export type OpenAiTools = {
+    tools: Array<{
+        type: 'function';
+        function: ToolDefinition;
+    }>;
+};
+
+export type AnthropicTools = {
+    tools: Array<{
+        name: string;
+        description: string;
+        /**
+         * JSON Schema of the arguments object.
+         */
+        input_schema: {
+            [key: string]: unknown;
+        };
+    }>;
+};
+
 export type ToolInvocation = {
     roomId?: RoomId;
     /**
@@ -808,6 +828,72 @@ export type InvokeAgentToolResponses = {
 };
 
 export type InvokeAgentToolResponse = InvokeAgentToolResponses[keyof InvokeAgentToolResponses];
+
+export type ListAgentToolsAnthropicData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/agent/tools/anthropic';
+};
+
+export type ListAgentToolsAnthropicErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+};
+
+export type ListAgentToolsAnthropicError = ListAgentToolsAnthropicErrors[keyof ListAgentToolsAnthropicErrors];
+
+export type ListAgentToolsAnthropicResponses = {
+    /**
+     * The loaded plugins' tools, in plugin dependency order.
+     */
+    200: AnthropicTools;
+};
+
+export type ListAgentToolsAnthropicResponse = ListAgentToolsAnthropicResponses[keyof ListAgentToolsAnthropicResponses];
+
+export type ListAgentToolsOpenAiData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/agent/tools/openai';
+};
+
+export type ListAgentToolsOpenAiErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+};
+
+export type ListAgentToolsOpenAiError = ListAgentToolsOpenAiErrors[keyof ListAgentToolsOpenAiErrors];
+
+export type ListAgentToolsOpenAiResponses = {
+    /**
+     * The loaded plugins' tools, in plugin dependency order.
+     */
+    200: OpenAiTools;
+};
+
+export type ListAgentToolsOpenAiResponse = ListAgentToolsOpenAiResponses[keyof ListAgentToolsOpenAiResponses];
 
 export type PostUssdData = {
     body: UssdRequest;

@@ -4,6 +4,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { expect } from 'chai';
+import { listAgentTools, listAgentToolsAnthropic, listAgentToolsOpenAi } from '../../generated/openapi/sdk.gen.ts';
+import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -97,5 +99,16 @@ forEachDatabase('agent MCP server', (t) => {
     expect(res.headers.get('www-authenticate')).to.equal('Bearer realm="hearth"');
     const get = await fetch(`${server.baseUrl}/agent/mcp`, { headers: { Authorization: `Bearer ${alice}` } });
     expect(get.status).to.equal(405);
+  });
+
+  it('GET /agent/tools/openai and /agent/tools/anthropic give the same tools in those APIs\' shapes', async () => {
+    const plain = (await listAgentTools({ client: server.client, auth: readOnly })).data!.tools;
+    const openai = await listAgentToolsOpenAi({ client: server.client, auth: readOnly });
+    expectContractResponse('get', '/agent/tools/openai', { status: 200, headers: openai.response.headers, body: openai.data });
+    expect(openai.data!.tools).to.deep.equal(plain.map((t) => ({ type: 'function', function: t })));
+    const anthropic = await listAgentToolsAnthropic({ client: server.client, auth: readOnly });
+    expectContractResponse('get', '/agent/tools/anthropic', { status: 200, headers: anthropic.response.headers, body: anthropic.data });
+    expect(anthropic.data!.tools).to.deep.equal(plain.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })));
+    expect((await listAgentToolsOpenAi({ client: server.client })).response.status).to.equal(401);
   });
 });
