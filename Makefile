@@ -6,7 +6,8 @@ SHELL := /bin/bash
 LOCK_HASH := $(shell sha256sum package-lock.json | cut -c1-64)
 NPM_STAMP := node_modules/.hearth-lock-$(LOCK_HASH)
 
-.PHONY: install generate typecheck migrate start test bench keys ussd ussd-demo
+
+.PHONY: install generate sdk typecheck migrate start test bench keys ussd ussd-demo
 
 $(NPM_STAMP):
 	npm ci --no-audit --no-fund
@@ -16,15 +17,23 @@ install: $(NPM_STAMP)
 
 generate: install
 	bash scripts/generate.sh
+	$(MAKE) sdk
 
-typecheck: install
+# The partner SDK package (sdk/dist), built from generated/openapi; its tests import it by name.
+sdk: install
+	rm -rf sdk/dist
+	cd sdk && ../node_modules/.bin/tsc -p tsconfig.json
+
+typecheck: install sdk
 	npx --no-install tsc --noEmit
 
 migrate: install
 	npx --no-install tsx src/main.ts migrate
 
+# exec: node itself is make's child, so the SIGTERM that make passes on to its children reaches
+# the server, which shuts down cleanly (through npx and the tsx wrapper it was lost, orphaning it).
 start: install
-	npx --no-install tsx src/main.ts start
+	exec node --import tsx src/main.ts start
 
 # The suite's files are named here so `npx mocha test/x.test.ts` runs that file alone.
 test: install typecheck

@@ -6,6 +6,7 @@ import type { Db } from './platform/db/index.ts';
 import { createAgentArea } from './agent/index.ts';
 import { createChainArea } from './chain/index.ts';
 import { gatewayMounts } from './chain/gateway/router.ts';
+import { DOCS_PATHS, docsRouter } from './platform/docs.ts';
 import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
 import { requireContentTypeForBody } from './platform/http/body.ts';
@@ -158,6 +159,8 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
 
   app.use(contractOnly(scopedRouter(healthRouter(db, config), { paths: ['/health', '/'] })));
   if (config.METRICS_ENABLED) app.use(contractOnly(scopedRouter(metricsRouter(ctx.metrics, config.METRICS_TOKEN), { paths: ['/metrics'] })));
+  // Static, public and outside the contract: the reference page and the contract itself.
+  app.use(scopedRouter(docsRouter(), { paths: DOCS_PATHS }));
   app.use(contractOnly(scopedRouter(twins.router, { prefixes: ['/v1'] })));
   app.use(contractOnly(scopedRouter(ussd.router, { prefixes: ['/api/ussd'] })));
   app.use(chain.router);

@@ -146,6 +146,26 @@ export type AgentTools = {
     tools: Array<ToolDefinition>;
 };
 
+export type OpenAiTools = {
+    tools: Array<{
+        type: 'function';
+        function: ToolDefinition;
+    }>;
+};
+
+export type AnthropicTools = {
+    tools: Array<{
+        name: string;
+        description: string;
+        /**
+         * JSON Schema of the arguments object.
+         */
+        input_schema: {
+            [key: string]: unknown;
+        };
+    }>;
+};
+
 export type ToolInvocation = {
     roomId?: RoomId;
     /**
@@ -318,6 +338,13 @@ export type FuelMeasurements = {
     unit?: 'kg';
 };
 
+/**
+ * FuelMeasurements as stored and answered: `unit` is always present (the default filled in). A schema of its own so request types keep `unit` optional and response types have it.
+ */
+export type StoredFuelMeasurements = FuelMeasurements & {
+    unit: 'kg';
+};
+
 export type TestPeriod = {
     startDate: IsoDate;
     endDate: IsoDate;
@@ -487,7 +514,7 @@ export type KptClaim = {
     collectionId: CollectionId;
     householdId: Did;
     testGroup: TestGroup;
-    fuelMeasurements: FuelMeasurements;
+    fuelMeasurements: StoredFuelMeasurements;
     testPeriod?: TestPeriod;
     cookingSessions?: Array<CookingSession>;
     evidence?: Array<EvidenceItem>;
@@ -933,6 +960,88 @@ export type InvokeAgentToolResponses = {
 
 export type InvokeAgentToolResponse = InvokeAgentToolResponses[keyof InvokeAgentToolResponses];
 
+export type ListAgentToolsAnthropicData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/agent/tools/anthropic';
+};
+
+export type ListAgentToolsAnthropicErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type ListAgentToolsAnthropicError = ListAgentToolsAnthropicErrors[keyof ListAgentToolsAnthropicErrors];
+
+export type ListAgentToolsAnthropicResponses = {
+    /**
+     * The loaded plugins' tools, in plugin dependency order.
+     */
+    200: AnthropicTools;
+};
+
+export type ListAgentToolsAnthropicResponse = ListAgentToolsAnthropicResponses[keyof ListAgentToolsAnthropicResponses];
+
+export type ListAgentToolsOpenAiData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/agent/tools/openai';
+};
+
+export type ListAgentToolsOpenAiErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type ListAgentToolsOpenAiError = ListAgentToolsOpenAiErrors[keyof ListAgentToolsOpenAiErrors];
+
+export type ListAgentToolsOpenAiResponses = {
+    /**
+     * The loaded plugins' tools, in plugin dependency order.
+     */
+    200: OpenAiTools;
+};
+
+export type ListAgentToolsOpenAiResponse = ListAgentToolsOpenAiResponses[keyof ListAgentToolsOpenAiResponses];
+
 export type PostUssdData = {
     body: UssdRequest;
     path?: never;
@@ -1306,6 +1415,10 @@ export type SubmitClaimErrors = {
      */
     415: Problem;
     /**
+     * The Idempotency-Key was already used with a different request body (nothing is stored).
+     */
+    422: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -1533,6 +1646,12 @@ export type ListCollectionsResponse = ListCollectionsResponses[keyof ListCollect
 
 export type CreateCollectionData = {
     body: CollectionCreateRequest;
+    headers?: {
+        /**
+         * Repeating a request with the same key (and body) within 24 hours answers 200 with the collection the first request created instead of creating another; the same key with another body answers 422. Keys are scoped to the API key's principal.
+         */
+        'Idempotency-Key'?: string;
+    };
     path?: never;
     query?: never;
     url: '/v1/collections';
@@ -1564,6 +1683,10 @@ export type CreateCollectionErrors = {
      */
     415: Problem;
     /**
+     * The Idempotency-Key was already used with a different request body (nothing is stored).
+     */
+    422: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -1576,6 +1699,10 @@ export type CreateCollectionErrors = {
 export type CreateCollectionError = CreateCollectionErrors[keyof CreateCollectionErrors];
 
 export type CreateCollectionResponses = {
+    /**
+     * A retry with the same Idempotency-Key and body; the collection the first request created.
+     */
+    200: Collection;
     /**
      * Created.
      */
@@ -1894,6 +2021,12 @@ export type ListEntitiesResponse = ListEntitiesResponses[keyof ListEntitiesRespo
 
 export type CreateEntityData = {
     body: EntityCreateRequest;
+    headers?: {
+        /**
+         * Repeating a request with the same key (and body) within 24 hours answers 200 with the entity the first request created instead of creating another; the same key with another body answers 422. Keys are scoped to the API key's principal.
+         */
+        'Idempotency-Key'?: string;
+    };
     path?: never;
     query?: never;
     url: '/v1/entities';
@@ -1921,6 +2054,10 @@ export type CreateEntityErrors = {
      */
     415: Problem;
     /**
+     * The Idempotency-Key was already used with a different request body (nothing is stored).
+     */
+    422: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -1933,6 +2070,10 @@ export type CreateEntityErrors = {
 export type CreateEntityError = CreateEntityErrors[keyof CreateEntityErrors];
 
 export type CreateEntityResponses = {
+    /**
+     * A retry with the same Idempotency-Key and body; the entity the first request created, as it is now.
+     */
+    200: Entity;
     /**
      * Created. Location names the new entity.
      */

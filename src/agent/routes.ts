@@ -4,6 +4,8 @@ import type {
   AgentContext,
   AgentPlugins,
   AgentTools,
+  AnthropicTools,
+  OpenAiTools,
   InvokeAgentToolData,
   BuildAgentContextData,
   ToolResult,
@@ -23,6 +25,19 @@ export function agentRouter(runtime: AgentRuntime): Router {
 
   router.get('/agent/tools', (_req, res) => {
     const body: AgentTools = { tools: runtime.toolSchemas() };
+    res.json(body);
+  });
+
+  // The same definitions in the shapes two LLM APIs take, for orchestrators that pass them on as is.
+  router.get('/agent/tools/openai', (_req, res) => {
+    const body: OpenAiTools = { tools: runtime.toolSchemas().map((t) => ({ type: 'function', function: t })) };
+    res.json(body);
+  });
+
+  router.get('/agent/tools/anthropic', (_req, res) => {
+    const body: AnthropicTools = {
+      tools: runtime.toolSchemas().map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })),
+    };
     res.json(body);
   });
 

@@ -2,7 +2,7 @@
 // be verified, the KPT credential signed by the validator. It is a pure function of its input
 // and the key (Ed25519 signatures are deterministic), so the sealer thread (claim-sealer.ts) and
 // the request thread produce the same bytes.
-import type { KptClaimRequest, KptCredentialSummary, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
+import type { KptClaimRequest, KptCredentialSummary, StoredFuelMeasurements, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
 import { statusEntries } from './credential-status.ts';
 import { jcs, signCredential, VC_V2_CONTEXT } from './credentials.ts';
 import { cidOf, evidenceUrl } from './evidence.ts';
@@ -11,7 +11,7 @@ import { preciseSum } from './kpt-rules.ts';
 import type { ValidatorKey } from './validator-key.ts';
 
 /** A claim request with its defaults filled in (collection, unit): what is stored as its body. */
-export type NormalisedClaim = KptClaimRequest & { collectionId: string };
+export type NormalisedClaim = KptClaimRequest & { collectionId: string; fuelMeasurements: StoredFuelMeasurements };
 
 export interface SealInput {
   id: string;

@@ -3,7 +3,8 @@
 // every submission and read runs; area C's paging uses Knex's builder.
 import type { Db } from '../platform/db/index.ts';
 import { insertInto, lockUntilCommit, sqlOf, takeSeqTurn, updateWhere, type Binding, type Sql } from '../platform/db/sql.ts';
-import type { ClaimStatus, KptClaim, KptClaimRequest, TestGroup } from '../../generated/openapi/types.gen.ts';
+import type { ClaimStatus, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
+import type { NormalisedClaim } from './claim-seal.ts';
 import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
 
 export interface ClaimRow {
@@ -39,7 +40,7 @@ export type IdempotentClaimRow = ClaimRow & { request_hash: string | null };
 export type HouseholdClaimRow = Pick<ClaimRow, 'id' | 'claim_key' | 'collection_id' | 'test_group' | 'status' | 'start_date' | 'end_date' | 'daily_logs'>;
 
 export function claimFromRow(r: ClaimRow): KptClaim {
-  const body = JSON.parse(r.body) as KptClaimRequest;
+  const body = JSON.parse(r.body) as NormalisedClaim;
   return {
     id: r.id,
     type: 'KPTClaim',

@@ -19,6 +19,7 @@ import { credentialColumns, type ClaimSeal, type NormalisedClaim } from './claim
 import type { ClaimSealer } from './claim-sealer.ts';
 import type { CredentialStatusService } from './credential-status.service.ts';
 import { jcs } from './credentials.ts';
+import { idempotencyKeyReused } from './idempotency.ts';
 import { findEntityRowForShare } from './entities.repository.ts';
 import { storeEvidence } from './evidence.ts';
 import type { PublicBase } from './kpt-context.ts';
@@ -160,7 +161,7 @@ export class ClaimService {
         const bound = idempotency && (await this.repo.findByIdempotencyKey(principal.did, idempotency.key));
         if (bound) {
           if (isSameRequest(bound, idempotency, claimKey)) return this.replayed(bound, opts);
-          throw idempotencyReuse(idempotency.key);
+          throw idempotencyKeyReused(idempotency.key, 'claim');
         }
         const winner = await this.repo.findByClaimKey(claimKey);
         if (winner) {
@@ -211,7 +212,7 @@ export class ClaimService {
     if (idempotency) {
       const previous = await claims.findByIdempotencyKey(principal.did, idempotency.key);
       if (previous && isSameRequest(previous, idempotency, claimKey)) throw new ReplayFound(previous);
-      if (previous) throw idempotencyReuse(idempotency.key);
+      if (previous) throw idempotencyKeyReused(idempotency.key, 'claim');
     }
     await claims.lockHousehold(claim.householdId);
     let householdClaims = await claims.findByHousehold(claim.householdId);
@@ -290,7 +291,7 @@ export class ClaimService {
   private async bindReplayedKey(principal: Principal, idempotency: Idempotency, row: ClaimRow, claimKey: string): Promise<void> {
     await this.repo.bindIdempotencyKey(principal.did, idempotency.key, { claimId: row.id, requestHash: idempotency.requestHash, at: new Date().toISOString() }, true);
     const bound = await this.repo.findByIdempotencyKey(principal.did, idempotency.key);
-    if (bound && !isSameRequest(bound, idempotency, claimKey)) throw idempotencyReuse(idempotency.key);
+    if (bound && !isSameRequest(bound, idempotency, claimKey)) throw idempotencyKeyReused(idempotency.key, 'claim');
   }
 
   /** Re-runs the rules for a pending claim; stores the new status (and credential when verified). */
@@ -396,10 +397,4 @@ export class ClaimService {
     const rows = await this.repo.list({ ...filter, afterSeq: decodeCursor(filter.cursor), limit });
     return pageOf(rows, limit, claimFromRow);
   }
-}
-
-function idempotencyReuse(key: string) {
-  return conflict(`Idempotency-Key ${key} was already used for a different claim.`, [
-    { pointer: '/headers/idempotency-key', message: 'was already used with a different request body', rule: 'idempotency-key-reuse' },
-  ], 'idempotency-key-reuse');
 }

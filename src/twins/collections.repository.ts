@@ -30,9 +30,13 @@ export function collectionFromRow(r: CollectionRow): Collection {
 export class CollectionRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
-  /** Inserts a collection in a transaction of its own, which takes the table's `seq` turn. */
-  async insert(row: Omit<CollectionRow, 'seq'>): Promise<void> {
+  /**
+   * Inserts a collection in a transaction of its own, which takes the table's `seq` turn;
+   * `alsoStore` writes in the same transaction, before the turn is taken.
+   */
+  async insert(row: Omit<CollectionRow, 'seq'>, alsoStore?: (sql: Sql) => Promise<void>): Promise<void> {
     await this.db.transaction(async (trx) => {
+      if (alsoStore) await alsoStore(sqlOf(trx));
       await takeSeqTurn(sqlOf(trx), 'kpt_collections');
       await trx('kpt_collections').insert(row);
     });

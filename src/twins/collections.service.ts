@@ -1,20 +1,38 @@
 // KPT claim collections (campaigns) and their campaign reports.
 import type { Db } from '../platform/db/index.ts';
-import { sqlOf } from '../platform/db/sql.ts';
+import { sqlOf, type Sql } from '../platform/db/sql.ts';
 import { isUniqueViolation } from '../platform/db/index.ts';
 import { conflict, notFound } from '../platform/http/errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import type { Collection, CollectionCreateRequest, CollectionPage, KptReport } from '../../generated/openapi/types.gen.ts';
 import { ClaimRepository } from './claims.repository.ts';
 import { CollectionRepository, collectionFromRow } from './collections.repository.ts';
+import { CreationIdempotency, type Created } from './idempotency.ts';
 import { decodeCursor, pageOf } from './paging.ts';
 import { buildKptReport } from './report.ts';
 import { assertMatchesSchema } from './schemas.ts';
 
 export class CollectionService {
-  constructor(private readonly db: Db) {}
+  private readonly idempotency: CreationIdempotency;
 
-  async create(principal: Principal, input: CollectionCreateRequest): Promise<Collection> {
+  constructor(
+    private readonly db: Db,
+    now?: () => Date,
+  ) {
+    this.idempotency = new CreationIdempotency(db, now);
+  }
+
+  /** create, unless the caller's Idempotency-Key names a collection already: then that one. */
+  async createOnce(principal: Principal, input: CollectionCreateRequest, idempotencyKey: string | undefined): Promise<Created<Collection>> {
+    return this.idempotency.run(
+      idempotencyKey === undefined ? undefined : { principalDid: principal.did, operation: 'createCollection', key: idempotencyKey, body: input },
+      (bind) => this.create(principal, input, bind && ((sql) => bind(sql, input.id))),
+      (id) => this.get(id),
+    );
+  }
+
+  /** `storeWithCollection`: the caller's writes in the collection's transaction (both commit or neither). */
+  async create(principal: Principal, input: CollectionCreateRequest, storeWithCollection?: (sql: Sql) => Promise<void>): Promise<Collection> {
     assertMatchesSchema<CollectionCreateRequest>('CollectionCreateRequest', input, 'collection');
     const row = {
       id: input.id,
@@ -25,7 +43,7 @@ export class CollectionService {
       created_at: new Date().toISOString(),
     };
     try {
-      await new CollectionRepository(this.db).insert(row);
+      await new CollectionRepository(this.db).insert(row, storeWithCollection);
     } catch (err) {
       if (isUniqueViolation(err)) {
         throw conflict(`A collection ${input.id} exists.`, [{ pointer: '/body/id', message: 'is taken', rule: 'collection-id-unique' }]);

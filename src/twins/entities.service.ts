@@ -12,6 +12,7 @@ import type {
   EntityUpdateRequest,
   PropertyTypeName,
 } from '../../generated/openapi/types.gen.ts';
+import { CreationIdempotency, type Created } from './idempotency.ts';
 import { EntityRepository, entityFromRow, type EntityRow, type NewEntityRow } from './entities.repository.ts';
 import { decodeCursor, pageOf } from './paging.ts';
 import { assertMatchesSchema, assertNoFieldErrors, didErrors } from './schemas.ts';
@@ -51,7 +52,23 @@ function issuerDids(credentials: EntityCreateRequest['verifiableCredential']): [
 type EntityShape = Pick<EntityCreateRequest, 'properties' | 'relationships' | 'services' | 'verifiableCredential' | 'controller'>;
 
 export class EntityService {
-  constructor(private readonly db: Db) {}
+  private readonly idempotency: CreationIdempotency;
+
+  constructor(
+    private readonly db: Db,
+    now?: () => Date,
+  ) {
+    this.idempotency = new CreationIdempotency(db, now);
+  }
+
+  /** create, unless the caller's Idempotency-Key names an entity already: then that one. */
+  async createOnce(principal: Principal, input: EntityCreateRequest, idempotencyKey: string | undefined): Promise<Created<Entity>> {
+    return this.idempotency.run(
+      idempotencyKey === undefined ? undefined : { principalDid: principal.did, operation: 'createEntity', key: idempotencyKey, body: input },
+      (bind) => this.create(principal, input, bind ? { storeWithEntity: bind } : {}),
+      async (did) => (await this.get(did))!,
+    );
+  }
 
   /**
    * `storeWithEntity`: the caller's writes for the new entity (area B records its household's

@@ -44,12 +44,12 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
     logger.warn({ base }, 'PUBLIC_BASE_URL is not set: credentials name their context, status lists and evidence under a local URL');
   }
   const now = ctx.now ?? (() => new Date());
-  const entities = new EntityService(db);
+  const entities = new EntityService(db, ctx.now);
   const sealer = new ClaimSealer(validatorKey, (err) => logger.error({ err }, 'claim sealer thread failed; sealing claims on the request thread'));
   ctx.onClose(() => sealer.close());
   const statuses = new CredentialStatusService(db, { base, validatorKey });
   const claims = new ClaimService(db, { totalToleranceKg: config.KPT_TOTAL_TOLERANCE_KG, validatorKey, sealer, base, statuses });
-  const collections = new CollectionService(db);
+  const collections = new CollectionService(db, ctx.now);
   const router = twinsRouter({
     entities,
     claims,

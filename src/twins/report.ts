@@ -106,60 +106,110 @@ export function buildKptReport(collectionId: string, claims: ReportClaim[], now 
 }
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-const fmt = (x: number | null, digits = 2) => (x === null ? 'n/a' : x.toFixed(digits));
+const fmt = (x: number | null, digits = 3) => (x === null ? 'n/a' : x.toFixed(digits));
+
+/** A p-value as journals print it: "p < 0.001" below that, else three significant digits. */
+export function formatPValue(p: number | null): string {
+  if (p === null) return 'p = n/a';
+  if (p < 0.001) return 'p < 0.001';
+  return `p = ${p.toPrecision(3)}`;
+}
+
+/** Axis ticks from 0 at a step of 1, 2 or 5 times a power of ten, the last at or above `max`. */
+export function niceTicks(max: number, target = 5): number[] {
+  const top = max > 0 && Number.isFinite(max) ? max : 1;
+  const raw = top / target;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = ([1, 2, 5, 10].find((m) => m * power >= raw) ?? 10) * power;
+  const decimals = Math.max(0, -Math.floor(Math.log10(step)));
+  const count = Math.ceil(top / step - 1e-9);
+  return Array.from({ length: count + 1 }, (_, i) => Number((i * step).toFixed(decimals)));
+}
+
+const tickLabel = (ticks: number[]) => {
+  const step = ticks[1]! - ticks[0]!;
+  const decimals = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+  return (v: number) => v.toFixed(decimals);
+};
 
 /**
- * A standalone SVG: each group's household kg/day values as dots on a shared axis, with the
- * group mean and a +-1 SD band, and the headline figures as text.
+ * A standalone SVG, readable on paper: each group's household kg/day values as dots on a shared
+ * axis with the group mean and a mean ± 1 SD band, every headline figure printed as text (hover
+ * titles only repeat them), and a footer that keeps apart the two sample-size figures: the
+ * precision of the savings' 90% CI, and the households each group's own mean needs for 90/10.
  */
 export function renderReportSvg(r: KptReport): string {
-  const W = 720;
-  const H = 300;
-  const left = 130;
+  const W = 760;
+  const left = 30;
   const right = W - 30;
   const all = [...r.reference.values, ...r.intervention.values];
-  const max = all.length ? Math.max(...all) * 1.1 : 1;
+  const ticks = niceTicks(all.length ? Math.max(...all) : 0);
+  const max = ticks[ticks.length - 1]!;
+  const label = tickLabel(ticks);
   const x = (v: number) => left + (v / max) * (right - left);
-  const rows: [string, typeof r.reference, string, number][] = [
-    ['Reference', r.reference, '#c0392b', 110],
-    ['Intervention', r.intervention, '#27ae60', 180],
-  ];
+  const text = (px: number, py: number, content: string, attrs = '') =>
+    `<text x="${px.toFixed(1)}" y="${py}" ${/font-size=/.test(attrs) ? attrs : `font-size="13" ${attrs}`.trim()}>${esc(content)}</text>`;
   const parts: string[] = [];
-  parts.push(`<text x="${W / 2}" y="28" text-anchor="middle" font-size="16" font-weight="bold">${esc(`KPT ${r.collectionId}: fuel use, kg per household per day`)}</text>`);
-  parts.push(
-    `<text x="${W / 2}" y="50" text-anchor="middle" font-size="12">${esc(
-      `savings ${fmt(r.savings.kgPerHouseholdDay, 3)} kg/hh/day (${fmt(r.savings.percent, 1)}%), 90% CI ${r.savings.confidenceInterval90 ? r.savings.confidenceInterval90.map((v) => v.toFixed(3)).join(' to ') : 'n/a'}, Welch p=${fmt(r.welch.pValue, 4)}`,
-    )}</text>`,
-  );
-  for (const [label, g, colour, y] of rows) {
-    parts.push(`<text x="${left - 10}" y="${y + 4}" text-anchor="end" font-size="13">${esc(`${label} (n=${g.households})`)}</text>`);
+
+  parts.push(text(left, 28, 'KPT report: fuel use, kg per household per day', 'font-size="17" font-weight="bold"'));
+  parts.push(text(left, 48, `Collection ${r.collectionId} · ${r.claimsCounted} verified claims · generated ${r.generatedAt.slice(0, 10)}`, 'fill="#444"'));
+  const ci = r.savings.confidenceInterval90;
+  parts.push(text(left, 76,
+    `Savings (reference − intervention): ${fmt(r.savings.kgPerHouseholdDay)} kg/household/day (${fmt(r.savings.percent, 1)}%), 90% CI ${ci ? `${fmt(ci[0])} to ${fmt(ci[1])}` : 'n/a'}`,
+    'font-size="14" font-weight="bold"'));
+  parts.push(text(left, 96,
+    `Welch's t-test: t = ${fmt(r.welch.t, 2)}, df = ${fmt(r.welch.degreesOfFreedom, 1)}, ${formatPValue(r.welch.pValue)} (two-sided)`));
+
+  const rows: [string, typeof r.reference, string, number][] = [
+    ['Reference', r.reference, '#b03a2e', 134],
+    ['Intervention', r.intervention, '#1e8449', 226],
+  ];
+  for (const [name, g, colour, top] of rows) {
+    const y = top + 34;
+    const summary = g.meanKgPerHouseholdDay === null
+      ? 'no households'
+      : `mean ${fmt(g.meanKgPerHouseholdDay)} ± ${fmt(g.sdKgPerHouseholdDay)} SD kg/household/day`;
+    parts.push(text(left, top,
+      `${name}: ${g.households} households, ${g.householdDays} household-days; ${summary}`,
+      `font-weight="bold" fill="${colour}"`));
     parts.push(`<line x1="${left}" y1="${y}" x2="${right}" y2="${y}" stroke="#ddd"/>`);
     if (g.meanKgPerHouseholdDay !== null && g.sdKgPerHouseholdDay !== null) {
       const lo = Math.max(0, g.meanKgPerHouseholdDay - g.sdKgPerHouseholdDay);
       const hi = g.meanKgPerHouseholdDay + g.sdKgPerHouseholdDay;
-      parts.push(`<rect x="${x(lo).toFixed(1)}" y="${y - 16}" width="${(x(hi) - x(lo)).toFixed(1)}" height="32" fill="${colour}" fill-opacity="0.15"><title>mean +- 1 SD</title></rect>`);
+      parts.push(`<rect x="${x(lo).toFixed(1)}" y="${y - 16}" width="${(x(hi) - x(lo)).toFixed(1)}" height="32" fill="${colour}" fill-opacity="0.15"><title>mean ± 1 SD: ${fmt(lo)} to ${fmt(hi)}</title></rect>`);
     }
     g.values.forEach((v, i) => {
       const jitter = ((i * 7) % 13) - 6;
-      parts.push(`<circle cx="${x(v).toFixed(1)}" cy="${y + jitter}" r="4" fill="${colour}" fill-opacity="0.7"><title>${v.toFixed(3)} kg/day</title></circle>`);
+      parts.push(`<circle cx="${x(v).toFixed(1)}" cy="${y + jitter}" r="4" fill="${colour}" fill-opacity="0.7"><title>${fmt(v)} kg/household/day</title></circle>`);
     });
     if (g.meanKgPerHouseholdDay !== null) {
-      const mx = x(g.meanKgPerHouseholdDay).toFixed(1);
-      parts.push(`<line x1="${mx}" y1="${y - 20}" x2="${mx}" y2="${y + 20}" stroke="${colour}" stroke-width="3"><title>mean ${g.meanKgPerHouseholdDay.toFixed(3)}</title></line>`);
+      const mx = x(g.meanKgPerHouseholdDay);
+      parts.push(`<line x1="${mx.toFixed(1)}" y1="${y - 20}" x2="${mx.toFixed(1)}" y2="${y + 20}" stroke="${colour}" stroke-width="3"/>`);
+      // Beside the marker, on the side with room.
+      const onRight = mx < (left + right) / 2;
+      parts.push(text(mx + (onRight ? 6 : -6), y + 32, `mean ${fmt(g.meanKgPerHouseholdDay)}`,
+        `font-size="12" fill="${colour}" text-anchor="${onRight ? 'start' : 'end'}"`));
     }
   }
-  const axisY = 230;
+
+  const axisY = 304;
   parts.push(`<line x1="${left}" y1="${axisY}" x2="${right}" y2="${axisY}" stroke="#333"/>`);
-  for (let i = 0; i <= 5; i++) {
-    const v = (max / 5) * i;
-    parts.push(`<line x1="${x(v).toFixed(1)}" y1="${axisY}" x2="${x(v).toFixed(1)}" y2="${axisY + 5}" stroke="#333"/>`);
-    parts.push(`<text x="${x(v).toFixed(1)}" y="${axisY + 18}" text-anchor="middle" font-size="11">${v.toFixed(2)}</text>`);
+  for (const v of ticks) {
+    const tx = x(v);
+    parts.push(`<line x1="${tx.toFixed(1)}" y1="${axisY}" x2="${tx.toFixed(1)}" y2="${axisY + 5}" stroke="#333"/>`);
+    parts.push(text(tx, axisY + 19, label(v), 'font-size="12" text-anchor="middle"'));
   }
-  parts.push(`<text x="${(left + right) / 2}" y="${axisY + 38}" text-anchor="middle" font-size="12">kg of fuel per household per day (dots: households; bar: mean; band: +-1 SD)</text>`);
-  parts.push(
-    `<text x="${W / 2}" y="${H - 4}" text-anchor="middle" font-size="11">${esc(
-      `precision ${r.precision.relative === null ? 'n/a' : (r.precision.relative * 100).toFixed(1) + '%'} (90/10 ${r.precision.meets90_10 ? 'met' : 'not met'}); households needed: reference ${r.sampleSize.referenceHouseholdsNeeded ?? 'n/a'}, intervention ${r.sampleSize.interventionHouseholdsNeeded ?? 'n/a'}`,
-    )}</text>`,
-  );
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H + 10}" viewBox="0 0 ${W} ${H + 10}" font-family="sans-serif" role="img" aria-label="${esc(`KPT report ${r.collectionId}`)}">\n<rect width="100%" height="100%" fill="white"/>\n${parts.join('\n')}\n</svg>\n`;
+  parts.push(text((left + right) / 2, axisY + 40,
+    'kg of fuel per household per day (dots: households; bar: group mean; band: mean ± 1 SD)', 'font-size="12" text-anchor="middle"'));
+
+  const rel = r.precision.relative;
+  parts.push(text(left, axisY + 72,
+    `Savings: 90% CI half-width ${rel === null ? 'n/a' : `${(rel * 100).toFixed(1)}%`} of the savings; 90/10 target (at most 10%) ${r.precision.meets90_10 ? 'met' : 'not met'}.`,
+    'font-size="12"'));
+  const need = (n: number | null, have: number) => `${n ?? 'n/a'} households needed (${have} present)`;
+  parts.push(text(left, axisY + 90,
+    `Each group's own mean at 90/10: reference ${need(r.sampleSize.referenceHouseholdsNeeded, r.reference.households)}, intervention ${need(r.sampleSize.interventionHouseholdsNeeded, r.intervention.households)}.`,
+    'font-size="12"'));
+  const H = axisY + 104;
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" role="img" aria-label="${esc(`KPT report ${r.collectionId}`)}">\n<rect width="100%" height="100%" fill="white"/>\n${parts.join('\n')}\n</svg>\n`;
 }

@@ -41,8 +41,8 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
   const link = (path: string) => `${deps.publicBaseUrl?.replace(/\/$/, '') ?? ''}${path}`;
 
   router.post('/v1/entities', async (req: Request, res: Response) => {
-    const entity = await deps.entities.create(principalOf(req), req.body as EntityCreateRequest);
-    res.status(201).location(link(`/v1/entities/${entity.did}`)).json(entity);
+    const { created, resource } = await deps.entities.createOnce(principalOf(req), req.body as EntityCreateRequest, req.get('Idempotency-Key') || undefined);
+    res.status(created ? 201 : 200).location(link(`/v1/entities/${resource.did}`)).json(resource);
   });
 
   router.get('/v1/entities', async (req, res) => {
@@ -89,8 +89,8 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
   });
 
   router.post('/v1/collections', async (req, res) => {
-    const collection = await deps.collections.create(principalOf(req), req.body as CollectionCreateRequest);
-    res.status(201).location(link(`/v1/collections/${collection.id}`)).json(collection);
+    const { created, resource } = await deps.collections.createOnce(principalOf(req), req.body as CollectionCreateRequest, req.get('Idempotency-Key') || undefined);
+    res.status(created ? 201 : 200).location(link(`/v1/collections/${resource.id}`)).json(resource);
   });
 
   router.get('/v1/collections', async (req, res) => {

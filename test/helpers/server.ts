@@ -1,18 +1,19 @@
 // Starts a real Hearth on 127.0.0.1 (ephemeral port) for contract tests, with a client of the
-// generated SDK pointed at it.
+// built partner package @hearth/sdk (make sdk) pointed at it: every contract test's requests go
+// through the package's own client code, as a partner's would.
 import { createHearth, type Hearth } from '../../src/app.ts';
 import { configWith, type Config } from '../../src/config.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import { ApiKeyService, type Scope } from '../../src/platform/keys/service.ts';
 import { createLogger, type Logger } from '../../src/platform/logging.ts';
 import { listen } from '../../src/platform/server.ts';
-import { createClient, type Client } from '../../generated/openapi/client/index.ts';
+import { createClient, type Client } from '@hearth/sdk';
 
 export interface TestServer {
   config: Config;
   hearth: Hearth;
   baseUrl: string;
-  /** Generated-SDK client bound to this server. */
+  /** A @hearth/sdk client bound to this server. */
   client: Client;
   stop(): Promise<void>;
 }

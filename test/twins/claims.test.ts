@@ -361,9 +361,9 @@ forEachDatabase('KPT claims', (t) => {
       expect(again.claim.id).to.equal(first.claim.id);
     });
 
-    it('409 when the key is reused with another body; keys are per caller', async () => {
+    it('422 when the key is reused with another body; keys are per caller', async () => {
       await submit(kptClaim(), { idempotencyKey: 'req-0002' });
-      const p = await rejected(kptClaim(), 409, { idempotencyKey: 'req-0002' });
+      const p = await rejected(kptClaim(), 422, { idempotencyKey: 'req-0002' });
       expect(p.errors![0]).to.include({ pointer: '/headers/idempotency-key', rule: 'idempotency-key-reuse' });
       expect((await submit(kptClaim(), { idempotencyKey: 'req-0002', key: h.otherKey })).status).to.equal(201);
     });
@@ -373,7 +373,7 @@ forEachDatabase('KPT claims', (t) => {
       const first = await submit(body, { idempotencyKey: 'req-0004' });
       expect(first.status).to.equal(201);
       const other = { ...body, externalFactors: { ...body.externalFactors!, season: 'a different season' } };
-      const p = await rejected(other, 409, { idempotencyKey: 'req-0004' });
+      const p = await rejected(other, 422, { idempotencyKey: 'req-0004' });
       expect(p.errors![0]).to.include({ pointer: '/headers/idempotency-key', rule: 'idempotency-key-reuse' });
       // The same body in another member order is the same request.
       const reordered = Object.fromEntries(Object.entries(body).reverse());
@@ -402,7 +402,7 @@ forEachDatabase('KPT claims', (t) => {
       expect(replay.status).to.equal(200);
       expect(replay.claim.id).to.equal(created.claim.id);
       // The key now names that claim: another body with it is refused and stores nothing...
-      const p = await rejected(kptClaim(), 409, { idempotencyKey: 'req-0003' });
+      const p = await rejected(kptClaim(), 422, { idempotencyKey: 'req-0003' });
       expect(p.errors![0]).to.include({ rule: 'idempotency-key-reuse' });
       // ...and the first body with it is still answered with the same claim.
       const again = await submit(x, { idempotencyKey: 'req-0003' });

@@ -91,7 +91,7 @@ forEachDatabase('collections and the KPT campaign report', (t) => {
     expect(text).to.match(/^<\?xml version="1.0"/);
     expect(text).to.match(/<svg xmlns="http:\/\/www.w3.org\/2000\/svg"[^>]*>[\s\S]*<\/svg>\n$/);
     expect(text.match(/<circle /g)).to.have.length(9);
-    expect(text).to.include('Reference (n=5)').and.include('Intervention (n=4)');
+    expect(text).to.include('Reference: 5 households').and.include('Intervention: 4 households');
   });
 
   it('404 for the report of an unknown collection', async () => {

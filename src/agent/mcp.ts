@@ -1,0 +1,95 @@
+// The agent runtime as an MCP server (Model Context Protocol, Streamable HTTP, official SDK) at
+// /agent/mcp: the loaded plugins' tools (the same registry, argument validation and errors as
+// POST /agent/tools/{name}/invoke) and each plugin's per-user state, such as the user's
+// preferences, as resources hearth://state/{key}/{roomId}. Stateless: every POST carries one
+// JSON-RPC message and gets its answer, so any instance behind a balancer can serve it.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema, ErrorCode, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema,
+  McpError, ReadResourceRequestSchema, type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Router } from 'express';
+import { authorizeRequest } from '../platform/http/auth.ts';
+import { AppError } from '../platform/http/errors.ts';
+import { caseSensitiveRouter } from '../platform/http/scope.ts';
+import type { ApiKeyService, Principal } from '../platform/keys/service.ts';
+import { DEFAULT_ROOM_ID } from './runtime/plugin.ts';
+import type { AgentRuntime } from './runtime/runtime.ts';
+
+export const MCP_PATH = '/agent/mcp';
+const STATE_URI = /^hearth:\/\/state\/([A-Za-z0-9_-]+)\/([^/]+)$/;
+const stateUri = (key: string, roomId: string) => `hearth://state/${key}/${encodeURIComponent(roomId)}`;
+
+function mcpServer(runtime: AgentRuntime, principal: Principal, version: string): Server {
+  const server = new Server({ name: 'hearth-agent', version }, { capabilities: { tools: {}, resources: {} } });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: runtime.toolSchemas().map((t) => ({ name: t.name, description: t.description, inputSchema: t.parameters })),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    if (!principal.scopes.includes('agent:write')) throw new McpError(ErrorCode.InvalidRequest, 'This API key lacks the scope agent:write.');
+    // Tools act in the user's default room, as POST /agent/tools/{name}/invoke does without roomId.
+    const roomId = typeof request.params._meta?.roomId === 'string' ? request.params._meta.roomId : DEFAULT_ROOM_ID;
+    try {
+      const result = await runtime.invokeTool(request.params.name, request.params.arguments ?? {}, { userDid: principal.did, roomId });
+      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: { result } };
+    } catch (err) {
+      if (err instanceof AppError && err.status === 404) throw new McpError(ErrorCode.InvalidParams, err.detail ?? err.title);
+      // Bad arguments are the model's to correct: a tool result marked as an error, naming the fields.
+      if (err instanceof AppError && err.status === 400) {
+        return { isError: true, content: [{ type: 'text', text: JSON.stringify({ detail: err.detail, errors: err.errors ?? [] }) }] };
+      }
+      throw err;
+    }
+  });
+
+  const stateKeys = async (roomId: string) => Object.keys((await runtime.buildContext({ userDid: principal.did, roomId })).state);
+
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+    resources: (await stateKeys(DEFAULT_ROOM_ID)).map((key) => ({
+      uri: stateUri(key, DEFAULT_ROOM_ID),
+      name: `${key} (room ${DEFAULT_ROOM_ID})`,
+      mimeType: 'application/json',
+    })),
+  }));
+
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+    resourceTemplates: (await stateKeys(DEFAULT_ROOM_ID)).map((key) => ({
+      uriTemplate: `hearth://state/${key}/{roomId}`,
+      name: `${key} of the caller in a room`,
+      mimeType: 'application/json',
+    })),
+  }));
+
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const m = STATE_URI.exec(request.params.uri);
+    const roomId = m && decodeURIComponent(m[2]!);
+    const state = m && (await runtime.buildContext({ userDid: principal.did, roomId: roomId! })).state;
+    if (!m || !state || !(m[1]! in state)) throw new McpError(ErrorCode.InvalidParams, `No resource ${request.params.uri}.`);
+    return { contents: [{ uri: request.params.uri, mimeType: 'application/json', text: JSON.stringify(state[m[1]!]) }] };
+  });
+
+  return server;
+}
+
+export function mcpRouter(runtime: AgentRuntime, keys: ApiKeyService, version: string): Router {
+  const router = caseSensitiveRouter();
+  router.post(MCP_PATH, async (req, res) => {
+    const principal = await authorizeRequest(keys, req, ['agent:read']);
+    const server = mcpServer(runtime, principal, version);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  });
+  // Stateless: no server-initiated stream to open and no session to end.
+  router.all(MCP_PATH, (_req, res) => {
+    res.status(405).set('Allow', 'POST').json({ jsonrpc: '2.0', error: { code: ErrorCode.ConnectionClosed, message: 'Method not allowed: this MCP server is stateless; POST each message.' }, id: null });
+  });
+  return router;
+}

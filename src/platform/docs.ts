@@ -1,0 +1,56 @@
+// The contract for people and tools: GET /openapi.json (the bundled document) and GET /docs, an
+// API reference page rendered by Redoc from that document. Redoc's standalone bundle is served
+// from the installed npm package, never a CDN, and the page's Content-Security-Policy lets it
+// load nothing from anywhere else.
+import { createRequire } from 'node:module';
+import type { Router } from 'express';
+import { caseSensitiveRouter } from './http/scope.ts';
+import { OPENAPI_PATH } from './openapi.ts';
+
+const REDOC_BUNDLE = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
+
+export const DOCS_PATHS = ['/openapi.json', '/docs', '/docs/redoc.standalone.js'];
+
+// Relative URLs, so the page also works behind a proxy that mounts Hearth under a prefix.
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Hearth API reference</title>
+<link rel="icon" href="data:,">
+</head>
+<body>
+<redoc spec-url="openapi.json" hide-hostname="true" expand-responses="200,201" path-in-middle-panel="true"></redoc>
+<script src="docs/redoc.standalone.js"></script>
+</body>
+</html>
+`;
+
+// Redoc styles with inline <style> (styled-components) and runs its search index in a blob: worker.
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  'worker-src blob:',
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export function docsRouter(): Router {
+  const router = caseSensitiveRouter();
+  router.get('/openapi.json', (_req, res) => {
+    res.type('application/json').set('Cache-Control', 'no-cache').sendFile(OPENAPI_PATH);
+  });
+  router.get('/docs', (_req, res) => {
+    res.type('html').set({ 'Content-Security-Policy': CSP, 'Cache-Control': 'no-cache' }).send(PAGE);
+  });
+  router.get('/docs/redoc.standalone.js', (_req, res) => {
+    res.type('text/javascript').set('Cache-Control', 'public, max-age=86400').sendFile(REDOC_BUNDLE);
+  });
+  return router;
+}

@@ -1,0 +1,114 @@
+// The MCP server at /agent/mcp, driven by the official SDK's client over Streamable HTTP: the
+// loaded plugins' tools, a tool call that stores preferences, the preferences as a resource,
+// and the errors (bad arguments, unknown tool, scopes, no key). SQLite and PostgreSQL.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { expect } from 'chai';
+import { listAgentTools, listAgentToolsAnthropic, listAgentToolsOpenAi } from '../../generated/openapi/sdk.gen.ts';
+import { expectContractResponse } from '../helpers/contract.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
+
+const ALICE = 'did:ixo:entity:alice0000000000000000000000000001';
+
+forEachDatabase('agent MCP server', (t) => {
+  let server: TestServer;
+  let alice: string;
+  let readOnly: string;
+  const open: Client[] = [];
+  before(async () => {
+    server = await startTestServer(t.db);
+    alice = await createTestKey(t.db, { principalDid: ALICE, scopes: ['agent:read', 'agent:write'] });
+    readOnly = await createTestKey(t.db, { principalDid: ALICE, scopes: ['agent:read'] });
+  });
+  after(async () => {
+    for (const c of open) await c.close();
+    await server.stop();
+  });
+
+  async function connect(key: string): Promise<Client> {
+    const client = new Client({ name: 'hearth-test', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/agent/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    });
+    await client.connect(transport);
+    open.push(client);
+    return client;
+  }
+
+  it('lists the loaded plugins\' tools with their JSON Schemas, as GET /agent/tools does', async () => {
+    const client = await connect(alice);
+    expect(client.getServerVersion()).to.include({ name: 'hearth-agent' });
+    const { tools } = await client.listTools();
+    const http = await (await fetch(`${server.baseUrl}/agent/tools`, { headers: { Authorization: `Bearer ${alice}` } })).json();
+    expect(tools.map((x) => ({ name: x.name, description: x.description, parameters: x.inputSchema }))).to.deep.equal(http.tools);
+    expect(tools.map((x) => x.name)).to.include('set_user_preferences');
+  });
+
+  it('calls a tool for the caller, and the preferences it stored read back as a resource', async () => {
+    const client = await connect(alice);
+    const called = await client.callTool({ name: 'set_user_preferences', arguments: { userName: 'Mama Amina', language: 'sw' } });
+    expect(called.isError).to.not.equal(true);
+    expect((called.structuredContent as { result: Record<string, unknown> }).result).to.include({ userName: 'Mama Amina', language: 'sw' });
+
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri)).to.deep.equal(['hearth://state/userPreferences/default']);
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.map((r) => r.uriTemplate)).to.deep.equal(['hearth://state/userPreferences/{roomId}']);
+    const read = await client.readResource({ uri: 'hearth://state/userPreferences/default' });
+    const content = read.contents[0] as { text: string; mimeType: string };
+    expect(content.mimeType).to.equal('application/json');
+    expect(JSON.parse(content.text)).to.include({ userName: 'Mama Amina', language: 'sw' });
+    // The same record the HTTP API shows.
+    const http = await (await fetch(`${server.baseUrl}/user-preferences`, { headers: { Authorization: `Bearer ${alice}` } })).json();
+    expect(JSON.parse(content.text)).to.deep.equal(http);
+    const otherRoom = await client.readResource({ uri: 'hearth://state/userPreferences/%21kitchen%3Amatrix.org' });
+    expect(JSON.parse((otherRoom.contents[0] as { text: string }).text)).to.equal(null);
+    // _meta.roomId picks the room a call acts in.
+    await client.callTool({ name: 'set_user_preferences', arguments: { tone: 'dry' }, _meta: { roomId: '!kitchen:matrix.org' } });
+    const kitchen = await client.readResource({ uri: 'hearth://state/userPreferences/%21kitchen%3Amatrix.org' });
+    expect(JSON.parse((kitchen.contents[0] as { text: string }).text)).to.include({ tone: 'dry', userName: null });
+  });
+
+  it('bad arguments are a tool error naming the field; an unknown tool or resource is a protocol error', async () => {
+    const client = await connect(alice);
+    const bad = await client.callTool({ name: 'set_user_preferences', arguments: { tone: 42 } });
+    expect(bad.isError).to.equal(true);
+    const body = JSON.parse((bad.content as { text: string }[])[0]!.text);
+    expect(body.errors[0]).to.include({ pointer: '/body/arguments/tone' });
+    let unknown: unknown;
+    await client.callTool({ name: 'no_such_tool', arguments: {} }).catch((err: unknown) => (unknown = err));
+    expect(String(unknown)).to.match(/no_such_tool/);
+    let missing: unknown;
+    await client.readResource({ uri: 'hearth://state/nothing/default' }).catch((err: unknown) => (missing = err));
+    expect(String(missing)).to.match(/No resource/);
+  });
+
+  it('a key without agent:write may list and read but not call tools; no key is 401', async () => {
+    const client = await connect(readOnly);
+    expect((await client.listTools()).tools.length).to.be.greaterThan(0);
+    let refused: unknown;
+    await client.callTool({ name: 'set_user_preferences', arguments: { tone: 'dry' } }).catch((err: unknown) => (refused = err));
+    expect(String(refused)).to.match(/agent:write/);
+    const res = await fetch(`${server.baseUrl}/agent/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).to.equal(401);
+    expect(res.headers.get('www-authenticate')).to.equal('Bearer realm="hearth"');
+    const get = await fetch(`${server.baseUrl}/agent/mcp`, { headers: { Authorization: `Bearer ${alice}` } });
+    expect(get.status).to.equal(405);
+  });
+
+  it('GET /agent/tools/openai and /agent/tools/anthropic give the same tools in those APIs\' shapes', async () => {
+    const plain = (await listAgentTools({ client: server.client, auth: readOnly })).data!.tools;
+    const openai = await listAgentToolsOpenAi({ client: server.client, auth: readOnly });
+    expectContractResponse('get', '/agent/tools/openai', { status: 200, headers: openai.response.headers, body: openai.data });
+    expect(openai.data!.tools).to.deep.equal(plain.map((t) => ({ type: 'function', function: t })));
+    const anthropic = await listAgentToolsAnthropic({ client: server.client, auth: readOnly });
+    expectContractResponse('get', '/agent/tools/anthropic', { status: 200, headers: anthropic.response.headers, body: anthropic.data });
+    expect(anthropic.data!.tools).to.deep.equal(plain.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })));
+    expect((await listAgentToolsOpenAi({ client: server.client })).response.status).to.equal(401);
+  });
+});

@@ -1,0 +1,124 @@
+// GET /openapi.json and the API reference page GET /docs, the page loaded in a real headless
+// Chromium: it renders every operation of the contract and fetches nothing from another host.
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { expect } from 'chai';
+import { loadOpenApiDocument } from '../../src/platform/openapi.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { useChromium } from '../helpers/chromium.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+const operations = () =>
+  Object.entries(loadOpenApiDocument().paths as Record<string, Record<string, { operationId: string; summary?: string }>>).flatMap(
+    ([path, item]) => METHODS.filter((m) => item[m]).map((m) => ({ method: m, path, ...item[m]! })),
+  );
+
+/** Every `example` of a request or response body in the document, with the JSON pointer of its schema. */
+function examples(): { where: string; schema: string; example: unknown }[] {
+  const doc = loadOpenApiDocument();
+  const esc = (x: string) => x.replace(/~/g, '~0').replace(/\//g, '~1');
+  const found: { where: string; schema: string; example: unknown }[] = [];
+  for (const [path, item] of Object.entries<any>(doc.paths)) {
+    for (const method of METHODS.filter((m) => item[m])) {
+      const base = `#/paths/${esc(path)}/${method}`;
+      const bodies: [string, any][] = [['requestBody', item[method].requestBody], ...Object.entries<any>(item[method].responses ?? {}).map(([st, r]): [string, any] => [`responses/${st}`, r])];
+      for (const [at, body] of bodies) {
+        for (const [type, media] of Object.entries<any>(body?.content ?? {})) {
+          if ('example' in media) found.push({ where: `${method} ${path} ${at} ${type}`, schema: `${base}/${at}/content/${esc(type)}/schema`, example: media.example });
+        }
+      }
+    }
+  }
+  return found;
+}
+
+describe('API docs: /openapi.json and /docs', () => {
+  it('every request and response example in the contract matches its schema', () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    (addFormatsModule as unknown as (a: Ajv2020) => void)(ajv);
+    ajv.addSchema(loadOpenApiDocument(), 'openapi.json');
+    const all = examples();
+    expect(all.length).to.be.at.least(22);
+    for (const { where, schema, example } of all) {
+      const validate = ajv.compile({ $ref: `openapi.json${schema}` });
+      expect(validate(example), `${where}: ${ajv.errorsText(validate.errors)}`).to.equal(true);
+    }
+  });
+
+
+  let db: TestDatabase & { drop(): Promise<void> };
+  let server: TestServer;
+  before(async () => {
+    db = await createTestDatabase('sqlite');
+    server = await startTestServer(db.db);
+  });
+  after(async () => {
+    await server.stop();
+    await db.drop();
+  });
+
+  it('serves the bundled contract at /openapi.json', async () => {
+    const res = await fetch(`${server.baseUrl}/openapi.json`);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^application\/json/);
+    expect(await res.json()).to.deep.equal(loadOpenApiDocument());
+  });
+
+  it('serves the reference page with its script from this server and a policy that allows no other host', async () => {
+    const res = await fetch(`${server.baseUrl}/docs`);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^text\/html/);
+    const csp = res.headers.get('content-security-policy')!;
+    expect(csp).to.include("default-src 'none'").and.include("script-src 'self'");
+    const html = await res.text();
+    expect(html).to.include('<script src="docs/redoc.standalone.js"></script>');
+    expect(html).not.to.match(/https?:\/\//);
+    const js = await fetch(`${server.baseUrl}/docs/redoc.standalone.js`);
+    expect(js.status).to.equal(200);
+    expect(js.headers.get('content-type')).to.match(/^text\/javascript/);
+    expect((await js.text()).length).to.be.greaterThan(100_000);
+  });
+
+  describe('in headless Chromium', () => {
+    const browser = useChromium();
+
+    it('loads the page, lists every operation of the contract, and requests nothing from elsewhere', async function () {
+      this.timeout(60_000);
+      const page = await browser().newPage();
+      const foreign: string[] = [];
+      const errors: string[] = [];
+      const blocked: string[] = [];
+      page.on('request', (r) => {
+        if (!r.url().startsWith(server.baseUrl) && !/^(data|blob):/.test(r.url())) foreign.push(r.url());
+      });
+      page.on('requestfailed', (r) => {
+        if (r.failure()?.errorText === 'csp') blocked.push(r.url());
+      });
+      page.on('pageerror', (e) => errors.push(e.message));
+      page.on('response', (r) => {
+        if (r.status() >= 400) errors.push(`${r.status()} ${r.url()}`);
+      });
+      page.on('console', (m) => {
+        if (m.type() === 'error') errors.push(m.text());
+      });
+      const res = await page.goto(`${server.baseUrl}/docs`);
+      expect(res!.status()).to.equal(200);
+      await page.waitForSelector('.api-content h2', { timeout: 30_000 });
+      expect(await page.title()).to.equal('Hearth API reference');
+      const text = await page.locator('body').innerText();
+      const ops = operations();
+      expect(ops.length).to.be.greaterThan(20);
+      for (const op of ops) expect(text, `${op.method} ${op.path}`).to.include(op.summary ?? op.operationId);
+      // Every operation has its own section in the rendered document.
+      const sections = await page.locator('[data-section-id^="operation/"]').count();
+      expect(sections).to.equal(ops.length);
+      await page.close();
+      // Redoc 2 always shows Redocly's logo from its CDN in the sidebar footer: the page's policy
+      // stops that before it reaches the network, and nothing else tries.
+      expect(foreign, 'requests to other hosts').to.deep.equal(['https://cdn.redoc.ly/redoc/logo-mini.svg']);
+      expect(blocked, 'stopped by the Content-Security-Policy').to.deep.equal(foreign);
+      expect(errors.filter((e) => !e.includes("'https://cdn.redoc.ly/redoc/logo-mini.svg' violates")), 'errors in the page').to.deep.equal([]);
+    });
+  });
+});
