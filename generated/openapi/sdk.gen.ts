@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { BuildAgentContextData, BuildAgentContextErrors, BuildAgentContextResponses, ChangeCredentialStatusData, ChangeCredentialStatusErrors, ChangeCredentialStatusResponses, CreateCollectionData, CreateCollectionErrors, CreateCollectionResponses, CreateEntityData, CreateEntityErrors, CreateEntityResponses, GetClaimData, GetClaimErrors, GetClaimResponses, GetCollectionData, GetCollectionErrors, GetCollectionReportChartData, GetCollectionReportChartErrors, GetCollectionReportChartResponses, GetCollectionReportData, GetCollectionReportErrors, GetCollectionReportResponses, GetCollectionResponses, GetCredentialStatusData, GetCredentialStatusErrors, GetCredentialStatusResponses, GetEntityData, GetEntityErrors, GetEntityResponses, GetEvidenceData, GetEvidenceErrors, GetEvidenceResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetKptContextData, GetKptContextErrors, GetKptContextResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetRootData, GetRootErrors, GetRootResponses, GetStatusListCredentialData, GetStatusListCredentialErrors, GetStatusListCredentialResponses, GetUserPreferencesData, GetUserPreferencesErrors, GetUserPreferencesResponses, GetUssdSessionDebugData, GetUssdSessionDebugErrors, GetUssdSessionDebugResponses, InvokeAgentToolData, InvokeAgentToolErrors, InvokeAgentToolResponses, ListAgentPluginsData, ListAgentPluginsErrors, ListAgentPluginsResponses, ListAgentToolsAnthropicData, ListAgentToolsAnthropicErrors, ListAgentToolsAnthropicResponses, ListAgentToolsData, ListAgentToolsErrors, ListAgentToolsOpenAiData, ListAgentToolsOpenAiErrors, ListAgentToolsOpenAiResponses, ListAgentToolsResponses, ListClaimsData, ListClaimsErrors, ListClaimsResponses, ListCollectionsData, ListCollectionsErrors, ListCollectionsResponses, ListEntitiesData, ListEntitiesErrors, ListEntitiesResponses, ListUssdSessionsData, ListUssdSessionsErrors, ListUssdSessionsResponses, PostUssdData, PostUssdErrors, PostUssdResponses, PostUssdSessionEventData, PostUssdSessionEventErrors, PostUssdSessionEventResponses, SubmitClaimData, SubmitClaimErrors, SubmitClaimResponses, UpdateEntityData, UpdateEntityErrors, UpdateEntityResponses, VerifyCredentialData, VerifyCredentialErrors, VerifyCredentialResponses } from './types.gen.js';
+import type { BuildAgentContextData, BuildAgentContextErrors, BuildAgentContextResponses, ChangeCredentialStatusData, ChangeCredentialStatusErrors, ChangeCredentialStatusResponses, CreateCollectionData, CreateCollectionErrors, CreateCollectionResponses, CreateEntityData, CreateEntityErrors, CreateEntityResponses, GetClaimData, GetClaimErrors, GetClaimResponses, GetCollectionData, GetCollectionErrors, GetCollectionReportChartData, GetCollectionReportChartErrors, GetCollectionReportChartResponses, GetCollectionReportData, GetCollectionReportErrors, GetCollectionReportResponses, GetCollectionResponses, GetCredentialStatusData, GetCredentialStatusErrors, GetCredentialStatusResponses, GetEntityData, GetEntityErrors, GetEntityResponses, GetEvidenceData, GetEvidenceErrors, GetEvidenceResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetKptContextData, GetKptContextErrors, GetKptContextResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetRootData, GetRootErrors, GetRootResponses, GetStatusListCredentialData, GetStatusListCredentialErrors, GetStatusListCredentialResponses, GetUserPreferencesData, GetUserPreferencesErrors, GetUserPreferencesResponses, GetUssdSessionDebugData, GetUssdSessionDebugErrors, GetUssdSessionDebugResponses, InvokeAgentToolData, InvokeAgentToolErrors, InvokeAgentToolResponses, ListAgentPluginsData, ListAgentPluginsErrors, ListAgentPluginsResponses, ListAgentToolsAnthropicData, ListAgentToolsAnthropicErrors, ListAgentToolsAnthropicResponses, ListAgentToolsData, ListAgentToolsErrors, ListAgentToolsOpenAiData, ListAgentToolsOpenAiErrors, ListAgentToolsOpenAiResponses, ListAgentToolsResponses, ListClaimsData, ListClaimsErrors, ListClaimsResponses, ListCollectionsData, ListCollectionsErrors, ListCollectionsResponses, ListEntitiesData, ListEntitiesErrors, ListEntitiesResponses, ListUssdSessionsData, ListUssdSessionsErrors, ListUssdSessionsResponses, PostAgentMcpData, PostAgentMcpErrors, PostAgentMcpResponses, PostUssdData, PostUssdErrors, PostUssdResponses, PostUssdSessionEventData, PostUssdSessionEventErrors, PostUssdSessionEventResponses, SubmitClaimData, SubmitClaimErrors, SubmitClaimResponses, UpdateEntityData, UpdateEntityErrors, UpdateEntityResponses, VerifyCredentialData, VerifyCredentialErrors, VerifyCredentialResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -37,6 +37,21 @@ export const buildAgentContext = <ThrowOnError extends boolean = false>(options?
     headers: {
         'Content-Type': 'application/json',
         ...options?.headers
+    }
+});
+
+/**
+ * Model Context Protocol endpoint (Streamable HTTP, stateless)
+ *
+ * One JSON-RPC 2.0 message (or a batch) of the Model Context Protocol per POST, answered as JSON: the loaded plugins' tools (`tools/list`, `tools/call`; calling needs `agent:write`) and each plugin's state as resources (`hearth://state/userPreferences/{roomId}`). No session is kept, so any instance answers; GET and DELETE are 405.
+ */
+export const postAgentMcp = <ThrowOnError extends boolean = false>(options: Options<PostAgentMcpData, ThrowOnError>) => (options.client ?? client).post<PostAgentMcpResponses, PostAgentMcpErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/agent/mcp',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
     }
 });
 

@@ -823,6 +823,67 @@ export type BuildAgentContextResponses = {
 
 export type BuildAgentContextResponse = BuildAgentContextResponses[keyof BuildAgentContextResponses];
 
+export type PostAgentMcpData = {
+    body: {
+        [key: string]: unknown;
+    } | Array<{
+        [key: string]: unknown;
+    }>;
+    path?: never;
+    query?: never;
+    url: '/agent/mcp';
+};
+
+export type PostAgentMcpErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * The Accept header does not allow application/json.
+     */
+    406: unknown;
+    /**
+     * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
+     */
+    415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type PostAgentMcpError = PostAgentMcpErrors[keyof PostAgentMcpErrors];
+
+export type PostAgentMcpResponses = {
+    /**
+     * The JSON-RPC response (a result or a JSON-RPC error).
+     */
+    200: {
+        [key: string]: unknown;
+    } | Array<{
+        [key: string]: unknown;
+    }>;
+    /**
+     * A notification or response was accepted; nothing to answer.
+     */
+    202: unknown;
+};
+
+export type PostAgentMcpResponse = PostAgentMcpResponses[keyof PostAgentMcpResponses];
+
 export type ListAgentPluginsData = {
     body?: never;
     path?: never;

@@ -35,6 +35,6 @@ export function createAgentArea(ctx: Pick<AreaContext, 'config' | 'db' | 'logger
   return {
     runtime,
     unloadedRoutesGuard: runtime.unloadedRoutesGuard(),
-    routers: [scopedRouter(agentRouter(runtime), { prefixes: ['/agent'] }), scopedRouter(mcpRouter(runtime, ctx.keys, MCP_SERVER_VERSION), { paths: [MCP_PATH] }), ...runtime.routers()],
+    routers: [scopedRouter(agentRouter(runtime), { prefixes: ['/agent'] }), scopedRouter(mcpRouter(runtime, MCP_SERVER_VERSION), { paths: [MCP_PATH] }), ...runtime.routers()],
   };
 }

@@ -10,10 +10,10 @@ import {
   McpError, ReadResourceRequestSchema, type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Router } from 'express';
-import { authorizeRequest } from '../platform/http/auth.ts';
+import { principalOf } from '../platform/http/auth.ts';
 import { AppError } from '../platform/http/errors.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
-import type { ApiKeyService, Principal } from '../platform/keys/service.ts';
+import type { Principal } from '../platform/keys/service.ts';
 import { DEFAULT_ROOM_ID } from './runtime/plugin.ts';
 import type { AgentRuntime } from './runtime/runtime.ts';
 
@@ -74,10 +74,10 @@ function mcpServer(runtime: AgentRuntime, principal: Principal, version: string)
   return server;
 }
 
-export function mcpRouter(runtime: AgentRuntime, keys: ApiKeyService, version: string): Router {
+export function mcpRouter(runtime: AgentRuntime, version: string): Router {
   const router = caseSensitiveRouter();
   router.post(MCP_PATH, async (req, res) => {
-    const principal = await authorizeRequest(keys, req, ['agent:read']);
+    const principal = principalOf(req);
     const server = mcpServer(runtime, principal, version);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
@@ -86,10 +86,6 @@ export function mcpRouter(runtime: AgentRuntime, keys: ApiKeyService, version: s
     });
     await server.connect(transport);
     await transport.handleRequest(req, res, req.body);
-  });
-  // Stateless: no server-initiated stream to open and no session to end.
-  router.all(MCP_PATH, (_req, res) => {
-    res.status(405).set('Allow', 'POST').json({ jsonrpc: '2.0', error: { code: ErrorCode.ConnectionClosed, message: 'Method not allowed: this MCP server is stateless; POST each message.' }, id: null });
   });
   return router;
 }
