@@ -157,9 +157,17 @@ export class ClaimRepository {
     );
   }
 
-  /** Inserts a claim (call inside a transaction: it takes the table's `seq` turn). */
+  /**
+   * Takes the table's `seq` turn (sql.ts), held until the transaction ends: call it inside the
+   * transaction before `insert`, as late as the checks allow, since claim inserts of every
+   * collection run their turns one at a time.
+   */
+  takeInsertTurn(): Promise<void> {
+    return takeSeqTurn(this.sql, 'kpt_claims');
+  }
+
+  /** Inserts a claim (after `takeInsertTurn`, in the same transaction). */
   async insert(row: NewClaimRow): Promise<void> {
-    await takeSeqTurn(this.sql, 'kpt_claims');
     await this.sql.run(...insertInto('kpt_claims', { ...row }));
   }
 
