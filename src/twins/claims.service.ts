@@ -246,7 +246,8 @@ export class ClaimService {
     // of a reference and an intervention claim submitted together, the later sees the earlier
     // committed and re-evaluates it (no write skew). READ COMMITTED reads a fresh snapshot per
     // statement, so the count below sees every claim that held the turn before this one.
-    await claims.takeInsertTurn();
+    // A correction holds it already.
+    if (!claim.corrects) await claims.takeInsertTurn();
     const period = periodOf(claim);
     const partners = await claims.countGroupClaims(claim.collectionId, otherGroup(claim.testGroup), period);
     const outcome = evaluateKptRules(claim, {
