@@ -14,7 +14,7 @@ import type {
 } from '../../generated/openapi/types.gen.ts';
 import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';
 import { ClaimRepository, claimFromRow, findClaimById, type ClaimRow, type HouseholdClaimRow, type IdempotentClaimRow, type NewClaimRow } from './claims.repository.ts';
-import { findCollectionForUpdate } from './collections.repository.ts';
+import { findCollection } from './collections.repository.ts';
 import { credentialColumns, type ClaimSeal, type NormalisedClaim } from './claim-seal.ts';
 import type { ClaimSealer } from './claim-sealer.ts';
 import type { CredentialStatusService } from './credential-status.service.ts';
@@ -197,7 +197,10 @@ export class ClaimService {
     storeWithClaim: SubmitOptions['storeWithClaim'],
   ): Promise<ClaimRow> {
     const claims = new ClaimRepository(sql);
-    const collection = await findCollectionForUpdate(sql, claim.collectionId);
+    // Unlocked: a collection is never changed or deleted once created. Claims of a collection do
+    // not wait for each other here; what must see the other group's claims runs in the table's
+    // insert turn below.
+    const collection = await findCollection(sql, claim.collectionId);
     if (!collection) {
       throw badRequest(`No collection ${claim.collectionId}.`, [
         { pointer: '/body/collectionId', message: `names no collection (create it with POST /v1/collections)`, rule: 'collection-exists' },
@@ -226,15 +229,26 @@ export class ClaimService {
       await claims.releaseClaimKey(stored.id, sha256hex(`superseded:${stored.id}`));
     }
     if (claim.corrects) {
+      // The corrected claim may be pending, and a claim holding the turn may re-evaluate (update)
+      // it: its row is only changed once the turn is ours, so neither waits for the other.
+      await claims.takeInsertTurn();
       await this.supersede(sql, principal, claim, id, now);
       // The corrected claim no longer counts against this one.
       householdClaims = await claims.findByHousehold(claim.householdId);
     }
     this.assertNoHouseholdConflict(householdClaims, claim);
-    // Before the insert takes the table's seq turn, which is held to the commit.
+    // Before the table's insert turn, which is held to the commit: only the part that must see
+    // the other group's claims runs in it.
     if (storeWithClaim) await storeWithClaim(sql, id);
-
     await storeEvidence(sql, seal.claimCid, seal.canonical);
+
+    // The turn orders every claim insert of the table to the commit (seq order = commit order),
+    // so it also orders this claim's count of the other group with the other group's inserts:
+    // of a reference and an intervention claim submitted together, the later sees the earlier
+    // committed and re-evaluates it (no write skew). READ COMMITTED reads a fresh snapshot per
+    // statement, so the count below sees every claim that held the turn before this one.
+    // A correction holds it already.
+    if (!claim.corrects) await claims.takeInsertTurn();
     const period = periodOf(claim);
     const partners = await claims.countGroupClaims(claim.collectionId, otherGroup(claim.testGroup), period);
     const outcome = evaluateKptRules(claim, {

@@ -2,7 +2,7 @@
 // side of the chain query node (area C).
 import type { Knex } from 'knex';
 import type { Db } from '../platform/db/index.ts';
-import { forUpdate, sqlOf, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
+import { sqlOf, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
 import type { Collection } from '../../generated/openapi/types.gen.ts';
 import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
 
@@ -53,12 +53,9 @@ export class CollectionRepository {
   }
 }
 
-/**
- * Reads the collection and, on PostgreSQL, locks its row until the transaction ends, so claim
- * submissions to one collection are evaluated one after another (SQLite has one writer anyway).
- */
-export function findCollectionForUpdate(sql: Sql, id: string): Promise<CollectionRow | undefined> {
-  return sql.one<CollectionRow>(`select * from kpt_collections where id = ?${forUpdate(sql)}`, [id]);
+/** The collection, read in the caller's transaction (unlocked: a collection never changes once created). */
+export function findCollection(sql: Sql, id: string): Promise<CollectionRow | undefined> {
+  return sql.one<CollectionRow>('select * from kpt_collections where id = ?', [id]);
 }
 
 /** One collection by id, or undefined. */

@@ -4,6 +4,8 @@ import type autocannon from 'autocannon';
 export interface BenchTarget {
   baseUrl: string;
   key: string;
+  /** Names the database behind the target: instances sharing one share what `prepare` stored. */
+  database: string;
 }
 
 /**
@@ -17,5 +19,7 @@ export interface BenchCase {
   targetRatio?: number;
   /** p99 target in ms, if the issue sets one. */
   targetP99Ms?: number;
+  /** Also measured on PostgreSQL, on one instance and on two sharing the database (see run.ts). */
+  postgres?: boolean;
   prepare(target: BenchTarget): Promise<Partial<autocannon.Options>>;
 }

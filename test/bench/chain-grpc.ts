@@ -41,7 +41,7 @@ async function main() {
   const { child, port, key, grpcPort } = await startTarget('hearth');
   const baseUrl = `http://127.0.0.1:${port}`;
   try {
-    const { entityDid } = await seedChainData({ baseUrl, key: key! });
+    const { entityDid } = await seedChainData({ baseUrl, key: key!, database: 'bench' });
     const transport = createGrpcTransport({ baseUrl: `http://127.0.0.1:${grpcPort}` });
     const entity = createClient(EntityQuery, transport);
     const claims = createClient(ClaimsQuery, transport);

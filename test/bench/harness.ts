@@ -26,10 +26,11 @@ export interface Target {
   grpcPort?: number;
 }
 
-export async function startTarget(mode: 'baseline' | 'hearth'): Promise<Target> {
+/** `env` overrides the target's environment (e.g. BENCH_DATABASE_URL for a PostgreSQL row). */
+export async function startTarget(mode: 'baseline' | 'hearth', env: NodeJS.ProcessEnv = {}): Promise<Target> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'server.ts'), mode], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: process.env,
+    env: { ...process.env, ...env },
   });
   const line = await new Promise<string>((resolve, reject) => {
     let buf = '';
@@ -46,6 +47,8 @@ export async function startTarget(mode: 'baseline' | 'hearth'): Promise<Target> 
 /** One measured row: throughput, latency percentiles and failed requests. */
 export interface Row {
   name: string;
+  /** Every counted response's latency in ms (for rows that add up several runs). */
+  latencies?: number[];
   rps: number;
   p50: number;
   p99: number;
@@ -82,7 +85,7 @@ export async function measureHttp(name: string, opts: Partial<autocannon.Options
   let window: { from: number; to?: number } | undefined;
   let stopAt: NodeJS.Timeout | undefined;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon({ connections, ...opts, duration: warmup + duration + CONNECT_GRACE } as autocannon.Options, (err, res) => {
+    const instance = autocannon({ connections: wanted, ...opts, duration: warmup + duration + CONNECT_GRACE } as autocannon.Options, (err, res) => {
       clearTimeout(stopAt);
       if (window) window.to ??= performance.now();
       if (err) reject(err);
@@ -107,6 +110,7 @@ export async function measureHttp(name: string, opts: Partial<autocannon.Options
   });
   return {
     name,
+    latencies,
     rps: window ? latencies.length / ((window.to! - window.from) / 1000) : 0,
     ...latencyPercentiles(latencies),
     // Over the whole run, warm-up included, so no failure is left out; connections that never

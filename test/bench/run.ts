@@ -3,14 +3,18 @@
 // latency and each case's ratio to the baseline of the same run.
 //   BENCH_DURATION (seconds per case, default 5), BENCH_WARMUP (uncounted seconds of load before
 //   each case, default 3), BENCH_CONNECTIONS (default 50), BENCH_ONLY (substring filter on case names).
+// The cases run on SQLite (or BENCH_DATABASE_URL). With a PostgreSQL URL (BENCH_DATABASE_URL, else
+// TEST_DATABASE_URL), the cases marked `postgres` run again on it: on one instance, then on two
+// instances of the same database sharing the connections (their aggregate throughput).
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchCase } from './case.ts';
-import { connections, duration, measureHttp, startTarget, type Row } from './harness.ts';
+import { connections, duration, latencyPercentiles, measureHttp, startTarget, type Row, type Target } from './harness.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.env.BENCH_ONLY;
+const postgresUrl = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL;
 
 interface CaseRow extends Row {
   ratio?: number;
@@ -26,6 +30,53 @@ async function loadCases(): Promise<BenchCase[]> {
 
 const fmt = (n: number, w: number) => n.toFixed(n >= 100 ? 0 : 1).padStart(w);
 
+const benchTarget = (t: Target, database: string) => ({ baseUrl: `http://127.0.0.1:${t.port}`, key: t.key!, database });
+
+/** Ratio to the baseline and the verdict against the case's targets. */
+function judge(c: BenchCase, row: CaseRow, baseline: Row): CaseRow {
+  row.ratio = row.rps / baseline.rps;
+  const misses: string[] = [];
+  if (c.targetRatio !== undefined && row.ratio < c.targetRatio) misses.push(`ratio < ${c.targetRatio}`);
+  if (c.targetP99Ms !== undefined && row.p99 >= c.targetP99Ms) misses.push(`p99 >= ${c.targetP99Ms}ms`);
+  if (row.errors || row.non2xx) misses.push(`${row.errors} errors, ${row.non2xx} non-2xx`);
+  row.verdict = c.targetRatio !== undefined || c.targetP99Ms !== undefined ? (misses.length ? `MISS (${misses.join('; ')})` : 'meets target') : misses.join('; ');
+  return row;
+}
+
+/** The same case on several instances at once, the connections split between them: one row of their sum. */
+async function measureInstances(name: string, c: BenchCase, targets: ReturnType<typeof benchTarget>[]): Promise<CaseRow> {
+  const options = await Promise.all(targets.map((t) => c.prepare(t)));
+  const share = Math.ceil(connections / targets.length);
+  const rows = await Promise.all(options.map((o, i) => measureHttp(`${name} #${i}`, { ...o, connections: share })));
+  const latencies = rows.flatMap((r) => r.latencies ?? []);
+  return {
+    name,
+    rps: rows.reduce((sum, r) => sum + r.rps, 0),
+    ...latencyPercentiles(latencies),
+    errors: rows.reduce((sum, r) => sum + r.errors, 0),
+    non2xx: rows.reduce((sum, r) => sum + r.non2xx, 0),
+  };
+}
+
+/** The `postgres` cases on one, then on two instances of one PostgreSQL database. */
+async function postgresRows(cases: BenchCase[], baseline: Row): Promise<CaseRow[]> {
+  const env = { BENCH_DATABASE_URL: postgresUrl };
+  const rows: CaseRow[] = [];
+  const first = await startTarget('hearth', env);
+  let second: Target | undefined;
+  try {
+    const one = benchTarget(first, postgresUrl!);
+    for (const c of cases) rows.push(judge(c, await measureHttp(`${c.name} [PostgreSQL]`, await c.prepare(one)), baseline));
+    second = await startTarget('hearth', env);
+    const two = [one, benchTarget(second, postgresUrl!)];
+    for (const c of cases) rows.push(judge(c, await measureInstances(`${c.name} [PostgreSQL, 2 instances]`, c, two), baseline));
+  } finally {
+    first.child.kill();
+    second?.child.kill();
+  }
+  return rows;
+}
+
 async function main() {
   const cases = await loadCases();
   console.log(`Benchmark: ${connections} connections, ${duration}s per case, 127.0.0.1, node ${process.version}`);
@@ -34,23 +85,15 @@ async function main() {
   baselineTarget.child.kill();
 
   const hearth = await startTarget('hearth');
-  const target = { baseUrl: `http://127.0.0.1:${hearth.port}`, key: hearth.key! };
+  const target = benchTarget(hearth, process.env.BENCH_DATABASE_URL || 'sqlite');
   const rows: CaseRow[] = [baseline];
   try {
-    for (const c of cases) {
-      const opts = await c.prepare(target);
-      const row: CaseRow = await measureHttp(c.name, opts);
-      row.ratio = row.rps / baseline.rps;
-      const misses: string[] = [];
-      if (c.targetRatio !== undefined && row.ratio < c.targetRatio) misses.push(`ratio < ${c.targetRatio}`);
-      if (c.targetP99Ms !== undefined && row.p99 >= c.targetP99Ms) misses.push(`p99 >= ${c.targetP99Ms}ms`);
-      if (row.errors || row.non2xx) misses.push(`${row.errors} errors, ${row.non2xx} non-2xx`);
-      row.verdict = c.targetRatio !== undefined || c.targetP99Ms !== undefined ? (misses.length ? `MISS (${misses.join('; ')})` : 'meets target') : misses.join('; ');
-      rows.push(row);
-    }
+    for (const c of cases) rows.push(judge(c, await measureHttp(c.name, await c.prepare(target)), baseline));
   } finally {
     hearth.child.kill();
   }
+  const onPostgres = cases.filter((c) => c.postgres);
+  if (postgresUrl && onPostgres.length) rows.push(...(await postgresRows(onPostgres, baseline)));
 
   const w = Math.max(...rows.map((r) => r.name.length));
   console.log(`\n${'case'.padEnd(w)}  ${'req/s'.padStart(9)}  ${'p50 ms'.padStart(7)}  ${'p99 ms'.padStart(7)}  ${'ratio'.padStart(6)}  notes`);

@@ -450,6 +450,29 @@ forEachDatabase('KPT claims', (t) => {
       }
     });
 
+    it('a correction of a pending claim and a claim of the other group arriving at once: both stored, both end verified (two instances on PostgreSQL)', async () => {
+      // The correction changes the pending claim while the other claim may re-evaluate it.
+      const second = t.kind === 'postgres' ? await startTestServer(t.open()) : undefined;
+      try {
+        for (let round = 0; round < 10; round++) {
+          const collectionId = `correct-race-${round}`;
+          await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: collectionId } });
+          const household = householdDid();
+          const pending = await submit(kptClaim({ collectionId, householdId: household, testGroup: 'reference' }));
+          expect(pending.claim.status).to.equal('pending');
+          const results = await Promise.all([
+            submit(kptClaim({ collectionId, householdId: household, testGroup: 'reference', corrects: pending.claim.id, fuelMeasurements: { total: 9, dailyLogs: [3, 3, 3] } })),
+            submit(kptClaim({ collectionId, testGroup: 'intervention' }), { server: second }),
+          ]);
+          expect(results.map((r) => r.status), `round ${round}`).to.deep.equal([201, 201]);
+          const stored = await listClaims({ client: h.server.client, auth: h.key, query: { collection: collectionId } });
+          expect(stored.data!.items.map((c) => c.status).sort(), `round ${round}`).to.deep.equal(['rejected', 'verified', 'verified']);
+        }
+      } finally {
+        await second?.stop();
+      }
+    });
+
     it('contradictory claims for one household sent at once to two collections: one is stored, the other is 409 (two instances on PostgreSQL)', async () => {
       const second = t.kind === 'postgres' ? await startTestServer(t.open()) : undefined;
       try {

@@ -109,9 +109,11 @@ forEachDatabase('seq order is commit order', (t) => {
     );
   });
 
-  it('claims, in different collections (claims of one collection already wait for each other)', async () => {
-    const [heldIn, createdIn] = ['held', 'new'].map((p) => `${p}-${randomBytes(4).toString('hex')}`);
-    for (const id of [heldIn!, createdIn!]) await createCollection({ client: h.server.client, auth: h.key, body: { id, name: 'Seq order' } });
+  // Claims of one collection do not wait for each other before the turn: both cases are checked.
+  for (const sameCollection of [false, true]) it(`claims, in ${sameCollection ? 'the same collection' : 'different collections'}`, async () => {
+    const heldIn = `held-${randomBytes(4).toString('hex')}`;
+    const createdIn = sameCollection ? heldIn : `new-${randomBytes(4).toString('hex')}`;
+    for (const id of new Set([heldIn, createdIn])) await createCollection({ client: h.server.client, auth: h.key, body: { id, name: 'Seq order' } });
     const first = (await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim({ collectionId: heldIn }) })).data!.id;
     const row = await t.db('kpt_claims').where({ id: first }).first();
     await expectCommitOrder(

@@ -222,8 +222,8 @@ export const forShare = (sql: Sql) => (sql.dialect === 'postgres' ? ' for share'
  * `seq` only once every other transaction inserting into the table (in this schema) has ended,
  * so `seq` order is commit order. Take it for one table per transaction. After it, take no lock
  * that a transaction waiting for the turn could hold: a claim's later writes (its idempotency
- * key, other claims of its collection) are safe because every writer of them holds that
- * collection's row lock, taken before the turn. SQLite commits one writer at a time.
+ * key, other claims of its collection) are safe because claim submissions make them only once
+ * they hold the turn themselves. SQLite commits one writer at a time.
  */
 export function takeSeqTurn(sql: Sql, table: 'twin_entities' | 'kpt_collections' | 'kpt_claims'): Promise<void> {
   return lockUntilCommit(sql, `seq-order:${table}`);
