@@ -169,7 +169,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(methodNotAllowed);
   app.use(notFoundHandler);
   app.use(ussd.refusalLog);
-  app.use(errorHandler(logger, errorShapeResolver(isChainPath), { retryAfterSeconds: config.RETRY_AFTER_SECONDS }));
+  app.use(errorHandler(logger, errorShapeResolver(isChainPath), { retryAfterSeconds: config.RETRY_AFTER_SECONDS, ussdReplies: ussd.failureReplies }));
 
   return {
     app,

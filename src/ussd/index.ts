@@ -6,7 +6,9 @@ import { Counter, Gauge } from 'prom-client';
 import type { AreaContext } from '../app.ts';
 import { ConfigError, type Config } from '../config.ts';
 import { USSD_DEFAULT_COLLECTION_ID } from '../platform/db/migrations/203_ussd_default_collection.ts';
+import type { UssdFailureReplies } from '../platform/http/errors.ts';
 import type { Logger } from '../platform/logging.ts';
+import { CATALOGUES } from './i18n/index.ts';
 import { PinCipher, resolvePinKey } from './pin.ts';
 import { ussdRateLimits } from './rate-limit.ts';
 import { UssdRepository } from './repository.ts';
@@ -38,6 +40,8 @@ export interface UssdArea {
   router: Router;
   /** Error middleware before the app's error handler: logs why a gateway POST was refused. */
   refusalLog: ErrorRequestHandler;
+  /** The END replies for a hop refused or failed, in USSD_DEFAULT_LANGUAGE. */
+  failureReplies: UssdFailureReplies;
   service: UssdService;
 }
 
@@ -104,7 +108,9 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
     },
   });
   const hops = new Counter({ name: 'hearth_ussd_hops_total', help: 'USSD hops answered, by reply (CON continues, END closes).', labelNames: ['reply'], registers: [ctx.metrics] });
+  const { failures } = CATALOGUES[config.USSD_DEFAULT_LANGUAGE];
   return {
+    failureReplies: { invalid: `END ${failures.invalidInput}`, unavailable: `END ${failures.unavailable}` },
     gate: ussdGate(limits.perAddress, config.USSD_DEBUG_ENABLED),
     router: ussdRouter(service, limits.perPhone, (reply) => hops.inc({ reply: reply.slice(0, 3) })),
     refusalLog: ussdRefusalLog(logger.child({ area: 'ussd' })),

@@ -14,8 +14,10 @@ import { ConfigError, type Config } from '../config.ts';
 import { sendUssdText } from '../platform/http/errors.ts';
 import { SlidingWindowMemoryStore, SlidingWindowRedisStore } from '../platform/http/sliding-window.ts';
 import type { Logger } from '../platform/logging.ts';
+import { CATALOGUES } from './i18n/index.ts';
 
-export const RATE_LIMIT_REPLY = 'END Too many requests. Please try again in a minute.';
+/** The rate-limit reply in English; the limits answer in USSD_DEFAULT_LANGUAGE. */
+export const RATE_LIMIT_REPLY = `END ${CATALOGUES.en.failures.tooManyRequests}`;
 export const REDIS_PREFIX = 'hearth:ussd:rl:';
 export const PHONE_REDIS_PREFIX = 'hearth:ussd:rl-phone:';
 const REDIS_CONNECT_TIMEOUT_MS = 5000;
@@ -44,7 +46,7 @@ export interface UssdRateLimits {
 }
 
 export async function ussdRateLimits(
-  config: Pick<Config, 'USSD_RATE_LIMIT_PER_MINUTE' | 'USSD_PHONE_RATE_LIMIT_PER_MINUTE' | 'USSD_GATEWAY_ADDRESSES' | 'REDIS_URL'>,
+  config: Pick<Config, 'USSD_RATE_LIMIT_PER_MINUTE' | 'USSD_PHONE_RATE_LIMIT_PER_MINUTE' | 'USSD_GATEWAY_ADDRESSES' | 'USSD_DEFAULT_LANGUAGE' | 'REDIS_URL'>,
   logger: Logger,
   onClose: (fn: () => Promise<void>) => void,
 ): Promise<UssdRateLimits> {
@@ -60,6 +62,7 @@ export async function ussdRateLimits(
     });
     storeFor = (prefix) => new SlidingWindowRedisStore((args) => client.sendCommand(args), prefix);
   }
+  const reply = `END ${CATALOGUES[config.USSD_DEFAULT_LANGUAGE].failures.tooManyRequests}`;
   const gateways = proxyaddr.compile(config.USSD_GATEWAY_ADDRESSES);
   const fromGateway = (req: Request) => config.USSD_GATEWAY_ADDRESSES.length > 0 && req.ip !== undefined && gateways(req.ip, 0);
   const common: Partial<Options> = {
@@ -78,7 +81,7 @@ export async function ussdRateLimits(
     store: storeFor(REDIS_PREFIX),
     skip: fromGateway,
     handler: (req, res, _next, options) => {
-      if (req.method === 'POST' && (req.path === '/' || req.path === '')) sendUssdText(res, options.statusCode, RATE_LIMIT_REPLY);
+      if (req.method === 'POST' && (req.path === '/' || req.path === '')) sendUssdText(res, options.statusCode, reply);
       else res.status(options.statusCode).json({ error: 'Too many requests' });
     },
   });
@@ -90,7 +93,7 @@ export async function ussdRateLimits(
     keyGenerator: (req) => (req.body as UssdRequest).phoneNumber,
     handler: (req, res) => {
       logger.warn({ area: 'ussd', gateway: req.ip }, 'ussd hop refused: phone over its rate limit');
-      sendUssdText(res, 200, RATE_LIMIT_REPLY);
+      sendUssdText(res, 200, reply);
     },
   });
   return { perAddress, perPhone };

@@ -10,7 +10,7 @@ import { ussdTwinsPort } from '../../src/ussd/twins-port.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey } from '../helpers/server.ts';
 import { withTwinsArea } from '../twins/fixtures.ts';
-import { createAccount, GatewaySession, login, logFuelDays, startUssdServer, type UssdTestServer } from './helpers.ts';
+import { createAccount, GatewaySession, login, logFuelDays, postUssd, startUssdServer, type UssdTestServer } from './helpers.ts';
 
 const GATEWAY_DID = 'did:ixo:entity:0123456789abcdef0123456789abcdef';
 
@@ -241,6 +241,21 @@ forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
     const sw = await startUssdServer(t.db, { USSD_DEFAULT_LANGUAGE: 'sw' });
     try {
       expect(await new GatewaySession([sw.baseUrl]).dial()).to.equal('CON Karibu Hearth\n1. Jifunze Zaidi\n2. Akaunti\n9. Lugha / Language\n*. Toka');
+    } finally {
+      await sw.stop();
+    }
+  });
+
+  it('USSD_DEFAULT_LANGUAGE=sw: a refused hop and a rate-limited one are answered in Kiswahili too', async () => {
+    const sw = await startUssdServer(t.db, { USSD_DEFAULT_LANGUAGE: 'sw', USSD_RATE_LIMIT_PER_MINUTE: '2' });
+    try {
+      const invalid = await postUssd(sw.baseUrl, { sessionId: 'sw-1', serviceCode: '*384#', phoneNumber: 'not-a-phone', text: '' });
+      expect(invalid.status).to.equal(200);
+      expect(invalid.text).to.equal('END Ingizo si sahihi. Tafadhali jaribu tena.');
+      await postUssd(sw.baseUrl, { sessionId: 'sw-2', serviceCode: '*384#', phoneNumber: '+254712345678', text: '' });
+      const limited = await postUssd(sw.baseUrl, { sessionId: 'sw-3', serviceCode: '*384#', phoneNumber: '+254712345678', text: '' });
+      expect(limited.status).to.equal(429);
+      expect(limited.text).to.equal('END Maombi ni mengi mno. Tafadhali jaribu tena baada ya dakika moja.');
     } finally {
       await sw.stop();
     }

@@ -156,15 +156,26 @@ export function problemBody(err: AppError, req: Request) {
  * The app-level error handler. `shapeFor` tells which area a request belongs to; it is
  * resolved by path because the OpenAPI validator runs before the area routers.
  */
-export function errorHandler(logger: Logger, shapeFor: (req: Request) => ErrorShape, opts: { retryAfterSeconds?: number } = {}): ErrorRequestHandler {
+/** The two END replies of the ussd shape; the USSD area gives them in its default language. */
+export interface UssdFailureReplies {
+  invalid: string;
+  unavailable: string;
+}
+
+export function errorHandler(
+  logger: Logger,
+  shapeFor: (req: Request) => ErrorShape,
+  opts: { retryAfterSeconds?: number; ussdReplies?: UssdFailureReplies } = {},
+): ErrorRequestHandler {
   const retryAfter = String(opts.retryAfterSeconds ?? 5);
+  const ussd = opts.ussdReplies ?? { invalid: USSD_INVALID_INPUT, unavailable: USSD_UNAVAILABLE };
   return (err, req, res, _next) => {
     const appErr = toAppError(err);
     if (appErr.status >= 500) logger.error({ err: appErr.cause ?? err, path: req.path, requestId: requestContextOf(req)?.requestId }, 'request failed');
     if (res.headersSent) return;
     const shape = shapeFor(req);
     if (shape === 'ussd') {
-      sendUssdText(res, 200, appErr.status < 500 ? USSD_INVALID_INPUT : USSD_UNAVAILABLE);
+      sendUssdText(res, 200, appErr.status < 500 ? ussd.invalid : ussd.unavailable);
       return;
     }
     for (const [k, v] of Object.entries(appErr.headers)) res.setHeader(k, v);

@@ -88,6 +88,12 @@ export interface Catalogue {
     noAccountForPhone: string;
     languageSet: string;
   };
+  /**
+   * Replies to a hop that cannot be served: its request is invalid, the service is down, or the
+   * phone is over its rate limit. No account is known then, so they are in USSD_DEFAULT_LANGUAGE
+   * (English words them as the interface specification does).
+   */
+  failures: { invalidInput: string; unavailable: string; tooManyRequests: string };
   /** Gateway replies: the session ended or expired; `code` is the service code to dial. */
   expired: string;
   ended: string;

@@ -102,6 +102,11 @@ export const en: Catalogue = {
     noAccountForPhone: 'No account for this phone number.',
     languageSet: 'Language: English.',
   },
+  failures: {
+    invalidInput: 'Invalid input. Please try again.',
+    unavailable: 'Service temporarily unavailable. Please try again later.',
+    tooManyRequests: 'Too many requests. Please try again in a minute.',
+  },
   expired: 'Your session has expired.',
   ended: 'This session has ended.',
   dialAgain: (code) => `Please dial ${code} again.`,

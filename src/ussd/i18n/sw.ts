@@ -100,6 +100,11 @@ export const sw: Catalogue = {
     noAccountForPhone: 'Hakuna akaunti ya nambari hii ya simu.',
     languageSet: 'Lugha: Kiswahili.',
   },
+  failures: {
+    invalidInput: 'Ingizo si sahihi. Tafadhali jaribu tena.',
+    unavailable: 'Huduma haipatikani kwa sasa. Tafadhali jaribu tena baadaye.',
+    tooManyRequests: 'Maombi ni mengi mno. Tafadhali jaribu tena baada ya dakika moja.',
+  },
   expired: 'Muda wa kipindi chako umekwisha.',
   ended: 'Kipindi hiki kimekwisha.',
   dialAgain: (code) => `Tafadhali piga ${code} tena.`,
