@@ -4,7 +4,7 @@
 // templates, methods and statuses, never ids, so their number stays bounded.
 import { timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Router } from 'express';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Db } from './db/index.ts';
 import { unauthorized } from './http/errors.ts';
 import { caseSensitiveRouter } from './http/scope.ts';
@@ -31,24 +31,67 @@ export function createMetrics(db: Db): Registry {
   return registry;
 }
 
-/** Counts and times every request once its answer is sent (or the client is gone). */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+interface Series {
+  labels: { method: string; route: string; status: string };
+  count: number;
+  sum: number;
+  /** Observations per bucket (not cumulative); the last one is +Inf. */
+  buckets: number[];
+}
+
+/**
+ * Counts and times every request once its answer is sent (or the client is gone), as
+ * hearth_http_requests_total and the hearth_http_request_duration_seconds histogram. Each request
+ * only adds to plain numbers in a map; the Prometheus lines are built when /metrics is scraped:
+ * prom-client's own Counter.inc and Histogram.observe per request cost about a fifth of the
+ * throughput of a simple route (make bench, GET /health: 69% -> 54% of the baseline).
+ */
 export function httpMetrics(registry: Registry, routeOf: RouteLabeller): RequestHandler {
-  const labelNames = ['method', 'route', 'status'] as const;
-  const requests = new Counter({ name: 'hearth_http_requests_total', help: 'HTTP requests by operation and status.', labelNames, registers: [registry] });
-  const duration = new Histogram({
-    name: 'hearth_http_request_duration_seconds',
-    help: 'Time to answer HTTP requests, by operation and status.',
-    labelNames,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
+  const series = new Map<string, Series>();
+  const record = (method: string, route: string, status: string, seconds: number) => {
+    const key = `${method} ${route} ${status}`;
+    let s = series.get(key);
+    if (!s) series.set(key, (s = { labels: { method, route, status }, count: 0, sum: 0, buckets: new Array(DURATION_BUCKETS.length + 1).fill(0) }));
+    s.count += 1;
+    s.sum += seconds;
+    let i = 0;
+    while (i < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[i]!) i++;
+    s.buckets[i]! += 1;
+  };
+  const snapshot = (name: string, help: string, type: 'counter' | 'histogram', values: () => { labels: Record<string, string | number>; value: number; metricName?: string }[]) => ({
+    name,
+    help,
+    type,
+    aggregator: 'sum',
+    get: () => ({ name, help, type, aggregator: 'sum', values: values() }),
+    reset: () => series.clear(),
   });
+  registry.registerMetric(
+    snapshot('hearth_http_requests_total', 'HTTP requests by operation and status.', 'counter', () =>
+      [...series.values()].map((s) => ({ labels: s.labels, value: s.count })),
+    ) as unknown as Parameters<Registry['registerMetric']>[0],
+  );
+  registry.registerMetric(
+    snapshot('hearth_http_request_duration_seconds', 'Time to answer HTTP requests, by operation and status.', 'histogram', () =>
+      [...series.values()].flatMap((s) => {
+        let cumulative = 0;
+        const metricName = 'hearth_http_request_duration_seconds';
+        return [
+          ...s.buckets.map((n, i) => {
+            cumulative += n;
+            return { metricName: `${metricName}_bucket`, labels: { le: i < DURATION_BUCKETS.length ? DURATION_BUCKETS[i]! : '+Inf', ...s.labels }, value: cumulative };
+          }),
+          { metricName: `${metricName}_sum`, labels: s.labels, value: s.sum },
+          { metricName: `${metricName}_count`, labels: s.labels, value: s.count },
+        ];
+      }),
+    ) as unknown as Parameters<Registry['registerMetric']>[0],
+  );
   return (req, res, next) => {
     const started = process.hrtime.bigint();
-    res.once('close', () => {
-      const labels = { method: req.method, route: routeOf(req), status: String(res.statusCode) };
-      requests.inc(labels);
-      duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
-    });
+    res.once('close', () => record(req.method, routeOf(req), String(res.statusCode), Number(process.hrtime.bigint() - started) / 1e9));
     next();
   };
 }
