@@ -39,6 +39,21 @@ export function renderMessage(desc: DescMessage, message: Message | AnyMessage):
   return out;
 }
 
+/**
+ * The gogoproto options of a field, read once: getOption decodes the field's options on every
+ * call, which on a list of claims cost most of the render (GET /chain/claims/claims fell from
+ * 808 to 152 req/s in make bench).
+ */
+const gogoOptions = new WeakMap<DescField, { nonNullable: boolean; customtype: string }>();
+function gogoOptionsOf(field: DescField): { nonNullable: boolean; customtype: string } {
+  let options = gogoOptions.get(field);
+  if (!options) {
+    options = { nonNullable: hasOption(field, nullable) && !getOption(field, nullable), customtype: getOption(field, customtype) };
+    gogoOptions.set(field, options);
+  }
+  return options;
+}
+
 function renderSingle(field: DescField, value: unknown): Json {
   switch (field.fieldKind) {
     case 'scalar':
@@ -47,7 +62,7 @@ function renderSingle(field: DescField, value: unknown): Json {
       return renderEnum(field.enum, value as number | undefined);
     case 'message':
       if (value !== undefined && value !== null) return renderValueMessage(field.message, value as AnyMessage);
-      return hasOption(field, nullable) && !getOption(field, nullable) ? renderZeroMessage(field.message) : null;
+      return gogoOptionsOf(field).nonNullable ? renderZeroMessage(field.message) : null;
     default:
       return null;
   }
@@ -58,7 +73,7 @@ function renderSingle(field: DescField, value: unknown): Json {
  * by 10^18 and renders with 18 places; Int and Uint render their zero value as "0".
  */
 function renderCustomType(field: DescField, value: unknown): Json | undefined {
-  const type = getOption(field, customtype);
+  const type = gogoOptionsOf(field).customtype;
   if (!type || field.scalar !== ScalarType.STRING) return undefined;
   const text = (value as string | undefined) ?? '';
   if (/\.(LegacyDec|Dec)$/.test(type)) return legacyDecFromWire(text);
