@@ -228,6 +228,8 @@ export const getClaim = <ThrowOnError extends boolean = false>(options: Options<
 
 /**
  * Whether a claim's credential is revoked or suspended, with every change
+ *
+ * The credential's place in the revocation and suspension status lists, whether it is revoked or suspended now, and the audit trail of every change (who, when, why).
  */
 export const getCredentialStatus = <ThrowOnError extends boolean = false>(options: Options<GetCredentialStatusData, ThrowOnError>) => (options.client ?? client).get<GetCredentialStatusResponses, GetCredentialStatusErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -1112,7 +1112,7 @@ export type PostUssdData = {
 
 export type PostUssdErrors = {
     /**
-     * Too many requests from this address; retry after the given seconds.
+     * Too many requests from this address; retry after the given seconds. (Hops from USSD_GATEWAY_ADDRESSES are limited per phone number instead and answered 200 END.)
      */
     429: string;
 };
