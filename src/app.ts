@@ -78,11 +78,6 @@ function routeLabeller(isChainPath: (path: string) => boolean): RouteLabeller {
   };
 }
 
-/** `handlers` for every request but those `skip` names. */
-function unless(skip: (path: string) => boolean, handlers: RequestHandler[]): RequestHandler[] {
-  return handlers.map((h) => (req, res, next) => (skip(req.path) ? next() : h(req, res, next)));
-}
-
 /** `handlers` for requests resolved to an operation of the contract only. */
 function onlyForOperations(handlers: RequestHandler[]): RequestHandler[] {
   return handlers.map((h) => (req, res, next) => (operationOf(req) ? h(req, res, next) : next()));
@@ -133,7 +128,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
       allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-None-Match', 'X-Request-Id', 'traceparent'],
       exposeHeaders: ['Location', 'ETag', 'Retry-After', 'X-Request-Id', 'traceparent', 'RateLimit', 'RateLimit-Policy'],
     });
-    app.use(unless((path) => !API_CORS_PREFIXES.some((p) => isUnder(path, p)), [apiCors]));
+    app.use(API_CORS_PREFIXES, apiCors);
   }
   // Rate limit and operator switch of area B come before anything reads the request.
   app.use(ussd.gate);
@@ -142,7 +137,8 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   // The pipeline: resolve the operation, authenticate it, parse its body, validate it; the
   // handler runs (contractOnly) only for what was resolved and validated as the same operation.
   // Area C is not in the OpenAPI document: it parses and checks its own requests.
-  app.use(operationResolver(loadOpenApiDocument()));
+  const contract = loadOpenApiDocument();
+  app.use(operationResolver(contract));
   app.use(authenticateOperation(ctx.keys));
   app.use(
     onlyForOperations([
@@ -151,9 +147,9 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
       express.urlencoded({ extended: false, limit: config.BODY_LIMIT }),
     ]),
   );
-  app.use(openApiRequestValidator());
+  app.use(openApiRequestValidator(contract));
   app.use(rejectUnstorableInput());
-  const methodNotAllowed = methodNotAllowedHandler();
+  const methodNotAllowed = methodNotAllowedHandler(contract);
   // OPTIONS before the routers, which would answer it themselves (200 with Allow).
   app.use((req, res, next) => (req.method === 'OPTIONS' ? methodNotAllowed(req, res, next) : next()));
 

@@ -54,9 +54,10 @@ export function requestLogger(logger: Logger): RequestHandler {
       const aborted = !res.writableFinished;
       const level = aborted || statusCode >= 500 ? 'error' : statusCode >= 400 ? 'warn' : 'info';
       if (!logger.isLevelEnabled(level)) return;
+      const ids = requestContextOf(req);
       logger[level](
         {
-          req: { id: requestContextOf(req)?.requestId, traceId: requestContextOf(req)?.traceId, method: req.method, path: req.originalUrl.split('?')[0] },
+          req: { id: ids?.requestId, traceId: ids?.traceId, method: req.method, path: req.originalUrl.split('?')[0] },
           res: { statusCode },
           responseTime: Number(process.hrtime.bigint() - started) / 1e6,
         },

@@ -4,11 +4,13 @@ import { fileURLToPath } from 'node:url';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { Router, type RequestHandler } from 'express';
 import { AppError } from './http/errors.ts';
-import { operationOf } from './http/operations.ts';
+import { operationOf, templatePattern } from './http/operations.ts';
 
 export const OPENAPI_PATH = fileURLToPath(new URL('../../generated/openapi.json', import.meta.url));
 
-export function loadOpenApiDocument(): Record<string, any> {
+export type OpenApiDocument = Record<string, any>;
+
+export function loadOpenApiDocument(): OpenApiDocument {
   return JSON.parse(readFileSync(OPENAPI_PATH, 'utf8'));
 }
 
@@ -30,8 +32,7 @@ function groupKeyOf(path: string): string {
  * segments (`v1/claims`, `api/ussd`, ...), holding only that group's few paths, and a request
  * outside every group (area C) skips validation without scanning the document at all.
  */
-export function openApiRequestValidator(): RequestHandler {
-  const doc = loadOpenApiDocument();
+export function openApiRequestValidator(doc: OpenApiDocument): RequestHandler {
   const groups = new Map<string, Record<string, unknown>>();
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     const key = groupKeyOf(path);
@@ -78,12 +79,11 @@ const HTTP_METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options'
  * validator lets such requests through as undocumented). HEAD is allowed wherever GET is.
  * Mounted after every router, and for OPTIONS before them.
  */
-export function methodNotAllowedHandler(): RequestHandler {
-  const doc = loadOpenApiDocument();
+export function methodNotAllowedHandler(doc: OpenApiDocument): RequestHandler {
   const templates = Object.entries<Record<string, unknown>>(doc.paths ?? {}).map(([path, item]) => {
     const allowed = HTTP_METHODS.filter((m) => m in item || (m === 'head' && 'get' in item));
     return {
-      pattern: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
+      pattern: templatePattern(path),
       allow: allowed.map((m) => m.toUpperCase()),
     };
   });

@@ -152,15 +152,16 @@ export function problemBody(err: AppError, req: Request) {
   };
 }
 
-/**
- * The app-level error handler. `shapeFor` tells which area a request belongs to; it is
- * resolved by path because the OpenAPI validator runs before the area routers.
- */
 /** The two END replies of the ussd shape; the USSD area gives them in its default language. */
 export interface UssdFailureReplies {
   invalid: string;
   unavailable: string;
 }
+
+/**
+ * The app-level error handler. `shapeFor` tells which area a request belongs to; it is
+ * resolved by path because the OpenAPI validator runs before the area routers.
+ */
 
 export function errorHandler(
   logger: Logger,

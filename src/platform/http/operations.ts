@@ -20,6 +20,12 @@ interface Candidate extends ResolvedOperation {
 }
 
 const operations = new WeakMap<Request, ResolvedOperation>();
+
+/** The paths a contract path template matches: `{var}` one segment, one trailing slash allowed, as Express routes do. */
+export function templatePattern(template: string): RegExp {
+  return new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
+}
+
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'patch', 'trace'];
 
 /** The scopes an operation's security requirements ask for, or null when any caller may call it. */
@@ -35,8 +41,7 @@ function scopesOf(security: Record<string, string[]>[], where: string): readonly
 export function operationResolver(doc: { paths?: Record<string, Record<string, { security?: Record<string, string[]>[] }>>; security?: Record<string, string[]>[] }): RequestHandler {
   const byMethod = new Map<string, Candidate[]>();
   for (const [template, item] of Object.entries(doc.paths ?? {})) {
-    // A path matches with or without one trailing slash, as Express routes do.
-    const pattern = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
+    const pattern = templatePattern(template);
     for (const method of METHODS) {
       const op = item[method];
       if (!op) continue;
