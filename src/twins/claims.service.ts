@@ -19,7 +19,7 @@ import { credentialColumns, type ClaimSeal, type NormalisedClaim } from './claim
 import type { ClaimSealer } from './claim-sealer.ts';
 import type { CredentialStatusService } from './credential-status.service.ts';
 import { jcs } from './credentials.ts';
-import { idempotencyKeyReused } from './idempotency.ts';
+import { idempotencyKeyReused, requestHash } from './idempotency.ts';
 import { findEntityRowForShare } from './entities.repository.ts';
 import { storeEvidence } from './evidence.ts';
 import type { PublicBase } from './kpt-context.ts';
@@ -131,7 +131,7 @@ export class ClaimService {
 
     const claim = normalise(body);
     const claimKey = claimKeyOf(claim);
-    const idempotency = opts.idempotencyKey ? { key: opts.idempotencyKey, requestHash: sha256hex(jcs(claim)) } : undefined;
+    const idempotency = opts.idempotencyKey ? { key: opts.idempotencyKey, requestHash: requestHash(claim) } : undefined;
     const key = await this.opts.validatorKey();
     // Known now, but reported in the transaction after its 400 and 403: a conflict is only worth
     // telling a caller who may submit the claim at all. A conflicting claim is never sealed.

@@ -34,7 +34,8 @@ export function idempotencyKeyReused(key: string, what: string): AppError {
   });
 }
 
-const sha256hex = (s: string) => createHash('sha256').update(s).digest('hex');
+/** What "the same body" means for every Idempotency-Key of area A: the SHA-256 of its canonical form (RFC 8785). */
+export const requestHash = (body: unknown): string => createHash('sha256').update(jcs(body)).digest('hex');
 
 export class CreationIdempotency {
   constructor(
@@ -53,7 +54,7 @@ export class CreationIdempotency {
     load: (resourceId: string) => Promise<T>,
   ): Promise<Created<T>> {
     if (!request) return { created: true, resource: await create() };
-    const hash = sha256hex(jcs(request.body));
+    const hash = requestHash(request.body);
     const bound = await this.boundResource(request, hash);
     if (bound) return { created: false, resource: await load(bound) };
     try {
