@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module';
 import type { Router } from 'express';
 import { caseSensitiveRouter } from './http/scope.ts';
-import { OPENAPI_PATH } from './openapi.ts';
+import { OPENAPI_PATH } from './contract.ts';
 
 const REDOC_BUNDLE = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
 

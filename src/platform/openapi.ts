@@ -1,18 +1,11 @@
-// The bundled contract (generated/openapi.json) and the request validator built from it.
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// The request validator built from the bundled contract, and the handlers that hold requests to it.
 import * as OpenApiValidator from 'express-openapi-validator';
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import { AppError } from './http/errors.ts';
+import type { OpenApiDocument } from './contract.ts';
+import { didPatternFailure } from './did.ts';
+import { valueAtPointer } from './http/input.ts';
 import { operationOf, templatePattern } from './http/operations.ts';
-
-export const OPENAPI_PATH = fileURLToPath(new URL('../../generated/openapi.json', import.meta.url));
-
-export type OpenApiDocument = Record<string, any>;
-
-export function loadOpenApiDocument(): OpenApiDocument {
-  return JSON.parse(readFileSync(OPENAPI_PATH, 'utf8'));
-}
 
 /** The literal leading segments of a path (at most two, none after a `{template}`): its validator group. */
 function groupKeyOf(path: string): string {
@@ -59,17 +52,45 @@ export function openApiRequestValidator(doc: OpenApiDocument): RequestHandler {
     const [, first = '', second] = req.path.split('/', 3);
     const validator = (second !== undefined && validators.get(`${first}/${second}`)) || validators.get(first);
     if (!validator) return next();
+    const done = (err?: unknown) => next(err && restateRuleFailures(err, req));
     // Express answers HEAD with the GET handler, but the document describes no HEAD operations,
     // so the validator would pass HEAD through unvalidated: it is checked as the GET it runs.
     if (req.method === 'HEAD') {
       req.method = 'GET';
       return validator(req, res, (err?: unknown) => {
         req.method = 'HEAD';
-        next(err);
+        done(err);
       });
     }
-    validator(req, res, next);
+    validator(req, res, done);
   };
+}
+
+interface ValidatorFailure {
+  path?: string;
+  message?: string;
+  errorCode?: string;
+}
+
+/**
+ * The validator's failures of patterns that stand for a named rule of ours (the `Did` pattern)
+ * restated as that rule, saying what is wrong with the value sent rather than quoting the regex.
+ */
+function restateRuleFailures(err: unknown, req: Request): unknown {
+  const failures = (err as { errors?: ValidatorFailure[] }).errors;
+  if (!Array.isArray(failures)) return err;
+  for (const f of failures) {
+    const pattern = /^must match pattern "(.*)"$/s.exec(f.message ?? '')?.[1];
+    const did = f.path && didPatternFailure({ keyword: f.errorCode?.replace(/\.openapi\.validation$/, '') ?? '', pattern }, valueAtPointer(requestParts(req), f.path));
+    if (did) Object.assign(f, { message: did.message, errorCode: did.rule });
+  }
+  return err;
+}
+
+/** The request's parts, as the validator's failure paths (/body/..., /query/x, /params/x) name them. */
+function requestParts(req: Request) {
+  const pathParams = (req as { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams;
+  return { body: req.body, query: req.query, params: pathParams ?? req.params, headers: req.headers };
 }
 
 const HTTP_METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace'];

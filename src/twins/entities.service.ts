@@ -44,11 +44,6 @@ export interface EntityListFilter {
   limit?: number;
 }
 
-/** The credential issuers of an entity, as (pointer, DID) pairs for didErrors. */
-function issuerDids(credentials: EntityCreateRequest['verifiableCredential']): [string, string | undefined][] {
-  return (credentials ?? []).map((c, i) => [`/body/verifiableCredential/${i}/issuer`, c.issuer]);
-}
-
 type EntityShape = Pick<EntityCreateRequest, 'properties' | 'relationships' | 'services' | 'verifiableCredential' | 'controller'>;
 
 export class EntityService {
@@ -78,11 +73,7 @@ export class EntityService {
   async create(principal: Principal, input: EntityCreateRequest, opts: { storeWithEntity?: (sql: Sql, did: string) => Promise<void> } = {}): Promise<Entity> {
     assertMatchesSchema<EntityCreateRequest>('EntityCreateRequest', input, 'entity');
     const isProtocol = input.type === PROTOCOL_TYPE;
-    const errors: FieldError[] = didErrors([
-      ['/body/protocol', input.protocol],
-      ['/body/controller', input.controller],
-      ...issuerDids(input.verifiableCredential),
-    ]);
+    const errors: FieldError[] = [];
     if (isProtocol && input.protocol) {
       errors.push({ pointer: '/body/protocol', message: 'a Protocol is not created from another protocol', rule: 'protocol-of-protocol' });
     }
@@ -115,16 +106,11 @@ export class EntityService {
   }
 
   async get(did: string): Promise<Entity | undefined> {
-    assertNoFieldErrors(didErrors([['/params/did', did]]), 'Not a DID');
     const row = await new EntityRepository(this.db).findByDid(did);
     return row ? entityFromRow(row) : undefined;
   }
 
   async list(filter: EntityListFilter): Promise<EntityPage> {
-    assertNoFieldErrors(
-      didErrors([['/query/protocol', filter.protocol], ['/query/controller', filter.controller], ['/query/relatedTo', filter.relatedTo]]),
-      'The filter is invalid',
-    );
     const limit = filter.limit ?? 50;
     const rows = await new EntityRepository(this.db).list({ ...filter, afterSeq: decodeCursor(filter.cursor), limit });
     return pageOf(rows, limit, entityFromRow);
@@ -133,10 +119,6 @@ export class EntityService {
   /** Replaces the given top-level fields; only the entity's controller may. */
   async update(principal: Principal, did: string, patch: EntityUpdateRequest): Promise<Entity> {
     assertMatchesSchema<EntityUpdateRequest>('EntityUpdateRequest', patch, 'entity update');
-    assertNoFieldErrors(
-      didErrors([['/params/did', did], ['/body/controller', patch.controller], ...issuerDids(patch.verifiableCredential)]),
-      'The update is invalid',
-    );
     return this.db.transaction(async (trx) => {
       const repo = new EntityRepository(trx);
       // Locked: a concurrent PATCH (say, a controller transfer) must not be overwritten by this one.

@@ -3,7 +3,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { expect } from 'chai';
-import { loadOpenApiDocument } from '../../src/platform/openapi.ts';
+import { loadOpenApiDocument } from '../../src/platform/contract.ts';
 
 const doc = loadOpenApiDocument();
 const ajv = new Ajv2020({ strict: false, allErrors: true });

@@ -3,7 +3,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { expect } from 'chai';
-import { loadOpenApiDocument } from '../../src/platform/openapi.ts';
+import { loadOpenApiDocument } from '../../src/platform/contract.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { useChromium } from '../helpers/chromium.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';

@@ -8,7 +8,9 @@ import express from 'express';
 import request from 'supertest';
 import { expect } from 'chai';
 import { pino } from 'pino';
-import { didSyntaxError, isDid } from '../../src/platform/did.ts';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { loadOpenApiDocument } from '../../src/platform/contract.ts';
+import { DID_PATTERN, didSyntaxError, isDid } from '../../src/platform/did.ts';
 import { AppError, errorHandler, grpcCodeForHttp, notFoundHandler } from '../../src/platform/http/errors.ts';
 import { jsonPointer, unstorableValue } from '../../src/platform/http/input.ts';
 import { createLogger, maskPhone, requestLogger } from '../../src/platform/logging.ts';
@@ -134,6 +136,18 @@ describe('DID syntax', () => {
     expect(didSyntaxError('did:ixo:abc#key-1')).to.match(/DID URL/);
     for (const d of ['did:IXO:abc', 'did:ixo:', 'ixo:abc', 'did:ixo:abc:', 'did:ixo:a b']) {
       expect(isDid(d), d).to.equal(false);
+    }
+  });
+
+  it('is the contract\'s Did pattern, which a partner\'s own validator applies alike', () => {
+    const contract = loadOpenApiDocument();
+    expect(contract.components.schemas.Did.pattern).to.equal(DID_PATTERN);
+    // A partner validating against the published document, with no code of ours.
+    const ajv = new Ajv2020({ strict: false });
+    ajv.addSchema(contract, 'openapi.json');
+    const partnerIsDid = ajv.compile({ $ref: 'openapi.json#/components/schemas/Did' });
+    for (const d of ['did:ixo:entity:0123456789abcdef0123456789abcdef', 'did:web:example.com%3A8443', 'did:ixo:household/123', 'did:ixo:abc#key-1', 'did:IXO:abc', 'did:ixo:abc:']) {
+      expect(partnerIsDid(d), d).to.equal(isDid(d));
     }
   });
 });

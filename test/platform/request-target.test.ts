@@ -6,7 +6,8 @@ import request from 'supertest';
 import { expect } from 'chai';
 import { cleanPath, judgeRequestTarget } from '../../src/platform/http/request-target.ts';
 import { operationOf, operationResolver } from '../../src/platform/http/operations.ts';
-import { contractOnly, loadOpenApiDocument } from '../../src/platform/openapi.ts';
+import { loadOpenApiDocument } from '../../src/platform/contract.ts';
+import { contractOnly } from '../../src/platform/openapi.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
