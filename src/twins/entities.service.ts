@@ -10,6 +10,7 @@ import type {
   EntityCreateRequest,
   EntityPage,
   EntityUpdateRequest,
+  ListEntitiesData,
   PropertyTypeName,
 } from '../../generated/openapi/types.gen.ts';
 import { CreationIdempotency, type Created } from './idempotency.ts';
@@ -34,15 +35,8 @@ function typeOfValue(v: unknown): PropertyTypeName | 'null' | 'non-finite' {
   return typeof v as PropertyTypeName;
 }
 
-export interface EntityListFilter {
-  type?: string;
-  protocol?: string;
-  controller?: string;
-  relatedTo?: string;
-  role?: string;
-  cursor?: string;
-  limit?: number;
-}
+/** The query of GET /v1/entities, as the contract states it. */
+export type EntityListFilter = NonNullable<ListEntitiesData['query']>;
 
 type EntityShape = Pick<EntityCreateRequest, 'properties' | 'relationships' | 'services' | 'verifiableCredential' | 'controller'>;
 

@@ -5,16 +5,13 @@
 //   cosmos   - {"code": <gRPC code>, "message", "details": []} (area C)
 import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import type { ProblemFieldError } from '../../../generated/openapi/types.gen.ts';
 import { isDatabaseUnavailable } from '../db/index.ts';
 import type { Logger } from '../logging.ts';
 import { requestContextOf } from './request-context.ts';
 
-export interface FieldError {
-  /** JSON pointer into the request: /body/..., /query/..., /params/..., /headers/... */
-  pointer: string;
-  message: string;
-  rule?: string;
-}
+/** One failing field of a problem body (pointer into the request: /body/..., /query/..., /params/...). */
+export type FieldError = ProblemFieldError;
 
 export interface AppErrorOptions {
   detail?: string;
