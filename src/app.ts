@@ -10,7 +10,7 @@ import { DOCS_PATHS, docsRouter } from './platform/docs.ts';
 import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
 import { requireContentTypeForBody } from './platform/http/body.ts';
-import { authenticateOperation, operationOf, operationResolver } from './platform/http/operations.ts';
+import { authenticateOperation, operationOf, operationResolver, requestPointer } from './platform/http/operations.ts';
 import { rejectUnstorableInput } from './platform/http/input.ts';
 import { requestTargetRule } from './platform/http/request-target.ts';
 import { requestContext } from './platform/http/request-context.ts';
@@ -166,7 +166,13 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(methodNotAllowed);
   app.use(notFoundHandler);
   app.use(ussd.refusalLog);
-  app.use(errorHandler(logger, errorShapeResolver(isChainPath), { retryAfterSeconds: config.RETRY_AFTER_SECONDS, ussdReplies: ussd.failureReplies }));
+  app.use(
+    errorHandler(logger, errorShapeResolver(isChainPath), {
+      retryAfterSeconds: config.RETRY_AFTER_SECONDS,
+      ussdReplies: ussd.failureReplies,
+      locateInput: (req) => (path) => requestPointer(operationOf(req), path),
+    }),
+  );
 
   return {
     app,

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { createHearth } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createDbFromConfig, databaseUnreachable, migrateLatest, type Db } from './platform/db/index.ts';
-import { AppError } from './platform/http/errors.ts';
+import { DomainError, notFoundError } from './platform/domain-errors.ts';
 import { ApiKeyService, SCOPES } from './platform/keys/service.ts';
 import { createLogger } from './platform/logging.ts';
 import { listen } from './platform/server.ts';
@@ -135,7 +135,7 @@ async function main(argv: string[]): Promise<void> {
       const customerId = args[0];
       if (!customerId || args.length > 1) throw new UsageError('ussd-unlock takes one Customer ID');
       const outcome = await withDb(config, (db) => unlockUssdAccount(db, customerId));
-      if (outcome === 'not found') throw new AppError(404, 'Not Found', { detail: `No USSD account with Customer ID ${customerId}.` });
+      if (outcome === 'not found') throw notFoundError(`No USSD account with Customer ID ${customerId}.`);
       console.log(outcome === 'unlocked' ? `Unlocked Customer ID ${customerId}.` : `Customer ID ${customerId} is not locked.`);
       return;
     }
@@ -143,7 +143,7 @@ async function main(argv: string[]): Promise<void> {
       const ref = args[0];
       if (!ref || args.length > 1) throw new UsageError('ussd-claim takes one claim reference');
       const claimId = await withDb(config, (db) => ussdClaimForRef(db, ref));
-      if (!claimId) throw new AppError(404, 'Not Found', { detail: `No USSD claim with reference ${ref}.` });
+      if (!claimId) throw notFoundError(`No USSD claim with reference ${ref}.`);
       console.log(claimId);
       return;
     }
@@ -157,7 +157,7 @@ main(process.argv.slice(2)).catch((err) => {
   if (unreachable) console.error(unreachable);
   else if (err instanceof ConfigError) console.error(err.message);
   else if (err instanceof UsageError) console.error(`${err.message}\n\n${USAGE}`);
-  else if (err instanceof AppError) console.error(err.detail ?? err.message);
+  else if (err instanceof DomainError) console.error(err.message);
   else if (err instanceof SimulatorConnectionError) console.error(err.message);
   else console.error(err);
   process.exit(1);

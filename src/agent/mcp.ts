@@ -11,7 +11,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Router } from 'express';
 import { principalOf } from '../platform/http/auth.ts';
-import { AppError } from '../platform/http/errors.ts';
+import { DomainError } from '../platform/domain-errors.ts';
+import { domainToAppError } from '../platform/http/errors.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import { DEFAULT_ROOM_ID } from './runtime/plugin.ts';
@@ -36,10 +37,12 @@ function mcpServer(runtime: AgentRuntime, principal: Principal, version: string)
       const result = await runtime.invokeTool(request.params.name, request.params.arguments ?? {}, { userDid: principal.did, roomId });
       return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: { result } };
     } catch (err) {
-      if (err instanceof AppError && err.status === 404) throw new McpError(ErrorCode.InvalidParams, err.detail ?? err.title);
-      // Bad arguments are the model's to correct: a tool result marked as an error, naming the fields.
-      if (err instanceof AppError && err.status === 400) {
-        return { isError: true, content: [{ type: 'text', text: JSON.stringify({ detail: err.detail, errors: err.errors ?? [] }) }] };
+      if (err instanceof DomainError && err.kind === 'not-found') throw new McpError(ErrorCode.InvalidParams, err.message);
+      // Bad arguments are the model's to correct: a tool result marked as an error, naming the
+      // fields as POST /agent/tools/{name}/invoke does (the arguments are its body's).
+      if (err instanceof DomainError && err.kind === 'invalid') {
+        const problem = domainToAppError(err);
+        return { isError: true, content: [{ type: 'text', text: JSON.stringify({ detail: problem.detail, errors: problem.errors ?? [] }) }] };
       }
       throw err;
     }

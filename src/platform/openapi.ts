@@ -4,7 +4,7 @@ import { Router, type Request, type RequestHandler } from 'express';
 import { AppError } from './http/errors.ts';
 import type { OpenApiDocument } from './contract.ts';
 import { didPatternFailure } from './did.ts';
-import { valueAtPointer } from './http/input.ts';
+import { valueAtPointer } from './json-pointer.ts';
 import { operationOf, templatePattern } from './http/operations.ts';
 
 /** The literal leading segments of a path (at most two, none after a `{template}`): its validator group. */

@@ -3,7 +3,7 @@
 import { hash, randomUUID } from 'node:crypto';
 import { isUniqueViolation, type Db } from '../platform/db/index.ts';
 import { inTransaction, sqlOf, type Sql } from '../platform/db/sql.ts';
-import { badRequest, conflict, forbidden, type FieldError } from '../platform/http/errors.ts';
+import { conflictWith, forbiddenAction, invalidInput, refusedInput, type InputIssue } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import type {
   ClaimStatus,
@@ -25,7 +25,7 @@ import { storeEvidence } from './evidence.ts';
 import type { PublicBase } from './kpt-context.ts';
 import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap } from './kpt-rules.ts';
 import { decodeCursor, pageOf } from './paging.ts';
-import { assertMatchesSchema, assertNoFieldErrors, didErrors } from './schemas.ts';
+import { assertMatchesSchema } from './schemas.ts';
 import type { ValidatorKey } from './validator-key.ts';
 
 export interface ClaimListFilter {
@@ -127,7 +127,6 @@ export class ClaimService {
    */
   async submit(principal: Principal, body: KptClaimRequest, opts: SubmitOptions = {}): Promise<SubmitResult> {
     assertMatchesSchema<KptClaimRequest>('KptClaimRequest', body, 'KPT claim');
-    assertNoFieldErrors(didErrors([['/body/householdId', body.householdId]]), 'The body is not a valid KPT claim');
 
     const claim = normalise(body);
     const claimKey = claimKeyOf(claim);
@@ -188,7 +187,7 @@ export class ClaimService {
       at: string;
       claim: NormalisedClaim;
       claimKey: string;
-      conflicts: FieldError[];
+      conflicts: InputIssue[];
       seal: ClaimSeal | undefined;
       statusIndex: number | undefined;
     },
@@ -202,16 +201,16 @@ export class ClaimService {
     // insert turn below.
     const collection = await findCollection(sql, claim.collectionId);
     if (!collection) {
-      throw badRequest(`No collection ${claim.collectionId}.`, [
-        { pointer: '/body/collectionId', message: `names no collection (create it with POST /v1/collections)`, rule: 'collection-exists' },
+      throw refusedInput(`No collection ${claim.collectionId}.`, [
+        { path: ['collectionId'], message: `names no collection (create it with POST /v1/collections)`, rule: 'collection-exists' },
       ]);
     }
     // Locked for share: a controller transfer in flight is waited for, and none starts until this commits.
     const household = await findEntityRowForShare(sql, claim.householdId);
     if (household && household.controller !== principal.did) {
-      throw forbidden(`${claim.householdId} is a registered entity controlled by ${household.controller}; only its controller may submit claims for it.`);
+      throw forbiddenAction(`${claim.householdId} is a registered entity controlled by ${household.controller}; only its controller may submit claims for it.`);
     }
-    if (conflicts.length || !seal) throw conflict(`The measurement data conflict: ${conflicts.map((c) => c.message).join('; ')}`, conflicts, 'conflicting-measurements');
+    if (conflicts.length || !seal) throw conflictWith(`The measurement data conflict: ${conflicts.map((c) => c.message).join('; ')}`, conflicts, 'conflicting-measurements');
     if (idempotency) {
       const previous = await claims.findByIdempotencyKey(principal.did, idempotency.key);
       if (previous && isSameRequest(previous, idempotency, claimKey)) throw new ReplayFound(previous);
@@ -338,15 +337,15 @@ export class ClaimService {
   private async supersede(sql: Sql, principal: Principal, claim: NormalisedClaim, by: string, now: string): Promise<void> {
     const claims = new ClaimRepository(sql);
     const original = await claims.findById(claim.corrects!);
-    const refuse = (message: string) => badRequest(`The body is not a valid KPT claim: /body/corrects ${message}`, [{ pointer: '/body/corrects', message, rule: 'correction-target' }]);
+    const refuse = (message: string) => invalidInput('The body is not a valid KPT claim', [{ path: ['corrects'], message, rule: 'correction-target' }]);
     if (!original) throw refuse(`names no claim (${claim.corrects})`);
     if (original.household_did !== claim.householdId || original.collection_id !== claim.collectionId) {
       throw refuse(`names claim ${original.id} of another household or collection (${original.household_did}, ${original.collection_id})`);
     }
-    if (original.submitted_by !== principal.did) throw forbidden(`Claim ${original.id} was submitted by ${original.submitted_by}; only its submitter may correct it.`);
+    if (original.submitted_by !== principal.did) throw forbiddenAction(`Claim ${original.id} was submitted by ${original.submitted_by}; only its submitter may correct it.`);
     if (original.status === 'rejected') {
-      throw conflict(`Claim ${original.id} is already rejected; submit the new claim without corrects.`, [
-        { pointer: '/body/corrects', message: `names claim ${original.id}, which is already rejected`, rule: 'correction-target-rejected' },
+      throw conflictWith(`Claim ${original.id} is already rejected; submit the new claim without corrects.`, [
+        { path: ['corrects'], message: `names claim ${original.id}, which is already rejected`, rule: 'correction-target-rejected' },
       ], 'correction-target-rejected');
     }
     const reason = `corrected by claim ${by}`;
@@ -367,14 +366,14 @@ export class ClaimService {
 
   /** 409 when the household is in the other group of this collection, or an overlapping claim says otherwise. */
   private assertNoHouseholdConflict(existing: HouseholdClaimRow[], claim: NormalisedClaim): void {
-    const errors: FieldError[] = [];
+    const errors: InputIssue[] = [];
     // A rejected claim does not place the household in a group: a wrong group can be corrected.
     const otherGroupClaim = existing.find(
       (r) => r.collection_id === claim.collectionId && r.test_group !== claim.testGroup && r.status !== 'rejected',
     );
     if (otherGroupClaim) {
       errors.push({
-        pointer: '/body/testGroup',
+        path: ['testGroup'],
         message: `household ${claim.householdId} is already in the ${otherGroupClaim.test_group} group of collection ${claim.collectionId} (claim ${otherGroupClaim.id})`,
         rule: 'household-single-group',
       });
@@ -389,12 +388,12 @@ export class ClaimService {
       : undefined;
     if (overlapping) {
       errors.push({
-        pointer: '/body/testPeriod',
+        path: ['testPeriod'],
         message: `claim ${overlapping.id} already covers ${overlapping.start_date}..${overlapping.end_date} for this household with other measurements`,
         rule: 'no-overlapping-claim',
       });
     }
-    if (errors.length) throw conflict(`The measurement data conflict: ${errors.map((e) => e.message).join('; ')}`, errors, 'conflicting-measurements');
+    if (errors.length) throw conflictWith(`The measurement data conflict: ${errors.map((e) => e.message).join('; ')}`, errors, 'conflicting-measurements');
   }
 
   get(id: string): Promise<KptClaim | undefined> {
@@ -406,7 +405,6 @@ export class ClaimService {
   }
 
   async list(filter: ClaimListFilter): Promise<KptClaimPage> {
-    assertNoFieldErrors(didErrors([['/query/household', filter.household]]), 'The filter is invalid');
     const limit = filter.limit ?? 50;
     const rows = await this.repo.list({ ...filter, afterSeq: decodeCursor(filter.cursor), limit });
     return pageOf(rows, limit, claimFromRow);

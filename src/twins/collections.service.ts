@@ -2,7 +2,7 @@
 import type { Db } from '../platform/db/index.ts';
 import { sqlOf, type Sql } from '../platform/db/sql.ts';
 import { isUniqueViolation } from '../platform/db/index.ts';
-import { conflict, notFound } from '../platform/http/errors.ts';
+import { conflictWith, notFoundError } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import type { Collection, CollectionCreateRequest, CollectionPage, KptReport } from '../../generated/openapi/types.gen.ts';
 import { ClaimRepository } from './claims.repository.ts';
@@ -46,7 +46,7 @@ export class CollectionService {
       await new CollectionRepository(this.db).insert(row, storeWithCollection);
     } catch (err) {
       if (isUniqueViolation(err)) {
-        throw conflict(`A collection ${input.id} exists.`, [{ pointer: '/body/id', message: 'is taken', rule: 'collection-id-unique' }]);
+        throw conflictWith(`A collection ${input.id} exists.`, [{ path: ['id'], message: 'is taken', rule: 'collection-id-unique' }]);
       }
       throw err;
     }
@@ -55,7 +55,7 @@ export class CollectionService {
 
   async get(id: string): Promise<Collection> {
     const row = await new CollectionRepository(this.db).findById(id);
-    if (!row) throw notFound(`No collection ${id}.`);
+    if (!row) throw notFoundError(`No collection ${id}.`);
     return collectionFromRow(row);
   }
 

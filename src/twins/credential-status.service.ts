@@ -2,7 +2,7 @@
 // audited status changes, the signed status list credentials and the status check of verify.
 import type { Db } from '../platform/db/index.ts';
 import { inTransaction, sqlOf, type Sql } from '../platform/db/sql.ts';
-import { conflict, notFound } from '../platform/http/errors.ts';
+import { conflictWith, notFoundError } from '../platform/domain-errors.ts';
 import type { CredentialStatus, CredentialStatusChangeRequest, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
 import { credentialIdOf } from './claim-seal.ts';
 import { ClaimRepository } from './claims.repository.ts';
@@ -82,7 +82,7 @@ export class CredentialStatusService {
       action === 'suspend' && current.suspended ? `The credential of claim ${claimId} is already suspended.` :
       action === 'reinstate' && !current.suspended ? `The credential of claim ${claimId} is not suspended.` :
       undefined;
-    if (refusal) throw conflict(refusal, undefined, 'credential-status-unchanged');
+    if (refusal) throw conflictWith(refusal, undefined, 'credential-status-unchanged');
     await repo.save({
       ...current,
       revoked: current.revoked || action === 'revoke',
@@ -109,7 +109,7 @@ export class CredentialStatusService {
     const repo = new CredentialStatusRepository(sqlOf(this.db));
     const first = list * STATUS_LIST_SIZE;
     // List 0 exists from the start; a later one once an index in it was handed out.
-    if (list > 0 && (list > MAX_STATUS_LIST || first >= (await repo.nextUnreserved()))) throw notFound(`No ${purpose} status list ${list}.`);
+    if (list > 0 && (list > MAX_STATUS_LIST || first >= (await repo.nextUnreserved()))) throw notFoundError(`No ${purpose} status list ${list}.`);
     const state = await repo.listState(first, first + STATUS_LIST_SIZE - 1, purpose);
     const validFrom = state.lastChange ?? (await repo.listsCreatedAt());
     const url = statusListUrl(this.opts.base, purpose, list);
@@ -147,9 +147,9 @@ export class CredentialStatusService {
 /** The status index of a claim's credential: 404 without the claim, 409 without a credential that has one. */
 async function statusIndexOfClaim(sql: Sql, claimId: string): Promise<number> {
   const claim = await new ClaimRepository(sql).findById(claimId);
-  if (!claim) throw notFound(`No claim ${claimId}.`);
+  if (!claim) throw notFoundError(`No claim ${claimId}.`);
   if (!claim.verifiable_credential || claim.status_list_index === null) {
-    throw conflict(`Claim ${claimId} has no credential with a status entry (it is not verified, or was verified before status lists).`, undefined, 'no-credential-status');
+    throw conflictWith(`Claim ${claimId} has no credential with a status entry (it is not verified, or was verified before status lists).`, undefined, 'no-credential-status');
   }
   return Number(claim.status_list_index);
 }

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
 import { sqlOf, type Sql } from '../platform/db/sql.ts';
-import { forbidden, notFound, type FieldError } from '../platform/http/errors.ts';
+import { assertNoIssues, forbiddenAction, notFoundError, type InputIssue } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import type {
   Entity,
@@ -16,8 +16,7 @@ import type {
 import { CreationIdempotency, type Created } from './idempotency.ts';
 import { EntityRepository, entityFromRow, type EntityRow, type NewEntityRow } from './entities.repository.ts';
 import { decodeCursor, pageOf } from './paging.ts';
-import { assertMatchesSchema, assertNoFieldErrors, didErrors } from './schemas.ts';
-import { jsonPointer } from '../platform/http/input.ts';
+import { assertMatchesSchema, didIssues } from './schemas.ts';
 
 export const PROTOCOL_TYPE = 'Protocol';
 const PROPERTY_TYPES: PropertyTypeName[] = ['string', 'number', 'boolean', 'object', 'array'];
@@ -67,17 +66,17 @@ export class EntityService {
   async create(principal: Principal, input: EntityCreateRequest, opts: { storeWithEntity?: (sql: Sql, did: string) => Promise<void> } = {}): Promise<Entity> {
     assertMatchesSchema<EntityCreateRequest>('EntityCreateRequest', input, 'entity');
     const isProtocol = input.type === PROTOCOL_TYPE;
-    const errors: FieldError[] = [];
+    const errors: InputIssue[] = [];
     if (isProtocol && input.protocol) {
-      errors.push({ pointer: '/body/protocol', message: 'a Protocol is not created from another protocol', rule: 'protocol-of-protocol' });
+      errors.push({ path: ['protocol'], message: 'a Protocol is not created from another protocol', rule: 'protocol-of-protocol' });
     }
-    assertNoFieldErrors(errors, 'The entity is invalid');
+    assertNoIssues(errors, 'The entity is invalid');
 
     return this.db.transaction(async (trx) => {
       const repo = new EntityRepository(trx);
       const protocol = input.protocol ? await this.loadProtocol(repo, input.protocol) : undefined;
       const fieldErrors = isProtocol ? this.checkProtocolShape(input) : await this.checkAgainstProtocol(repo, input, protocol);
-      assertNoFieldErrors(fieldErrors, 'The entity is invalid');
+      assertNoIssues(fieldErrors, 'The entity is invalid');
       const now = new Date().toISOString();
       const row: NewEntityRow = {
         did: newEntityDid(),
@@ -117,9 +116,9 @@ export class EntityService {
       const repo = new EntityRepository(trx);
       // Locked: a concurrent PATCH (say, a controller transfer) must not be overwritten by this one.
       const current = await repo.findByDidForUpdate(did);
-      if (!current) throw notFound(`No entity ${did}.`);
+      if (!current) throw notFoundError(`No entity ${did}.`);
       if (current.controller !== principal.did) {
-        throw forbidden(`Only the controller of ${did} (${current.controller}) may update it.`);
+        throw forbiddenAction(`Only the controller of ${did} (${current.controller}) may update it.`);
       }
       const merged: EntityCreateRequest = {
         type: current.type,
@@ -136,7 +135,7 @@ export class EntityService {
       // not lock its entities out of, say, a controller transfer.
       const sent = { ...merged, properties: patch.properties ?? {}, relationships: patch.relationships ?? {} };
       const errors = isProtocol ? this.checkProtocolShape(merged) : await this.checkAgainstProtocol(repo, sent, protocol, did);
-      assertNoFieldErrors(errors, 'The update is invalid');
+      assertNoIssues(errors, 'The update is invalid');
       const updated: Partial<NewEntityRow> = {
         controller: merged.controller!,
         properties: JSON.stringify(merged.properties),
@@ -153,56 +152,56 @@ export class EntityService {
   private async loadProtocol(repo: EntityRepository, did: string): Promise<EntityRow> {
     const row = await repo.findByDid(did);
     const problem = !row ? 'names no existing entity' : row.type !== PROTOCOL_TYPE ? `names an entity of type ${row.type}, not a Protocol` : undefined;
-    assertNoFieldErrors(problem ? [{ pointer: '/body/protocol', message: problem, rule: 'protocol-exists' }] : [], 'The entity is invalid');
+    assertNoIssues(problem ? [{ path: ['protocol'], message: problem, rule: 'protocol-exists' }] : [], 'The entity is invalid');
     return row!;
   }
 
   /** A protocol declares property name -> type name and role -> entity type. */
-  private checkProtocolShape(input: EntityShape): FieldError[] {
-    const errors: FieldError[] = [];
+  private checkProtocolShape(input: EntityShape): InputIssue[] {
+    const errors: InputIssue[] = [];
     for (const [name, t] of Object.entries(input.properties ?? {})) {
       if (typeof t !== 'string' || !PROPERTY_TYPES.includes(t as PropertyTypeName)) {
-        errors.push({ pointer: jsonPointer('body', 'properties', name), message: `must be one of ${PROPERTY_TYPES.join(', ')}`, rule: 'protocol-property-type' });
+        errors.push({ path: ['properties', name], message: `must be one of ${PROPERTY_TYPES.join(', ')}`, rule: 'protocol-property-type' });
       }
     }
     for (const [role, t] of Object.entries(input.relationships ?? {})) {
       if (!TYPE_NAME_RE.test(t)) {
-        errors.push({ pointer: jsonPointer('body', 'relationships', role), message: 'must be an entity type name, e.g. OracleEntity', rule: 'protocol-relationship-type' });
+        errors.push({ path: ['relationships', role], message: 'must be an entity type name, e.g. OracleEntity', rule: 'protocol-relationship-type' });
       }
     }
     return errors;
   }
 
   /** Properties declared and typed by the protocol; relationships naming existing entities of the declared type. */
-  private async checkAgainstProtocol(repo: EntityRepository, input: EntityShape, protocol: EntityRow | undefined, selfDid?: string): Promise<FieldError[]> {
-    const errors: FieldError[] = [];
+  private async checkAgainstProtocol(repo: EntityRepository, input: EntityShape, protocol: EntityRow | undefined, selfDid?: string): Promise<InputIssue[]> {
+    const errors: InputIssue[] = [];
     const declaredProps: Record<string, string> = protocol ? JSON.parse(protocol.properties) : {};
     const declaredRoles: Record<string, string> = protocol ? JSON.parse(protocol.relationships) : {};
     if (protocol) {
       for (const [name, value] of Object.entries(input.properties ?? {})) {
         const declared = declaredProps[name];
         if (!declared) {
-          errors.push({ pointer: jsonPointer('body', 'properties', name), message: `is not a property of protocol ${protocol.did}`, rule: 'property-declared' });
+          errors.push({ path: ['properties', name], message: `is not a property of protocol ${protocol.did}`, rule: 'property-declared' });
         } else if (typeOfValue(value) !== declared) {
-          errors.push({ pointer: jsonPointer('body', 'properties', name), message: `must be of type ${declared} (protocol ${protocol.did})`, rule: 'property-type' });
+          errors.push({ path: ['properties', name], message: `must be of type ${declared} (protocol ${protocol.did})`, rule: 'property-type' });
         }
       }
     }
     const links = Object.entries(input.relationships ?? {});
-    errors.push(...didErrors(links.map(([role, target]) => [jsonPointer('body', 'relationships', role), target])));
+    errors.push(...didIssues(links.map(([role, target]) => [['relationships', role], target])));
     const targets = new Map((await repo.findManyByDid(links.map(([, t]) => t))).map((r) => [r.did, r]));
     for (const [role, targetDid] of links) {
-      const pointer = jsonPointer('body', 'relationships', role);
-      if (errors.some((e) => e.pointer === pointer)) continue;
+      const path = ['relationships', role];
+      if (errors.some((e) => e.path[0] === 'relationships' && e.path[1] === role)) continue;
       if (protocol && !declaredRoles[role]) {
-        errors.push({ pointer, message: `is not a relationship of protocol ${protocol.did}`, rule: 'relationship-declared' });
+        errors.push({ path, message: `is not a relationship of protocol ${protocol.did}`, rule: 'relationship-declared' });
         continue;
       }
       const target = targets.get(targetDid);
       if (!target || targetDid === selfDid) {
-        errors.push({ pointer, message: `${targetDid} is not an existing entity`, rule: 'relationship-target-exists' });
+        errors.push({ path, message: `${targetDid} is not an existing entity`, rule: 'relationship-target-exists' });
       } else if (protocol && target.type !== declaredRoles[role]) {
-        errors.push({ pointer, message: `${targetDid} is a ${target.type}, the protocol requires a ${declaredRoles[role]}`, rule: 'relationship-target-type' });
+        errors.push({ path, message: `${targetDid} is a ${target.type}, the protocol requires a ${declaredRoles[role]}`, rule: 'relationship-target-type' });
       }
     }
     return errors;

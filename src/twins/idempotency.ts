@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
 import { sqlOf, type Sql } from '../platform/db/sql.ts';
-import { AppError } from '../platform/http/errors.ts';
+import { DomainError } from '../platform/domain-errors.ts';
 import { jcs } from './credentials.ts';
 import { IdempotencyKeyRepository } from './idempotency.repository.ts';
 
@@ -26,10 +26,9 @@ export interface Created<T> {
 }
 
 /** Shared by claims, whose reused key is refused the same way. */
-export function idempotencyKeyReused(key: string, what: string): AppError {
-  return new AppError(422, 'Unprocessable Content', {
-    detail: `Idempotency-Key ${key} was already used for a different ${what}.`,
-    errors: [{ pointer: '/headers/idempotency-key', message: 'was already used with a different request body', rule: 'idempotency-key-reuse' }],
+export function idempotencyKeyReused(key: string, what: string): DomainError {
+  return new DomainError('unprocessable', `Idempotency-Key ${key} was already used for a different ${what}.`, {
+    issues: [{ path: ['Idempotency-Key'], message: 'was already used with a different request body', rule: 'idempotency-key-reuse' }],
     type: 'idempotency-key-reuse',
   });
 }

@@ -2,7 +2,7 @@
 // holds. Conflicts in the measurement data itself are 409s (measurementConflicts); the eight
 // validation rules decide the claim's status (evaluateKptRules).
 import type { ClaimReason, ClaimStatus, KptClaimRequest, RuleCheck, RuleId, TestGroup } from '../../generated/openapi/types.gen.ts';
-import type { FieldError } from '../platform/http/errors.ts';
+import type { InputIssue } from '../platform/domain-errors.ts';
 
 export const RULES: Record<RuleId, number> = {
   'min-duration': 1,
@@ -45,15 +45,15 @@ export function periodsOverlap(a: { start: string; end: string }, b: { start: st
   return a.start <= b.end && b.start <= a.end;
 }
 
-/** Measurement data that contradicts itself: 409 with one FieldError per conflict. */
-export function measurementConflicts(body: KptClaimRequest, toleranceKg: number): FieldError[] {
-  const errors: FieldError[] = [];
+/** Measurement data that contradicts itself: one issue per conflict (the claim is refused with 409). */
+export function measurementConflicts(body: KptClaimRequest, toleranceKg: number): InputIssue[] {
+  const errors: InputIssue[] = [];
   const { total, dailyLogs } = body.fuelMeasurements;
   const sum = preciseSum(dailyLogs);
   // Written so that a non-finite sum (NaN fails every comparison) is a conflict, never a pass.
   if (!Number.isFinite(sum) || !(Math.abs(total - sum) <= toleranceKg)) {
     errors.push({
-      pointer: '/body/fuelMeasurements/total',
+      path: ['fuelMeasurements', 'total'],
       message: `total ${total} differs from the sum of dailyLogs ${Number(sum.toFixed(6))} by more than ${toleranceKg} kg`,
       rule: 'total-matches-logs',
     });
@@ -61,12 +61,12 @@ export function measurementConflicts(body: KptClaimRequest, toleranceKg: number)
   const period = body.testPeriod;
   if (period) {
     if (period.endDate < period.startDate) {
-      errors.push({ pointer: '/body/testPeriod/endDate', message: `endDate ${period.endDate} is before startDate ${period.startDate}`, rule: 'test-period-order' });
+      errors.push({ path: ['testPeriod', 'endDate'], message: `endDate ${period.endDate} is before startDate ${period.startDate}`, rule: 'test-period-order' });
     } else {
       const days = inclusiveDays(period.startDate, period.endDate);
       if (days !== dailyLogs.length) {
         errors.push({
-          pointer: '/body/testPeriod',
+          path: ['testPeriod'],
           message: `the period ${period.startDate}..${period.endDate} has ${days} days but there are ${dailyLogs.length} daily logs (one per day)`,
           rule: 'test-period-matches-logs',
         });
@@ -74,7 +74,7 @@ export function measurementConflicts(body: KptClaimRequest, toleranceKg: number)
     }
     if (period.durationDays !== undefined && period.durationDays !== dailyLogs.length) {
       errors.push({
-        pointer: '/body/testPeriod/durationDays',
+        path: ['testPeriod', 'durationDays'],
         message: `durationDays ${period.durationDays} differs from the ${dailyLogs.length} daily logs`,
         rule: 'duration-matches-logs',
       });

@@ -1,7 +1,7 @@
 // Opaque cursors for the /v1 list endpoints: base64url of the last row's sequence number, so
 // pages stay stable while rows are added.
 import { MAX_SEQ } from '../platform/db/sql.ts';
-import { badRequest } from '../platform/http/errors.ts';
+import { refusedInput } from '../platform/domain-errors.ts';
 
 export interface Page<T> {
   items: T[];
@@ -17,8 +17,8 @@ export function decodeCursor(cursor: string | undefined): number | undefined {
   if (cursor === undefined) return undefined;
   const m = /^s:(\d{1,10})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (!m || Number(m[1]) > MAX_SEQ) {
-    throw badRequest('The cursor is not one this service issued.', [
-      { pointer: '/query/cursor', message: 'is not a cursor returned by a previous page', rule: 'cursor' },
+    throw refusedInput('The cursor is not one this service issued.', [
+      { path: ['cursor'], message: 'is not a cursor returned by a previous page', rule: 'cursor' },
     ]);
   }
   return Number(m[1]);

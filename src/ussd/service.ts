@@ -5,6 +5,7 @@ import { hash } from 'node:crypto';
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import type { ClaimStatus, KptClaim } from '../../generated/openapi/types.gen.ts';
 import { setBounded } from '../platform/bounded-map.ts';
+import { DomainError } from '../platform/domain-errors.ts';
 import { AppError } from '../platform/http/errors.ts';
 import type { Sql } from '../platform/db/sql.ts';
 import { isUniqueViolation } from '../platform/db/index.ts';
@@ -47,7 +48,7 @@ export interface UssdTwinsPort {
     /** Area B's writes that commit with the twin or not at all (see area A's EntityService.create). */
     storeWithHousehold: (sql: Sql, did: string) => Promise<void>;
   }): Promise<{ did: string }>;
-  /** Submits a KPT claim through area A's claim service; throws AppError 400/409 on rejection. */
+  /** Submits a KPT claim through area A's claim service; throws DomainError when area A refuses it. */
   submitKptClaim(input: {
     householdDid: string;
     testGroup: 'reference' | 'intervention';
@@ -576,7 +577,7 @@ export class UssdService {
       if (!reason) throw err;
       // The household reads a plain reason; the operator's detail goes to the log.
       this.opts.logger.warn(
-        { customerId: account.customer_id, reason, status: (err as AppError).status, detail: (err as AppError).detail, errors: (err as AppError).errors },
+        { customerId: account.customer_id, reason, refusal: (err as DomainError).kind, detail: (err as DomainError).message, issues: (err as DomainError).issues },
         'ussd claim refused',
       );
       return { outcome: 'rejected', notice: { key: 'claimNotSent', params: { reason } } };
@@ -680,11 +681,11 @@ function claimView(claim: ClaimSummary): ClaimView {
   };
 }
 
-/** The plain reason for a submission area A refused (400/403/409), or undefined for a failure (5xx, a bug). */
+/** The plain reason for a submission area A refused, or undefined for a failure (the database, a bug). */
 function refusalReason(err: unknown): ReasonKey | undefined {
   if (err instanceof ReadingChanged) return 'readingChanged';
-  if (!(err instanceof AppError) || err.status >= 500) return undefined;
-  const known = err.errors?.map((e) => RULE_REASONS.get(e.rule ?? '')).find((r) => r !== undefined);
+  if (!(err instanceof DomainError)) return undefined;
+  const known = err.issues.map((e) => RULE_REASONS.get(e.rule ?? '')).find((r) => r !== undefined);
   return known ?? 'other';
 }
 

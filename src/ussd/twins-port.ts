@@ -1,7 +1,7 @@
 // Area B's narrow view of area A: households are created as twin entities and KPT claims are
 // submitted through the same ClaimService as POST /v1/claims (same rules, same statuses). The
 // gateway acts as its own principal (USSD_PRINCIPAL_DID), so it controls the households it creates.
-import { AppError } from '../platform/http/errors.ts';
+import { DomainError } from '../platform/domain-errors.ts';
 import type { KptClaim } from '../../generated/openapi/types.gen.ts';
 import type { ClaimService, CollectionService, EntityService } from '../twins/index.ts';
 import type { Principal } from '../platform/keys/service.ts';
@@ -48,7 +48,7 @@ export function ussdTwinsPort(
     },
     async collection() {
       const found = await twins.collections.get(collectionId).catch((err: unknown) => {
-        if (err instanceof AppError && err.status === 404) return undefined;
+        if (err instanceof DomainError && err.kind === 'not-found') return undefined;
         throw err;
       });
       return found && { id: found.id, selectionMethod: found.selectionMethod };

@@ -5,6 +5,7 @@ import express, { Router } from 'express';
 import request from 'supertest';
 import { expect } from 'chai';
 import { configWith, ConfigError } from '../../src/config.ts';
+import { toAppError } from '../../src/platform/http/errors.ts';
 import { loadFeaturesMap, orderByDependencies, resolvePlugins } from '../../src/agent/runtime/features.ts';
 import { AgentBootError, validateManifest } from '../../src/agent/runtime/manifest.ts';
 import type { ToolDefinition } from '../../src/agent/runtime/plugin.ts';
@@ -220,8 +221,9 @@ describe('agent runtime: tools', () => {
       } catch (e) {
         err = e;
       }
-      expect(err?.status).to.equal(400);
-      expect(err.errors).to.deep.include({ pointer, message: err.errors.find((x: any) => x.pointer === pointer).message, rule });
+      const problem = toAppError(err);
+      expect(problem.status).to.equal(400);
+      expect(problem.errors).to.deep.include({ pointer, message: problem.errors!.find((x) => x.pointer === pointer)!.message, rule });
     }
     expect(calls).to.equal(0);
     expect(await runtime.invokeTool('echo', { text: 'hi' }, ctx)).to.deep.equal({ text: 'hi' });
@@ -235,7 +237,7 @@ describe('agent runtime: tools', () => {
     } catch (e) {
       err = e;
     }
-    expect(err?.status).to.equal(404);
+    expect(toAppError(err).status).to.equal(404);
   });
 
   it('stops boot on bad tool definitions and on manifest examples that do not fit the tool', () => {

@@ -5,6 +5,7 @@ import { renderUserPreferences } from '../../src/agent/plugins/user-preferences/
 import type { UserPreferences } from '../../src/agent/plugins/user-preferences/record.ts';
 import { SET_USER_PREFERENCES, SET_USER_PREFERENCES_DESCRIPTION } from '../../src/agent/plugins/user-preferences/tool.ts';
 import type { Db } from '../../src/platform/db/index.ts';
+import { toAppError } from '../../src/platform/http/errors.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { capturingLogger, WARN } from './helpers.ts';
 
@@ -24,11 +25,12 @@ async function rowsOf(db: Db) {
   return db('agent_user_preferences').select().orderBy(['user_did', 'room_id']);
 }
 
+/** The refusal `p` ends in, as the HTTP edge renders it. */
 async function rejection(p: Promise<unknown>): Promise<any> {
   try {
     await p;
   } catch (e) {
-    return e;
+    return toAppError(e);
   }
   expect.fail('expected a rejection');
 }

@@ -11,8 +11,11 @@ import { pino } from 'pino';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { loadOpenApiDocument } from '../../src/platform/contract.ts';
 import { DID_PATTERN, didSyntaxError, isDid } from '../../src/platform/did.ts';
-import { AppError, errorHandler, grpcCodeForHttp, notFoundHandler } from '../../src/platform/http/errors.ts';
-import { jsonPointer, unstorableValue } from '../../src/platform/http/input.ts';
+import { conflictWith, DomainError, forbiddenAction, invalidInput, notFoundError } from '../../src/platform/domain-errors.ts';
+import { AppError, errorHandler, grpcCodeForHttp, notFoundHandler, toAppError } from '../../src/platform/http/errors.ts';
+import { operationOf, operationResolver, requestPointer } from '../../src/platform/http/operations.ts';
+import { unstorableValue } from '../../src/platform/http/input.ts';
+import { jsonPointer } from '../../src/platform/json-pointer.ts';
 import { createLogger, maskPhone, requestLogger } from '../../src/platform/logging.ts';
 import { requestContext } from '../../src/platform/http/request-context.ts';
 import { listen } from '../../src/platform/server.ts';
@@ -107,6 +110,50 @@ describe('error module renders each area shape', () => {
 
   it('maps HTTP statuses to gRPC codes', () => {
     expect([400, 401, 403, 404, 409, 429, 501, 503, 504, 500].map(grpcCodeForHttp)).to.deep.equal([3, 16, 7, 5, 10, 8, 12, 14, 4, 13]);
+  });
+});
+
+describe('use-case refusals at the HTTP edge', () => {
+  const contract = loadOpenApiDocument();
+  /** The operation the pipeline resolves for a request, as operationResolver records it. */
+  function resolve(method: string, path: string) {
+    const req = { method, path } as express.Request;
+    operationResolver(contract)(req, {} as express.Response, () => undefined);
+    return operationOf(req);
+  }
+
+  it('points an issue at the parameter its path names, else into the body', () => {
+    const list = resolve('GET', '/v1/claims');
+    expect(requestPointer(list, ['cursor'])).to.equal('/query/cursor');
+    const submit = resolve('POST', '/v1/claims');
+    expect(requestPointer(submit, ['Idempotency-Key'])).to.equal('/headers/idempotency-key');
+    expect(requestPointer(submit, ['fuelMeasurements', 'dailyLogs', 2])).to.equal('/body/fuelMeasurements/dailyLogs/2');
+    expect(requestPointer(resolve('PATCH', '/v1/entities/did:ixo:entity:abc'), ['did'])).to.equal('/params/did');
+    expect(requestPointer(resolve('GET', '/user-preferences'), ['roomId'])).to.equal('/query/roomId');
+    expect(requestPointer(undefined, ['a/b'])).to.equal('/body/a~1b');
+  });
+
+  it('no operation has a body member named like one of its parameters, so every issue path has one place', () => {
+    const schemas = contract.components.schemas as Record<string, { properties?: Record<string, unknown> }>;
+    for (const [template, item] of Object.entries<Record<string, any>>(contract.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        const ref: string | undefined = op?.requestBody?.content?.['application/json']?.schema?.$ref;
+        if (!ref) continue;
+        const members = Object.keys(schemas[ref.split('/').pop()!]?.properties ?? {});
+        const resolved = resolve(method.toUpperCase(), template.replace(/\{[^}]+\}/g, 'x'));
+        for (const name of resolved!.parameters.keys()) expect(members, `${method} ${template}`).to.not.include(name);
+      }
+    }
+  });
+
+  it('renders each kind of refusal with its status, and lists the issues in the detail when asked', () => {
+    const invalid = toAppError(invalidInput('The body is not valid', [{ path: ['total'], message: 'is too big', rule: 'max' }]), (p) => `/body${jsonPointer(...p)}`);
+    expect(invalid).to.include({ status: 400, title: 'Bad Request', detail: 'The body is not valid: /body/total is too big', type: 'validation-error' });
+    expect(invalid.errors).to.deep.equal([{ pointer: '/body/total', message: 'is too big', rule: 'max' }]);
+    expect(toAppError(new DomainError('unprocessable', 'key reused', { type: 'idempotency-key-reuse' }))).to.include({ status: 422, title: 'Unprocessable Content', detail: 'key reused' });
+    expect(toAppError(notFoundError('No claim x.'))).to.include({ status: 404, detail: 'No claim x.' });
+    expect(toAppError(forbiddenAction('Not yours.'))).to.include({ status: 403 });
+    expect(toAppError(conflictWith('Taken.', [{ path: ['id'], message: 'is taken' }]))).to.deep.include({ status: 409, errors: [{ pointer: '/body/id', message: 'is taken' }] });
   });
 });
 

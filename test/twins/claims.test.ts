@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import { createCollection, createEntity, getClaim, listClaims, submitClaim } from '../../generated/openapi/sdk.gen.ts';
 import type { KptClaim, KptClaimRequest, Problem } from '../../generated/openapi/types.gen.ts';
 import type { Sql } from '../../src/platform/db/sql.ts';
-import { AppError, conflict } from '../../src/platform/http/errors.ts';
+import { DomainError } from '../../src/platform/domain-errors.ts';
+import { AppError, conflict, toAppError } from '../../src/platform/http/errors.ts';
 import type { Principal } from '../../src/platform/keys/service.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
@@ -549,22 +550,24 @@ forEachDatabase('KPT claims', (t) => {
   });
 
   describe('ClaimService (in-process callers such as the USSD gateway)', () => {
-    it('a controller submits for its households; errors are AppErrors naming field and rule', () => withTwinsArea(h.server.config, t.db, async (twins) => {
+    it('a controller submits for its households; errors are domain errors naming field and rule, rendered at the HTTP edge as 400s', () => withTwinsArea(h.server.config, t.db, async (twins) => {
       const gateway: Principal = { keyId: 'gw', did: PARTNER_DID, scopes: ['twins:write', 'claims:write'] };
       const household = await twins.entities.create(gateway, { type: 'Household', properties: {} });
       expect(household.controller).to.equal(PARTNER_DID);
       const { created, claim } = await twins.claims.submit(gateway, kptClaim({ householdId: household.did }));
       expect(created).to.equal(true);
       expect(claim.householdId).to.equal(household.did);
-      let err: AppError | undefined;
+      let err: unknown;
       try {
         await twins.claims.submit(gateway, kptClaim({ fuelMeasurements: { total: 1, dailyLogs: [1, 1] } }));
       } catch (e) {
-        err = e as AppError;
+        err = e;
       }
-      expect(err).to.be.instanceOf(AppError);
-      expect(err!.status).to.equal(400);
-      expect(err!.errors![0]).to.include({ pointer: '/body/fuelMeasurements/dailyLogs', rule: 'minItems' });
+      expect(err).to.be.instanceOf(DomainError);
+      expect((err as DomainError).issues[0]).to.deep.include({ path: ['fuelMeasurements', 'dailyLogs'], rule: 'minItems' });
+      const problem = toAppError(err);
+      expect(problem.status).to.equal(400);
+      expect(problem.errors![0]).to.include({ pointer: '/body/fuelMeasurements/dailyLogs', rule: 'minItems' });
       const list = await twins.claims.list({ household: household.did });
       expect(list.items.map((c) => c.id)).to.deep.equal([claim.id]);
     }));

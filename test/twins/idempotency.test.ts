@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import { createCollection, createEntity } from '../../generated/openapi/sdk.gen.ts';
 import type { Problem } from '../../generated/openapi/types.gen.ts';
+import { toAppError } from '../../src/platform/http/errors.ts';
 import { EntityService } from '../../src/twins/entities.service.ts';
 import { IDEMPOTENCY_KEY_TTL_MS } from '../../src/twins/idempotency.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
@@ -79,7 +80,7 @@ forEachDatabase('Idempotency-Key on creating POSTs', (t) => {
     const first = await service.createOnce(principal, { type: 'Kettle' }, 'ent-expiry');
     now = new Date(now.getTime() + IDEMPOTENCY_KEY_TTL_MS - 1);
     const stillBound = await service.createOnce(principal, { type: 'Pan' }, 'ent-expiry').then(() => undefined, (err: unknown) => err);
-    expect(stillBound).to.include({ status: 422 });
+    expect(toAppError(stillBound)).to.include({ status: 422 });
     now = new Date(now.getTime() + 1);
     const afterExpiry = await service.createOnce(principal, { type: 'Pan' }, 'ent-expiry');
     expect(afterExpiry.created).to.equal(true);

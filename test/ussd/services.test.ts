@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { inTransaction } from '../../src/platform/db/sql.ts';
-import { AppError } from '../../src/platform/http/errors.ts';
+import { DomainError } from '../../src/platform/domain-errors.ts';
 import { ussdClaimForRef } from '../../src/ussd/index.ts';
 import { claimRef } from '../../src/ussd/service.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
@@ -217,8 +217,8 @@ forEachDatabase('USSD services and PINs', (t) => {
   });
 
   for (const [title, errors, shown] of [
-    ['days in another claim', [{ pointer: '/body/testPeriod', message: 'claim kpt_1 already covers 2026-04-01..2026-04-03', rule: 'no-overlapping-claim' }], 'Some of these days are already in another claim.'],
-    ['a missing collection', [{ pointer: '/body/collectionId', message: 'names no collection (create it with POST /v1/collections)', rule: 'collection-exists' }], 'The programme cannot check claims yet. Your days are kept; send again later.'],
+    ['days in another claim', [{ path: ['testPeriod'], message: 'claim kpt_1 already covers 2026-04-01..2026-04-03', rule: 'no-overlapping-claim' }], 'Some of these days are already in another claim.'],
+    ['a missing collection', [{ path: ['collectionId'], message: 'names no collection (create it with POST /v1/collections)', rule: 'collection-exists' }], 'The programme cannot check claims yet. Your days are kept; send again later.'],
     ['an unknown cause', undefined, 'Your claim could not be accepted. Ask your field agent.'],
   ] as const) {
     it(`a claim the claim service refuses (${title}) is explained in plain words; the operator detail is logged`, async () => {
@@ -232,7 +232,7 @@ forEachDatabase('USSD services and PINs', (t) => {
         logger,
         twins: Object.assign(rejecting, {
           submitKptClaim: async () => {
-            throw new AppError(409, 'Conflict', { detail: 'operator detail: the measurement data conflict', errors: errors ? [...errors] : undefined });
+            throw new DomainError('conflict', 'operator detail: the measurement data conflict', { issues: errors ? [...errors] : undefined });
           },
         }),
       });

@@ -1,32 +1,19 @@
 // The tools of the loaded plugins: JSON Schema function definitions, and their execution with
 // the arguments validated against the schema before the tool runs (an invalid call never
 // reaches the tool, so it changes nothing).
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import type { ToolDefinition as ToolSchema } from '../../../generated/openapi/types.gen.ts';
-import { badRequest, notFound, type FieldError } from '../../platform/http/errors.ts';
+import { DomainError, notFoundError } from '../../platform/domain-errors.ts';
+import { schemaIssues } from '../../platform/schema-issues.ts';
 import { AgentBootError } from './manifest.ts';
 import type { AgentPlugin, ToolDefinition, TurnContext } from './plugin.ts';
-import { jsonPointer } from '../../platform/http/input.ts';
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-
-/** Where the arguments sit in an invocation request, for the pointers of field errors. */
-const ARGUMENTS_POINTER = '/body/arguments';
 
 interface RegisteredTool {
   definition: ToolDefinition;
   plugin: string;
   validate: ValidateFunction;
-}
-
-function fieldErrorsOf(errors: ErrorObject[] | null | undefined): FieldError[] {
-  return (errors ?? []).map((e) => {
-    const params = e.params as { missingProperty?: string; additionalProperty?: string };
-    const child = params.missingProperty ?? params.additionalProperty;
-    const pointer = `${ARGUMENTS_POINTER}${e.instancePath}${child !== undefined ? jsonPointer(child) : ''}`;
-    const message = e.keyword === 'additionalProperties' ? 'is not a known argument' : (e.message ?? 'is invalid');
-    return { pointer, message, rule: e.keyword };
-  });
 }
 
 export class ToolRegistry {
@@ -75,14 +62,11 @@ export class ToolRegistry {
   /** Validates the arguments, then runs the tool. Unknown tool: 404; invalid arguments: 400. */
   async invoke(name: string, args: unknown, ctx: TurnContext): Promise<unknown> {
     const tool = this.tools.get(name);
-    if (!tool) throw notFound(`No tool named "${name}" is loaded.`);
+    if (!tool) throw notFoundError(`No tool named "${name}" is loaded.`);
     if (!tool.validate(args)) {
-      const errors = fieldErrorsOf(tool.validate.errors);
-      throw badRequest(
-        `Invalid arguments for tool "${name}": ${errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}`,
-        errors,
-        'invalid-tool-arguments',
-      );
+      // The arguments are the `arguments` member of an invocation's input.
+      const issues = schemaIssues(tool.validate.errors, args, { prefix: ['arguments'], unknownMember: 'is not a known argument' });
+      throw new DomainError('invalid', `Invalid arguments for tool "${name}"`, { issues, type: 'invalid-tool-arguments', listIssues: true });
     }
     return tool.definition.run(args as Record<string, unknown>, ctx);
   }

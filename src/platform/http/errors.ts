@@ -7,6 +7,8 @@ import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { ProblemFieldError } from '../../../generated/openapi/types.gen.ts';
 import { isDatabaseUnavailable } from '../db/index.ts';
+import { DomainError, type DomainErrorKind, type InputPath } from '../domain-errors.ts';
+import { jsonPointer } from '../json-pointer.ts';
 import type { Logger } from '../logging.ts';
 import { requestContextOf } from './request-context.ts';
 
@@ -82,9 +84,36 @@ export function grpcCodeForHttp(status: number): number {
   return table[status] ?? (status >= 500 ? 13 : 2);
 }
 
-/** Normalises anything thrown into an AppError: ours, the OpenAPI validator's, body-parser's. */
-export function toAppError(err: unknown): AppError {
+const STATUS_OF_KIND: Record<DomainErrorKind, [status: number, title: string]> = {
+  invalid: [400, 'Bad Request'],
+  forbidden: [403, 'Forbidden'],
+  'not-found': [404, 'Not Found'],
+  conflict: [409, 'Conflict'],
+  // RFC 9110's name (Node's table still says "Unprocessable Entity").
+  unprocessable: [422, 'Unprocessable Content'],
+};
+
+/** Where an input path lies in the request (operations.ts `requestPointer`); by default, in the body. */
+export type InputLocator = (path: InputPath) => string;
+const inBody: InputLocator = (path) => `/body${jsonPointer(...path)}`;
+
+/** A use case's refusal as an HTTP problem, its issues pointing into the request. */
+export function domainToAppError(err: DomainError, locate: InputLocator = inBody): AppError {
+  const [status, title] = STATUS_OF_KIND[err.kind];
+  const errors = err.issues.map((i) => ({ pointer: locate(i.path), message: i.message, ...(i.rule ? { rule: i.rule } : {}) }));
+  return new AppError(status, title, {
+    detail: err.listIssues && errors.length ? `${err.summary}: ${errors.map((x) => `${x.pointer} ${x.message}`).join('; ')}` : err.summary,
+    errors: errors.length ? errors : undefined,
+    type: err.type,
+    extensions: err.extensions,
+    cause: err,
+  });
+}
+
+/** Normalises anything thrown into an AppError: ours, a use case's, the OpenAPI validator's, body-parser's. */
+export function toAppError(err: unknown, locate?: InputLocator): AppError {
   if (err instanceof AppError) return err;
+  if (err instanceof DomainError) return domainToAppError(err, locate);
   const e = err as {
     status?: number;
     statusCode?: number;
@@ -163,12 +192,12 @@ export interface UssdFailureReplies {
 export function errorHandler(
   logger: Logger,
   shapeFor: (req: Request) => ErrorShape,
-  opts: { retryAfterSeconds?: number; ussdReplies?: UssdFailureReplies } = {},
+  opts: { retryAfterSeconds?: number; ussdReplies?: UssdFailureReplies; locateInput?: (req: Request) => InputLocator } = {},
 ): ErrorRequestHandler {
   const retryAfter = String(opts.retryAfterSeconds ?? 5);
   const ussd = opts.ussdReplies ?? { invalid: USSD_INVALID_INPUT, unavailable: USSD_UNAVAILABLE };
   return (err, req, res, _next) => {
-    const appErr = toAppError(err);
+    const appErr = toAppError(err, opts.locateInput?.(req));
     if (appErr.status >= 500) logger.error({ err: appErr.cause ?? err, path: req.path, requestId: requestContextOf(req)?.requestId }, 'request failed');
     if (res.headersSent) return;
     const shape = shapeFor(req);

@@ -2,22 +2,8 @@
 // admit but the databases cannot store as sent. Checked once here, so every area refuses them
 // with a 400 in its own error shape, and SQLite and PostgreSQL behave alike.
 import type { RequestHandler } from 'express';
+import { jsonPointer } from '../json-pointer.ts';
 import { badRequest, type FieldError } from './errors.ts';
-
-/** An RFC 6901 JSON pointer from unescaped reference tokens: `~` -> `~0`, `/` -> `~1`. */
-export function jsonPointer(...tokens: (string | number)[]): string {
-  return tokens.map((t) => `/${String(t).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
-}
-
-/** The value an RFC 6901 JSON pointer names in a document, or undefined. */
-export function valueAtPointer(doc: unknown, pointer: string): unknown {
-  let value = doc;
-  for (const token of pointer.split('/').slice(1)) {
-    const key = token.replace(/~1/g, '/').replace(/~0/g, '~');
-    value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
-  }
-  return value;
-}
 
 /** Whole documents are walked, but no deeper than this: JSON nested deeper is refused outright. */
 const MAX_DEPTH = 64;

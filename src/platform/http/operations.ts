@@ -5,6 +5,8 @@
 // A handler runs only when this resolution and the validator's agree on the operation
 // (contractOnly), so no reading of a path can reach a handler unauthenticated.
 import type { Request, RequestHandler } from 'express';
+import type { InputPath } from '../domain-errors.ts';
+import { jsonPointer } from '../json-pointer.ts';
 import type { ApiKeyService } from '../keys/service.ts';
 import { authorizeRequest } from './auth.ts';
 
@@ -13,6 +15,45 @@ export interface ResolvedOperation {
   template: string;
   /** Scopes of the bearerAuth requirement; null for a public operation. */
   scopes: readonly string[] | null;
+  /** The request pointer of each parameter by name: `cursor` -> /query/cursor, `Idempotency-Key` -> /headers/idempotency-key. */
+  parameters: ReadonlyMap<string, string>;
+}
+
+interface ParameterObject {
+  name?: string;
+  in?: string;
+  $ref?: string;
+}
+
+type OperationObject = { security?: Record<string, string[]>[]; parameters?: ParameterObject[] };
+type ContractDocument = {
+  paths?: Record<string, Record<string, OperationObject> & { parameters?: ParameterObject[] }>;
+  security?: Record<string, string[]>[];
+  components?: { parameters?: Record<string, ParameterObject> };
+};
+
+const PARAMETER_PARTS: Record<string, string> = { query: 'query', header: 'headers', path: 'params', cookie: 'cookies' };
+
+/** Each parameter of an operation (its own and its path's) by name, as a pointer into the request. */
+function parameterPointers(doc: ContractDocument, ...lists: (ParameterObject[] | undefined)[]): Map<string, string> {
+  const pointers = new Map<string, string>();
+  for (const p of lists.flatMap((l) => l ?? [])) {
+    const param = p.$ref ? doc.components?.parameters?.[p.$ref.replace('#/components/parameters/', '')] : p;
+    if (!param?.name || !param.in) continue;
+    pointers.set(param.name, `/${PARAMETER_PARTS[param.in] ?? param.in}${jsonPointer(param.in === 'header' ? param.name.toLowerCase() : param.name)}`);
+  }
+  return pointers;
+}
+
+/**
+ * Where in the request an issue of a use case's input lies: a path starting with one of the
+ * operation's parameter names is under that parameter; any other is under the body. (A
+ * request no operation resolved has only a body to point into.)
+ */
+export function requestPointer(op: ResolvedOperation | undefined, path: InputPath): string {
+  const [first, ...rest] = path;
+  const parameter = typeof first === 'string' ? op?.parameters.get(first) : undefined;
+  return parameter ? `${parameter}${jsonPointer(...rest)}` : `/body${jsonPointer(...path)}`;
 }
 
 interface Candidate extends ResolvedOperation {
@@ -38,16 +79,16 @@ function scopesOf(security: Record<string, string[]>[], where: string): readonly
 }
 
 /** Resolves each request to its operation (HEAD as the GET it runs); other requests pass unresolved. */
-export function operationResolver(doc: { paths?: Record<string, Record<string, { security?: Record<string, string[]>[] }>>; security?: Record<string, string[]>[] }): RequestHandler {
+export function operationResolver(doc: ContractDocument): RequestHandler {
   const byMethod = new Map<string, Candidate[]>();
   for (const [template, item] of Object.entries(doc.paths ?? {})) {
     const pattern = templatePattern(template);
     for (const method of METHODS) {
-      const op = item[method];
+      const op = item[method] as OperationObject | undefined;
       if (!op) continue;
       const scopes = scopesOf(op.security ?? doc.security ?? [], `${method.toUpperCase()} ${template}`);
       const list = byMethod.get(method.toUpperCase()) ?? [];
-      list.push({ template, scopes, pattern });
+      list.push({ template, scopes, pattern, parameters: parameterPointers(doc, item.parameters, op.parameters) });
       byMethod.set(method.toUpperCase(), list);
     }
   }
@@ -57,7 +98,7 @@ export function operationResolver(doc: { paths?: Record<string, Record<string, {
     const candidates = byMethod.get(req.method === 'HEAD' ? 'GET' : req.method);
     const path = req.path;
     const match = candidates?.find((c) => c.pattern.test(path));
-    if (match) operations.set(req, { template: match.template, scopes: match.scopes });
+    if (match) operations.set(req, match);
     next();
   };
 }

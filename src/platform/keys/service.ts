@@ -3,7 +3,7 @@
 import { hash as digest, randomBytes } from 'node:crypto';
 import { isDatabaseUnavailable, type Db } from '../db/index.ts';
 import { didSyntaxError } from '../did.ts';
-import { badRequest } from '../http/errors.ts';
+import { refusedInput } from '../domain-errors.ts';
 import { ApiKeyRepository, type ApiKeyRow } from './repository.ts';
 
 export const SCOPES = [
@@ -83,12 +83,12 @@ export class ApiKeyService {
   /** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
   async create(input: { name: string; principalDid: string; scopes?: string[] }): Promise<{ key: string; info: ApiKeyInfo }> {
     const name = input.name.trim();
-    if (!name) throw badRequest('A key needs a name.');
+    if (!name) throw refusedInput('A key needs a name.');
     const didError = didSyntaxError(input.principalDid);
-    if (didError) throw badRequest(`principal: ${didError}`);
+    if (didError) throw refusedInput(`principal: ${didError}`);
     const scopes = input.scopes?.length ? input.scopes : DEFAULT_SCOPES;
     const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
-    if (unknown.length) throw badRequest(`Unknown scope(s): ${unknown.join(', ')}. Known: ${SCOPES.join(', ')}.`);
+    if (unknown.length) throw refusedInput(`Unknown scope(s): ${unknown.join(', ')}. Known: ${SCOPES.join(', ')}.`);
     const key = KEY_PREFIX + randomBytes(32).toString('base64url');
     const row: ApiKeyRow = {
       id: randomBytes(8).toString('hex'),
