@@ -78,18 +78,18 @@ export type UserPreferences = {
     updatedAt: string;
 };
 
+/**
+ * What a plugin declares about itself. The runtime validates each manifest against this schema at boot (a bad one stops the boot, naming the plugin and field); where a rule has `x-hearth-message`, that is how a failure of it is worded.
+ */
 export type PluginManifest = {
-    /**
-     * Kebab-case, unique; the key of the features map.
-     */
-    name: string;
+    name: PluginName;
     version: string;
-    title: string;
-    summary: string;
-    whenToUse: Array<string>;
-    whenNotToUse: Array<string>;
+    title: PluginText80;
+    summary: PluginText500;
+    whenToUse: Array<PluginText500>;
+    whenNotToUse: Array<PluginText500>;
     examples: Array<{
-        user: string;
+        user: PluginText500;
         tool: string;
         args: {
             [key: string]: unknown;
@@ -99,9 +99,18 @@ export type PluginManifest = {
     stability: 'stable' | 'beta' | 'experimental';
     category: string;
     defaultState: 'on' | 'off' | 'auto';
-    dependsOn: Array<string>;
+    dependsOn: Array<PluginName>;
     requiredEnv: Array<string>;
 };
+
+/**
+ * Kebab-case, unique; the key of the features map.
+ */
+export type PluginName = string;
+
+export type PluginText80 = string;
+
+export type PluginText500 = string;
 
 export type ExcludedPlugin = {
     name: string;

@@ -26,8 +26,11 @@ export function schemaIssues(
       if (did) return { path, ...did };
       const { missingProperty, additionalProperty } = e.params as { missingProperty?: string; additionalProperty?: string };
       const member = e.keyword === 'required' ? missingProperty : e.keyword === 'additionalProperties' ? additionalProperty : undefined;
+      // A contract pattern may say in words what it requires (needs Ajv's `verbose` for the schema).
+      const worded = e.keyword === 'pattern' ? (e.parentSchema as { 'x-hearth-message'?: string } | undefined)?.['x-hearth-message'] : undefined;
       const message =
-        e.keyword === 'additionalProperties' ? (opts.unknownMember ?? 'is not a known field') : e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
+        worded ??
+        (e.keyword === 'additionalProperties' ? (opts.unknownMember ?? 'is not a known field') : e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid'));
       return { path: member !== undefined ? [...path, member] : path, message, rule: e.keyword };
     });
 }

@@ -3,7 +3,8 @@ import { AgentRuntime } from '../../src/agent/runtime/runtime.ts';
 import { userPreferencesPlugin } from '../../src/agent/plugins/user-preferences/index.ts';
 import { renderUserPreferences } from '../../src/agent/plugins/user-preferences/prompt.ts';
 import type { UserPreferences } from '../../src/agent/plugins/user-preferences/record.ts';
-import { SET_USER_PREFERENCES, SET_USER_PREFERENCES_DESCRIPTION } from '../../src/agent/plugins/user-preferences/tool.ts';
+import { SET_USER_PREFERENCES, SET_USER_PREFERENCES_DESCRIPTION, setUserPreferencesParameters } from '../../src/agent/plugins/user-preferences/tool.ts';
+import { loadOpenApiDocument } from '../../src/platform/contract.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import { toAppError } from '../../src/platform/http/errors.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
@@ -44,6 +45,18 @@ describe('user-preferences: tool description and prompt section', () => {
     const m = userPreferencesPlugin.manifest;
     expect(m.whenNotToUse.join(' ')).to.match(/one answer only/).and.match(/Facts about the user/).and.match(/artifacts/);
     expect(m.examples.every((e) => e.tool === SET_USER_PREFERENCES)).to.equal(true);
+  });
+
+  it("offers the model exactly the contract's fields and choices, each described for it", () => {
+    const contract = loadOpenApiDocument().components.schemas.UserPreferences;
+    const params = setUserPreferencesParameters.properties as Record<string, { type: unknown; enum?: unknown[]; maxLength?: number; description: string }>;
+    expect(Object.keys(params)).to.have.members(contract.required.filter((f: string) => f !== 'updatedAt'));
+    for (const [field, schema] of Object.entries(params)) {
+      expect(schema.type, field).to.deep.equal(['string', 'null']);
+      expect([schema.enum, schema.maxLength], field).to.deep.equal([contract.properties[field].enum, contract.properties[field].maxLength]);
+      expect(schema.description, field).to.match(/\w{4}/);
+    }
+    expect(params.formality!.enum).to.include.members(['semi-formal', 'academic', null]);
   });
 
   it('renders every set field in a fixed order, including what to call the user', () => {

@@ -1,34 +1,18 @@
-// The plugin manifest and its validation. A bad manifest is a programming error in a plugin,
-// so it stops boot with a message naming the plugin and the field.
-import { z } from 'zod';
+// The plugin manifest and its validation against the contract's PluginManifest schema. A bad
+// manifest is a programming error in a plugin, so it stops boot with a message naming the
+// plugin and every bad field.
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { PluginManifest } from '../../../generated/openapi/types.gen.ts';
 import { ConfigError } from '../../config.ts';
+import { loadOpenApiDocument } from '../../platform/contract.ts';
+import { schemaIssues } from '../../platform/schema-issues.ts';
 
-const kebabName = z.string().regex(/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/, 'must be kebab-case, e.g. user-preferences');
-const text = (max: number) => z.string().trim().min(1, 'must not be empty').max(max);
+export type { PluginManifest };
 
-export const pluginManifestSchema = z.strictObject({
-  name: kebabName.max(64),
-  version: z.string().regex(/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/, 'must be a semantic version such as 1.0.0'),
-  title: text(80),
-  summary: text(500),
-  whenToUse: z.array(text(500)),
-  whenNotToUse: z.array(text(500)),
-  examples: z.array(
-    z.strictObject({
-      user: text(500),
-      tool: z.string().min(1),
-      args: z.record(z.string(), z.unknown()),
-    }),
-  ),
-  visibility: z.enum(['always', 'on-demand', 'silent']),
-  stability: z.enum(['stable', 'beta', 'experimental']),
-  category: kebabName.max(40),
-  defaultState: z.enum(['on', 'off', 'auto']),
-  dependsOn: z.array(kebabName),
-  requiredEnv: z.array(z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'must be an environment variable name such as OPENAI_API_KEY')),
-});
-
-export type PluginManifest = z.infer<typeof pluginManifestSchema>;
+// verbose: a failed pattern's schema carries its wording (x-hearth-message).
+const ajv = new Ajv2020({ strict: false, allErrors: true, verbose: true });
+ajv.addSchema(loadOpenApiDocument(), 'openapi.json');
+const validate = ajv.compile<PluginManifest>({ $ref: 'openapi.json#/components/schemas/PluginManifest' });
 
 /**
  * Thrown at boot for anything that must stop the runtime from starting. A ConfigError, so the
@@ -40,13 +24,11 @@ export class AgentBootError extends ConfigError {
 
 /** Validates one manifest; the error names the plugin and every bad field. */
 export function validateManifest(manifest: unknown): PluginManifest {
-  const result = pluginManifestSchema.safeParse(manifest);
-  if (result.success) {
-    const m = result.data;
-    if (m.dependsOn.includes(m.name)) throw new AgentBootError(`Invalid manifest of plugin "${m.name}": dependsOn: a plugin cannot depend on itself`);
-    return m;
+  if (validate(manifest)) {
+    if (manifest.dependsOn.includes(manifest.name)) throw new AgentBootError(`Invalid manifest of plugin "${manifest.name}": dependsOn: a plugin cannot depend on itself`);
+    return manifest;
   }
   const name = typeof (manifest as { name?: unknown })?.name === 'string' ? (manifest as { name: string }).name : '(unnamed)';
-  const lines = result.error.issues.map((i) => `  ${i.path.join('.') || '(manifest)'}: ${i.message}`);
+  const lines = schemaIssues(validate.errors, manifest).map((i) => `  ${i.path.join('.') || '(manifest)'}: ${i.message}`);
   throw new AgentBootError(`Invalid manifest of plugin "${name}":\n${lines.join('\n')}`);
 }

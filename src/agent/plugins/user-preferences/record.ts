@@ -19,11 +19,6 @@ export const PREFERENCE_FIELDS = [
   'customInstructions',
 ] as const satisfies readonly PreferenceField[];
 
-export const LENGTHS = ['brief', 'standard', 'detailed'] as const;
-export const FORMATS = ['plain', 'markdown', 'bullets'] as const;
-export const FORMALITIES = ['casual', 'friendly', 'neutral', 'semi-formal', 'professional', 'formal', 'technical', 'academic'] as const;
-export const EMOJI_USES = ['none', 'sparing', 'liberal'] as const;
-
 /** True when at least one preference is set (a record whose fields were all cleared is "nothing"). */
 export function hasAnyPreference(record: UserPreferences): boolean {
   return PREFERENCE_FIELDS.some((f) => record[f] !== null);

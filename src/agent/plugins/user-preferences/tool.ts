@@ -1,28 +1,32 @@
 // set_user_preferences: the JSON Schema function definition a model sees, and its execution.
 import type { ToolDefinition } from '../../runtime/plugin.ts';
-import { EMOJI_USES, FORMALITIES, FORMATS, LENGTHS, type PreferencesPatch } from './record.ts';
+import { loadOpenApiDocument } from '../../../platform/contract.ts';
+import { PREFERENCE_FIELDS, type PreferenceField, type PreferencesPatch } from './record.ts';
 import type { UserPreferencesService } from './service.ts';
 
 export const SET_USER_PREFERENCES = 'set_user_preferences';
 
-const text = (maxLength: number, description: string) => ({ type: ['string', 'null'], maxLength, description });
-const choice = (values: readonly string[], description: string) => ({ type: ['string', 'null'], enum: [...values, null], description });
+/** What each field means, worded for a model deciding what to pass. */
+const FIELD_DESCRIPTIONS: Record<PreferenceField, string> = {
+  agentName: 'The name the user wants to call you (the agent).',
+  userName: 'How to address the user: the name or form of address they asked for.',
+  language: 'Language to answer in: a BCP 47 tag or a language name, e.g. "sw", "Egyptian Arabic".',
+  tone: 'Tone of voice, e.g. "warm", "dry and concise".',
+  length: 'How long answers should be.',
+  format: 'Preferred form of answers.',
+  formality: 'Register to use.',
+  emoji: 'How much to use emoji.',
+  customInstructions: 'Other standing instructions about how to behave, written for your future self.',
+};
+
+/** The contract's UserPreferences fields (types, lengths, choices, null to clear), each with the model's description. */
+const contractFields = (loadOpenApiDocument().components.schemas.UserPreferences as { properties: Record<PreferenceField, Record<string, unknown>> }).properties;
 
 export const setUserPreferencesParameters = {
   type: 'object',
   additionalProperties: false,
-  properties: {
-    agentName: text(80, 'The name the user wants to call you (the agent).'),
-    userName: text(80, 'How to address the user: the name or form of address they asked for.'),
-    language: text(35, 'Language to answer in: a BCP 47 tag or a language name, e.g. "sw", "Egyptian Arabic".'),
-    tone: text(120, 'Tone of voice, e.g. "warm", "dry and concise".'),
-    length: choice(LENGTHS, 'How long answers should be.'),
-    format: choice(FORMATS, 'Preferred form of answers.'),
-    formality: choice(FORMALITIES, 'Register to use.'),
-    emoji: choice(EMOJI_USES, 'How much to use emoji.'),
-    customInstructions: text(2000, 'Other standing instructions about how to behave, written for your future self.'),
-  },
-} as const;
+  properties: Object.fromEntries(PREFERENCE_FIELDS.map((f) => [f, { ...contractFields[f], description: FIELD_DESCRIPTIONS[f] }])),
+};
 
 export const SET_USER_PREFERENCES_DESCRIPTION = [
   'Save how the user wants you to behave from now on in this room: terseness (length), language,',
