@@ -5,10 +5,10 @@ import type { Config } from './config.ts';
 import type { Db } from './platform/db/index.ts';
 import { createAgentArea } from './agent/index.ts';
 import { createChainArea } from './chain/index.ts';
-import { gatewayMounts } from './chain/gateway/router.ts';
+import type { Area, AreaContext } from './platform/area.ts';
 import { DOCS_PATHS, docsRouter } from './platform/docs.ts';
 import { healthRouter } from './platform/health.ts';
-import { errorHandler, notFoundHandler, type ErrorShape } from './platform/http/errors.ts';
+import { errorHandler, notFoundHandler, type ErrorRenderer } from './platform/http/errors.ts';
 import { requireContentTypeForBody } from './platform/http/body.ts';
 import { authenticateOperation, operationOf, operationResolver, requestPointer } from './platform/http/operations.ts';
 import { rejectUnstorableInput } from './platform/http/input.ts';
@@ -16,9 +16,8 @@ import { requestTargetRule } from './platform/http/request-target.ts';
 import { requestContext } from './platform/http/request-context.ts';
 import { cors } from './platform/http/cors.ts';
 import { createMetrics, httpMetrics, metricsRouter, type RouteLabeller } from './platform/metrics.ts';
-import type { Registry } from 'prom-client';
 import { requestDeadline } from './platform/http/deadline.ts';
-import { isUnder, scopedRouter } from './platform/http/scope.ts';
+import { scopedRouter } from './platform/http/scope.ts';
 import { ApiKeyService } from './platform/keys/service.ts';
 import { requestLogger, type Logger } from './platform/logging.ts';
 import { loadOpenApiDocument } from './platform/contract.ts';
@@ -37,46 +36,26 @@ export interface HearthDeps {
   ussdTwins?: UssdTwinsPort;
 }
 
-/** What each area gets to build its routes and background work. */
-export interface AreaContext extends HearthDeps {
-  keys: ApiKeyService;
-  /** Prometheus registry: each area registers its own metrics here. */
-  metrics: Registry;
-  /** Registers cleanup (timers, servers) run by Hearth.close(), in reverse order. */
-  onClose(fn: () => Promise<void> | void): void;
-}
-
 export interface Hearth {
   app: Express;
   /** Stops the areas' background work; the database stays open (its owner closes it). */
   close(): Promise<void>;
 }
 
-/** True for paths of the chain gateway (area C), under any of its mounts. */
-function chainPathTest(config: Config): (path: string) => boolean {
-  const mounts = gatewayMounts(config);
-  return (path) => mounts.some((p) => isUnder(path, p));
-}
-
-function errorShapeResolver(isChainPath: (path: string) => boolean): (req: Request) => ErrorShape {
+/** The first area that claims a request for its error shape, if any. */
+function errorRendererOf(areas: readonly Area[]): (req: Request) => ErrorRenderer | undefined {
   return (req) => {
-    // Only the gateway's POST gets the USSD text shape; a wrong method is an ordinary 405.
-    if (req.method === 'POST' && (req.path === '/api/ussd' || req.path === '/api/ussd/')) return 'ussd';
-    if (isChainPath(req.path)) return 'cosmos';
-    return 'problem';
+    for (const area of areas) {
+      const renderer = area.errorRendererFor?.(req);
+      if (renderer) return renderer;
+    }
+    return undefined;
   };
 }
 
-/** Areas A and D, which browsers may call when API_CORS_ORIGINS lists their origin. */
-const API_CORS_PREFIXES = ['/v1', '/agent', '/user-preferences'];
-
-/** The metrics label of a request: its contract operation, area C's mount, or "unmatched". */
-function routeLabeller(isChainPath: (path: string) => boolean): RouteLabeller {
-  return (req) => {
-    const route = operationOf(req)?.template;
-    if (route) return route;
-    return isChainPath(req.originalUrl.split('?')[0]!) ? 'chain' : 'unmatched';
-  };
+/** The metrics label of a request: its contract operation, else what its area calls it, else "unmatched". */
+function routeLabeller(areas: readonly Area[]): RouteLabeller {
+  return (req) => operationOf(req)?.template ?? areas.map((a) => a.routeLabelFor?.(req)).find((l) => l !== undefined) ?? 'unmatched';
 }
 
 /** `handlers` for requests resolved to an operation of the contract only. */
@@ -99,6 +78,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   const agent = createAgentArea(ctx);
   // Last: it starts the embedded gRPC node, which nothing after it may leave running on a throw.
   const chain = await createChainArea(ctx);
+  const areas: readonly Area[] = [twins, ussd, chain, agent];
 
   const app = express();
   app.disable('x-powered-by');
@@ -120,21 +100,19 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   });
   app.use(requestTargetRule);
   app.use(requestDeadline(config.REQUEST_DEADLINE_MS));
-  const isChainPath = chainPathTest(config);
-  if (config.METRICS_ENABLED) app.use(httpMetrics(ctx.metrics, routeLabeller(isChainPath)));
-  if (config.API_CORS_ORIGINS.length) {
+  if (config.METRICS_ENABLED) app.use(httpMetrics(ctx.metrics, routeLabeller(areas)));
+  const browserPrefixes = areas.flatMap((a) => a.browserPrefixes ?? []);
+  if (config.API_CORS_ORIGINS.length && browserPrefixes.length) {
     const apiCors = cors({
       origins: config.API_CORS_ORIGINS,
       methods: ['GET', 'HEAD', 'POST', 'PATCH'],
       allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-None-Match', 'X-Request-Id', 'traceparent'],
       exposeHeaders: ['Location', 'ETag', 'Retry-After', 'X-Request-Id', 'traceparent', 'RateLimit', 'RateLimit-Policy'],
     });
-    app.use(API_CORS_PREFIXES, apiCors);
+    app.use(browserPrefixes, apiCors);
   }
-  // Rate limit and operator switch of area B come before anything reads the request.
-  app.use(ussd.gate);
-  // Routes of plugins that are off answer 404 before the contract (which documents every plugin's routes).
-  app.use(agent.unloadedRoutesGuard);
+  // The areas' gates (rate limits, operator switches, guards) come before anything reads the request.
+  for (const area of areas) for (const gate of area.gates ?? []) app.use(gate);
   // The pipeline: resolve the operation, authenticate it, parse its body, validate it; the
   // handler runs (contractOnly) only for what was resolved and validated as the same operation.
   // Area C is not in the OpenAPI document: it parses and checks its own requests.
@@ -154,22 +132,22 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   // OPTIONS before the routers, which would answer it themselves (200 with Allow).
   app.use((req, res, next) => (req.method === 'OPTIONS' ? methodNotAllowed(req, res, next) : next()));
 
-  app.use(contractOnly(scopedRouter(healthRouter(db, config), { paths: ['/health', '/'] })));
+  app.use(contractOnly(scopedRouter(healthRouter(db, { appName: config.USSD_APP_NAME, environment: config.NODE_ENV, timeoutMs: config.DB_HEALTH_TIMEOUT_MS }), { paths: ['/health', '/'] })));
   if (config.METRICS_ENABLED) app.use(contractOnly(scopedRouter(metricsRouter(ctx.metrics, config.METRICS_TOKEN), { paths: ['/metrics'] })));
   // Static, public and outside the contract: the reference page and the contract itself.
   app.use(scopedRouter(docsRouter(), { paths: DOCS_PATHS }));
-  app.use(contractOnly(scopedRouter(twins.router, { prefixes: ['/v1'] })));
-  app.use(contractOnly(scopedRouter(ussd.router, { prefixes: ['/api/ussd'] })));
-  app.use(chain.router);
-  app.use(agent.routers.map(contractOnly));
+  for (const area of areas) {
+    for (const { router, ...scope } of area.routers ?? []) app.use(contractOnly(scope.paths || scope.prefixes ? scopedRouter(router, scope) : router));
+    if (area.uncontractedRouter) app.use(area.uncontractedRouter);
+  }
 
   app.use(methodNotAllowed);
   app.use(notFoundHandler);
-  app.use(ussd.refusalLog);
+  for (const area of areas) for (const observer of area.errorObservers ?? []) app.use(observer);
   app.use(
-    errorHandler(logger, errorShapeResolver(isChainPath), {
+    errorHandler(logger, {
+      rendererFor: errorRendererOf(areas),
       retryAfterSeconds: config.RETRY_AFTER_SECONDS,
-      ussdReplies: ussd.failureReplies,
       locateInput: (req) => (path) => requestPointer(operationOf(req), path),
     }),
   );

@@ -1,7 +1,5 @@
 // Area D: the agent runtime and its plugins, composed for the app.
-import type { RequestHandler } from 'express';
-import type { AreaContext } from '../app.ts';
-import { scopedRouter } from '../platform/http/scope.ts';
+import type { Area, AreaContext } from '../platform/area.ts';
 import { userPreferencesPlugin } from './plugins/user-preferences/index.ts';
 import { MCP_PATH, mcpRouter } from './mcp.ts';
 import { agentRouter } from './routes.ts';
@@ -15,12 +13,8 @@ const MCP_SERVER_VERSION = '0.1.0';
 /** Every plugin Hearth ships; the features map decides which load. */
 export const AGENT_PLUGINS: readonly AgentPlugin[] = [userPreferencesPlugin];
 
-export interface AgentArea {
+export interface AgentArea extends Area {
   runtime: AgentRuntime;
-  /** Mount before the OpenAPI validator: 404 for routes of plugins that are not loaded. */
-  unloadedRoutesGuard: RequestHandler;
-  /** The runtime's and the loaded plugins' routes. */
-  routers: RequestHandler[];
 }
 
 /** Resolves the plugin set; a bad features map or manifest throws and stops boot. */
@@ -34,7 +28,13 @@ export function createAgentArea(ctx: Pick<AreaContext, 'config' | 'db' | 'logger
   });
   return {
     runtime,
-    unloadedRoutesGuard: runtime.unloadedRoutesGuard(),
-    routers: [scopedRouter(agentRouter(runtime), { prefixes: ['/agent'] }), scopedRouter(mcpRouter(runtime, MCP_SERVER_VERSION), { paths: [MCP_PATH] }), ...runtime.routers()],
+    // Before the contract (which documents every plugin's routes): 404 for those of plugins that are off.
+    gates: [runtime.unloadedRoutesGuard()],
+    routers: [
+      { router: agentRouter(runtime), prefixes: ['/agent'] },
+      { router: mcpRouter(runtime, MCP_SERVER_VERSION), paths: [MCP_PATH] },
+      ...runtime.routers().map((router) => ({ router })),
+    ],
+    browserPrefixes: ['/agent', ...plugins.flatMap((p) => p.routePaths ?? [])],
   };
 }

@@ -1,7 +1,8 @@
 // Area C: the protocol query node (gRPC) and the HTTP/JSON gateway built from the proto
 // annotations. See README "Area C" and ../shared/design/chain-gateway.md.
-import type { Router } from 'express';
-import type { AreaContext } from '../app.ts';
+import type { Area, AreaContext } from '../platform/area.ts';
+import { isUnder } from '../platform/http/scope.ts';
+import { renderCosmosError } from './gateway/errors.ts';
 import { cosmosEdge, gatewayMounts, gatewayRouter } from './gateway/router.ts';
 import { buildRoutes, RouteTable } from './gateway/routes.ts';
 import { embeddedUpstream, grpcUpstream } from './gateway/upstream.ts';
@@ -11,8 +12,7 @@ import { queryServices, registerServices } from './node/services.ts';
 import { disabledMethodSet } from './services.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
 
-export interface ChainArea {
-  router: Router;
+export interface ChainArea extends Area {
   /** Port of the embedded gRPC node, when it listens. */
   grpcPort?: number;
 }
@@ -40,7 +40,15 @@ export async function createChainArea(ctx: AreaContext): Promise<ChainArea> {
   const gateway = gatewayRouter({ config, keys, logger, routes, upstream, disabled });
   // Case-sensitive like the upstream gateway: /Chain/... is not a route.
   const router = caseSensitiveRouter();
-  if (config.CHAIN_GATEWAY_STYLE === 'v1') router.use(cosmosEdge(gatewayMounts(config), gateway));
-  else for (const mount of gatewayMounts(config)) router.use(mount, gateway);
-  return { router, grpcPort };
+  const mounts = gatewayMounts(config);
+  if (config.CHAIN_GATEWAY_STYLE === 'v1') router.use(cosmosEdge(mounts, gateway));
+  else for (const mount of mounts) router.use(mount, gateway);
+  const isChainPath = (path: string) => mounts.some((m) => isUnder(path, m));
+  return {
+    uncontractedRouter: router,
+    // Errors before the gateway's router (a bad request target, an outage) on a gateway path, too.
+    errorRendererFor: (req) => (isChainPath(req.path) ? renderCosmosError : undefined),
+    routeLabelFor: (req) => (isChainPath(req.originalUrl.split('?')[0]!) ? 'chain' : undefined),
+    grpcPort,
+  };
 }

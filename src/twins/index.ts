@@ -3,7 +3,7 @@
 // chain query node reads entities, claims and collections through the repository functions).
 import type { Router } from 'express';
 import { Gauge } from 'prom-client';
-import type { AreaContext } from '../app.ts';
+import type { Area, AreaContext } from '../platform/area.ts';
 import { ClaimSealer } from './claim-sealer.ts';
 import { ClaimService } from './claims.service.ts';
 import { CollectionService } from './collections.service.ts';
@@ -15,8 +15,7 @@ import { twinsRouter } from './routes.ts';
 import type { PublicBase } from './kpt-context.ts';
 import { knownValidatorDids, loadValidatorKey, parseSeed, type ValidatorKey } from './validator-key.ts';
 
-export interface TwinsArea {
-  router: Router;
+export interface TwinsArea extends Area {
   entities: EntityService;
   claims: ClaimService;
   collections: CollectionService;
@@ -73,7 +72,7 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
       for (const { status, count } of await claims.countByStatus()) this.set({ status }, count);
     },
   });
-  return { router, entities, claims, collections, statuses, validatorKey };
+  return { routers: [{ router, prefixes: ['/v1'] }], browserPrefixes: ['/v1'], entities, claims, collections, statuses, validatorKey };
 }
 
 export { EntityService, PROTOCOL_TYPE } from './entities.service.ts';

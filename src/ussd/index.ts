@@ -1,18 +1,16 @@
 // Area B: the USSD session gateway. createUssdArea builds the service, the routes and the
-// periodic sweep of closed and expired sessions; app.ts mounts `gate` before the request
-// validator (rate limit, operator switch) and `router` after it.
-import type { ErrorRequestHandler, Router } from 'express';
+// periodic sweep of closed and expired sessions, and hands the app its gate (rate limit,
+// operator switch), router and error shape (END replies) as an Area.
 import { Counter, Gauge } from 'prom-client';
-import type { AreaContext } from '../app.ts';
+import type { Area, AreaContext } from '../platform/area.ts';
 import { ConfigError, type Config } from '../config.ts';
 import { USSD_DEFAULT_COLLECTION_ID } from '../platform/db/migrations/203_ussd_default_collection.ts';
-import type { UssdFailureReplies } from '../platform/http/errors.ts';
 import type { Logger } from '../platform/logging.ts';
-import { CATALOGUES } from './i18n/index.ts';
 import { PinCipher, resolvePinKey } from './pin.ts';
 import { ussdRateLimits } from './rate-limit.ts';
 import { UssdRepository } from './repository.ts';
 import { ussdGate, ussdRefusalLog, ussdRouter } from './routes.ts';
+import { failureReplies, ussdErrorRendererFor } from './reply.ts';
 import { UssdService, type UssdTwinsPort } from './service.ts';
 
 export type { UssdTwinsPort } from './service.ts';
@@ -35,13 +33,7 @@ export function ussdClaimForRef(db: AreaContext['db'], ref: string): Promise<str
   return new UssdRepository(db).claimIdForRef(ref.replace(/\s+/g, '').toUpperCase());
 }
 
-export interface UssdArea {
-  gate: Router;
-  router: Router;
-  /** Error middleware before the app's error handler: logs why a gateway POST was refused. */
-  refusalLog: ErrorRequestHandler;
-  /** The END replies for a hop refused or failed, in USSD_DEFAULT_LANGUAGE. */
-  failureReplies: UssdFailureReplies;
+export interface UssdArea extends Area {
   service: UssdService;
 }
 
@@ -108,12 +100,12 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
     },
   });
   const hops = new Counter({ name: 'hearth_ussd_hops_total', help: 'USSD hops answered, by reply (CON continues, END closes).', labelNames: ['reply'], registers: [ctx.metrics] });
-  const { failures } = CATALOGUES[config.USSD_DEFAULT_LANGUAGE];
   return {
-    failureReplies: { invalid: `END ${failures.invalidInput}`, unavailable: `END ${failures.unavailable}` },
-    gate: ussdGate(limits.perAddress, config.USSD_DEBUG_ENABLED),
-    router: ussdRouter(service, limits.perPhone, (reply) => hops.inc({ reply: reply.slice(0, 3) })),
-    refusalLog: ussdRefusalLog(logger.child({ area: 'ussd' })),
+    // Rate limits and the operator switch, before anything reads the request.
+    gates: [ussdGate(limits.perAddress, config.USSD_DEBUG_ENABLED)],
+    routers: [{ router: ussdRouter(service, limits.perPhone, (reply) => hops.inc({ reply: reply.slice(0, 3) })), prefixes: ['/api/ussd'] }],
+    errorRendererFor: ussdErrorRendererFor(failureReplies(config.USSD_DEFAULT_LANGUAGE)),
+    errorObservers: [ussdRefusalLog(logger.child({ area: 'ussd' }))],
     service,
   };
 }

@@ -11,7 +11,7 @@ import proxyaddr from 'proxy-addr';
 import { createClient } from 'redis';
 import type { UssdRequest } from '../../generated/openapi/types.gen.ts';
 import { ConfigError, type Config } from '../config.ts';
-import { sendUssdText } from '../platform/http/errors.ts';
+import { sendUssdText } from './reply.ts';
 import { SlidingWindowMemoryStore, SlidingWindowRedisStore } from '../platform/http/sliding-window.ts';
 import type { Logger } from '../platform/logging.ts';
 import { CATALOGUES } from './i18n/index.ts';

@@ -4,7 +4,8 @@ import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
 import type {
   UssdDebugResponse, UssdRequest, UssdSessionEvent, UssdSessionEventRecorded, UssdSessionsResponse,
 } from '../../generated/openapi/types.gen.ts';
-import { notFound, sendUssdText, toAppError } from '../platform/http/errors.ts';
+import { notFound, toAppError } from '../platform/http/errors.ts';
+import { sendUssdText } from './reply.ts';
 import type { Logger } from '../platform/logging.ts';
 import type { UssdService } from './service.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';

@@ -12,7 +12,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { loadOpenApiDocument } from '../../src/platform/contract.ts';
 import { DID_PATTERN, didSyntaxError, isDid } from '../../src/platform/did.ts';
 import { conflictWith, DomainError, forbiddenAction, invalidInput, notFoundError } from '../../src/platform/domain-errors.ts';
-import { AppError, errorHandler, grpcCodeForHttp, notFoundHandler, toAppError } from '../../src/platform/http/errors.ts';
+import { AppError, errorHandler, notFoundHandler, toAppError } from '../../src/platform/http/errors.ts';
+import { grpcCodeForHttp } from '../../src/chain/gateway/errors.ts';
+import { areaShapes } from '../helpers/area-shapes.ts';
 import { operationOf, operationResolver, requestPointer } from '../../src/platform/http/operations.ts';
 import { unstorableValue } from '../../src/platform/http/input.ts';
 import { jsonPointer } from '../../src/platform/json-pointer.ts';
@@ -41,11 +43,7 @@ describe('error module renders each area shape', () => {
     throw new AppError(409, 'Conflict', { detail: 'total differs', errors: [{ pointer: '/body/total', message: 'differs', rule: 'total-sum' }] });
   });
   app.use(notFoundHandler);
-  app.use(
-    errorHandler(pino({ level: 'silent' }), (req) =>
-      req.path === '/api/ussd' ? 'ussd' : req.path.startsWith('/chain') ? 'cosmos' : 'problem',
-    ),
-  );
+  app.use(errorHandler(pino({ level: 'silent' }), { rendererFor: areaShapes }));
 
   it('USSD: a client error is HTTP 200 text/plain END Invalid input', async () => {
     const res = await request(app).post('/api/ussd').send({});

@@ -104,7 +104,7 @@ forEachDatabase('API keys', (t) => {
         res.json({ did: principalOf(req).did });
       });
       app.use(notFoundHandler);
-      app.use(errorHandler(createLogger({ LOG_LEVEL: 'silent' }), () => 'problem'));
+      app.use(errorHandler(createLogger({ LOG_LEVEL: 'silent' })));
     });
 
     it('answers 401 with WWW-Authenticate without a key', async () => {

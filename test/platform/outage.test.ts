@@ -10,6 +10,7 @@ import { errorHandler } from '../../src/platform/http/errors.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import { createDb, isDatabaseUnavailable } from '../../src/platform/db/index.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
+import { areaShapes } from '../helpers/area-shapes.ts';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
 import { startPausableProxy, type PausableProxy } from '../helpers/pausable-proxy.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
@@ -153,7 +154,7 @@ describe('request deadline', () => {
     app.get('/v1/slow', slow);
     app.get('/chain/slow', slow);
     app.post('/api/ussd', slow);
-    app.use(errorHandler(pino({ level: 'silent' }), (req) => (req.path === '/api/ussd' ? 'ussd' : req.path.startsWith('/chain') ? 'cosmos' : 'problem'), { retryAfterSeconds: 9 }));
+    app.use(errorHandler(pino({ level: 'silent' }), { rendererFor: areaShapes, retryAfterSeconds: 9 }));
     const problem = await request(app).get('/v1/slow');
     expect(problem.status).to.equal(503);
     expect(problem.headers['retry-after']).to.equal('9');

@@ -1,8 +1,9 @@
-// gRPC status -> HTTP status for gateway answers (grpc-gateway's table, design note "Routing
-// and errors"). The reverse direction for errors raised by the gateway itself lives in
-// src/platform/http/errors.ts (grpcCodeForHttp).
+// Area C's error shape. gRPC status -> HTTP status for gateway answers (grpc-gateway's table,
+// design note "Routing and errors"), and the reverse for errors raised by Hearth itself on a
+// gateway path (a bad key, an outage), rendered as {"code", "message", "details"}.
 import { create, createRegistry, fromBinary } from '@bufbuild/protobuf';
 import { Code, type ConnectError } from '@connectrpc/connect';
+import type { ErrorRenderer } from '../../platform/http/errors.ts';
 import { file_google_rpc_error_details } from '../../../generated/proto/google/rpc/error_details_pb.ts';
 import { QUERY_SERVICES } from '../services.ts';
 import { renderMessage, type Json } from './render.ts';
@@ -27,6 +28,19 @@ const HTTP_FOR_GRPC: Record<Code, number> = {
 };
 
 export const httpStatusForGrpc = (code: Code): number => HTTP_FOR_GRPC[code] ?? 500;
+
+/** gRPC status code for an HTTP status, for errors Hearth raises on a gateway path. */
+export function grpcCodeForHttp(status: number): number {
+  const table: Record<number, number> = {
+    400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 408: 1, 409: 10, 413: 11, 415: 3, 429: 8, 501: 12, 503: 14, 504: 4,
+  };
+  return table[status] ?? (status >= 500 ? 13 : 2);
+}
+
+/** An error on a gateway path as a Cosmos node's gateway answers: its HTTP status, the gRPC code in the body. */
+export const renderCosmosError: ErrorRenderer = (err, _req, res, headers) => {
+  res.set(headers).status(err.status).json({ code: grpcCodeForHttp(err.status), message: err.detail ?? err.title, details: [] });
+};
 
 /** Detail types a node's gateway can marshal: the standard google.rpc ones and the IXO messages. */
 const DETAIL_TYPES = createRegistry(file_google_rpc_error_details, ...QUERY_SERVICES.map((s) => s.file));

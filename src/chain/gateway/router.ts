@@ -12,7 +12,7 @@ import { cors } from '../../platform/http/cors.ts';
 import type { ApiKeyService } from '../../platform/keys/service.ts';
 import type { Logger } from '../../platform/logging.ts';
 import { methodFullName } from '../services.ts';
-import { httpStatusForGrpc, renderErrorDetails, UNMARSHALABLE_ERROR_BODY } from './errors.ts';
+import { httpStatusForGrpc, renderCosmosError, renderErrorDetails, UNMARSHALABLE_ERROR_BODY } from './errors.ts';
 import { renderMessage } from './render.ts';
 import { buildRequest, RequestParseError } from './request.ts';
 import { RouteTable } from './routes.ts';
@@ -153,6 +153,6 @@ export function gatewayRouter(deps: GatewayDeps): Router {
   });
   // Errors in the Cosmos shape here, not by the app's path test: a v1 path may reach the gateway
   // only once decoded (/chain%2Fentity%2Fparams).
-  router.use(errorHandler(logger, () => 'cosmos', { retryAfterSeconds: config.RETRY_AFTER_SECONDS }));
+  router.use(errorHandler(logger, { rendererFor: () => renderCosmosError, retryAfterSeconds: config.RETRY_AFTER_SECONDS }));
   return router;
 }

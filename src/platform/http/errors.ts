@@ -1,8 +1,8 @@
-// The one error module. Services throw AppError (no Express, no status-code guessing at the
-// edge); the app-level handler renders it in the shape of the area the request belongs to:
-//   problem  - RFC 9457 application/problem+json (areas A and D, and anything unrouted)
-//   ussd     - text/plain "END ..." with HTTP 200, which telecom gateways show to the user
-//   cosmos   - {"code": <gRPC code>, "message", "details": []} (area C)
+// The one error path. Middleware and routes throw AppError (an HTTP status and problem fields);
+// services throw DomainError (../domain-errors.ts), turned into an AppError here with pointers
+// into the request. The app-level handler renders every error in the shape of the area the
+// request belongs to (each area gives its ErrorRenderer: the USSD gateway's plain-text END reply,
+// the chain gateway's gRPC-status JSON), else as RFC 9457 application/problem+json.
 import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { ProblemFieldError } from '../../../generated/openapi/types.gen.ts';
@@ -64,25 +64,6 @@ export const conflict = (detail: string, errors?: FieldError[], type = 'conflict
 /** 503: the service cannot answer now (database out of reach, deadline passed); the error handler adds Retry-After. */
 export const unavailable = (detail = 'The service is temporarily unavailable; retry later.', cause?: unknown) =>
   new AppError(503, 'Service Unavailable', { detail, cause, type: 'service-unavailable' });
-
-export type ErrorShape = 'problem' | 'ussd' | 'cosmos';
-
-export const USSD_INVALID_INPUT = 'END Invalid input. Please try again.';
-export const USSD_UNAVAILABLE = 'END Service temporarily unavailable. Please try again later.';
-
-/** A reply to a telecom gateway: plain text it shows as is, never cached or revalidated (no ETag work). */
-export function sendUssdText(res: Response, status: number, text: string): void {
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-/** gRPC status code for an HTTP status, for area C bodies. */
-export function grpcCodeForHttp(status: number): number {
-  const table: Record<number, number> = {
-    400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 408: 1, 409: 10, 413: 11, 415: 3, 429: 8, 501: 12, 503: 14, 504: 4,
-  };
-  return table[status] ?? (status >= 500 ? 13 : 2);
-}
 
 const STATUS_OF_KIND: Record<DomainErrorKind, [status: number, title: string]> = {
   invalid: [400, 'Bad Request'],
@@ -178,40 +159,32 @@ export function problemBody(err: AppError, req: Request) {
   };
 }
 
-/** The two END replies of the ussd shape; the USSD area gives them in its default language. */
-export interface UssdFailureReplies {
-  invalid: string;
-  unavailable: string;
-}
+/**
+ * Writes an error in one area's shape. `headers` are the error's own (WWW-Authenticate,
+ * Allow, Retry-After on a 503): a shape that answers in HTTP terms sends them.
+ */
+export type ErrorRenderer = (err: AppError, req: Request, res: Response, headers: Record<string, string>) => void;
+
+/** RFC 9457 application/problem+json: areas A and D, and anything no area claims. */
+export const renderProblem: ErrorRenderer = (err, req, res, headers) => {
+  res.set(headers).status(err.status).type('application/problem+json').send(JSON.stringify(problemBody(err, req)));
+};
 
 /**
- * The app-level error handler. `shapeFor` tells which area a request belongs to; it is
- * resolved by path because the OpenAPI validator runs before the area routers.
+ * The app-level error handler. `rendererFor` gives the shape of the area a request belongs to
+ * (resolved by path, as the error may come before any area's router); problem+json otherwise.
  */
-
 export function errorHandler(
   logger: Logger,
-  shapeFor: (req: Request) => ErrorShape,
-  opts: { retryAfterSeconds?: number; ussdReplies?: UssdFailureReplies; locateInput?: (req: Request) => InputLocator } = {},
+  opts: { rendererFor?: (req: Request) => ErrorRenderer | undefined; retryAfterSeconds?: number; locateInput?: (req: Request) => InputLocator } = {},
 ): ErrorRequestHandler {
   const retryAfter = String(opts.retryAfterSeconds ?? 5);
-  const ussd = opts.ussdReplies ?? { invalid: USSD_INVALID_INPUT, unavailable: USSD_UNAVAILABLE };
   return (err, req, res, _next) => {
     const appErr = toAppError(err, opts.locateInput?.(req));
     if (appErr.status >= 500) logger.error({ err: appErr.cause ?? err, path: req.path, requestId: requestContextOf(req)?.requestId }, 'request failed');
     if (res.headersSent) return;
-    const shape = shapeFor(req);
-    if (shape === 'ussd') {
-      sendUssdText(res, 200, appErr.status < 500 ? ussd.invalid : ussd.unavailable);
-      return;
-    }
-    for (const [k, v] of Object.entries(appErr.headers)) res.setHeader(k, v);
-    if (appErr.status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', retryAfter);
-    if (shape === 'cosmos') {
-      res.status(appErr.status).json({ code: grpcCodeForHttp(appErr.status), message: appErr.detail ?? appErr.title, details: [] });
-      return;
-    }
-    res.status(appErr.status).type('application/problem+json').send(JSON.stringify(problemBody(appErr, req)));
+    const headers = appErr.status === 503 && !appErr.headers['Retry-After'] && !res.hasHeader('Retry-After') ? { ...appErr.headers, 'Retry-After': retryAfter } : appErr.headers;
+    (opts.rendererFor?.(req) ?? renderProblem)(appErr, req, res, headers);
   };
 }
 
