@@ -41,6 +41,8 @@ export class SessionStore {
   /** Hops of this instance holding their session's lease, by session id: settled when the hop ends. */
   private readonly running = new Map<string, Promise<void>>();
   private readonly pause: (ms: number) => Promise<unknown>;
+  /** The mark of every new session, computed once. */
+  private readonly emptyMark: TextMark;
 
   constructor(
     private readonly repo: UssdRepository,
@@ -48,10 +50,12 @@ export class SessionStore {
   ) {
     // Unreferenced: a pending pause never keeps the process up.
     this.pause = opts.pause ?? ((ms) => sleep(ms, undefined, { ref: false }));
+    this.emptyMark = { digest: opts.pins.digest(''), length: 0 };
   }
 
   /** The mark of a text: a keyed digest (the text holds PINs) and its length. */
   markOf(text: string): TextMark {
+    if (text === '') return this.emptyMark;
     return { digest: this.opts.pins.digest(text), length: text.length };
   }
 
