@@ -7,7 +7,7 @@ import type { Account } from './model.ts';
 import { newId, setHouseholdDid } from './repository.ts';
 import type { EffectDeps } from './effects.ts';
 
-export const MAX_PIN_ATTEMPTS = 3;
+const MAX_PIN_ATTEMPTS = 3;
 /** Far longer than any creation takes: an account this old without a household was abandoned. */
 const ABANDONED_ACCOUNT_MS = 60_000;
 /** Customer IDs are 8 digits: short to read out and type, drawn at random so they cannot be guessed in order. */
@@ -15,7 +15,7 @@ const CUSTOMER_ID_MIN = 10_000_000;
 const CUSTOMER_ID_MAX = 100_000_000;
 const CUSTOMER_ID_TRIES = 5;
 
-export const newCustomerId = () => String(randomInt(CUSTOMER_ID_MIN, CUSTOMER_ID_MAX));
+const newCustomerId = () => String(randomInt(CUSTOMER_ID_MIN, CUSTOMER_ID_MAX));
 
 /** Constant-time PIN check with the attempt counter and lock stored on the account. */
 export async function checkPin(deps: EffectDeps, accountId: string, pin: string): Promise<EffectResult> {
@@ -45,7 +45,7 @@ export async function checkPin(deps: EffectDeps, accountId: string, pin: string)
  * between the two (a crash: the compensating delete never ran). Its Customer ID was never
  * shown, so it is removed and the phone may create an account again. True if it was removed.
  */
-export async function removeAbandonedAccount(deps: EffectDeps, account: Account): Promise<boolean> {
+async function removeAbandonedAccount(deps: EffectDeps, account: Account): Promise<boolean> {
   if (account.householdDid !== null || deps.now().getTime() - Date.parse(account.createdAt) < ABANDONED_ACCOUNT_MS) return false;
   const removed = await deps.repo.deleteUnfinishedAccount(account.id);
   if (removed) deps.logger.warn({ customerId: account.customerId, phone: maskPhone(account.phoneNumber) }, 'ussd removed an account whose creation never finished');

@@ -9,12 +9,12 @@ import { markFuelLogsClaimed, storeClaimRef } from './repository.ts';
 import { ClaimRefusedError, type ClaimSummary } from './twins-port.ts';
 import type { EffectDeps } from './effects.ts';
 
-export const MIN_CLAIM_DAYS = 3;
+const MIN_CLAIM_DAYS = 3;
 const DAY_MS = 86_400_000;
 
 /** Letters and digits that cannot be mistaken for one another when read out (no 0/O, 1/I/L, 2/Z, 5/S, 8/B). */
 const REF_ALPHABET = 'ACDEFGHJKMNPQRTUVWXY3479';
-export const CLAIM_REF_LENGTH = 8;
+const CLAIM_REF_LENGTH = 8;
 
 /** The short reference of a claim: 8 characters derived from its id (24^8, about 10^11 values). */
 export function claimRef(claimId: string): string {
@@ -39,7 +39,7 @@ const RULE_REASONS = new Map<string, ReasonKey>([
   ['household-single-group', 'otherGroup'],
 ]);
 
-export function claimView(claim: ClaimSummary): ClaimView {
+function claimView(claim: ClaimSummary): ClaimView {
   return {
     ref: claimRef(claim.id),
     status: claim.status,
@@ -64,7 +64,7 @@ export function refusalReason(err: unknown): ReasonKey | undefined {
 }
 
 /** The most recent run of consecutive days not yet used by a claim (logs sorted by date). */
-export function latestUnclaimedRun(logs: FuelLog[]): FuelLog[] {
+function latestUnclaimedRun(logs: FuelLog[]): FuelLog[] {
   const unclaimed = logs.filter((l) => !l.claimId);
   let start = unclaimed.length - 1;
   while (start > 0 && Date.parse(unclaimed[start]!.date) - Date.parse(unclaimed[start - 1]!.date) === DAY_MS) start--;

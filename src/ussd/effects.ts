@@ -37,7 +37,7 @@ export type Effects = { readonly [S in EffectState]: Effect };
 const DAY_MS = 86_400_000;
 
 /** The local calendar date `daysBefore` days before today in `timeZone` (noon UTC steps days without DST edge cases). */
-export function localDay(today: Intl.DateTimeFormat, now: Date, daysBefore: number): string {
+function localDay(today: Intl.DateTimeFormat, now: Date, daysBefore: number): string {
   return new Date(Date.parse(`${today.format(now)}T12:00:00Z`) - daysBefore * DAY_MS).toISOString().slice(0, 10);
 }
 

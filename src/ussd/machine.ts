@@ -119,13 +119,13 @@ const newPinNotice = ({ event }: Args): Notice | undefined => {
   return p === 'format' ? { key: 'pinFormat' } : p === 'trivial' ? { key: 'pinTrivial' } : undefined;
 };
 /** Values stored in the claim's externalFactors; their screen labels are in the catalogues (i18n/). */
-export const SEASONS = ['dry', 'rainy', 'cold'] as const;
-export const EVENTS = ['none', 'festival or holiday', 'funeral or ceremony'] as const;
-export const OCCUPATIONS = ['farming', 'trading', 'wage work', 'other'] as const;
+const SEASONS = ['dry', 'rainy', 'cold'] as const;
+const EVENTS = ['none', 'festival or holiday', 'funeral or ceremony'] as const;
+const OCCUPATIONS = ['farming', 'trading', 'wage work', 'other'] as const;
 const choice = (options: readonly unknown[]) => ({ event }: InputArgs) => /^\d+$/.test(input(event)) && Number(input(event)) >= 1 && Number(input(event)) <= options.length;
 const NAME_RE = /^[\p{L}][\p{L} '.-]{1,39}$/u;
 /** A positive kg amount; a decimal comma (2,5) is as common on handsets as a point. */
-export function parseKg(value: string): number | undefined {
+function parseKg(value: string): number | undefined {
   const v = value.trim().replace(',', '.');
   if (!/^\d{1,4}(\.\d{1,3})?$/.test(v)) return undefined;
   const kg = Number(v);

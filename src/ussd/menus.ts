@@ -23,7 +23,7 @@ export const TEXT = {
 const back = (t: Catalogue) => `0. ${t.back}`;
 const more = (t: Catalogue) => `${MORE}. ${t.more}`;
 
-export function noticeText(n: Notice | undefined, lang: Language | undefined): string | undefined {
+function noticeText(n: Notice | undefined, lang: Language | undefined): string | undefined {
   if (!n) return undefined;
   const notices = catalogue(lang).notices;
   const p = n.params ?? {};

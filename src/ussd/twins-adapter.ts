@@ -21,7 +21,7 @@ export function asClaimRefusal(err: unknown): unknown {
   return new ClaimRefusedError(err.detail ?? err.title, problems, { cause: err });
 }
 
-export const HOUSEHOLD_ENTITY_TYPE = 'Household';
+const HOUSEHOLD_ENTITY_TYPE = 'Household';
 
 export function ussdTwinsPort(
   twins: { entities: EntityService; claims: ClaimService; collections: CollectionService },
