@@ -24,7 +24,7 @@ import { loadOpenApiDocument } from './platform/contract.ts';
 import { contractOnly, methodNotAllowedHandler, openApiRequestValidator } from './platform/openapi.ts';
 import { createTwinsArea } from './twins/index.ts';
 import { createUssdArea, type UssdTwinsPort } from './ussd/index.ts';
-import { ussdTwinsPort } from './ussd/twins-port.ts';
+import { ussdTwinsPort } from './ussd/twins-adapter.ts';
 
 export interface HearthDeps {
   config: Config;

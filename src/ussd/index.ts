@@ -1,6 +1,23 @@
 // Area B: the USSD session gateway. createUssdArea builds the service, the routes and the
 // periodic sweep of closed and expired sessions, and hands the app its gate (rate limit,
 // operator switch), router and error shape (END replies) as an Area.
+//
+// Where each behaviour lives (entry points -> rules -> data access):
+//   routes.ts         HTTP edge: the gateway's POSTs and the operator views; maps the area's
+//                     errors (errors.ts) to HTTP errors, rendered as END replies (reply.ts)
+//   rate-limit.ts     per client address, and per phone number behind the telecom gateways
+//   service.ts        one hop: text diffing, retries, dial shortcuts, expiry, races between hops
+//   session-store.ts  sessions in the database: versioned writes, the hop lease, the cache of
+//                     recently written sessions, waiting for a concurrent hop's reply
+//   menu-runner.ts    runs a hop through the menu machine and its effects; remembers pure hops
+//   machine.ts        the menus as an XState machine (pure); menus.ts renders and pages screens,
+//                     i18n/ holds every word in every language
+//   effects.ts        one function per effect state; accounts.ts (PINs, account creation) and
+//                     claims.ts (claim submission, references, plain reasons) hold the big ones
+//   twins-port.ts     what area B needs of area A; twins-adapter.ts implements it on area A's
+//                     services (and turns area A's refusals into ClaimRefusedError)
+//   repository.ts     the only SQL; maps rows to the area's types (model.ts)
+//   pin.ts            PIN rules and encryption; simulator.ts a terminal phone for `make ussd`
 import { Counter, Gauge } from 'prom-client';
 import type { Area, AreaContext } from '../platform/area.ts';
 import { ConfigError, type Config } from '../config.ts';
@@ -9,11 +26,12 @@ import type { Logger } from '../platform/logging.ts';
 import { PinCipher, resolvePinKey } from './pin.ts';
 import { ussdRateLimits } from './rate-limit.ts';
 import { UssdRepository } from './repository.ts';
-import { ussdGate, ussdRefusalLog, ussdRouter } from './routes.ts';
 import { failureReplies, ussdErrorRendererFor } from './reply.ts';
-import { UssdService, type UssdTwinsPort } from './service.ts';
+import { ussdGate, ussdRefusalLog, ussdRouter } from './routes.ts';
+import { UssdService } from './service.ts';
+import type { UssdTwinsPort } from './twins-port.ts';
 
-export type { UssdTwinsPort } from './service.ts';
+export type { UssdTwinsPort } from './twins-port.ts';
 
 /**
  * Operator action (CLI `ussd-unlock`): unlocks an account locked after 3 wrong PINs, once the
@@ -23,7 +41,7 @@ export async function unlockUssdAccount(db: AreaContext['db'], customerId: strin
   const repo = new UssdRepository(db);
   const account = await repo.findAccountByCustomerId(customerId);
   if (!account) return 'not found';
-  if (!account.locked_at && account.failed_pin_attempts === 0) return 'not locked';
+  if (!account.lockedAt && account.failedPinAttempts === 0) return 'not locked';
   await repo.unlockAccount(customerId, now.toISOString());
   return 'unlocked';
 }

@@ -1,9 +1,10 @@
-// The USSD menus as an XState v5 machine. It is pure: a state whose name is in EFFECT_STATES
-// needs database work, which the session service performs (and awaits) before answering,
-// sending the outcome back as a DONE event. The persisted snapshot is stored per session.
+// The USSD menus as an XState v5 machine. It is pure: a state tagged EFFECT_TAG needs database
+// or area A work, which the hop runner (menu-runner.ts) performs with the state's function in
+// effects.ts and awaits before answering, sending the outcome back as a DONE event. The
+// persisted snapshot is stored per session.
 // Navigation everywhere below the welcome menu: `0` back, `*` to the welcome menu, `98` next page.
-import { assign, setup } from 'xstate';
-import type { ClaimStatus } from '../../generated/openapi/types.gen.ts';
+import { setup } from 'xstate';
+import type { ClaimStatus, TestGroup } from '../../generated/openapi/types.gen.ts';
 import { FUEL_DAYS, LANGUAGES, type Catalogue, type Language, type ReasonKey } from './i18n/index.ts';
 import { LANGUAGE_OPTION, MORE, paginate, renderScreen } from './menus.ts';
 import { pinProblem } from './pin.ts';
@@ -29,7 +30,7 @@ export interface UssdContext {
   accountId?: string;
   customerId?: string;
   /** What account creation has collected so far; a PIN appears only sealed (encrypted). */
-  draft: { customerId?: string; name?: string; village?: string | null; testGroup?: 'reference' | 'intervention'; sealedPin?: string };
+  draft: { customerId?: string; name?: string; village?: string | null; testGroup?: TestGroup; sealedPin?: string };
   topic?: number;
   page: number;
   notice?: Notice;
@@ -53,22 +54,31 @@ export type EffectResult =
 
 export type UssdEvent = { type: 'INPUT'; value: string } | { type: 'DONE'; result: EffectResult };
 
-export const EFFECT_STATES = [
-  'verifyingLogin', 'recoveringCustomerId', 'checkingPhone', 'sealingPin', 'creatingAccount', 'checkingFuel', 'savingFuel', 'loadingReview',
-  'preparingClaim', 'submittingClaim', 'loadingClaimStatus', 'verifyingCurrentPin', 'sealingNewPin', 'savingNewPin', 'savingLanguage',
-] as const;
-export type EffectState = (typeof EFFECT_STATES)[number];
+/** The tag of every state that waits on an effect: the hop runner performs it and sends DONE. */
+export const EFFECT_TAG = 'effect';
+/** The states tagged EFFECT_TAG; effects.ts has one function for each (a test holds the two together). */
+export type EffectState =
+  | 'verifyingLogin' | 'recoveringCustomerId' | 'checkingPhone' | 'sealingPin' | 'creatingAccount' | 'checkingFuel' | 'savingFuel' | 'loadingReview'
+  | 'preparingClaim' | 'submittingClaim' | 'loadingClaimStatus' | 'verifyingCurrentPin' | 'sealingNewPin' | 'savingNewPin' | 'savingLanguage';
 
-type Ev = UssdEvent;
-type Args = { context: UssdContext; event: Ev };
-const input = (e: Ev) => (e.type === 'INPUT' ? e.value.trim() : '');
-const is = (value: string) => ({ event }: Args) => input(event) === value;
-const result = (e: Ev) => (e.type === 'DONE' ? e.result : undefined);
-const outcome = (o: EffectResult['outcome']) => ({ event }: Args) => result(event)?.outcome === o;
+const machineSetup = setup({
+  types: { context: {} as UssdContext, events: {} as UssdEvent, input: {} as { appName: string; lang: Language } },
+});
+// The config types XState infers for this machine's states and transitions, for the helpers below.
+type StateConfig = Parameters<typeof machineSetup.createStateConfig>[0];
+type Transitions = NonNullable<StateConfig['on']>;
+type InputRule = Extract<NonNullable<Transitions['INPUT']>, readonly unknown[]>[number];
+type DoneRule = Extract<NonNullable<Transitions['DONE']>, readonly unknown[]>[number];
 
-// XState's config types do not infer through these helpers (assign's event generics, guard
-// arrays); `update`, `menu` and `effect` keep their own arguments typed and hand XState `any`.
-const update = (fn: (a: Args) => Partial<UssdContext>): any => assign(fn as never);
+type Args = { context: UssdContext; event: UssdEvent };
+type InputArgs = { context: UssdContext; event: Extract<UssdEvent, { type: 'INPUT' }> };
+type DoneArgs = { event: Extract<UssdEvent, { type: 'DONE' }> };
+const input = (e: UssdEvent) => (e.type === 'INPUT' ? e.value.trim() : '');
+const is = (value: string) => ({ event }: InputArgs) => input(event) === value;
+const result = (e: UssdEvent) => (e.type === 'DONE' ? e.result : undefined);
+const outcome = (o: EffectResult['outcome']) => ({ event }: DoneArgs) => event.result.outcome === o;
+
+const update = (fn: (a: Args) => Partial<UssdContext>) => machineSetup.assign(fn);
 
 /** Clears per-screen data on every move to another screen. */
 const enter = (target: string, extra: (a: Args) => Partial<UssdContext> = () => ({})) => ({
@@ -77,14 +87,13 @@ const enter = (target: string, extra: (a: Args) => Partial<UssdContext> = () => 
 });
 const withNotice = (target: string, notice: (a: Args) => Notice | undefined, extra: (a: Args) => Partial<UssdContext> = () => ({})) =>
   enter(target, (a) => ({ notice: notice(a), ...extra(a) }));
-const invalid = { actions: update(() => ({ notice: { key: 'invalidChoice' } })) };
-const hasMorePages = (state: string) => ({ context, event }: Args) =>
+const invalid: InputRule = { actions: update(() => ({ notice: { key: 'invalidChoice' } })) };
+const hasMorePages = (state: string) => ({ context, event }: InputArgs) =>
   input(event) === MORE && context.page + 1 < paginate(renderScreen(state, context, context.appName), context.page).pages;
 const nextPage = { actions: update(({ context }) => ({ page: context.page + 1, notice: undefined })) };
 
-type Rule = { guard?: (a: Args) => boolean; target?: string; actions?: unknown };
 /** Every input state starts with paging and `*` (to the welcome menu), then its own rules. */
-function menu(state: string, back: string | undefined, rules: Rule[]): any {
+function menu(state: string, back: string | undefined, rules: InputRule[]): StateConfig {
   return {
     on: {
       INPUT: [
@@ -96,12 +105,13 @@ function menu(state: string, back: string | undefined, rules: Rule[]): any {
     },
   };
 }
-const effect = (on: Rule[]): any => ({ on: { DONE: on } });
+/** A state that waits on its effect; its rules take the effect's outcome (DONE). */
+const effect = (on: DoneRule[]): StateConfig => ({ tags: [EFFECT_TAG], on: { DONE: on } });
 const clearDraft = () => ({ draft: {} });
 /** A screen asking for an existing 5-digit PIN, checked by the effect `check`. */
-const pinEntry = (state: string, back: string, check: EffectState): any =>
+const pinEntry = (state: string, back: string, check: EffectState): StateConfig =>
   menu(state, back, [
-    { guard: ({ event }: Args) => /^\d{5}$/.test(input(event)), ...enter(check) },
+    { guard: ({ event }: InputArgs) => /^\d{5}$/.test(input(event)), ...enter(check) },
     { actions: update(() => ({ notice: { key: 'pinFormat' } })) },
   ]);
 const newPinNotice = ({ event }: Args): Notice | undefined => {
@@ -109,13 +119,13 @@ const newPinNotice = ({ event }: Args): Notice | undefined => {
   return p === 'format' ? { key: 'pinFormat' } : p === 'trivial' ? { key: 'pinTrivial' } : undefined;
 };
 /** Values stored in the claim's externalFactors; their screen labels are in the catalogues (i18n/). */
-export const SEASONS = ['dry', 'rainy', 'cold'] as const;
-export const EVENTS = ['none', 'festival or holiday', 'funeral or ceremony'] as const;
-export const OCCUPATIONS = ['farming', 'trading', 'wage work', 'other'] as const;
-const choice = (options: readonly unknown[]) => ({ event }: Args) => /^\d+$/.test(input(event)) && Number(input(event)) >= 1 && Number(input(event)) <= options.length;
+const SEASONS = ['dry', 'rainy', 'cold'] as const;
+const EVENTS = ['none', 'festival or holiday', 'funeral or ceremony'] as const;
+const OCCUPATIONS = ['farming', 'trading', 'wage work', 'other'] as const;
+const choice = (options: readonly unknown[]) => ({ event }: InputArgs) => /^\d+$/.test(input(event)) && Number(input(event)) >= 1 && Number(input(event)) <= options.length;
 const NAME_RE = /^[\p{L}][\p{L} '.-]{1,39}$/u;
 /** A positive kg amount; a decimal comma (2,5) is as common on handsets as a point. */
-export function parseKg(value: string): number | undefined {
+function parseKg(value: string): number | undefined {
   const v = value.trim().replace(',', '.');
   if (!/^\d{1,4}(\.\d{1,3})?$/.test(v)) return undefined;
   const kg = Number(v);
@@ -127,9 +137,7 @@ const fromResult = ({ event }: Args): Partial<UssdContext> => {
 };
 const resultNotice = ({ event }: Args) => result(event)?.notice;
 
-export const ussdMachine = setup({
-  types: { context: {} as UssdContext, events: {} as UssdEvent, input: {} as { appName: string; lang: Language } },
-}).createMachine({
+export const ussdMachine = machineSetup.createMachine({
   id: 'ussd',
   initial: 'preMenu',
   // xstate's pure transition() builds a throwaway actor, and so this context, with no input on
@@ -142,7 +150,7 @@ export const ussdMachine = setup({
           { guard: is('*'), ...enter('goodbye') },
           { guard: is('1'), ...enter('knowMore') },
           { guard: is('2'), ...enter('accountMenu') },
-          { guard: ({ context, event }: Args) => context.isAuthenticated && input(event) === '3', ...enter('services') },
+          { guard: ({ context, event }: InputArgs) => context.isAuthenticated && input(event) === '3', ...enter('services') },
           { guard: is(LANGUAGE_OPTION), ...enter('language') },
           invalid,
         ],
@@ -155,7 +163,7 @@ export const ussdMachine = setup({
     savingLanguage: effect([{ guard: outcome('ok'), ...withNotice('preMenu', () => ({ key: 'languageSet' })) }]),
     goodbye: { type: 'final' },
     knowMore: menu('knowMore', 'preMenu', [
-      { guard: ({ event }: Args) => /^[1-3]$/.test(input(event)), ...enter('knowMoreTopic', ({ event }) => ({ topic: Number(input(event)) - 1 })) },
+      { guard: ({ event }: InputArgs) => /^[1-3]$/.test(input(event)), ...enter('knowMoreTopic', ({ event }) => ({ topic: Number(input(event)) - 1 })) },
       invalid,
     ]),
     knowMoreTopic: menu('knowMoreTopic', 'knowMore', [invalid]),
@@ -166,7 +174,7 @@ export const ussdMachine = setup({
       invalid,
     ]),
     loginCustomerId: menu('loginCustomerId', 'accountMenu', [
-      { guard: ({ event }: Args) => /^\d{4,12}$/.test(input(event)), ...enter('loginPin', ({ event }) => ({ draft: { customerId: input(event) } })) },
+      { guard: ({ event }: InputArgs) => /^\d{4,12}$/.test(input(event)), ...enter('loginPin', ({ event }) => ({ draft: { customerId: input(event) } })) },
       { actions: update(() => ({ notice: { key: 'unknownCustomer' } })) },
     ]),
     loginPin: pinEntry('loginPin', 'loginCustomerId', 'verifyingLogin'),
@@ -193,12 +201,12 @@ export const ussdMachine = setup({
       { guard: outcome('phoneTaken'), ...enter('phoneHasAccount') },
     ]),
     createName: menu('createName', 'accountMenu', [
-      { guard: ({ event }: Args) => NAME_RE.test(input(event)), ...enter('createVillage', ({ event }) => ({ draft: { name: input(event).replace(/\s+/g, ' ') } })) },
+      { guard: ({ event }: InputArgs) => NAME_RE.test(input(event)), ...enter('createVillage', ({ event }) => ({ draft: { name: input(event).replace(/\s+/g, ' ') } })) },
       { actions: update(() => ({ notice: { key: 'nameFormat' } })) },
     ]),
     createVillage: menu('createVillage', 'createName', [
       { guard: is('00'), ...enter('createGroup', ({ context }) => ({ draft: { ...context.draft, village: null } })) },
-      { guard: ({ event }: Args) => input(event).length >= 2 && input(event).length <= 40, ...enter('createGroup', ({ context, event }) => ({ draft: { ...context.draft, village: input(event) } })) },
+      { guard: ({ event }: InputArgs) => input(event).length >= 2 && input(event).length <= 40, ...enter('createGroup', ({ context, event }) => ({ draft: { ...context.draft, village: input(event) } })) },
       { actions: update(() => ({ notice: { key: 'villageFormat' } })) },
     ]),
     createGroup: menu('createGroup', 'createVillage', [
@@ -233,7 +241,7 @@ export const ussdMachine = setup({
       invalid,
     ]),
     fuelAmount: menu('fuelAmount', 'fuelDay', [
-      { guard: ({ event }: Args) => parseKg(input(event)) !== undefined, ...enter('checkingFuel', ({ event }) => ({ pendingKg: parseKg(input(event)) })) },
+      { guard: ({ event }: InputArgs) => parseKg(input(event)) !== undefined, ...enter('checkingFuel', ({ event }) => ({ pendingKg: parseKg(input(event)) })) },
       { actions: update(() => ({ notice: { key: 'kgFormat' } })) },
     ]),
     // Saves an amount in the plausible range; asks to confirm one outside it.

@@ -6,7 +6,7 @@ import { CATALOGUES, LANGUAGES, type Catalogue, type Language } from './i18n/ind
 export const MAX_REPLY_CHARS = 182;
 export const MORE = '98';
 
-export const catalogue = (lang: Language | undefined): Catalogue => CATALOGUES[lang ?? 'en'];
+const catalogue = (lang: Language | undefined): Catalogue => CATALOGUES[lang ?? 'en'];
 
 /** `END <lead> Please dial <code> again.`, without the code when a long one would overflow the screen. */
 function dialAgain(lang: Language, lead: 'expired' | 'ended', serviceCode: string): string {
@@ -23,7 +23,7 @@ export const TEXT = {
 const back = (t: Catalogue) => `0. ${t.back}`;
 const more = (t: Catalogue) => `${MORE}. ${t.more}`;
 
-export function noticeText(n: Notice | undefined, lang: Language | undefined): string | undefined {
+function noticeText(n: Notice | undefined, lang: Language | undefined): string | undefined {
   if (!n) return undefined;
   const notices = catalogue(lang).notices;
   const p = n.params ?? {};

@@ -19,7 +19,7 @@ import { CATALOGUES } from './i18n/index.ts';
 /** The rate-limit reply in English; the limits answer in USSD_DEFAULT_LANGUAGE. */
 export const RATE_LIMIT_REPLY = `END ${CATALOGUES.en.failures.tooManyRequests}`;
 export const REDIS_PREFIX = 'hearth:ussd:rl:';
-export const PHONE_REDIS_PREFIX = 'hearth:ussd:rl-phone:';
+const PHONE_REDIS_PREFIX = 'hearth:ussd:rl-phone:';
 const REDIS_CONNECT_TIMEOUT_MS = 5000;
 
 /** node-redis retries a refused connection forever; start-up instead fails with a clear message. */

@@ -1,47 +1,40 @@
 // The only SQL of area B: sessions, accounts and fuel logs, the same code on SQLite and
-// PostgreSQL. A session is read and written on every keypress, so those statements are plain
-// SQL (platform/db/sql.ts); the rest is Knex.
+// PostgreSQL, mapped to and from the area's types (model.ts). A session is read and written on
+// every keypress, so those statements are plain SQL (platform/db/sql.ts); the rest is Knex.
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { isUniqueViolation, type Db } from '../platform/db/index.ts';
 import { insertInto, sqlOf, updateWhere, type Sql } from '../platform/db/sql.ts';
+import type { TestGroup } from '../../generated/openapi/types.gen.ts';
+import type { Language } from './i18n/index.ts';
+import type { Account, FuelLog, NewAccount, Session, SessionChanges, SessionEnd, SessionStatus } from './model.ts';
 
-export interface SessionRow {
+/** A row of ussd_sessions. */
+interface SessionRow {
   id: string;
   phone_number: string;
   service_code: string;
   snapshot: string;
   state: string;
   is_authenticated: boolean | number;
-  /** Keyed digest of the last processed text (never the text: it holds the PINs typed). */
   last_text_digest: string;
   last_text_length: number;
   last_reply: string | null;
-  status: 'active' | 'closed' | 'expired';
+  status: SessionStatus;
   version: number;
   created_at: string;
   updated_at: string;
   expires_at: string;
-  /** The mobile network the gateway named (Africa's Talking `networkCode`). */
-  network_code?: string | null;
-  /** From the gateway's end-of-session notification. */
-  end_status?: string | null;
-  end_duration_ms?: number | null;
-  end_error?: string | null;
-  ended_at?: string | null;
+  network_code: string | null;
 }
 
-/** The gateway's end-of-session notification, as recorded on the session. */
-export type SessionEnd = Required<Pick<SessionRow, 'end_status' | 'end_duration_ms' | 'end_error' | 'ended_at'>>;
-
-export interface AccountRow {
+interface AccountRow {
   id: string;
   customer_id: string;
   phone_number: string;
   name: string;
   village: string | null;
-  test_group: 'reference' | 'intervention';
-  /** Code of the catalogue the household reads (en, sw). */
+  test_group: TestGroup;
   language: string;
   household_did: string | null;
   pin_encrypted: string;
@@ -51,13 +44,62 @@ export interface AccountRow {
   updated_at: string;
 }
 
-export interface FuelLogRow {
+interface FuelLogRow {
   id: string;
   account_id: string;
   log_date: string;
-  kg: number;
+  kg: number | string;
   claim_id: string | null;
 }
+
+const toSession = (r: SessionRow): Session => ({
+  id: r.id,
+  phoneNumber: r.phone_number,
+  serviceCode: r.service_code,
+  snapshot: r.snapshot,
+  state: r.state,
+  isAuthenticated: Boolean(r.is_authenticated),
+  lastText: { digest: r.last_text_digest, length: r.last_text_length },
+  lastReply: r.last_reply,
+  status: r.status,
+  version: r.version,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  expiresAt: r.expires_at,
+  networkCode: r.network_code ?? null,
+});
+
+/** The columns a change sets (undefined ones are left out of the statement). */
+const sessionColumns = (c: SessionChanges) => ({
+  snapshot: c.snapshot,
+  state: c.state,
+  is_authenticated: c.isAuthenticated,
+  last_text_digest: c.lastText?.digest,
+  last_text_length: c.lastText?.length,
+  last_reply: c.lastReply,
+  status: c.status,
+  version: c.version,
+  updated_at: c.updatedAt,
+  expires_at: c.expiresAt,
+});
+
+const toAccount = (r: AccountRow): Account => ({
+  id: r.id,
+  customerId: r.customer_id,
+  phoneNumber: r.phone_number,
+  name: r.name,
+  village: r.village,
+  testGroup: r.test_group,
+  language: r.language,
+  householdDid: r.household_did,
+  sealedPin: r.pin_encrypted,
+  failedPinAttempts: r.failed_pin_attempts,
+  lockedAt: r.locked_at,
+  createdAt: r.created_at,
+});
+
+// PostgreSQL returns numeric columns as strings.
+const toFuelLog = (r: Omit<FuelLogRow, 'account_id'>): FuelLog => ({ id: r.id, date: r.log_date, kg: Number(r.kg), claimId: r.claim_id });
 
 export const newId = () => randomBytes(16).toString('hex');
 
@@ -69,23 +111,48 @@ export class UssdRepository {
   }
 
   // ---- sessions --------------------------------------------------------------------------
-  findSession(id: string): Promise<SessionRow | undefined> {
-    return this.sql.one<SessionRow>('select * from ussd_sessions where id = ?', [id]);
+  async findSession(id: string): Promise<Session | undefined> {
+    const row = await this.sql.one<SessionRow>('select * from ussd_sessions where id = ?', [id]);
+    return row && toSession(row);
   }
 
-  /** Inserts a new session; a unique violation when another instance inserted the same id first. */
-  async insertSession(row: SessionRow): Promise<void> {
-    await this.sql.run(...insertInto('ussd_sessions', { ...row }));
+  /** Inserts a new session; false when another hop (or instance) inserted the same id first. */
+  async insertSession(s: Session): Promise<boolean> {
+    const row: SessionRow = {
+      id: s.id,
+      phone_number: s.phoneNumber,
+      service_code: s.serviceCode,
+      snapshot: s.snapshot,
+      state: s.state,
+      is_authenticated: s.isAuthenticated,
+      last_text_digest: s.lastText.digest,
+      last_text_length: s.lastText.length,
+      last_reply: s.lastReply,
+      status: s.status,
+      version: s.version,
+      created_at: s.createdAt,
+      updated_at: s.updatedAt,
+      expires_at: s.expiresAt,
+      network_code: s.networkCode,
+    };
+    try {
+      await this.sql.run(...insertInto('ussd_sessions', { ...row }));
+      return true;
+    } catch (err) {
+      if (isUniqueViolation(err)) return false;
+      throw err;
+    }
   }
 
   /** Updates only when the row still has `version`; false when another hop got there first. */
-  async updateSession(id: string, version: number, changes: Partial<SessionRow>): Promise<boolean> {
-    return (await this.sql.run(...updateWhere('ussd_sessions', changes, { id, version }))) === 1;
+  async updateSession(id: string, version: number, changes: SessionChanges): Promise<boolean> {
+    return (await this.sql.run(...updateWhere('ussd_sessions', sessionColumns(changes), { id, version }))) === 1;
   }
 
   /** Records the gateway's end-of-session notification; false when no session has this id (any more). */
   async recordSessionEnd(id: string, end: SessionEnd): Promise<boolean> {
-    return (await this.sql.run(...updateWhere('ussd_sessions', end, { id }))) === 1;
+    const columns = { end_status: end.status, end_duration_ms: end.durationMs, end_error: end.error, ended_at: end.endedAt };
+    return (await this.sql.run(...updateWhere('ussd_sessions', columns, { id }))) === 1;
   }
 
   async deleteSession(id: string, version: number): Promise<boolean> {
@@ -110,20 +177,47 @@ export class UssdRepository {
   }
 
   // ---- accounts ---------------------------------------------------------------------------
-  findAccountByCustomerId(customerId: string): Promise<AccountRow | undefined> {
-    return this.db<AccountRow>('ussd_accounts').where({ customer_id: customerId }).first();
+  private async account(where: Partial<AccountRow>): Promise<Account | undefined> {
+    const row = await this.db<AccountRow>('ussd_accounts').where(where).first();
+    return row && toAccount(row);
   }
 
-  findAccount(id: string): Promise<AccountRow | undefined> {
-    return this.db<AccountRow>('ussd_accounts').where({ id }).first();
+  findAccountByCustomerId(customerId: string): Promise<Account | undefined> {
+    return this.account({ customer_id: customerId });
   }
 
-  findAccountByPhone(phone: string): Promise<AccountRow | undefined> {
-    return this.db<AccountRow>('ussd_accounts').where({ phone_number: phone }).first();
+  findAccount(id: string): Promise<Account | undefined> {
+    return this.account({ id });
   }
 
-  async insertAccount(row: AccountRow): Promise<void> {
-    await this.db('ussd_accounts').insert(row);
+  findAccountByPhone(phone: string): Promise<Account | undefined> {
+    return this.account({ phone_number: phone });
+  }
+
+  /** Inserts an account without its household yet; false when its phone number or Customer ID is taken. */
+  async insertAccount(a: NewAccount): Promise<boolean> {
+    const row: AccountRow = {
+      id: a.id,
+      customer_id: a.customerId,
+      phone_number: a.phoneNumber,
+      name: a.name,
+      village: a.village,
+      test_group: a.testGroup,
+      language: a.language,
+      household_did: null,
+      pin_encrypted: a.sealedPin,
+      failed_pin_attempts: 0,
+      locked_at: null,
+      created_at: a.createdAt,
+      updated_at: a.createdAt,
+    };
+    try {
+      await this.db('ussd_accounts').insert(row);
+      return true;
+    } catch (err) {
+      if (isUniqueViolation(err)) return false;
+      throw err;
+    }
   }
 
   async deleteAccount(id: string): Promise<void> {
@@ -168,12 +262,13 @@ export class UssdRepository {
     return n === 1;
   }
 
-  async setLanguage(where: { id: string } | { phone_number: string }, language: string, now: string): Promise<void> {
+  async setLanguage(account: { id: string } | { phoneNumber: string }, language: Language, now: string): Promise<void> {
+    const where = 'id' in account ? { id: account.id } : { phone_number: account.phoneNumber };
     await this.db('ussd_accounts').where(where).update({ language, updated_at: now });
   }
 
-  async updatePin(id: string, pinEncrypted: string, now: string): Promise<void> {
-    await this.db('ussd_accounts').where({ id }).update({ pin_encrypted: pinEncrypted, failed_pin_attempts: 0, updated_at: now });
+  async updatePin(id: string, sealedPin: string, now: string): Promise<void> {
+    await this.db('ussd_accounts').where({ id }).update({ pin_encrypted: sealedPin, failed_pin_attempts: 0, updated_at: now });
   }
 
   /** The claim id behind a short reference a household was shown. */
@@ -213,9 +308,10 @@ export class UssdRepository {
     return this.db('ussd_fuel_logs').where({ account_id: accountId, claim_id: claimId }).update({ claim_id: null, updated_at: now });
   }
 
-  async fuelLogs(accountId: string): Promise<FuelLogRow[]> {
-    const rows = await this.db<FuelLogRow>('ussd_fuel_logs').where({ account_id: accountId }).orderBy('log_date').select('id', 'account_id', 'log_date', 'kg', 'claim_id');
-    return rows.map((r) => ({ ...r, kg: Number(r.kg) }));
+  /** The account's logged days, oldest first. */
+  async fuelLogs(accountId: string): Promise<FuelLog[]> {
+    const rows = await this.db<FuelLogRow>('ussd_fuel_logs').where({ account_id: accountId }).orderBy('log_date').select('id', 'log_date', 'kg', 'claim_id');
+    return rows.map(toFuelLog);
   }
 }
 
@@ -234,7 +330,7 @@ export async function setHouseholdDid(sql: Sql, accountId: string, did: string, 
  * False when any of them has changed, or gone to another claim, since it was read: then the
  * claim would hold values its days no longer have. Marking again for the same claim is true.
  */
-export async function markFuelLogsClaimed(sql: Sql, logs: Pick<FuelLogRow, 'id' | 'kg'>[], claimId: string, now: string): Promise<boolean> {
+export async function markFuelLogsClaimed(sql: Sql, logs: Pick<FuelLog, 'id' | 'kg'>[], claimId: string, now: string): Promise<boolean> {
   let marked = 0;
   for (const log of logs) {
     marked += await sql.run(

@@ -1,14 +1,23 @@
 // HTTP edge of area B. The OpenAPI validator has already checked the request (its failures
-// render as `END Invalid input...`); handlers call the service and send its reply.
+// render as `END Invalid input...`); handlers call the service and send its reply, and map the
+// area's errors to HTTP errors (the app's error handler renders those as END replies).
 import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
 import type {
   UssdDebugResponse, UssdRequest, UssdSessionEvent, UssdSessionEventRecorded, UssdSessionsResponse,
 } from '../../generated/openapi/types.gen.ts';
-import { notFound, toAppError } from '../platform/http/errors.ts';
+import { badRequest, notFound, toAppError, unavailable } from '../platform/http/errors.ts';
 import { sendUssdText } from './reply.ts';
-import type { Logger } from '../platform/logging.ts';
-import type { UssdService } from './service.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
+import type { Logger } from '../platform/logging.ts';
+import { SessionBusyError, SessionMismatchError } from './errors.ts';
+import type { UssdService } from './service.ts';
+
+/** The HTTP error for one of the area's errors; anything else as it is. */
+export function httpErrorOf(err: unknown): unknown {
+  if (err instanceof SessionMismatchError) return badRequest(err.message, [{ pointer: `/body/${err.field}`, message: "is not the session's" }]);
+  if (err instanceof SessionBusyError) return unavailable(err.message, err);
+  return err;
+}
 
 /** Before the validator: the rate limit for all of /api/ussd, and operator routes off unless enabled. */
 export function ussdGate(rateLimit: RequestHandler, debugEnabled: boolean): Router {
@@ -25,13 +34,17 @@ export function ussdRouter(service: UssdService, perPhoneLimit: RequestHandler, 
 
   router.post('/api/ussd', perPhoneLimit, async (req, res) => {
     const body = req.body as UssdRequest;
-    const reply = await service.handle({
-      sessionId: body.sessionId,
-      serviceCode: body.serviceCode,
-      phoneNumber: body.phoneNumber,
-      text: body.text,
-      ...(body.networkCode ? { networkCode: body.networkCode } : {}),
-    });
+    const reply = await service
+      .handle({
+        sessionId: body.sessionId,
+        serviceCode: body.serviceCode,
+        phoneNumber: body.phoneNumber,
+        text: body.text,
+        ...(body.networkCode ? { networkCode: body.networkCode } : {}),
+      })
+      .catch((err: unknown) => {
+        throw httpErrorOf(err);
+      });
     onReply(reply);
     sendUssdText(res, 200, reply);
   });

@@ -1,68 +1,54 @@
-// Area B's narrow view of area A: households are created as twin entities and KPT claims are
-// submitted through the same ClaimService as POST /v1/claims (same rules, same statuses). The
-// gateway acts as its own principal (USSD_PRINCIPAL_DID), so it controls the households it creates.
-import { DomainError } from '../platform/domain-errors.ts';
-import type { KptClaim } from '../../generated/openapi/types.gen.ts';
-import type { ClaimService, CollectionService, EntityService } from '../twins/index.ts';
-import type { Principal } from '../platform/keys/service.ts';
-import type { ClaimSummary, UssdTwinsPort } from './service.ts';
+// Area B's narrow view of area A (the port): households are created as twin entities and KPT
+// claims submitted through area A's services. twins-adapter.ts implements it on those services;
+// tests implement it with doubles.
+import type { ClaimStatus, ExternalFactors, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
+import type { Sql } from '../platform/db/sql.ts';
 
-function summary(claim: Pick<KptClaim, 'id' | 'status' | 'reasons'>): ClaimSummary {
-  const rule = claim.status === 'rejected' || claim.status === 'pending' ? claim.reasons[0]?.rule : undefined;
-  return { id: claim.id, status: claim.status, ...(rule ? { reasonRule: rule } : {}) };
+/** A claim as area A reports it: `reasonRule` is the rule id of the first reason of a rejected or pending claim. */
+export interface ClaimSummary {
+  id: string;
+  status: ClaimStatus;
+  submittedOn?: string;
+  reasonRule?: KptClaim['reasons'][number]['rule'];
 }
 
-export const HOUSEHOLD_ENTITY_TYPE = 'Household';
+/** Area A refused a submission (it broke a rule before any claim was stored): the rules it named, and its detail for the operator. */
+export class ClaimRefusedError extends Error {
+  override name = 'ClaimRefusedError';
+  constructor(
+    readonly detail: string,
+    readonly problems: { field?: string; message: string; rule?: string }[] = [],
+    options?: ErrorOptions,
+  ) {
+    super(detail, options);
+  }
+}
 
-export function ussdTwinsPort(
-  twins: { entities: EntityService; claims: ClaimService; collections: CollectionService },
-  principalDid: string,
-  collectionId: string,
-): UssdTwinsPort {
-  const principal: Principal = { keyId: 'ussd-gateway', did: principalDid, scopes: ['twins:write', 'claims:write', 'claims:read'] };
-  return {
-    async createHousehold({ customerId, village, storeWithHousehold }) {
-      // The name stays in the USSD account; the twin carries no personal data beyond the village.
-      const entity = await twins.entities.create(
-        principal,
-        { type: HOUSEHOLD_ENTITY_TYPE, properties: { customerId, channel: 'ussd', ...(village ? { village } : {}) } },
-        { storeWithEntity: storeWithHousehold },
-      );
-      return { did: entity.did };
-    },
-    async submitKptClaim(input) {
-      const { claim } = await twins.claims.submit(
-        principal,
-        {
-          type: 'KPTClaim',
-          collectionId,
-          householdId: input.householdDid,
-          testGroup: input.testGroup,
-          fuelMeasurements: { total: input.total, dailyLogs: input.dailyLogs },
-          testPeriod: { startDate: input.startDate, endDate: input.endDate, durationDays: input.dailyLogs.length },
-          externalFactors: input.externalFactors,
-        },
-        { idempotencyKey: input.idempotencyKey, storeWithClaim: input.storeWithClaim },
-      );
-      return summary(claim);
-    },
-    async collection() {
-      const found = await twins.collections.get(collectionId).catch((err: unknown) => {
-        if (err instanceof DomainError && err.kind === 'not-found') return undefined;
-        throw err;
-      });
-      return found && { id: found.id, selectionMethod: found.selectionMethod };
-    },
-    async latestClaim(householdDid) {
-      let latest: ClaimSummary | undefined;
-      let cursor: string | undefined;
-      do {
-        const page = await twins.claims.list({ household: householdDid, cursor, limit: 100 });
-        const last = page.items.at(-1);
-        if (last) latest = { ...summary(last), submittedOn: last.createdAt.slice(0, 10) };
-        cursor = page.nextCursor;
-      } while (cursor);
-      return latest;
-    },
-  };
+/** What the gateway needs of area A (twins and claims), wired in app.ts. */
+export interface UssdTwinsPort {
+  /** Creates the household twin entity (controlled by the gateway's principal); its DID. */
+  createHousehold(input: {
+    name: string;
+    village: string | null;
+    customerId: string;
+    /** Area B's writes that commit with the twin or not at all (see area A's EntityService.create). */
+    storeWithHousehold: (sql: Sql, did: string) => Promise<void>;
+  }): Promise<{ did: string }>;
+  /** Submits a KPT claim through area A's claim service; throws ClaimRefusedError when area A refuses it. */
+  submitKptClaim(input: {
+    householdDid: string;
+    testGroup: TestGroup;
+    dailyLogs: number[];
+    total: number;
+    externalFactors: Required<ExternalFactors>;
+    startDate: string;
+    endDate: string;
+    idempotencyKey: string;
+    /** Area B's writes that commit with the claim or not at all (see area A's SubmitOptions). */
+    storeWithClaim: (sql: Sql, claimId: string) => Promise<void>;
+  }): Promise<ClaimSummary>;
+  /** The household's most recent claim, if any. */
+  latestClaim(householdDid: string): Promise<ClaimSummary | undefined>;
+  /** The collection (KPT campaign) claims go to, checked at start-up; undefined if there is none. */
+  collection(): Promise<{ id: string; selectionMethod?: string } | undefined>;
 }

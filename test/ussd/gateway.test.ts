@@ -225,7 +225,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     const service = new UssdService(new UssdRepository(t.db), {
       appName: 'Hearth', idleSeconds: 180, pins: new PinCipher(Buffer.from(TEST_PIN_KEY, 'hex')), twins: new RecordingTwins(t.db), logger: createLogger(configWith()),
     });
-    const remembered = () => (service as unknown as { pureHops: Map<string, unknown> }).pureHops.size;
+    const remembered = () => service.menus.remembered;
     const walk = async (sessionId: string, texts: string[]) => {
       const replies: string[] = [];
       for (const text of texts) replies.push(await service.handle({ sessionId, serviceCode: '*384*1234#', phoneNumber: '+254712345678', text }));

@@ -1,6 +1,6 @@
 // Helpers for area B tests: a real Hearth on 127.0.0.1 with a movable clock, and a gateway
 // client that sends Africa's Talking style cumulative text.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { expect } from 'chai';
 import { createHearth, type Hearth } from '../../src/app.ts';
 import { configWith, type Config } from '../../src/config.ts';
@@ -74,7 +74,7 @@ export async function postUssd(baseUrl: string, body: Record<string, unknown>, o
 }
 
 export const newSessionId = () => `ATUid_${randomBytes(8).toString('hex')}`;
-export const randomPhone = () => `+2547${String(10_000_000 + Math.floor(Math.random() * 89_999_999))}`;
+export const randomPhone = () => `+2547${randomInt(10_000_000, 100_000_000)}`;
 
 /**
  * One dialled session as a telecom gateway drives it: `dial()` sends empty text, each

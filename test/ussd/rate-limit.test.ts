@@ -95,19 +95,24 @@ forEachDatabase('USSD rate limit', (t) => {
     it('the Redis window slides: a place frees up when the oldest hit leaves it, not at a fixed edge', async () => {
       const redis = createClient({ url: TEST_REDIS_URL });
       await redis.connect();
-      const store = new SlidingWindowRedisStore((args) => redis.sendCommand(args), `hearth:test:sw:${randomBytes(4).toString('hex')}:`);
-      store.init({ windowMs: 400, limit: 2 } as Options);
+      const prefix = `hearth:test:sw:${randomBytes(4).toString('hex')}:`;
+      const store = new SlidingWindowRedisStore((args) => redis.sendCommand(args), prefix);
+      store.init({ windowMs: 60_000, limit: 2 } as Options);
       try {
         expect((await store.increment('k')).totalHits).to.equal(1);
-        await new Promise((r) => setTimeout(r, 200));
+        await store.resetKey('k');
+        // Two earlier hits on Redis' own clock (microseconds), as the store records them: one
+        // 61 s ago, just out of the window, and one 30 s ago, in it.
+        const [seconds, micros] = (await redis.sendCommand(['TIME'])) as [string, string];
+        const nowUs = Number(seconds) * 1_000_000 + Number(micros);
+        const inWindowUs = nowUs - 30_000_000;
+        await redis.sendCommand(['ZADD', `${prefix}k`, String(nowUs - 61_000_000), 'left', String(inWindowUs), 'kept']);
+        // the first hit has left the window, the second has not
         expect((await store.increment('k')).totalHits).to.equal(2);
         const refused = await store.increment('k');
         expect(refused.totalHits).to.equal(3);
-        expect(refused.resetTime!.getTime() - Date.now()).to.be.within(0, 400);
-        await new Promise((r) => setTimeout(r, 250));
-        // the first hit has left the window, the second has not
-        expect((await store.increment('k')).totalHits).to.equal(2);
-        expect((await store.increment('k')).totalHits).to.equal(3);
+        // the next place frees up when the oldest hit in the window leaves it
+        expect(refused.resetTime!.getTime()).to.equal(Math.floor((inWindowUs + 60_000_000) / 1000));
         await store.decrement('k');
         expect((await store.increment('k')).totalHits).to.equal(2);
         await store.resetKey('k');

@@ -3,11 +3,11 @@
 // language's screens hold no words of another.
 import { expect } from 'chai';
 import { CATALOGUES, FUEL_DAYS, LANGUAGES, type Language, type ReasonKey } from '../../src/ussd/i18n/index.ts';
-import { EFFECT_STATES, ussdMachine, type Notice, type UssdContext } from '../../src/ussd/machine.ts';
+import { EFFECT_TAG, ussdMachine, type Notice, type UssdContext } from '../../src/ussd/machine.ts';
 import { MAX_REPLY_CHARS, paginate, renderScreen, TEXT } from '../../src/ussd/menus.ts';
 
 const APP_NAME = 'A'.repeat(40); // USSD_APP_NAME's longest
-const SCREEN_STATES = Object.keys(ussdMachine.config.states!).filter((s) => !(EFFECT_STATES as readonly string[]).includes(s));
+const SCREEN_STATES = Object.keys(ussdMachine.states).filter((s) => !ussdMachine.states[s]!.tags.includes(EFFECT_TAG));
 const REASONS = Object.keys(CATALOGUES.en.reasons) as ReasonKey[];
 
 /** Every notice with its longest parameters. */

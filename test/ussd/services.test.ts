@@ -4,7 +4,8 @@ import { pino } from 'pino';
 import { inTransaction } from '../../src/platform/db/sql.ts';
 import { DomainError } from '../../src/platform/domain-errors.ts';
 import { ussdClaimForRef } from '../../src/ussd/index.ts';
-import { claimRef } from '../../src/ussd/service.ts';
+import { claimRef } from '../../src/ussd/claims.ts';
+import { asClaimRefusal } from '../../src/ussd/twins-adapter.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createAccount, GatewaySession, login, logFuelDays, RecordingTwins, startUssdServer, type UssdTestServer } from './helpers.ts';
 
@@ -232,7 +233,8 @@ forEachDatabase('USSD services and PINs', (t) => {
         logger,
         twins: Object.assign(rejecting, {
           submitKptClaim: async () => {
-            throw new DomainError('conflict', 'operator detail: the measurement data conflict', { issues: errors ? [...errors] : undefined });
+            // What the adapter makes of area A's refusal.
+            throw asClaimRefusal(new DomainError('conflict', 'operator detail: the measurement data conflict', { issues: errors ? [...errors] : undefined }));
           },
         }),
       });

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { ConfigError, configWith } from '../../src/config.ts';
 import { CollectionService } from '../../src/twins/index.ts';
 import type { UssdTwinsPort } from '../../src/ussd/index.ts';
-import { ussdTwinsPort } from '../../src/ussd/twins-port.ts';
+import { ussdTwinsPort } from '../../src/ussd/twins-adapter.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey } from '../helpers/server.ts';
 import { withTwinsArea } from '../twins/fixtures.ts';

@@ -1,0 +1,108 @@
+// Account effects: PIN checks with the attempt count and lock kept on the account (across
+// sessions and instances), and account creation with the household twin (area A).
+import { randomInt } from 'node:crypto';
+import { maskPhone } from '../platform/logging.ts';
+import type { EffectResult, UssdContext } from './machine.ts';
+import type { Account } from './model.ts';
+import { newId, setHouseholdDid } from './repository.ts';
+import type { EffectDeps } from './effects.ts';
+
+const MAX_PIN_ATTEMPTS = 3;
+/** Far longer than any creation takes: an account this old without a household was abandoned. */
+const ABANDONED_ACCOUNT_MS = 60_000;
+/** Customer IDs are 8 digits: short to read out and type, drawn at random so they cannot be guessed in order. */
+const CUSTOMER_ID_MIN = 10_000_000;
+const CUSTOMER_ID_MAX = 100_000_000;
+const CUSTOMER_ID_TRIES = 5;
+
+const newCustomerId = () => String(randomInt(CUSTOMER_ID_MIN, CUSTOMER_ID_MAX));
+
+/** Constant-time PIN check with the attempt counter and lock stored on the account. */
+export async function checkPin(deps: EffectDeps, accountId: string, pin: string): Promise<EffectResult> {
+  const { repo, logger } = deps;
+  const account = await repo.findAccount(accountId);
+  if (!account) return { outcome: 'unknownCustomer' };
+  if (account.lockedAt) return { outcome: 'locked' };
+  const nowIso = deps.now().toISOString();
+  // The attempt is counted before the PIN is compared: concurrent guesses (other sessions,
+  // other instances) get no more than MAX_PIN_ATTEMPTS comparisons between them.
+  const attempts = await repo.reservePinAttempt(account.id, MAX_PIN_ATTEMPTS, nowIso);
+  if (attempts === undefined) return { outcome: 'locked' };
+  if (deps.pins.matches(account.sealedPin, pin)) {
+    await repo.resetFailedPins(account.id, nowIso);
+    return { outcome: 'ok' };
+  }
+  logger.warn({ customerId: account.customerId, attempts }, 'ussd wrong PIN');
+  if (attempts >= MAX_PIN_ATTEMPTS) {
+    await repo.lockAccount(account.id, nowIso);
+    return { outcome: 'locked' };
+  }
+  return { outcome: 'retry', notice: { key: 'wrongPin', params: { left: MAX_PIN_ATTEMPTS - attempts } } };
+}
+
+/**
+ * An account row without a household DID long after it was inserted is a creation that died
+ * between the two (a crash: the compensating delete never ran). Its Customer ID was never
+ * shown, so it is removed and the phone may create an account again. True if it was removed.
+ */
+async function removeAbandonedAccount(deps: EffectDeps, account: Account): Promise<boolean> {
+  if (account.householdDid !== null || deps.now().getTime() - Date.parse(account.createdAt) < ABANDONED_ACCOUNT_MS) return false;
+  const removed = await deps.repo.deleteUnfinishedAccount(account.id);
+  if (removed) deps.logger.warn({ customerId: account.customerId, phone: maskPhone(account.phoneNumber) }, 'ussd removed an account whose creation never finished');
+  return removed;
+}
+
+/** Whether `phone` may create an account: it has none, or only an abandoned creation (removed now). */
+export async function phoneIsFree(deps: EffectDeps, phone: string): Promise<boolean> {
+  const existing = await deps.repo.findAccountByPhone(phone);
+  return !existing || (await removeAbandonedAccount(deps, existing));
+}
+
+/** Creates the account from the session's draft once the PIN is confirmed, then its household twin. */
+export async function createAccount(deps: EffectDeps, c: UssdContext, confirmPin: string, phone: string): Promise<EffectResult> {
+  const { repo, pins, twins, logger } = deps;
+  const { draft } = c;
+  if (!draft.sealedPin || !pins.matches(draft.sealedPin, confirmPin)) return { outcome: 'mismatch' };
+  if (!(await phoneIsFree(deps, phone))) return { outcome: 'phoneTaken' };
+  const nowIso = deps.now().toISOString();
+  for (let attempt = 0; attempt < CUSTOMER_ID_TRIES; attempt++) {
+    const customerId = newCustomerId();
+    if (await repo.findAccountByCustomerId(customerId)) continue;
+    const accountId = newId();
+    const inserted = await repo.insertAccount({
+      id: accountId,
+      customerId,
+      phoneNumber: phone,
+      name: draft.name!,
+      village: draft.village ?? null,
+      testGroup: draft.testGroup!,
+      language: c.lang,
+      // Re-sealed with a fresh IV: the draft's ciphertext lived in session state.
+      sealedPin: pins.seal(confirmPin),
+      createdAt: nowIso,
+    });
+    if (!inserted) {
+      // Another session took the phone meanwhile, or the Customer ID: then another one is drawn.
+      if (await repo.findAccountByPhone(phone)) return { outcome: 'phoneTaken' };
+      continue;
+    }
+    // The household twin only once the account row holds its customer id and phone: a
+    // unique-key retry above never leaves a household behind. The twin and the account's link
+    // to it commit together, and a failure removes the row.
+    let household: { did: string };
+    try {
+      household = await twins.createHousehold({
+        name: draft.name!,
+        village: draft.village ?? null,
+        customerId,
+        storeWithHousehold: (sql, did) => setHouseholdDid(sql, accountId, did, nowIso),
+      });
+    } catch (err) {
+      await repo.deleteAccount(accountId).catch((e: unknown) => logger.error({ err: e, customerId }, 'ussd could not remove a half-created account'));
+      throw err;
+    }
+    logger.info({ customerId, householdDid: household.did, phone: maskPhone(phone) }, 'ussd account created');
+    return { outcome: 'ok', assign: { customerId } };
+  }
+  throw new Error('could not allocate a unique customer id');
+}

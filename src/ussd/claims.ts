@@ -1,0 +1,148 @@
+// Claim effects: the days a claim would send, its submission through area A's claim service
+// (area B's writes in the claim's own transaction), the short reference a household reads out,
+// and the plain reason shown for a claim waiting or not accepted.
+import { hash } from 'node:crypto';
+import type { ReasonKey } from './i18n/index.ts';
+import type { ClaimView, EffectResult, UssdContext } from './machine.ts';
+import type { FuelLog } from './model.ts';
+import { markFuelLogsClaimed, storeClaimRef } from './repository.ts';
+import { ClaimRefusedError, type ClaimSummary } from './twins-port.ts';
+import type { EffectDeps } from './effects.ts';
+
+const MIN_CLAIM_DAYS = 3;
+const DAY_MS = 86_400_000;
+
+/** Letters and digits that cannot be mistaken for one another when read out (no 0/O, 1/I/L, 2/Z, 5/S, 8/B). */
+const REF_ALPHABET = 'ACDEFGHJKMNPQRTUVWXY3479';
+const CLAIM_REF_LENGTH = 8;
+
+/** The short reference of a claim: 8 characters derived from its id (24^8, about 10^11 values). */
+export function claimRef(claimId: string): string {
+  let n = BigInt(`0x${hash('sha256', claimId, 'hex')}`);
+  let ref = '';
+  for (let i = 0; i < CLAIM_REF_LENGTH; i++) {
+    ref += REF_ALPHABET[Number(n % BigInt(REF_ALPHABET.length))];
+    n /= BigInt(REF_ALPHABET.length);
+  }
+  return ref;
+}
+
+/** Why a claim is waiting or was not accepted, from the rule area A reported. */
+const RULE_REASONS = new Map<string, ReasonKey>([
+  ['control-group-present', 'waitingOtherGroup'],
+  ['timing-aligned', 'waitingOtherGroup'],
+  ['random-selection-verified', 'notReady'],
+  ['seasonal-variations-documented', 'answersMissing'],
+  ['external-factors-documented', 'answersMissing'],
+  ['collection-exists', 'notReady'],
+  ['no-overlapping-claim', 'daysInOtherClaim'],
+  ['household-single-group', 'otherGroup'],
+]);
+
+function claimView(claim: ClaimSummary): ClaimView {
+  return {
+    ref: claimRef(claim.id),
+    status: claim.status,
+    ...(claim.submittedOn ? { submittedOn: claim.submittedOn } : {}),
+    ...(claim.reasonRule ? { reason: RULE_REASONS.get(claim.reasonRule) ?? 'other' } : {}),
+  };
+}
+
+/** A reading changed (or went to another claim) between reading the days and storing the claim. */
+export class ReadingChangedError extends Error {
+  override name = 'ReadingChangedError';
+  constructor() {
+    super('a reading changed after the claim was prepared');
+  }
+}
+
+/** The plain reason for a submission that was refused, or undefined for a failure (to be thrown on). */
+export function refusalReason(err: unknown): ReasonKey | undefined {
+  if (err instanceof ReadingChangedError) return 'readingChanged';
+  if (!(err instanceof ClaimRefusedError)) return undefined;
+  return err.problems.map((p) => RULE_REASONS.get(p.rule ?? '')).find((r) => r !== undefined) ?? 'other';
+}
+
+/** The most recent run of consecutive days not yet used by a claim (logs sorted by date). */
+function latestUnclaimedRun(logs: FuelLog[]): FuelLog[] {
+  const unclaimed = logs.filter((l) => !l.claimId);
+  let start = unclaimed.length - 1;
+  while (start > 0 && Date.parse(unclaimed[start]!.date) - Date.parse(unclaimed[start - 1]!.date) === DAY_MS) start--;
+  return unclaimed.slice(Math.max(start, 0));
+}
+
+const sum = (xs: number[]) => Math.round(xs.reduce((s, x) => s + x, 0) * 1000) / 1000;
+
+const tooFew = (days: number): EffectResult => ({ outcome: 'tooFew', notice: { key: 'needThreeDays', params: { days } } });
+
+/** The claim the household would send: its days and total, or too few days. */
+export async function prepareClaim(deps: EffectDeps, accountId: string): Promise<EffectResult> {
+  const logs = latestUnclaimedRun(await deps.repo.fuelLogs(accountId));
+  if (logs.length < MIN_CLAIM_DAYS) return tooFew(logs.length);
+  return { outcome: 'ok', assign: { claimDraft: { days: logs.length, total: sum(logs.map((l) => l.kg)) } } };
+}
+
+/** Submits the latest run of unclaimed days with the answers given; a refusal is shown in plain words. */
+export async function submitClaim(deps: EffectDeps, c: UssdContext): Promise<EffectResult> {
+  const { repo, twins, logger } = deps;
+  const account = await repo.findAccount(c.accountId!);
+  if (!account?.householdDid) return { outcome: 'rejected', notice: { key: 'claimNotSent', params: { reason: 'other' } } };
+  const logs = latestUnclaimedRun(await repo.fuelLogs(account.id));
+  if (logs.length < MIN_CLAIM_DAYS) return tooFew(logs.length);
+  const request = {
+    householdDid: account.householdDid,
+    testGroup: account.testGroup,
+    dailyLogs: logs.map((l) => l.kg),
+    total: sum(logs.map((l) => l.kg)),
+    externalFactors: {
+      season: c.claimFactors?.season ?? 'not stated',
+      culturalEvents: [c.claimFactors?.culturalEvents ?? 'none'],
+      occupationalFactors: [c.claimFactors?.occupation ?? 'not stated'],
+    },
+    startDate: logs[0]!.date,
+    endDate: logs[logs.length - 1]!.date,
+  };
+  let claim: ClaimSummary;
+  try {
+    // The same request again (a retry) carries the same key and yields the same claim. The key
+    // covers the whole request, as area A compares whole requests: the same days with other
+    // answers are a new request, which area A answers with the stored claim as an identical
+    // resubmission (or a correction of it).
+    claim = await twins.submitKptClaim({
+      ...request,
+      idempotencyKey: `ussd-${hash('sha256', JSON.stringify(request), 'hex')}`,
+      // The days and the claim's short reference are stored in the claim's transaction: a claim
+      // is never stored with its days left open for another claim, nor with readings another
+      // session changed meanwhile.
+      storeWithClaim: async (sql, claimId) => {
+        const now = deps.now().toISOString();
+        if (!(await markFuelLogsClaimed(sql, logs, claimId, now))) throw new ReadingChangedError();
+        await storeClaimRef(sql, claimRef(claimId), claimId, account.id, now);
+      },
+    });
+  } catch (err) {
+    const reason = refusalReason(err);
+    if (!reason) throw err;
+    // The household reads a plain reason; the operator's detail goes to the log.
+    const refusal = err instanceof ClaimRefusedError ? { detail: err.detail, problems: err.problems } : {};
+    logger.warn({ customerId: account.customerId, reason, ...refusal }, 'ussd claim refused');
+    return { outcome: 'rejected', notice: { key: 'claimNotSent', params: { reason } } };
+  }
+  if (claim.status === 'rejected') {
+    // Days of a claim that was not accepted are free again: once the cause is fixed (answers,
+    // the programme's set-up) the household sends them again.
+    await repo.releaseFuelLogs(account.id, claim.id, deps.now().toISOString());
+    logger.warn({ customerId: account.customerId, claimId: claim.id, rule: claim.reasonRule }, 'ussd claim not accepted; its days are released');
+  }
+  return { outcome: 'ok', assign: { claimResult: claimView(claim) } };
+}
+
+/** The household's latest claim as it stands now. */
+export async function claimStatus(deps: EffectDeps, accountId: string): Promise<EffectResult> {
+  const account = await deps.repo.findAccount(accountId);
+  const latest = account?.householdDid ? await deps.twins.latestClaim(account.householdDid) : undefined;
+  if (!account || !latest) return { outcome: 'ok' };
+  // Again here, should the release after submission not have happened (the process stopped).
+  if (latest.status === 'rejected') await deps.repo.releaseFuelLogs(account.id, latest.id, deps.now().toISOString());
+  return { outcome: 'ok', assign: { claimResult: claimView(latest) } };
+}
