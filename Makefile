@@ -7,7 +7,7 @@ LOCK_HASH := $(shell sha256sum package-lock.json | cut -c1-64)
 NPM_STAMP := node_modules/.hearth-lock-$(LOCK_HASH)
 
 
-.PHONY: install generate sdk typecheck migrate start test bench keys ussd ussd-demo
+.PHONY: install generate sdk typecheck lint build migrate start test bench keys ussd ussd-demo
 
 $(NPM_STAMP):
 	npm ci --no-audit --no-fund
@@ -26,6 +26,12 @@ sdk: install
 
 typecheck: install sdk
 	npx --no-install tsc --noEmit
+
+# typescript-eslint's type-checked rules (eslint.config.js), then knip's unused files, exports and
+# dependencies (knip.jsonc). Both need sdk/dist for the types its tests import.
+lint: install sdk
+	npx --no-install eslint .
+	npx --no-install knip
 
 migrate: install
 	npx --no-install tsx src/main.ts migrate
