@@ -33,13 +33,22 @@ lint: install sdk
 	npx --no-install eslint .
 	npx --no-install knip
 
+# src/ compiled to dist/ (scripts/build.sh): production runs node on dist/src/main.js, not tsx.
+# Rebuilt only when a source changes.
+BUILD_SOURCES := $(shell find src generated -type f) tsconfig.json tsconfig.build.json scripts/build.sh
+dist/.built: $(NPM_STAMP) $(BUILD_SOURCES)
+	bash scripts/build.sh
+	@touch $@
+
+build: dist/.built
+
 migrate: install
 	npx --no-install tsx src/main.ts migrate
 
 # exec: node itself is make's child, so the SIGTERM that make passes on to its children reaches
-# the server, which shuts down cleanly (through npx and the tsx wrapper it was lost, orphaning it).
-start: install
-	exec node --import tsx src/main.ts start
+# the server, which shuts down cleanly (through npx and a wrapper it was lost, orphaning it).
+start: build
+	exec node dist/src/main.js start
 
 # The suite's files are named here so `npx mocha test/x.test.ts` runs that file alone.
 test: install typecheck
