@@ -223,15 +223,22 @@ describe('logging', () => {
 describe('graceful shutdown', () => {
   it('finishes an in-flight request, then refuses new connections', async () => {
     const app = express();
+    // The request arrives, the server starts stopping, and only then is the answer sent.
+    let arrive!: () => void;
+    let release!: () => void;
+    const arrived = new Promise<void>((r) => (arrive = r));
+    const released = new Promise<void>((r) => (release = r));
     app.get('/slow', async (_req, res) => {
-      await new Promise((r) => setTimeout(r, 300));
+      arrive();
+      await released;
       res.send('done');
     });
     const running = await listen(app, 0, '127.0.0.1', 5000);
     const url = `http://127.0.0.1:${running.port}/slow`;
     const inFlight = fetch(url).then((r) => r.text());
-    await new Promise((r) => setTimeout(r, 50));
+    await arrived;
     const stopped = running.stop();
+    release();
     expect(await inFlight).to.equal('done');
     await stopped;
     let refused = false;
