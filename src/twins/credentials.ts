@@ -175,7 +175,7 @@ export async function verifyCredential(credential: Json, opts: VerifyOptions): P
   })) return done();
 
   const signers = proofs.map((p) => String((p as Json).verificationMethod).split('#')[0]);
-  if (!record('issuer-match', signers.includes(issuer!) ? undefined : `issuer ${issuer} made none of the proofs (${signers.join(', ')})`)) return done();
+  if (!record('issuer-match', signers.includes(issuer) ? undefined : `issuer ${issuer} made none of the proofs (${signers.join(', ')})`)) return done();
 
   const { proof: _proof, ...document } = credential;
   if (!eachProof('signature', (p, i) => {

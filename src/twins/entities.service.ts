@@ -170,7 +170,7 @@ export class EntityService {
         updated_at: new Date().toISOString(),
       };
       await repo.update(did, updated, isProtocol || !patch.relationships ? undefined : merged.relationships);
-      return entityFromRow({ ...current, ...updated } as EntityRow);
+      return entityFromRow({ ...current, ...updated });
     });
   }
 

@@ -92,7 +92,7 @@ forEachDatabase('chain gateway against an upstream gRPC node', (t) => {
 
   const get = async (path: string) => {
     const res = await fetch(server.baseUrl + path);
-    return { status: res.status, body: (await res.json()) as any };
+    return { status: res.status, body: (await res.json()) };
   };
 
   it('renders what the upstream node answers', async () => {
@@ -196,7 +196,7 @@ forEachDatabase('chain gateway with an unreachable upstream', (t) => {
     const server = await startTestServer(t.db, { CHAIN_GRPC_URL: url, CHAIN_GRPC_TIMEOUT_MS: String(TIMEOUT_MS) });
     try {
       const res = await fetch(server.baseUrl + path);
-      return { status: res.status, body: (await res.json()) as any };
+      return { status: res.status, body: (await res.json()) };
     } finally {
       await server.stop();
     }

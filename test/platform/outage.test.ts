@@ -36,9 +36,9 @@ describe('outage of PostgreSQL [postgres]', function () {
     if (!TEST_DATABASE_URL) this.skip();
     const t = await createTestDatabase('postgres');
     dropDatabase = t.drop;
-    const target = new URL(TEST_DATABASE_URL!);
+    const target = new URL(TEST_DATABASE_URL);
     proxy = await startPausableProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    const viaProxy = new URL(TEST_DATABASE_URL!);
+    const viaProxy = new URL(TEST_DATABASE_URL);
     viaProxy.hostname = '127.0.0.1';
     viaProxy.port = String(proxy.port);
     db = createDb({ url: viaProxy.toString(), dataDir: '.', poolMax: 4, schema: t.schema, queryTimeoutMs: QUERY_TIMEOUT_MS });

@@ -1,6 +1,6 @@
 // set_user_preferences: the JSON Schema function definition a model sees, and its execution.
 import type { ToolDefinition } from '../../runtime/plugin.ts';
-import { EMOJI_USES, FORMALITIES, FORMATS, LENGTHS, type PreferencesPatch } from './record.ts';
+import { EMOJI_USES, FORMALITIES, FORMATS, LENGTHS } from './record.ts';
 import type { UserPreferencesService } from './service.ts';
 
 export const SET_USER_PREFERENCES = 'set_user_preferences';
@@ -40,7 +40,7 @@ export function setUserPreferencesTool(service: UserPreferencesService): ToolDef
   return {
     name: SET_USER_PREFERENCES,
     description: SET_USER_PREFERENCES_DESCRIPTION,
-    parameters: setUserPreferencesParameters as unknown as ToolDefinition['parameters'],
-    run: (args, ctx) => service.set(ctx.userDid, ctx.roomId, args as PreferencesPatch),
+    parameters: setUserPreferencesParameters,
+    run: (args, ctx) => service.set(ctx.userDid, ctx.roomId, args),
   };
 }
