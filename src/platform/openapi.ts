@@ -8,10 +8,20 @@ import { operationOf, templatePattern } from './http/operations.ts';
 
 export const OPENAPI_PATH = fileURLToPath(new URL('../../generated/openapi.json', import.meta.url));
 
-export type OpenApiDocument = Record<string, any>;
+/** An operation of the contract, as far as Hearth reads it; the validator and Ajv read the rest. */
+interface OpenApiOperation {
+  security?: Record<string, string[]>[];
+  [key: string]: unknown;
+}
+
+export interface OpenApiDocument {
+  paths?: Record<string, Record<string, OpenApiOperation>>;
+  security?: Record<string, string[]>[];
+  [key: string]: unknown;
+}
 
 export function loadOpenApiDocument(): OpenApiDocument {
-  return JSON.parse(readFileSync(OPENAPI_PATH, 'utf8'));
+  return JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as OpenApiDocument;
 }
 
 /** The literal leading segments of a path (at most two, none after a `{template}`): its validator group. */
@@ -43,7 +53,7 @@ export function openApiRequestValidator(doc: OpenApiDocument): RequestHandler {
     const router = Router();
     router.use(
       OpenApiValidator.middleware({
-        apiSpec: { ...doc, paths } as any,
+        apiSpec: { ...doc, paths } as unknown as Parameters<typeof OpenApiValidator.middleware>[0]['apiSpec'],
         // Query and path parameters are always coerced by the library; bodies are checked as sent.
         validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
         validateResponses: false,
@@ -80,7 +90,7 @@ const HTTP_METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options'
  * Mounted after every router, and for OPTIONS before them.
  */
 export function methodNotAllowedHandler(doc: OpenApiDocument): RequestHandler {
-  const templates = Object.entries<Record<string, unknown>>(doc.paths ?? {}).map(([path, item]) => {
+  const templates = Object.entries(doc.paths ?? {}).map(([path, item]) => {
     const allowed = HTTP_METHODS.filter((m) => m in item || (m === 'head' && 'get' in item));
     return {
       pattern: templatePattern(path),

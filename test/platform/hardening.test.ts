@@ -26,7 +26,7 @@ describe('receive timeouts', () => {
           socket.write('POST /x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":');
         });
         let text = '';
-        socket.on('data', (d) => (text += d));
+        socket.on('data', (d: Buffer) => (text += d.toString()));
         socket.on('close', () => resolve(text));
         socket.on('error', reject);
       });
@@ -44,7 +44,7 @@ describe('receive timeouts', () => {
       const answer = await new Promise<string>((resolve, reject) => {
         const socket = connect(running.port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nHost: x\r\n'));
         let text = '';
-        socket.on('data', (d) => (text += d));
+        socket.on('data', (d: Buffer) => (text += d.toString()));
         socket.on('close', () => resolve(text));
         socket.on('error', reject);
       });

@@ -35,7 +35,7 @@ describe('outage of PostgreSQL [postgres]', function () {
   before(async function () {
     if (!TEST_DATABASE_URL) this.skip();
     const t = await createTestDatabase('postgres');
-    dropDatabase = t.drop;
+    dropDatabase = () => t.drop();
     const target = new URL(TEST_DATABASE_URL);
     proxy = await startPausableProxy({ host: target.hostname, port: Number(target.port || 5432) });
     const viaProxy = new URL(TEST_DATABASE_URL);
