@@ -1,9 +1,10 @@
 // `make lint`: typed linting of the TypeScript sources with typescript-eslint's type-checked
 // recommendations. Generated code (generated/, sdk/dist) is the generators' output, not ours.
 import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
-export default tseslint.config(
+export default defineConfig(
   { ignores: ['generated/**', 'sdk/dist/**', 'dist/**', 'node_modules/**'] },
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
