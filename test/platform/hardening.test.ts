@@ -20,7 +20,7 @@ describe('receive timeouts', () => {
     });
     const running = await listen(app, 0, '127.0.0.1', 1000, { headersTimeoutMs: 300, requestTimeoutMs: 600 });
     try {
-      const started = Date.now();
+      // Node's own limit would answer 408 too, but only after 300 s: past this test's timeout.
       const answer = await new Promise<string>((resolve, reject) => {
         const socket = connect(running.port, '127.0.0.1', () => {
           socket.write('POST /x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":');
@@ -31,7 +31,6 @@ describe('receive timeouts', () => {
         socket.on('error', reject);
       });
       expect(answer).to.match(/^HTTP\/1\.1 408 /);
-      expect(Date.now() - started).to.be.lessThan(5000);
     } finally {
       await running.stop();
     }
