@@ -28,10 +28,9 @@ typecheck: install sdk
 	npx --no-install tsc --noEmit
 
 # typescript-eslint's type-checked rules (eslint.config.js), then knip's unused files, exports and
-# dependencies (knip.jsonc). Both need sdk/dist for the types its tests import.
+# dependencies (knip.jsonc). Both need sdk/dist for the types its tests import; both always run.
 lint: install sdk
-	npx --no-install eslint .
-	npx --no-install knip
+	status=0; npx --no-install eslint . || status=1; npx --no-install knip || status=1; exit $$status
 
 # src/ compiled to dist/ (scripts/build.sh): production runs node on dist/src/main.js, not tsx.
 # Rebuilt only when a source changes.
