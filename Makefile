@@ -7,7 +7,7 @@ LOCK_HASH := $(shell sha256sum package-lock.json | cut -c1-64)
 NPM_STAMP := node_modules/.hearth-lock-$(LOCK_HASH)
 
 
-.PHONY: install generate sdk typecheck migrate start test bench keys ussd ussd-demo
+.PHONY: install generate sdk typecheck lint build migrate start test bench keys ussd ussd-demo
 
 $(NPM_STAMP):
 	npm ci --no-audit --no-fund
@@ -27,13 +27,27 @@ sdk: install
 typecheck: install sdk
 	npx --no-install tsc --noEmit
 
+# typescript-eslint's type-checked rules (eslint.config.js), then knip's unused files, exports and
+# dependencies (knip.jsonc). Both need sdk/dist for the types its tests import; both always run.
+lint: install sdk
+	status=0; npx --no-install eslint . || status=1; npx --no-install knip || status=1; exit $$status
+
+# src/ compiled to dist/ (scripts/build.sh): production runs node on dist/src/main.js, not tsx.
+# Rebuilt only when a source changes.
+BUILD_SOURCES := $(shell find src generated -type f) tsconfig.json tsconfig.build.json scripts/build.sh
+dist/.built: $(NPM_STAMP) $(BUILD_SOURCES)
+	bash scripts/build.sh
+	@touch $@
+
+build: dist/.built
+
 migrate: install
 	npx --no-install tsx src/main.ts migrate
 
 # exec: node itself is make's child, so the SIGTERM that make passes on to its children reaches
-# the server, which shuts down cleanly (through npx and the tsx wrapper it was lost, orphaning it).
-start: install
-	exec node --import tsx src/main.ts start
+# the server, which shuts down cleanly (through npx and a wrapper it was lost, orphaning it).
+start: build
+	exec node dist/src/main.js start
 
 # The suite's files are named here so `npx mocha test/x.test.ts` runs that file alone.
 test: install typecheck

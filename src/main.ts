@@ -10,7 +10,7 @@ import { listen } from './platform/server.ts';
 import { unlockUssdAccount, ussdClaimForRef } from './ussd/index.ts';
 import { runDemo, runSimulator, SimulatorConnectionError } from './ussd/simulator.ts';
 
-const USAGE = `Usage: tsx src/main.ts <command>
+const USAGE = `Usage: node dist/src/main.js <command>   (from source: npx tsx src/main.ts <command>)
 
 Commands:
   start                          migrate the database, then serve HTTP on PORT

@@ -42,7 +42,7 @@ export function agentRouter(runtime: AgentRuntime): Router {
   });
 
   router.post('/agent/tools/:name/invoke', async (req, res) => {
-    const { name } = req.params as InvokeAgentToolData['path'];
+    const { name } = req.params;
     const input = req.body as InvokeAgentToolData['body'];
     const result = await runtime.invokeTool(name, input.arguments, { userDid: principalOf(req).did, roomId: input.roomId ?? DEFAULT_ROOM_ID });
     const body: ToolResult = { tool: name, result };

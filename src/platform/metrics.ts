@@ -53,7 +53,7 @@ export function httpMetrics(registry: Registry, routeOf: RouteLabeller): Request
   const record = (method: string, route: string, status: string, seconds: number) => {
     const key = `${method} ${route} ${status}`;
     let s = series.get(key);
-    if (!s) series.set(key, (s = { labels: { method, route, status }, count: 0, sum: 0, buckets: new Array(DURATION_BUCKETS.length + 1).fill(0) }));
+    if (!s) series.set(key, (s = { labels: { method, route, status }, count: 0, sum: 0, buckets: new Array<number>(DURATION_BUCKETS.length + 1).fill(0) }));
     s.count += 1;
     s.sum += seconds;
     let i = 0;

@@ -36,7 +36,7 @@ export function openApiRequestValidator(doc: OpenApiDocument): RequestHandler {
     const router = Router();
     router.use(
       OpenApiValidator.middleware({
-        apiSpec: { ...doc, paths } as any,
+        apiSpec: { ...doc, paths } as unknown as Parameters<typeof OpenApiValidator.middleware>[0]['apiSpec'],
         // Query and path parameters are always coerced by the library; bodies are checked as sent.
         validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
         validateResponses: false,
@@ -101,7 +101,7 @@ const HTTP_METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options'
  * Mounted after every router, and for OPTIONS before them.
  */
 export function methodNotAllowedHandler(doc: OpenApiDocument): RequestHandler {
-  const templates = Object.entries<Record<string, unknown>>(doc.paths ?? {}).map(([path, item]) => {
+  const templates = Object.entries(doc.paths ?? {}).map(([path, item]) => {
     const allowed = HTTP_METHODS.filter((m) => m in item || (m === 'head' && 'get' in item));
     return {
       pattern: templatePattern(path),

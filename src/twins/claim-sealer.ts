@@ -2,13 +2,10 @@
 // the request thread. It runs on a thread of its own, so the request thread keeps to HTTP and
 // SQL. The thread starts with the first seal; until it has loaded (a few hundred ms), after
 // close, or if it fails, claims are sealed on the request thread: the same bytes either way.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../platform/worker.ts';
 import { sealClaim, type ClaimSeal, type SealInput } from './claim-seal.ts';
 import type { ValidatorKey } from './validator-key.ts';
-
-const ENTRY = new URL('./claim-sealer.worker.ts', import.meta.url).href;
-// A worker runs outside the parent's tsx loader: this bootstrap loads the TypeScript entry with tsx's API.
-const BOOTSTRAP = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => tsx.tsImport(${JSON.stringify(ENTRY)}, ${JSON.stringify(ENTRY)}))`;
 
 type Reply = { ready: true } | { n: number; seal: ClaimSeal } | { n: number; error: string };
 
@@ -67,7 +64,7 @@ export class ClaimSealer {
   private start(key: ValidatorKey): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the claim sealer is closed'));
     this.ready ??= new Promise<void>((resolve, reject) => {
-      const worker = new Worker(BOOTSTRAP, { eval: true, workerData: { key } });
+      const worker = startWorker(import.meta.url, './claim-sealer.worker', { workerData: { key } });
       this.worker = worker;
       // Never what keeps a process alive.
       worker.unref();

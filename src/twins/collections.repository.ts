@@ -1,10 +1,9 @@
-// The only SQL for KPT claim collections. getCollection / pageCollections are also the read
-// side of the chain query node (area C).
+// The only SQL for KPT claim collections. getCollection is also the read side of the chain
+// query node (area C).
 import type { Knex } from 'knex';
 import type { Db } from '../platform/db/index.ts';
 import { sqlOf, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
 import type { Collection } from '../../generated/openapi/types.gen.ts';
-import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
 
 export interface CollectionRow {
   seq: number;
@@ -62,9 +61,4 @@ export function findCollection(sql: Sql, id: string): Promise<CollectionRow | un
 export async function getCollection(db: Db, id: string): Promise<Collection | undefined> {
   const row = await new CollectionRepository(db).findById(id);
   return row ? collectionFromRow(row) : undefined;
-}
-
-/** Every collection in creation order, by key or by offset, optionally with the total count. */
-export function pageCollections(db: Db, page: KeyOrOffsetPage): Promise<PagedResult<Collection>> {
-  return pageBySeq<CollectionRow, Collection>(() => db('kpt_collections'), page, collectionFromRow);
 }

@@ -109,7 +109,7 @@ function proofDatesError(proof: Json, now: Date): string | undefined {
   if (proof.expires !== undefined) {
     const expires = dateTimeStampMs(proof.expires);
     if (expires === undefined) return `proof.expires ${JSON.stringify(proof.expires)} is not an XML Schema dateTimeStamp`;
-    if (expires < now.getTime()) return `the proof expired at ${String(proof.expires)}`;
+    if (expires < now.getTime()) return `the proof expired at ${proof.expires as string}`;
   }
   return undefined;
 }
@@ -167,7 +167,7 @@ export async function verifyCredential(credential: Json, opts: VerifyOptions): P
 
   const keys: Uint8Array[] = [];
   if (!eachProof('verification-method', (p, i) => {
-    const [vmDid = '', fragment] = String(p.verificationMethod ?? '').split('#');
+    const [vmDid = '', fragment] = String((p.verificationMethod as string | undefined) ?? '').split('#');
     const key = publicKeyFromDidKey(vmDid);
     if (!key || fragment !== vmDid.slice('did:key:'.length)) return 'verificationMethod must be an Ed25519 did:key URL (did:key:z6Mk...#z6Mk...)';
     keys[i] = key;
@@ -175,7 +175,7 @@ export async function verifyCredential(credential: Json, opts: VerifyOptions): P
   })) return done();
 
   const signers = proofs.map((p) => String((p as Json).verificationMethod).split('#')[0]);
-  if (!record('issuer-match', signers.includes(issuer!) ? undefined : `issuer ${issuer} made none of the proofs (${signers.join(', ')})`)) return done();
+  if (!record('issuer-match', signers.includes(issuer) ? undefined : `issuer ${issuer} made none of the proofs (${signers.join(', ')})`)) return done();
 
   const { proof: _proof, ...document } = credential;
   if (!eachProof('signature', (p, i) => {

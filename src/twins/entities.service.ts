@@ -124,10 +124,10 @@ export class EntityService {
         type: current.type,
         ...(current.protocol_did ? { protocol: current.protocol_did } : {}),
         controller: patch.controller ?? current.controller,
-        properties: patch.properties ?? JSON.parse(current.properties),
-        relationships: patch.relationships ?? JSON.parse(current.relationships),
-        services: patch.services ?? JSON.parse(current.services),
-        verifiableCredential: patch.verifiableCredential ?? JSON.parse(current.verifiable_credentials),
+        properties: patch.properties ?? (JSON.parse(current.properties) as EntityCreateRequest['properties']),
+        relationships: patch.relationships ?? (JSON.parse(current.relationships) as EntityCreateRequest['relationships']),
+        services: patch.services ?? (JSON.parse(current.services) as EntityCreateRequest['services']),
+        verifiableCredential: patch.verifiableCredential ?? (JSON.parse(current.verifiable_credentials) as EntityCreateRequest['verifiableCredential']),
       };
       const isProtocol = current.type === PROTOCOL_TYPE;
       const protocol = current.protocol_did ? await repo.findByDid(current.protocol_did) : undefined;
@@ -145,7 +145,7 @@ export class EntityService {
         updated_at: new Date().toISOString(),
       };
       await repo.update(did, updated, isProtocol || !patch.relationships ? undefined : merged.relationships);
-      return entityFromRow({ ...current, ...updated } as EntityRow);
+      return entityFromRow({ ...current, ...updated });
     });
   }
 
@@ -175,8 +175,8 @@ export class EntityService {
   /** Properties declared and typed by the protocol; relationships naming existing entities of the declared type. */
   private async checkAgainstProtocol(repo: EntityRepository, input: EntityShape, protocol: EntityRow | undefined, selfDid?: string): Promise<InputIssue[]> {
     const errors: InputIssue[] = [];
-    const declaredProps: Record<string, string> = protocol ? JSON.parse(protocol.properties) : {};
-    const declaredRoles: Record<string, string> = protocol ? JSON.parse(protocol.relationships) : {};
+    const declaredProps = protocol ? (JSON.parse(protocol.properties) as Record<string, string>) : {};
+    const declaredRoles = protocol ? (JSON.parse(protocol.relationships) as Record<string, string>) : {};
     if (protocol) {
       for (const [name, value] of Object.entries(input.properties ?? {})) {
         const declared = declaredProps[name];

@@ -40,6 +40,6 @@ export async function storeEvidence(sql: Sql, cid: string, content: string, medi
 }
 
 export async function findEvidence(db: Db, cid: string): Promise<EvidenceBlob | undefined> {
-  const row = await db('twin_evidence_blobs').where({ cid }).first();
+  const row = await db('twin_evidence_blobs').where({ cid }).first<{ cid: string; media_type: string; content: string } | undefined>();
   return row ? { cid: row.cid, mediaType: row.media_type, bytes: Buffer.from(row.content, 'utf8') } : undefined;
 }

@@ -76,15 +76,8 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
 }
 
 export { EntityService, PROTOCOL_TYPE } from './entities.service.ts';
-export { ClaimService, type SubmitOptions, type SubmitResult, type ClaimListFilter } from './claims.service.ts';
+export { ClaimService } from './claims.service.ts';
 export { CollectionService } from './collections.service.ts';
-export {
-  pageEntities,
-  findEntityByDid,
-  type KeyOrOffsetPage,
-  type PagedResult,
-} from './entities.repository.ts';
-export { pageClaims, pageClaimsByCollection, findClaimById } from './claims.repository.ts';
-export { pageCollections, getCollection } from './collections.repository.ts';
-export { verifyCredential } from './credentials.ts';
-export { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';
+export { findEntityByDid } from './entities.repository.ts';
+export { findClaimById } from './claims.repository.ts';
+export { getCollection } from './collections.repository.ts';

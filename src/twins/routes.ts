@@ -56,13 +56,13 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
   });
 
   router.get('/v1/entities/:did', async (req, res) => {
-    const entity = await deps.entities.get(req.params.did!);
+    const entity = await deps.entities.get(req.params.did);
     if (!entity) throw notFound(`No entity ${req.params.did}.`);
     res.json(entity);
   });
 
   router.patch('/v1/entities/:did', async (req, res) => {
-    res.json(await deps.entities.update(principalOf(req), req.params.did!, req.body as EntityUpdateRequest));
+    res.json(await deps.entities.update(principalOf(req), req.params.did, req.body as EntityUpdateRequest));
   });
 
   router.post('/v1/claims', async (req, res) => {
@@ -83,7 +83,7 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
   });
 
   router.get('/v1/claims/:id', async (req, res) => {
-    const claim = await deps.claims.get(req.params.id!);
+    const claim = await deps.claims.get(req.params.id);
     if (!claim) throw notFound(`No claim ${req.params.id}.`);
     res.json(claim);
   });
@@ -99,22 +99,22 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
 
   // Registered before /:id so "report.svg" is never read as part of an id.
   router.get('/v1/collections/:id/report.svg', async (req, res) => {
-    const report = await deps.collections.report(req.params.id!);
+    const report = await deps.collections.report(req.params.id);
     // Opened on its own, an SVG is a document: it may run nothing and load nothing.
     res.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
     res.type('image/svg+xml').send(renderReportSvg(report));
   });
 
   router.get('/v1/collections/:id/report', async (req, res) => {
-    res.json(await deps.collections.report(req.params.id!));
+    res.json(await deps.collections.report(req.params.id));
   });
 
   router.get('/v1/collections/:id', async (req, res) => {
-    res.json(await deps.collections.get(req.params.id!));
+    res.json(await deps.collections.get(req.params.id));
   });
 
   router.get('/v1/evidence/:cid', async (req, res) => {
-    const blob = await deps.evidence(req.params.cid!);
+    const blob = await deps.evidence(req.params.cid);
     if (!blob) throw notFound(`No evidence ${req.params.cid}.`);
     // Content-addressed: the bytes under a CID never change.
     res
@@ -133,12 +133,12 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
   });
 
   router.get('/v1/claims/:id/credential/status', async (req, res) => {
-    res.json(await deps.statuses.get(req.params.id!));
+    res.json(await deps.statuses.get(req.params.id));
   });
 
   router.post('/v1/claims/:id/credential/status', async (req, res) => {
     const principal = principalOf(req);
-    res.json(await deps.statuses.change({ did: principal.did, keyId: principal.keyId }, req.params.id!, req.body as CredentialStatusChangeRequest));
+    res.json(await deps.statuses.change({ did: principal.did, keyId: principal.keyId }, req.params.id, req.body as CredentialStatusChangeRequest));
   });
 
   const context = kptContextDocument(deps.base);

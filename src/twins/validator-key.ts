@@ -79,7 +79,7 @@ export async function loadValidatorKey(db: Db, configuredSeed: string | undefine
       .ignore();
     return key;
   }
-  const existing = await db('twin_validator_keys').where({ generated_slot: GENERATED_SLOT }).first();
+  const existing = await db('twin_validator_keys').where({ generated_slot: GENERATED_SLOT }).first<{ private_seed: string } | undefined>();
   if (existing) return keyFromSeed(Buffer.from(existing.private_seed, 'hex'));
   const seed = randomBytes(32);
   const key = keyFromSeed(seed);
@@ -88,7 +88,7 @@ export async function loadValidatorKey(db: Db, configuredSeed: string | undefine
     .insert({ did: key.did, public_key: key.did.slice('did:key:'.length), private_seed: seed.toString('hex'), origin: 'generated', generated_slot: GENERATED_SLOT, created_at: now })
     .onConflict('generated_slot')
     .ignore();
-  const winner = await db('twin_validator_keys').where({ generated_slot: GENERATED_SLOT }).first();
+  const winner = await db('twin_validator_keys').where({ generated_slot: GENERATED_SLOT }).first<{ private_seed: string }>();
   return keyFromSeed(Buffer.from(winner.private_seed, 'hex'));
 }
 

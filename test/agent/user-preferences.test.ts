@@ -4,7 +4,7 @@ import { userPreferencesPlugin } from '../../src/agent/plugins/user-preferences/
 import { renderUserPreferences } from '../../src/agent/plugins/user-preferences/prompt.ts';
 import type { UserPreferences } from '../../src/agent/plugins/user-preferences/record.ts';
 import { SET_USER_PREFERENCES, SET_USER_PREFERENCES_DESCRIPTION, setUserPreferencesParameters } from '../../src/agent/plugins/user-preferences/tool.ts';
-import { loadOpenApiDocument } from '../../src/platform/contract.ts';
+import { contractSchema, loadOpenApiDocument } from '../../src/platform/contract.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import { toAppError } from '../../src/platform/http/errors.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
@@ -48,12 +48,12 @@ describe('user-preferences: tool description and prompt section', () => {
   });
 
   it("offers the model exactly the contract's fields and choices, each described for it", () => {
-    const contract = loadOpenApiDocument().components.schemas.UserPreferences;
+    const contract = contractSchema(loadOpenApiDocument(), 'UserPreferences') as { required: string[]; properties: Record<string, { enum?: unknown[]; maxLength?: number }> };
     const params = setUserPreferencesParameters.properties as Record<string, { type: unknown; enum?: unknown[]; maxLength?: number; description: string }>;
-    expect(Object.keys(params)).to.have.members(contract.required.filter((f: string) => f !== 'updatedAt'));
+    expect(Object.keys(params)).to.have.members(contract.required.filter((f) => f !== 'updatedAt'));
     for (const [field, schema] of Object.entries(params)) {
       expect(schema.type, field).to.deep.equal(['string', 'null']);
-      expect([schema.enum, schema.maxLength], field).to.deep.equal([contract.properties[field].enum, contract.properties[field].maxLength]);
+      expect([schema.enum, schema.maxLength], field).to.deep.equal([contract.properties[field]!.enum, contract.properties[field]!.maxLength]);
       expect(schema.description, field).to.match(/\w{4}/);
     }
     expect(params.formality!.enum).to.include.members(['semi-formal', 'academic', null]);

@@ -21,7 +21,7 @@ forEachDatabase('chain routes over the embedded node', (t) => {
 
   const get = async (path: string) => {
     const res = await fetch(server.baseUrl + path);
-    return { status: res.status, body: (await res.json()) as any };
+    return { status: res.status, body: (await res.json()) };
   };
 
   const claimBody = (householdId: string, testGroup: 'reference' | 'intervention', opts: { season?: string; collectionId?: string } = {}) => ({

@@ -78,7 +78,7 @@ export function forEachDatabase(title: string, body: (t: TestDatabase) => void):
         this.timeout(60_000);
         const created = await createTestDatabase(kind);
         Object.assign(handle, created);
-        drop = created.drop;
+        drop = () => created.drop();
       });
       after(async () => {
         await drop?.();

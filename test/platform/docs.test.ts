@@ -19,7 +19,7 @@ function examples(): { where: string; schema: string; example: unknown }[] {
   const doc = loadOpenApiDocument();
   const esc = (x: string) => x.replace(/~/g, '~0').replace(/\//g, '~1');
   const found: { where: string; schema: string; example: unknown }[] = [];
-  for (const [path, item] of Object.entries<any>(doc.paths)) {
+  for (const [path, item] of Object.entries<any>(doc.paths ?? {})) {
     for (const method of METHODS.filter((m) => item[m])) {
       const base = `#/paths/${esc(path)}/${method}`;
       const bodies: [string, any][] = [['requestBody', item[method].requestBody], ...Object.entries<any>(item[method].responses ?? {}).map(([st, r]): [string, any] => [`responses/${st}`, r])];

@@ -20,18 +20,17 @@ describe('receive timeouts', () => {
     });
     const running = await listen(app, 0, '127.0.0.1', 1000, { headersTimeoutMs: 300, requestTimeoutMs: 600 });
     try {
-      const started = Date.now();
+      // Node's own limit would answer 408 too, but only after 300 s: past this test's timeout.
       const answer = await new Promise<string>((resolve, reject) => {
         const socket = connect(running.port, '127.0.0.1', () => {
           socket.write('POST /x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":');
         });
         let text = '';
-        socket.on('data', (d) => (text += d));
+        socket.on('data', (d: Buffer) => (text += d.toString()));
         socket.on('close', () => resolve(text));
         socket.on('error', reject);
       });
       expect(answer).to.match(/^HTTP\/1\.1 408 /);
-      expect(Date.now() - started).to.be.lessThan(5000);
     } finally {
       await running.stop();
     }
@@ -44,7 +43,7 @@ describe('receive timeouts', () => {
       const answer = await new Promise<string>((resolve, reject) => {
         const socket = connect(running.port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nHost: x\r\n'));
         let text = '';
-        socket.on('data', (d) => (text += d));
+        socket.on('data', (d: Buffer) => (text += d.toString()));
         socket.on('close', () => resolve(text));
         socket.on('error', reject);
       });

@@ -9,7 +9,7 @@ import request from 'supertest';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { loadOpenApiDocument } from '../../src/platform/contract.ts';
+import { contractSchema, loadOpenApiDocument } from '../../src/platform/contract.ts';
 import { DID_PATTERN, didSyntaxError, isDid } from '../../src/platform/did.ts';
 import { conflictWith, DomainError, forbiddenAction, invalidInput, notFoundError } from '../../src/platform/domain-errors.ts';
 import { AppError, errorHandler, notFoundHandler, toAppError } from '../../src/platform/http/errors.ts';
@@ -132,8 +132,8 @@ describe('use-case refusals at the HTTP edge', () => {
   });
 
   it('no operation has a body member named like one of its parameters, so every issue path has one place', () => {
-    const schemas = contract.components.schemas as Record<string, { properties?: Record<string, unknown> }>;
-    for (const [template, item] of Object.entries<Record<string, any>>(contract.paths)) {
+    const schemas = contract.components!.schemas!;
+    for (const [template, item] of Object.entries<Record<string, any>>(contract.paths!)) {
       for (const [method, op] of Object.entries<any>(item)) {
         const ref: string | undefined = op?.requestBody?.content?.['application/json']?.schema?.$ref;
         if (!ref) continue;
@@ -186,7 +186,7 @@ describe('DID syntax', () => {
 
   it('is the contract\'s Did pattern, which a partner\'s own validator applies alike', () => {
     const contract = loadOpenApiDocument();
-    expect(contract.components.schemas.Did.pattern).to.equal(DID_PATTERN);
+    expect(contractSchema(contract, 'Did').pattern).to.equal(DID_PATTERN);
     // A partner validating against the published document, with no code of ours.
     const ajv = new Ajv2020({ strict: false });
     ajv.addSchema(contract, 'openapi.json');
@@ -282,15 +282,22 @@ describe('logging', () => {
 describe('graceful shutdown', () => {
   it('finishes an in-flight request, then refuses new connections', async () => {
     const app = express();
+    // The request arrives, the server starts stopping, and only then is the answer sent.
+    let arrive!: () => void;
+    let release!: () => void;
+    const arrived = new Promise<void>((r) => (arrive = r));
+    const released = new Promise<void>((r) => (release = r));
     app.get('/slow', async (_req, res) => {
-      await new Promise((r) => setTimeout(r, 300));
+      arrive();
+      await released;
       res.send('done');
     });
     const running = await listen(app, 0, '127.0.0.1', 5000);
     const url = `http://127.0.0.1:${running.port}/slow`;
     const inFlight = fetch(url).then((r) => r.text());
-    await new Promise((r) => setTimeout(r, 50));
+    await arrived;
     const stopped = running.stop();
+    release();
     expect(await inFlight).to.equal('done');
     await stopped;
     let refused = false;

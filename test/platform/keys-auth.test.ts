@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import { Writable } from 'node:stream';
+import FakeTimers from '@sinonjs/fake-timers';
 import express from 'express';
 import request from 'supertest';
 import { expect } from 'chai';
@@ -64,13 +65,20 @@ forEachDatabase('API keys', (t) => {
     it('reuses a verified principal for the TTL without the database, then asks again', async () => {
       const cached = new ApiKeyService(t.db, { cacheTtlMs: 150 });
       const { key, info } = await cached.create({ name: 'cached', principalDid: 'did:ixo:entity:abc' });
-      expect((await cached.authenticate(key))?.keyId).to.equal(info.id);
-      // Revoked behind the cache's back (another process): still trusted inside the TTL...
-      await new ApiKeyService(t.db).revoke(info.id);
-      expect((await cached.authenticate(key))?.keyId).to.equal(info.id);
-      // ...and refused once it has passed.
-      await new Promise((r) => setTimeout(r, 200));
-      expect(await cached.authenticate(key)).to.equal(undefined);
+      // Only the clock the cache reads is faked: the database's own timers stay real.
+      const clock = FakeTimers.install({ toFake: ['Date'], now: Date.now() });
+      try {
+        expect((await cached.authenticate(key))?.keyId).to.equal(info.id);
+        // Revoked behind the cache's back (another process): still trusted inside the TTL...
+        await new ApiKeyService(t.db).revoke(info.id);
+        clock.tick(149);
+        expect((await cached.authenticate(key))?.keyId).to.equal(info.id);
+        // ...and refused once it has passed.
+        clock.tick(1);
+        expect(await cached.authenticate(key)).to.equal(undefined);
+      } finally {
+        clock.uninstall();
+      }
     });
 
     it('forgets a key revoked through the same service at once', async () => {

@@ -32,19 +32,23 @@ describe('make start', () => {
     this.timeout(120_000);
     const dataDir = mkdtempSync(join(tmpdir(), 'hearth-make-start-'));
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), GRPC_PORT: String(await freePort()), LOG_LEVEL: 'warn' };
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), GRPC_PORT: String(await freePort()), LOG_LEVEL: 'info' };
     delete env.MAKEFLAGS;
     delete env.MAKELEVEL;
     delete env.MFLAGS;
-    const make = spawn('make', ['--no-print-directory', 'start'], { cwd: ROOT, env, stdio: 'ignore' });
+    const make = spawn('make', ['--no-print-directory', 'start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'ignore'] });
     const exited = once(make, 'exit');
     try {
-      let status: number | null = null;
-      for (let i = 0; i < 200 && status !== 200; i++) {
-        status = await health(port);
-        if (status !== 200) await new Promise((r) => setTimeout(r, 250));
-      }
-      expect(status, 'the server never answered /health').to.equal(200);
+      // make builds if it must, then the server logs that it listens.
+      let out = '';
+      await new Promise<void>((resolve, reject) => {
+        make.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          if (out.includes('Hearth is listening')) resolve();
+        });
+        void exited.then(() => reject(new Error(`make start ended before the server listened:\n${out}`)));
+      });
+      expect(await health(port), 'the server did not answer /health').to.equal(200);
       make.kill('SIGTERM');
       await exited;
       // make waits for its children before it exits: the server is gone, not merely detached.

@@ -69,10 +69,6 @@ export class AgentRuntime {
     };
   }
 
-  isLoaded(name: string): boolean {
-    return this.active.some((p) => p.manifest.name === name);
-  }
-
   toolSchemas(): ToolSchema[] {
     return this.tools.list();
   }

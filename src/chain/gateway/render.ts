@@ -118,7 +118,7 @@ function renderScalar(type: ScalarType, value: unknown): Json {
     case ScalarType.FIXED64:
     case ScalarType.SFIXED64:
     case ScalarType.SINT64:
-      return String(value ?? 0);
+      return String((value as bigint | number | string | undefined) ?? 0);
     case ScalarType.BOOL:
       return Boolean(value);
     case ScalarType.STRING:

@@ -94,7 +94,7 @@ function v1Dispatch(req: Request): { verb: string; query: string; fallback: bool
   const override = req.get('X-HTTP-Method-Override');
   const verb = override ? override.toUpperCase() : 'POST';
   if (!['POST', 'PUT', 'PATCH'].includes(verb)) return { verb, query: urlQuery, fallback: false };
-  const body = typeof req.body === 'string' ? req.body : new URLSearchParams(req.body ?? {}).toString();
+  const body = typeof req.body === 'string' ? req.body : new URLSearchParams((req.body as Record<string, string> | undefined) ?? {}).toString();
   return { verb, query: [body, urlQuery].filter(Boolean).join('&'), fallback: verb === 'POST' };
 }
 

@@ -40,7 +40,7 @@ function asUpstreamError(err: unknown): ConnectError {
   const cause = (ce.cause ?? err) as { code?: unknown } | undefined;
   const socketFailure = typeof cause?.code === 'string' && SOCKET_CODES.has(cause.code);
   const streamReset = ce.rawMessage.startsWith('http/2 stream closed with error code');
-  if (socketFailure || streamReset) return new ConnectError(`upstream node unreachable: ${socketFailure ? String(cause!.code) : ce.rawMessage}`, Code.Unavailable);
+  if (socketFailure || streamReset) return new ConnectError(`upstream node unreachable: ${socketFailure ? String(cause.code) : ce.rawMessage}`, Code.Unavailable);
   return ce;
 }
 

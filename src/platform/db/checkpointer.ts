@@ -11,50 +11,16 @@
 // 200 ms under load left more frames than it could copy in a pause; the log then grew to the
 // foreground bound and, about once a second in `make bench`, a COMMIT on the event loop ran
 // the rest of the checkpoint with its fsync: 25-30 ms in which no request moved.
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { startWorker } from '../worker.ts';
+import { BUSY, IDLE, STOPPED, type CheckpointerData } from './checkpointer-state.ts';
 
 /** Pages the request connection lets the log reach before checkpointing itself (~40 MB). */
 export const FOREGROUND_CHECKPOINT_PAGES = 10_000;
 /** How soon the worker looks again after the log has grown. */
-export const CHECKPOINT_CATCH_UP_MS = 2;
+const CHECKPOINT_CATCH_UP_MS = 2;
 /** The longest the worker waits between looks, once the log has stopped growing. */
 export const CHECKPOINT_INTERVAL_MS = 200;
-
-// A worker ended (by process exit or terminate) while inside a better-sqlite3 call aborts the
-// whole process, so the worker enters SQLite only by moving a shared state from IDLE to BUSY,
-// and stopping waits for IDLE before moving it to STOPPED, after which the worker never calls in.
-const IDLE = 0;
-const BUSY = 1;
-const STOPPED = 2;
 const STOP_WAIT_MS = 5000;
-
-const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
-
-// Plain CommonJS for the worker (it runs outside tsx's loader). It starts BUSY while it opens
-// its connection.
-const WORKER_SOURCE = `
-const { workerData } = require('node:worker_threads');
-const state = new Int32Array(workerData.state);
-const Database = require(workerData.driver);
-const db = new Database(workerData.file);
-const release = () => { Atomics.store(state, 0, ${IDLE}); Atomics.notify(state, 0); };
-release();
-const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)');
-let seenFrames = -1;
-let wait = workerData.catchUpMs;
-const look = () => {
-  if (Atomics.compareExchange(state, 0, ${IDLE}, ${BUSY}) === ${IDLE}) {
-    let frames = seenFrames;
-    try { frames = checkpoint.get().log; } catch {}
-    release();
-    wait = frames !== seenFrames ? workerData.catchUpMs : Math.min(wait * 2, workerData.intervalMs);
-    seenFrames = frames;
-  }
-  setTimeout(look, wait);
-};
-setTimeout(look, wait);
-`;
 
 export interface Checkpointer {
   /** Waits (briefly, synchronously) until the worker is outside SQLite, then ends it. */
@@ -75,8 +41,8 @@ function quiesce(state: Int32Array): void {
 
 export function startCheckpointer(file: string): Checkpointer {
   const state = new Int32Array(new SharedArrayBuffer(4));
-  Atomics.store(state, 0, BUSY);
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, intervalMs: CHECKPOINT_INTERVAL_MS, catchUpMs: CHECKPOINT_CATCH_UP_MS, driver: DRIVER, state: state.buffer } });
+  const workerData: CheckpointerData = { file, intervalMs: CHECKPOINT_INTERVAL_MS, catchUpMs: CHECKPOINT_CATCH_UP_MS, state: state.buffer };
+  const worker = startWorker(import.meta.url, './checkpointer.worker', { workerData });
   const checkpointer: Checkpointer = {
     stop() {
       if (!running.delete(checkpointer)) return;

@@ -5,6 +5,7 @@
 // A handler runs only when this resolution and the validator's agree on the operation
 // (contractOnly), so no reading of a path can reach a handler unauthenticated.
 import type { Request, RequestHandler } from 'express';
+import type { OpenApiDocument, OpenApiOperation, OpenApiParameter } from '../contract.ts';
 import type { InputPath } from '../domain-errors.ts';
 import { jsonPointer } from '../json-pointer.ts';
 import type { ApiKeyService } from '../keys/service.ts';
@@ -19,23 +20,10 @@ export interface ResolvedOperation {
   parameters: ReadonlyMap<string, string>;
 }
 
-interface ParameterObject {
-  name?: string;
-  in?: string;
-  $ref?: string;
-}
-
-type OperationObject = { security?: Record<string, string[]>[]; parameters?: ParameterObject[] };
-type ContractDocument = {
-  paths?: Record<string, Record<string, OperationObject> & { parameters?: ParameterObject[] }>;
-  security?: Record<string, string[]>[];
-  components?: { parameters?: Record<string, ParameterObject> };
-};
-
 const PARAMETER_PARTS: Record<string, string> = { query: 'query', header: 'headers', path: 'params', cookie: 'cookies' };
 
 /** Each parameter of an operation (its own and its path's) by name, as a pointer into the request. */
-function parameterPointers(doc: ContractDocument, ...lists: (ParameterObject[] | undefined)[]): Map<string, string> {
+function parameterPointers(doc: OpenApiDocument, ...lists: (OpenApiParameter[] | undefined)[]): Map<string, string> {
   const pointers = new Map<string, string>();
   for (const p of lists.flatMap((l) => l ?? [])) {
     const param = p.$ref ? doc.components?.parameters?.[p.$ref.replace('#/components/parameters/', '')] : p;
@@ -79,12 +67,12 @@ function scopesOf(security: Record<string, string[]>[], where: string): readonly
 }
 
 /** Resolves each request to its operation (HEAD as the GET it runs); other requests pass unresolved. */
-export function operationResolver(doc: ContractDocument): RequestHandler {
+export function operationResolver(doc: OpenApiDocument): RequestHandler {
   const byMethod = new Map<string, Candidate[]>();
   for (const [template, item] of Object.entries(doc.paths ?? {})) {
     const pattern = templatePattern(template);
     for (const method of METHODS) {
-      const op = item[method] as OperationObject | undefined;
+      const op = item[method] as OpenApiOperation | undefined;
       if (!op) continue;
       const scopes = scopesOf(op.security ?? doc.security ?? [], `${method.toUpperCase()} ${template}`);
       const list = byMethod.get(method.toUpperCase()) ?? [];

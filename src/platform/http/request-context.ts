@@ -18,7 +18,7 @@ export interface RequestContext {
 const contexts = new WeakMap<Request, RequestContext>();
 
 /** What a caller may choose as its request id: printable, no spaces, at most 128 characters. */
-const REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/;
+const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 /** version 00; trace-id and parent-id not all zeros (W3C Trace Context §3.2.2). */
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 const ZEROS = /^0+$/;

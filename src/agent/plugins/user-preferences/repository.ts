@@ -46,7 +46,7 @@ export class UserPreferencesRepository {
     for (const f of PREFERENCE_FIELDS) {
       if (patch[f] !== undefined) columns[COLUMN[f]] = patch[f];
     }
-    const [row] = await this.db(TABLE)
+    const [row] = await this.db<Row>(TABLE)
       .insert({ user_did: userDid, room_id: roomId, ...columns, updated_at: updatedAt })
       .onConflict(['user_did', 'room_id'])
       .merge([...Object.keys(columns), 'updated_at'])

@@ -1,6 +1,6 @@
 // set_user_preferences: the JSON Schema function definition a model sees, and its execution.
 import type { ToolDefinition } from '../../runtime/plugin.ts';
-import { loadOpenApiDocument } from '../../../platform/contract.ts';
+import { contractSchema, loadOpenApiDocument } from '../../../platform/contract.ts';
 import { PREFERENCE_FIELDS, type PreferenceField, type PreferencesPatch } from './record.ts';
 import type { UserPreferencesService } from './service.ts';
 
@@ -20,10 +20,10 @@ const FIELD_DESCRIPTIONS: Record<PreferenceField, string> = {
 };
 
 /** The contract's UserPreferences fields (types, lengths, choices, null to clear), each with the model's description. */
-const contractFields = (loadOpenApiDocument().components.schemas.UserPreferences as { properties: Record<PreferenceField, Record<string, unknown>> }).properties;
+const contractFields = contractSchema(loadOpenApiDocument(), 'UserPreferences').properties ?? {};
 
 export const setUserPreferencesParameters = {
-  type: 'object',
+  type: 'object' as const,
   additionalProperties: false,
   properties: Object.fromEntries(PREFERENCE_FIELDS.map((f) => [f, { ...contractFields[f], description: FIELD_DESCRIPTIONS[f] }])),
 };
@@ -44,7 +44,7 @@ export function setUserPreferencesTool(service: UserPreferencesService): ToolDef
   return {
     name: SET_USER_PREFERENCES,
     description: SET_USER_PREFERENCES_DESCRIPTION,
-    parameters: setUserPreferencesParameters as unknown as ToolDefinition['parameters'],
-    run: (args, ctx) => service.set(ctx.userDid, ctx.roomId, args as PreferencesPatch),
+    parameters: setUserPreferencesParameters,
+    run: (args, ctx) => service.set(ctx.userDid, ctx.roomId, args),
   };
 }

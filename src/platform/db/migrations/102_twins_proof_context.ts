@@ -8,11 +8,13 @@ import type { Knex } from 'knex';
 const BATCH = 500;
 
 type Row = { id: string; verifiable_credential: string };
+/** A stored credential, as far as this migration reads it. */
+type StoredVc = { '@context'?: unknown; proof?: Record<string, unknown> | unknown[] };
 
-async function rewrite(knex: Knex, change: (vc: Record<string, any>) => boolean): Promise<void> {
+async function rewrite(knex: Knex, change: (vc: StoredVc) => boolean): Promise<void> {
   let after = 0;
   for (;;) {
-    const rows: (Row & { seq: number })[] = await knex('kpt_claims')
+    const rows = await knex<Row & { seq: number }>('kpt_claims')
       .select('seq', 'id', 'verifiable_credential')
       .whereNotNull('verifiable_credential')
       .andWhere('seq', '>', after)
@@ -20,7 +22,7 @@ async function rewrite(knex: Knex, change: (vc: Record<string, any>) => boolean)
       .limit(BATCH);
     if (!rows.length) return;
     for (const row of rows) {
-      const vc = JSON.parse(row.verifiable_credential);
+      const vc = JSON.parse(row.verifiable_credential) as StoredVc;
       if (change(vc)) await knex('kpt_claims').where({ id: row.id }).update({ verifiable_credential: JSON.stringify(vc) });
     }
     after = rows[rows.length - 1]!.seq;

@@ -23,6 +23,6 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   // Only while no claim refers to it; otherwise the collection stays (the claims need it).
-  const used = await knex('kpt_claims').where({ collection_id: USSD_DEFAULT_COLLECTION_ID }).first();
+  const used: unknown = await knex('kpt_claims').where({ collection_id: USSD_DEFAULT_COLLECTION_ID }).first();
   if (!used) await knex('kpt_collections').where({ id: USSD_DEFAULT_COLLECTION_ID }).delete();
 }
