@@ -88,9 +88,9 @@ function restateRuleFailures(err: unknown, req: Request): unknown {
 }
 
 /** The request's parts, as the validator's failure paths (/body/..., /query/x, /params/x) name them. */
-function requestParts(req: Request) {
+function requestParts(req: Request): Record<string, unknown> {
   const pathParams = (req as { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams;
-  return { body: req.body, query: req.query, params: pathParams ?? req.params, headers: req.headers };
+  return { body: req.body as unknown, query: req.query, params: pathParams ?? req.params, headers: req.headers };
 }
 
 const HTTP_METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace'];

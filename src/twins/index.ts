@@ -1,7 +1,6 @@
 // Area A: twin entities, protocols, KPT claims, verification and verifiable credentials.
 // Other areas use the services directly (the USSD area submits claims for households; the
 // chain query node reads entities, claims and collections through the repository functions).
-import type { Router } from 'express';
 import { Gauge } from 'prom-client';
 import type { Area, AreaContext } from '../platform/area.ts';
 import { ClaimSealer } from './claim-sealer.ts';

@@ -98,7 +98,7 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
     logger: logger.child({ area: 'ussd' }),
     now: opts.now,
   });
-  const limits = await ussdRateLimits(config, logger, ctx.onClose);
+  const limits = await ussdRateLimits(config, logger, (fn) => ctx.onClose(fn));
 
   const timer = setInterval(() => {
     service.sweep().then(

@@ -27,6 +27,9 @@ export interface HopInput {
   beforeEffect: () => Promise<boolean>;
 }
 
+/** The machine's state: a name, as the menus are flat (no nested states). */
+const stateOf = (snapshot: Snapshot): string => (typeof snapshot.value === 'string' ? snapshot.value : JSON.stringify(snapshot.value));
+
 export class MenuRunner {
   // The machine is pure, so a hop that ran no effect depends only on the stored snapshot and its
   // input: the same menu step taken in another session is answered from memory.
@@ -64,14 +67,14 @@ export class MenuRunner {
       if (snapshot.status === 'done') break;
       [snapshot] = transition(ussdMachine, snapshot, { type: 'INPUT', value });
       while (snapshot.hasTag(EFFECT_TAG)) {
-        const state = String(snapshot.value);
+        const state = stateOf(snapshot);
         if (!this.hasEffect(state)) throw new Error(`state ${state} is tagged ${EFFECT_TAG} but has no effect`);
         if (!ranEffect && !(await hop.beforeEffect())) return undefined;
         ranEffect = true;
         const result = await this.effects[state]({ context: snapshot.context, input: value, sessionId: hop.sessionId, phoneNumber: hop.phoneNumber });
         [snapshot] = transition(ussdMachine, snapshot, { type: 'DONE', result });
         // Effect states always move on; staying put means an outcome the machine does not handle.
-        if (String(snapshot.value) === state) throw new Error(`effect ${state}: unhandled outcome ${result.outcome}`);
+        if (stateOf(snapshot) === state) throw new Error(`effect ${state}: unhandled outcome ${result.outcome}`);
       }
     }
     const outcome = this.outcomeOf(snapshot);
@@ -86,9 +89,9 @@ export class MenuRunner {
   private outcomeOf(snapshot: Snapshot): HopOutcome {
     return {
       snapshot: JSON.stringify(ussdMachine.getPersistedSnapshot(snapshot)),
-      state: String(snapshot.value),
+      state: stateOf(snapshot),
       isAuthenticated: snapshot.context.isAuthenticated,
-      reply: paginate(renderScreen(String(snapshot.value), snapshot.context, this.appName), snapshot.context.page).reply,
+      reply: paginate(renderScreen(stateOf(snapshot), snapshot.context, this.appName), snapshot.context.page).reply,
       done: snapshot.status === 'done',
     };
   }

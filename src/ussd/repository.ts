@@ -171,7 +171,7 @@ export class UssdRepository {
   /** Removes closed sessions whose expiry is at or before `closedBy`, and any expiring at or before `expiredBy`; returns how many. */
   sweepSessions(closedBy: string, expiredBy: string): Promise<number> {
     return this.db('ussd_sessions')
-      .where((q) => q.where({ status: 'closed' }).andWhere('expires_at', '<=', closedBy))
+      .where((q) => void q.where({ status: 'closed' }).andWhere('expires_at', '<=', closedBy))
       .orWhere('expires_at', '<=', expiredBy)
       .delete();
   }

@@ -3,7 +3,7 @@
 // bound to its phone and service code, and hops that lose a race with another hop started over.
 // The session store keeps the sessions, the menu runner computes each hop (and its effects).
 import type { UssdDebugResponse, UssdRequest } from '../../generated/openapi/types.gen.ts';
-import { maskPhone, type Logger } from '../platform/logging.ts';
+import { maskPhone } from '../platform/logging.ts';
 import { createEffects, type EffectDeps } from './effects.ts';
 import { SessionBusyError, SessionMismatchError } from './errors.ts';
 import { asLanguage, type Language } from './i18n/index.ts';

@@ -103,7 +103,7 @@ forEachDatabase('USSD rate limit', (t) => {
         await store.resetKey('k');
         // Two earlier hits on Redis' own clock (microseconds), as the store records them: one
         // 61 s ago, just out of the window, and one 30 s ago, in it.
-        const [seconds, micros] = (await redis.sendCommand(['TIME'])) as [string, string];
+        const [seconds, micros] = await redis.sendCommand<[string, string]>(['TIME']);
         const nowUs = Number(seconds) * 1_000_000 + Number(micros);
         const inWindowUs = nowUs - 30_000_000;
         await redis.sendCommand(['ZADD', `${prefix}k`, String(nowUs - 61_000_000), 'left', String(inWindowUs), 'kept']);

@@ -5,7 +5,7 @@
 // A handler runs only when this resolution and the validator's agree on the operation
 // (contractOnly), so no reading of a path can reach a handler unauthenticated.
 import type { Request, RequestHandler } from 'express';
-import type { OpenApiDocument, OpenApiOperation, OpenApiParameter } from '../contract.ts';
+import type { OpenApiDocument, OpenApiParameter } from '../contract.ts';
 import type { InputPath } from '../domain-errors.ts';
 import { jsonPointer } from '../json-pointer.ts';
 import type { ApiKeyService } from '../keys/service.ts';
@@ -72,7 +72,7 @@ export function operationResolver(doc: OpenApiDocument): RequestHandler {
   for (const [template, item] of Object.entries(doc.paths ?? {})) {
     const pattern = templatePattern(template);
     for (const method of METHODS) {
-      const op = item[method] as OpenApiOperation | undefined;
+      const op = item[method];
       if (!op) continue;
       const scopes = scopesOf(op.security ?? doc.security ?? [], `${method.toUpperCase()} ${template}`);
       const list = byMethod.get(method.toUpperCase()) ?? [];

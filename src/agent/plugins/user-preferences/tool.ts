@@ -1,7 +1,7 @@
 // set_user_preferences: the JSON Schema function definition a model sees, and its execution.
 import type { ToolDefinition } from '../../runtime/plugin.ts';
 import { contractSchema, loadOpenApiDocument } from '../../../platform/contract.ts';
-import { PREFERENCE_FIELDS, type PreferenceField, type PreferencesPatch } from './record.ts';
+import { PREFERENCE_FIELDS, type PreferenceField } from './record.ts';
 import type { UserPreferencesService } from './service.ts';
 
 export const SET_USER_PREFERENCES = 'set_user_preferences';
