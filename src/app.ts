@@ -77,7 +77,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   const ussd = await createUssdArea(ctx, deps.ussdTwins ?? ussdTwinsPort(twins, config.USSD_PRINCIPAL_DID, config.USSD_COLLECTION_ID), { now: deps.now });
   const agent = createAgentArea(ctx);
   // Last: it starts the embedded gRPC node, which nothing after it may leave running on a throw.
-  const chain = await createChainArea(ctx);
+  const chain = await createChainArea(ctx, twins.reads);
   const areas: readonly Area[] = [twins, ussd, chain, agent];
 
   const app = express();

@@ -6,6 +6,7 @@ import { renderCosmosError } from './gateway/errors.ts';
 import { cosmosEdge, gatewayMounts, gatewayRouter } from './gateway/router.ts';
 import { buildRoutes, RouteTable } from './gateway/routes.ts';
 import { embeddedUpstream, grpcUpstream } from './gateway/upstream.ts';
+import type { TwinsReadPort } from '../twins/read-port.ts';
 import { ChainRepository } from './node/repository.ts';
 import { startGrpcNode } from './node/server.ts';
 import { queryServices, registerServices } from './node/services.ts';
@@ -17,10 +18,11 @@ export interface ChainArea extends Area {
   grpcPort?: number;
 }
 
-export async function createChainArea(ctx: AreaContext): Promise<ChainArea> {
-  const { config, db, logger, keys } = ctx;
+/** `twins`: area A's read port, the node's only way to its entities, collections and claims. */
+export async function createChainArea(ctx: AreaContext, twins: TwinsReadPort): Promise<ChainArea> {
+  const { config, logger, keys } = ctx;
   const disabled = disabledMethodSet(config.CHAIN_DISABLED_METHODS);
-  const services = queryServices({ config, reads: new ChainRepository(db), disabled });
+  const services = queryServices({ config, reads: new ChainRepository(twins), disabled });
   // Built before anything listens: a bad annotation stops start-up with nothing left open.
   const routes = new RouteTable(buildRoutes(), config.CHAIN_GATEWAY_STYLE);
 

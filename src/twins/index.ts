@@ -13,8 +13,11 @@ import { findEvidence } from './evidence.ts';
 import { twinsRouter } from './routes.ts';
 import type { PublicBase } from './kpt-context.ts';
 import { knownValidatorDids, loadValidatorKey, parseSeed, type ValidatorKey } from './validator-key.ts';
+import { twinsReadPort, type TwinsReadPort } from './read-port.ts';
 
 export interface TwinsArea extends Area {
+  /** What other areas may read of area A's data. */
+  reads: TwinsReadPort;
   entities: EntityService;
   claims: ClaimService;
   collections: CollectionService;
@@ -71,12 +74,9 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
       for (const { status, count } of await claims.countByStatus()) this.set({ status }, count);
     },
   });
-  return { routers: [{ router, prefixes: ['/v1'] }], browserPrefixes: ['/v1'], entities, claims, collections, statuses, validatorKey };
+  return { routers: [{ router, prefixes: ['/v1'] }], browserPrefixes: ['/v1'], reads: twinsReadPort(db), entities, claims, collections, statuses, validatorKey };
 }
 
 export { EntityService, PROTOCOL_TYPE } from './entities.service.ts';
 export { ClaimService } from './claims.service.ts';
 export { CollectionService } from './collections.service.ts';
-export { findEntityByDid } from './entities.repository.ts';
-export { findClaimById } from './claims.repository.ts';
-export { getCollection } from './collections.repository.ts';

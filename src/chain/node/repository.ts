@@ -1,19 +1,12 @@
-// The node's reads over area A's tables. Single lookups and row parsing are area A's
-// (findEntityByDid, findClaimById, getCollection, *FromRow); its page functions only page
-// forwards from an exclusive cursor, while Cosmos also pages in reverse, so the ordered scans
-// over `seq` (insertion order) are here. Keys handed out are that sequence as a decimal string.
-// Claim pages read only the columns a chain Claim shows: a KPT claim row also carries the
-// request body, rule checks and measurements, which would be parsed for nothing.
+// The node's read model, on area A's read port (twins/read-port.ts): area A reads its tables,
+// the node adapts the shapes. Keys handed out are an item's place in commit order (its `seq`)
+// as a decimal string; a page starts at a key inclusive, forwards or in reverse.
 import { Code, ConnectError } from '@connectrpc/connect';
-import type { Db } from '../../platform/db/index.ts';
 import { MAX_SEQ } from '../../platform/db/sql.ts';
-import type { ClaimRow } from '../../twins/claims.repository.ts';
-import { collectionFromRow, type CollectionRow } from '../../twins/collections.repository.ts';
-import { entityFromRow, type EntityRow } from '../../twins/entities.repository.ts';
-import { findClaimById, findEntityByDid, getCollection } from '../../twins/index.ts';
+import type { ClaimRecord, OrderedReads, TwinsReadPort } from '../../twins/read-port.ts';
 import type { Collection } from '../../../generated/openapi/types.gen.ts';
-import type { ChainReadModel, ClaimView, CollectionWithCounts, Entity, KptClaim } from './model.ts';
-import type { OrderedStore, PageWindow } from './pagination.ts';
+import type { ChainReadModel, ClaimView, CollectionWithCounts, Entity } from './model.ts';
+import type { OrderedStore } from './pagination.ts';
 
 function keySeq(key: string): number {
   const seq = /^\d{1,10}$/.test(key) ? Number(key) : NaN;
@@ -21,66 +14,24 @@ function keySeq(key: string): number {
   return seq;
 }
 
-/** An OrderedStore over one table of area A, ordered by `seq`. */
-function seqStore<R extends { seq: number }, T>(db: Db, table: string, map: (rows: R[]) => Promise<T[]>, columns: string[] = ['*']): OrderedStore<T> {
+/** An OrderedStore on one of area A's ordered reads; `map` turns a page of area A's items into the node's. */
+function storeOf<S, T>(reads: OrderedReads<S>, map: (items: S[]) => Promise<T[]>): OrderedStore<T> {
   const seqOf = new WeakMap<object, number>();
   return {
-    async fetch(w: PageWindow) {
-      const q = db<R>(table).select(columns).orderBy('seq', w.reverse ? 'desc' : 'asc').limit(w.take);
-      if (w.fromKey !== undefined) q.where('seq', w.reverse ? '<=' : '>=', keySeq(w.fromKey));
-      if (w.offset) q.offset(w.offset);
-      const rows = (await q) as R[];
-      const items = await map(rows);
-      items.forEach((item, i) => seqOf.set(item as object, rows[i]!.seq));
+    async fetch(w) {
+      const page = await reads.page({ fromSeq: w.fromKey === undefined ? undefined : keySeq(w.fromKey), offset: w.offset, take: w.take, reverse: w.reverse });
+      const items = await map(page.map((p) => p.item));
+      items.forEach((item, i) => seqOf.set(item as object, page[i]!.seq));
       return items;
     },
-    async count() {
-      const c = (await db(table).count({ n: '*' }).first()) as { n: number | string };
-      return Number(c.n);
-    },
+    count: () => reads.count(),
     keyOf: (item) => String(seqOf.get(item as object)),
   };
 }
 
-const CLAIM_VIEW_COLUMNS = ['seq', 'id', 'collection_id', 'household_did', 'status', 'credential', 'verifiable_credential', 'created_at', 'updated_at', 'verified_at'] as const;
-type ClaimViewRow = Pick<ClaimRow, (typeof CLAIM_VIEW_COLUMNS)[number]>;
-
-function claimViewOfRow(r: ClaimViewRow): ClaimView {
-  const credential = r.credential ? (JSON.parse(r.credential) as { issuer?: string }) : undefined;
-  const vc = r.verifiable_credential ? (JSON.parse(r.verifiable_credential) as { id?: string; issuer?: string }) : undefined;
-  return {
-    id: r.id,
-    collectionId: r.collection_id,
-    householdId: r.household_did,
-    status: r.status as ClaimView['status'],
-    oracle: credential?.issuer ?? vc?.issuer ?? '',
-    credentialId: vc?.id ?? '',
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    ...(r.verified_at ? { verifiedAt: r.verified_at } : {}),
-  };
-}
-
-function claimViewOf(c: KptClaim): ClaimView {
-  return {
-    id: c.id,
-    collectionId: c.collectionId,
-    householdId: c.householdId,
-    status: c.status,
-    oracle: c.credential?.issuer ?? c.verifiableCredential?.issuer ?? '',
-    credentialId: c.verifiableCredential?.id ?? '',
-    createdAt: c.createdAt,
-    updatedAt: c.updatedAt,
-    ...(c.verifiedAt ? { verifiedAt: c.verifiedAt } : {}),
-  };
-}
-
-interface CountsRow {
-  collection_id: string;
-  count: number | string;
-  evaluated: number | string | null;
-  approved: number | string | null;
-  rejected: number | string | null;
+function claimViewOf(c: ClaimRecord): ClaimView {
+  const { issuer, ...rest } = c;
+  return { ...rest, oracle: issuer };
 }
 
 export class ChainRepository implements ChainReadModel {
@@ -88,43 +39,29 @@ export class ChainRepository implements ChainReadModel {
   readonly claims: OrderedStore<ClaimView>;
   readonly collections: OrderedStore<CollectionWithCounts>;
 
-  constructor(private readonly db: Db) {
-    this.entities = seqStore<EntityRow, Entity>(db, 'twin_entities', async (rows) => rows.map(entityFromRow));
-    this.claims = seqStore<ClaimViewRow & { seq: number }, ClaimView>(db, 'kpt_claims', async (rows) => rows.map(claimViewOfRow), [...CLAIM_VIEW_COLUMNS]);
-    this.collections = seqStore<CollectionRow, CollectionWithCounts>(db, 'kpt_collections', (rows) => this.withCounts(rows.map(collectionFromRow)));
+  constructor(private readonly twins: TwinsReadPort) {
+    this.entities = storeOf(twins.entities, async (items) => items);
+    this.claims = storeOf(twins.claims, async (items) => items.map(claimViewOf));
+    this.collections = storeOf(twins.collections, (items) => this.withCounts(items));
   }
 
   getEntity(did: string): Promise<Entity | undefined> {
-    return findEntityByDid(this.db, did);
+    return this.twins.entity(did);
   }
 
   async getClaim(id: string): Promise<ClaimView | undefined> {
-    const c = await findClaimById(this.db, id);
-    return c ? claimViewOf(c) : undefined;
+    const c = await this.twins.claim(id);
+    return c && claimViewOf(c);
   }
 
   async getCollection(id: string): Promise<CollectionWithCounts | undefined> {
-    const c = await getCollection(this.db, id);
+    const c = await this.twins.collection(id);
     return c ? (await this.withCounts([c]))[0] : undefined;
   }
 
   /** Claim counts of the collections (one aggregate query per page), as a Collection carries them. */
   private async withCounts(collections: Collection[]): Promise<CollectionWithCounts[]> {
-    if (!collections.length) return [];
-    const rows = (await this.db('kpt_claims')
-      .whereIn('collection_id', collections.map((c) => c.id))
-      .groupBy('collection_id')
-      .select('collection_id')
-      .count({ count: '*' })
-      .select(
-        this.db.raw("sum(case when status <> 'pending' then 1 else 0 end) as evaluated"),
-        this.db.raw("sum(case when status = 'verified' then 1 else 0 end) as approved"),
-        this.db.raw("sum(case when status = 'rejected' then 1 else 0 end) as rejected"),
-      )) as unknown as CountsRow[];
-    const byId = new Map(rows.map((r) => [r.collection_id, r]));
-    return collections.map((c) => {
-      const r = byId.get(c.id);
-      return { ...c, count: Number(r?.count ?? 0), evaluated: Number(r?.evaluated ?? 0), approved: Number(r?.approved ?? 0), rejected: Number(r?.rejected ?? 0) };
-    });
+    const tallies = await this.twins.tallies(collections.map((c) => c.id));
+    return collections.map((c) => ({ ...c, ...tallies.get(c.id)! }));
   }
 }
