@@ -19,7 +19,7 @@ export interface EntityRow {
   updated_at: string;
 }
 
-export type NewEntityRow = Omit<EntityRow, 'seq'>;
+type NewEntityRow = Omit<EntityRow, 'seq'>;
 
 export function entityFromRow(r: EntityRow): Entity {
   return {
@@ -27,12 +27,27 @@ export function entityFromRow(r: EntityRow): Entity {
     type: r.type,
     ...(r.protocol_did ? { protocol: r.protocol_did } : {}),
     controller: r.controller,
-    properties: JSON.parse(r.properties),
-    relationships: JSON.parse(r.relationships),
-    services: JSON.parse(r.services),
-    verifiableCredential: JSON.parse(r.verifiable_credentials),
+    properties: JSON.parse(r.properties) as Entity['properties'],
+    relationships: JSON.parse(r.relationships) as Entity['relationships'],
+    services: JSON.parse(r.services) as Entity['services'],
+    verifiableCredential: JSON.parse(r.verifiable_credentials) as Entity['verifiableCredential'],
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+  };
+}
+
+function entityRowOf(e: Entity): NewEntityRow {
+  return {
+    did: e.did,
+    type: e.type,
+    protocol_did: e.protocol ?? null,
+    controller: e.controller,
+    properties: JSON.stringify(e.properties),
+    relationships: JSON.stringify(e.relationships),
+    services: JSON.stringify(e.services),
+    verifiable_credentials: JSON.stringify(e.verifiableCredential),
+    created_at: e.createdAt,
+    updated_at: e.updatedAt,
   };
 }
 
@@ -62,31 +77,35 @@ export function findEntityRowForShare(sql: Sql, did: string): Promise<EntityRow 
 export class EntityRepository {
   constructor(private readonly db: Db | Knex.Transaction) {}
 
-  async findByDid(did: string): Promise<EntityRow | undefined> {
-    return findEntityRow(sqlOf(this.db), did);
+  async findByDid(did: string): Promise<Entity | undefined> {
+    const row = await findEntityRow(sqlOf(this.db), did);
+    return row && entityFromRow(row);
   }
 
-  /** The row, locked until the transaction ends (see forUpdate). */
-  async findByDidForUpdate(did: string): Promise<EntityRow | undefined> {
+  /** The entity, locked until the transaction ends (see forUpdate). */
+  async findByDidForUpdate(did: string): Promise<Entity | undefined> {
     const sql = sqlOf(this.db);
-    return sql.one<EntityRow>(`select * from twin_entities where did = ?${forUpdate(sql)}`, [did]);
+    const row = await sql.one<EntityRow>(`select * from twin_entities where did = ?${forUpdate(sql)}`, [did]);
+    return row && entityFromRow(row);
   }
 
-  async findManyByDid(dids: string[]): Promise<EntityRow[]> {
+  async findManyByDid(dids: string[]): Promise<Entity[]> {
     if (!dids.length) return [];
-    return this.db<EntityRow>('twin_entities').whereIn('did', dids);
+    return (await this.db<EntityRow>('twin_entities').whereIn('did', dids)).map(entityFromRow);
   }
 
   /** Inserts the entity and its relationship links (call inside a transaction: it takes the table's `seq` turn). */
-  async insert(row: NewEntityRow, links: Record<string, string>): Promise<void> {
+  async insert(entity: Entity, links: Record<string, string>): Promise<void> {
     await takeSeqTurn(sqlOf(this.db), 'twin_entities');
-    await this.db('twin_entities').insert(row);
-    await this.replaceLinks(row.did, links);
+    await this.db('twin_entities').insert(entityRowOf(entity));
+    await this.replaceLinks(entity.did, links);
   }
 
-  async update(did: string, patch: Partial<NewEntityRow>, links?: Record<string, string>): Promise<void> {
-    await this.db('twin_entities').where({ did }).update(patch);
-    if (links) await this.replaceLinks(did, links);
+  /** Stores the entity's new state (all but its type, protocol and creation); `links` replaces its relationship links. */
+  async update(entity: Entity, links?: Record<string, string>): Promise<void> {
+    const { controller, properties, relationships, services, verifiable_credentials, updated_at } = entityRowOf(entity);
+    await this.db('twin_entities').where({ did: entity.did }).update({ controller, properties, relationships, services, verifiable_credentials, updated_at });
+    if (links) await this.replaceLinks(entity.did, links);
   }
 
   private async replaceLinks(did: string, links: Record<string, string>): Promise<void> {
@@ -95,8 +114,8 @@ export class EntityRepository {
     if (rows.length) await this.db('twin_relationships').insert(rows);
   }
 
-  /** rows of one page (limit + 1 fetched so the caller knows whether more follow). */
-  async list(f: EntityFilter): Promise<EntityRow[]> {
+  /** One page of entities with their `seq` (limit + 1 fetched so the caller knows whether more follow). */
+  async list(f: EntityFilter): Promise<{ seq: number; entity: Entity }[]> {
     const q = this.db<EntityRow>('twin_entities').select('twin_entities.*');
     if (f.type) q.where('type', f.type);
     if (f.protocol) q.where('protocol_did', f.protocol);
@@ -111,7 +130,8 @@ export class EntityRepository {
       });
     }
     if (f.afterSeq !== undefined) q.where('seq', '>', f.afterSeq);
-    return q.orderBy('seq', 'asc').limit(f.limit + 1);
+    const rows = (await q.orderBy('seq', 'asc').limit(f.limit + 1)) as EntityRow[];
+    return rows.map((r) => ({ seq: r.seq, entity: entityFromRow(r) }));
   }
 }
 
@@ -168,7 +188,6 @@ export function pageEntities(db: Db, page: KeyOrOffsetPage): Promise<PagedResult
 }
 
 /** One entity by DID, or undefined. */
-export async function findEntityByDid(db: Db, did: string): Promise<Entity | undefined> {
-  const row = await new EntityRepository(db).findByDid(did);
-  return row ? entityFromRow(row) : undefined;
+export function findEntityByDid(db: Db, did: string): Promise<Entity | undefined> {
+  return new EntityRepository(db).findByDid(did);
 }

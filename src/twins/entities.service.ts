@@ -14,7 +14,7 @@ import type {
   PropertyTypeName,
 } from '../../generated/openapi/types.gen.ts';
 import { CreationIdempotency, type Created } from './idempotency.ts';
-import { EntityRepository, entityFromRow, type EntityRow, type NewEntityRow } from './entities.repository.ts';
+import { EntityRepository } from './entities.repository.ts';
 import { decodeCursor, pageOf } from './paging.ts';
 import { assertMatchesSchema, didIssues } from './schemas.ts';
 
@@ -78,35 +78,34 @@ export class EntityService {
       const fieldErrors = isProtocol ? this.checkProtocolShape(input) : await this.checkAgainstProtocol(repo, input, protocol);
       assertNoIssues(fieldErrors, 'The entity is invalid');
       const now = new Date().toISOString();
-      const row: NewEntityRow = {
+      const entity: Entity = {
         did: newEntityDid(),
         type: input.type,
-        protocol_did: input.protocol ?? null,
+        ...(input.protocol ? { protocol: input.protocol } : {}),
         controller: input.controller ?? principal.did,
-        properties: JSON.stringify(input.properties ?? {}),
-        relationships: JSON.stringify(input.relationships ?? {}),
-        services: JSON.stringify(input.services ?? []),
-        verifiable_credentials: JSON.stringify(input.verifiableCredential ?? []),
-        created_at: now,
-        updated_at: now,
+        properties: input.properties ?? {},
+        relationships: input.relationships ?? {},
+        services: input.services ?? [],
+        verifiableCredential: input.verifiableCredential ?? [],
+        createdAt: now,
+        updatedAt: now,
       };
       // Before the insert takes the table's seq turn, which is held to the commit.
-      if (opts.storeWithEntity) await opts.storeWithEntity(sqlOf(trx), row.did);
+      if (opts.storeWithEntity) await opts.storeWithEntity(sqlOf(trx), entity.did);
       // A protocol's relationships are role -> type, not links to entities.
-      await repo.insert(row, isProtocol ? {} : input.relationships ?? {});
-      return entityFromRow({ seq: 0, ...row });
+      await repo.insert(entity, isProtocol ? {} : entity.relationships);
+      return entity;
     });
   }
 
   async get(did: string): Promise<Entity | undefined> {
-    const row = await new EntityRepository(this.db).findByDid(did);
-    return row ? entityFromRow(row) : undefined;
+    return new EntityRepository(this.db).findByDid(did);
   }
 
   async list(filter: EntityListFilter): Promise<EntityPage> {
     const limit = filter.limit ?? 50;
     const rows = await new EntityRepository(this.db).list({ ...filter, afterSeq: decodeCursor(filter.cursor), limit });
-    return pageOf(rows, limit, entityFromRow);
+    return pageOf(rows, limit, (r) => r.entity);
   }
 
   /** Replaces the given top-level fields; only the entity's controller may. */
@@ -122,34 +121,35 @@ export class EntityService {
       }
       const merged: EntityCreateRequest = {
         type: current.type,
-        ...(current.protocol_did ? { protocol: current.protocol_did } : {}),
+        ...(current.protocol ? { protocol: current.protocol } : {}),
         controller: patch.controller ?? current.controller,
-        properties: patch.properties ?? (JSON.parse(current.properties) as EntityCreateRequest['properties']),
-        relationships: patch.relationships ?? (JSON.parse(current.relationships) as EntityCreateRequest['relationships']),
-        services: patch.services ?? (JSON.parse(current.services) as EntityCreateRequest['services']),
-        verifiableCredential: patch.verifiableCredential ?? (JSON.parse(current.verifiable_credentials) as EntityCreateRequest['verifiableCredential']),
+        properties: patch.properties ?? current.properties,
+        relationships: patch.relationships ?? current.relationships,
+        services: patch.services ?? current.services,
+        verifiableCredential: patch.verifiableCredential ?? current.verifiableCredential,
       };
       const isProtocol = current.type === PROTOCOL_TYPE;
-      const protocol = current.protocol_did ? await repo.findByDid(current.protocol_did) : undefined;
+      const protocol = current.protocol ? await repo.findByDid(current.protocol) : undefined;
       // Only what the patch sends is checked against the protocol: a protocol edited since must
       // not lock its entities out of, say, a controller transfer.
       const sent = { ...merged, properties: patch.properties ?? {}, relationships: patch.relationships ?? {} };
       const errors = isProtocol ? this.checkProtocolShape(merged) : await this.checkAgainstProtocol(repo, sent, protocol, did);
       assertNoIssues(errors, 'The update is invalid');
-      const updated: Partial<NewEntityRow> = {
+      const updated: Entity = {
+        ...current,
         controller: merged.controller!,
-        properties: JSON.stringify(merged.properties),
-        relationships: JSON.stringify(merged.relationships),
-        services: JSON.stringify(merged.services),
-        verifiable_credentials: JSON.stringify(merged.verifiableCredential),
-        updated_at: new Date().toISOString(),
+        properties: merged.properties!,
+        relationships: merged.relationships!,
+        services: merged.services!,
+        verifiableCredential: merged.verifiableCredential!,
+        updatedAt: new Date().toISOString(),
       };
-      await repo.update(did, updated, isProtocol || !patch.relationships ? undefined : merged.relationships);
-      return entityFromRow({ ...current, ...updated });
+      await repo.update(updated, isProtocol || !patch.relationships ? undefined : updated.relationships);
+      return updated;
     });
   }
 
-  private async loadProtocol(repo: EntityRepository, did: string): Promise<EntityRow> {
+  private async loadProtocol(repo: EntityRepository, did: string): Promise<Entity> {
     const row = await repo.findByDid(did);
     const problem = !row ? 'names no existing entity' : row.type !== PROTOCOL_TYPE ? `names an entity of type ${row.type}, not a Protocol` : undefined;
     assertNoIssues(problem ? [{ path: ['protocol'], message: problem, rule: 'protocol-exists' }] : [], 'The entity is invalid');
@@ -173,10 +173,11 @@ export class EntityService {
   }
 
   /** Properties declared and typed by the protocol; relationships naming existing entities of the declared type. */
-  private async checkAgainstProtocol(repo: EntityRepository, input: EntityShape, protocol: EntityRow | undefined, selfDid?: string): Promise<InputIssue[]> {
+  private async checkAgainstProtocol(repo: EntityRepository, input: EntityShape, protocol: Entity | undefined, selfDid?: string): Promise<InputIssue[]> {
     const errors: InputIssue[] = [];
-    const declaredProps = protocol ? (JSON.parse(protocol.properties) as Record<string, string>) : {};
-    const declaredRoles = protocol ? (JSON.parse(protocol.relationships) as Record<string, string>) : {};
+    // A protocol's properties are name -> type name (checkProtocolShape), its relationships role -> type.
+    const declaredProps = (protocol?.properties ?? {}) as Record<string, string>;
+    const declaredRoles = protocol?.relationships ?? {};
     if (protocol) {
       for (const [name, value] of Object.entries(input.properties ?? {})) {
         const declared = declaredProps[name];
