@@ -33,7 +33,15 @@ export class CollectionRepository {
    * Inserts a collection in a transaction of its own, which takes the table's `seq` turn;
    * `alsoStore` writes in the same transaction, before the turn is taken.
    */
-  async insert(row: Omit<CollectionRow, 'seq'>, alsoStore?: (sql: Sql) => Promise<void>): Promise<void> {
+  async insert(c: Collection, alsoStore?: (sql: Sql) => Promise<void>): Promise<void> {
+    const row: Omit<CollectionRow, 'seq'> = {
+      id: c.id,
+      name: c.name,
+      description: c.description ?? null,
+      selection_method: c.selectionMethod ?? null,
+      created_by: c.createdBy,
+      created_at: c.createdAt,
+    };
     await this.db.transaction(async (trx) => {
       if (alsoStore) await alsoStore(sqlOf(trx));
       await takeSeqTurn(sqlOf(trx), 'kpt_collections');
@@ -41,14 +49,17 @@ export class CollectionRepository {
     });
   }
 
-  async findById(id: string): Promise<CollectionRow | undefined> {
-    return this.db<CollectionRow>('kpt_collections').where({ id }).first();
+  async findById(id: string): Promise<Collection | undefined> {
+    const row = await this.db<CollectionRow>('kpt_collections').where({ id }).first();
+    return row && collectionFromRow(row);
   }
 
-  async list(afterSeq: number | undefined, limit: number): Promise<CollectionRow[]> {
+  /** One page of collections with their `seq` (limit + 1 fetched so the caller knows whether more follow). */
+  async list(afterSeq: number | undefined, limit: number): Promise<{ seq: number; collection: Collection }[]> {
     const q = this.db<CollectionRow>('kpt_collections').select('*');
     if (afterSeq !== undefined) q.where('seq', '>', afterSeq);
-    return q.orderBy('seq', 'asc').limit(limit + 1);
+    const rows = await q.orderBy('seq', 'asc').limit(limit + 1);
+    return rows.map((r) => ({ seq: r.seq, collection: collectionFromRow(r) }));
   }
 }
 
@@ -58,7 +69,6 @@ export function findCollection(sql: Sql, id: string): Promise<CollectionRow | un
 }
 
 /** One collection by id, or undefined. */
-export async function getCollection(db: Db, id: string): Promise<Collection | undefined> {
-  const row = await new CollectionRepository(db).findById(id);
-  return row ? collectionFromRow(row) : undefined;
+export function getCollection(db: Db, id: string): Promise<Collection | undefined> {
+  return new CollectionRepository(db).findById(id);
 }

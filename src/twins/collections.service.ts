@@ -6,7 +6,7 @@ import { conflictWith, notFoundError } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import type { Collection, CollectionCreateRequest, CollectionPage, KptReport } from '../../generated/openapi/types.gen.ts';
 import { ClaimRepository } from './claims.repository.ts';
-import { CollectionRepository, collectionFromRow } from './collections.repository.ts';
+import { CollectionRepository } from './collections.repository.ts';
 import { CreationIdempotency, type Created } from './idempotency.ts';
 import { decodeCursor, pageOf } from './paging.ts';
 import { buildKptReport } from './report.ts';
@@ -34,35 +34,35 @@ export class CollectionService {
   /** `storeWithCollection`: the caller's writes in the collection's transaction (both commit or neither). */
   async create(principal: Principal, input: CollectionCreateRequest, storeWithCollection?: (sql: Sql) => Promise<void>): Promise<Collection> {
     assertMatchesSchema<CollectionCreateRequest>('CollectionCreateRequest', input, 'collection');
-    const row = {
+    const collection: Collection = {
       id: input.id,
       name: input.name,
-      description: input.description ?? null,
-      selection_method: input.selectionMethod ?? null,
-      created_by: principal.did,
-      created_at: new Date().toISOString(),
+      ...(input.description ? { description: input.description } : {}),
+      ...(input.selectionMethod ? { selectionMethod: input.selectionMethod } : {}),
+      createdBy: principal.did,
+      createdAt: new Date().toISOString(),
     };
     try {
-      await new CollectionRepository(this.db).insert(row, storeWithCollection);
+      await new CollectionRepository(this.db).insert(collection, storeWithCollection);
     } catch (err) {
       if (isUniqueViolation(err)) {
         throw conflictWith(`A collection ${input.id} exists.`, [{ path: ['id'], message: 'is taken', rule: 'collection-id-unique' }]);
       }
       throw err;
     }
-    return collectionFromRow({ seq: 0, ...row });
+    return collection;
   }
 
   async get(id: string): Promise<Collection> {
-    const row = await new CollectionRepository(this.db).findById(id);
-    if (!row) throw notFoundError(`No collection ${id}.`);
-    return collectionFromRow(row);
+    const collection = await new CollectionRepository(this.db).findById(id);
+    if (!collection) throw notFoundError(`No collection ${id}.`);
+    return collection;
   }
 
   async list(opts: { cursor?: string; limit?: number }): Promise<CollectionPage> {
     const limit = opts.limit ?? 50;
     const rows = await new CollectionRepository(this.db).list(decodeCursor(opts.cursor), limit);
-    return pageOf(rows, limit, collectionFromRow);
+    return pageOf(rows, limit, (r) => r.collection);
   }
 
   /** The campaign report over the collection's verified claims. */
