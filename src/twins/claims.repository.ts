@@ -2,7 +2,8 @@
 // the chain query node (area C). The repository is plain SQL (platform/db/sql.ts): it is what
 // every submission and read runs; area C's paging uses Knex's builder.
 import type { Db } from '../platform/db/index.ts';
-import { insertInto, lockUntilCommit, sqlOf, takeSeqTurn, updateWhere, type Binding, type Sql } from '../platform/db/sql.ts';
+import { dbClientOf } from '../platform/db/index.ts';
+import { commitOrder, insertInto, locksUntilCommit, sqlOf, updateWhere, type Binding, type Sql } from '../platform/db/sql.ts';
 import type { ClaimStatus, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
 import type { NormalisedClaim } from './claim-seal.ts';
 import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
@@ -113,10 +114,26 @@ export class ClaimRepository {
 
   /**
    * Makes submissions for one household wait for each other until the transaction ends, whatever
-   * their collection, so two contradictory claims cannot both pass the overlap check.
+   * their collection, so two contradictory claims cannot both pass the overlap check; and marks a
+   * submission to the group of the collection in flight until then (`waitForGroup`): submissions
+   * to a collection never wait for each other here. A correction (rare) changes a claim other
+   * submissions may re-evaluate: it runs alone in its collection instead.
    */
-  lockHousehold(householdDid: string): Promise<void> {
-    return lockUntilCommit(this.sql, `kpt-household:${householdDid}`);
+  lockForSubmission(householdDid: string, collectionId: string, group: TestGroup, correction: boolean): Promise<void> {
+    const groups: TestGroup[] = correction ? ['reference', 'intervention'] : [group];
+    return locksUntilCommit(this.sql, [
+      { name: `kpt-household:${householdDid}`, mode: 'exclusive' },
+      ...groups.map((g) => ({ name: `kpt-group:${collectionId}:${g}`, mode: correction ? ('exclusive' as const) : ('shared' as const) })),
+    ]);
+  }
+
+  /**
+   * Waits until no submission to the group of the collection is in flight, and holds new ones
+   * back until the transaction ends: what runs after it sees every claim of the group that
+   * counted its partners before it. Take it in a transaction of its own, before anything else.
+   */
+  waitForGroup(collectionId: string, group: TestGroup): Promise<void> {
+    return locksUntilCommit(this.sql, [{ name: `kpt-group:${collectionId}:${group}`, mode: 'exclusive' }]);
   }
 
   /** Every claim of a household, in any collection, with what the conflict rules compare. */
@@ -159,27 +176,9 @@ export class ClaimRepository {
   }
 
   /**
-   * Takes the table's `seq` turn (sql.ts), held until the transaction ends: call it inside the
-   * transaction before `insert`, as late as the checks allow, since claim inserts of every
-   * collection run their turns one at a time.
-   *
-   * Why it is still taken per claim: held across the commit, it bounds the claim inserts of a
-   * database, whatever the connections or instances, to one at a time for a WAL flush (about
-   * 1.2 ms on the bench machine) plus three round trips each through a busy event loop (measured:
-   * 6-9 ms held per claim under `make bench` on a loaded machine). Doing without it means moving
-   * the wait to the followers: inserts take the lock in shared mode (never waiting for each
-   * other), and a reader paging by `seq` takes it exclusively for an instant to read the
-   * sequence's last value, a horizon below which no insert is in flight, and pages only up to
-   * it. Every reader by `seq` must then apply the horizon (this list, and the chain node's
-   * paging in area C), and the count of the other group, which relies on the turn to see every
-   * earlier claim of the collection committed (no write skew), needs an exclusion of its own
-   * between the two groups of a collection that leaves claims of one group concurrent.
+   * Inserts a claim. It waits for no other insert: on PostgreSQL its row records its transaction,
+   * which is how followers page (commitOrder in sql.ts).
    */
-  takeInsertTurn(): Promise<void> {
-    return takeSeqTurn(this.sql, 'kpt_claims');
-  }
-
-  /** Inserts a claim (after `takeInsertTurn`, in the same transaction). */
   async insert(row: NewClaimRow): Promise<void> {
     await this.sql.run(...insertInto('kpt_claims', { ...row }));
   }
@@ -193,6 +192,14 @@ export class ClaimRepository {
     await this.sql.run(...updateWhere('kpt_claims', { ...patch }, { id }));
   }
 
+  /**
+   * Updates a claim only while it is still pending; whether it did. Of two transactions
+   * re-evaluating one claim at once, the later waits for the earlier and then changes nothing.
+   */
+  async updateIfPending(id: string, patch: ClaimUpdate): Promise<boolean> {
+    return (await this.sql.run(...updateWhere('kpt_claims', { ...patch }, { id, status: 'pending' }))) > 0;
+  }
+
   /** One page (and one row more, to tell whether another follows) of the claims a filter matches. */
   async list(f: ClaimFilter): Promise<ClaimRow[]> {
     const conditions: [string, Binding][] = [];
@@ -200,9 +207,13 @@ export class ClaimRepository {
     if (f.household) conditions.push(['household_did = ?', f.household]);
     if (f.group) conditions.push(['test_group = ?', f.group]);
     if (f.status) conditions.push(['status = ?', f.status]);
-    if (f.afterSeq !== undefined) conditions.push(['seq > ?', f.afterSeq]);
-    const where = conditions.length ? ` where ${conditions.map(([c]) => c).join(' and ')}` : '';
-    return this.sql.all<ClaimRow>(`select * from kpt_claims${where} order by seq limit ?`, [...conditions.map(([, v]) => v), f.limit + 1]);
+    const order = commitOrder(this.sql.dialect, 'kpt_claims');
+    if (f.afterSeq !== undefined) conditions.push([order.relativeTo('>'), f.afterSeq]);
+    const where = [...(order.horizon ? [order.horizon] : []), ...conditions.map(([c]) => c)];
+    return this.sql.all<ClaimRow>(
+      `select * from kpt_claims${where.length ? ` where ${where.join(' and ')}` : ''} order by ${order.orderBy('asc')} limit ?`,
+      [...conditions.map(([, v]) => v), f.limit + 1],
+    );
   }
 
   /** How many claims there are in each status (the metrics' gauge). */
@@ -223,12 +234,12 @@ export async function findClaimById(db: Db, id: string): Promise<KptClaim | unde
   return row ? claimFromRow(row) : undefined;
 }
 
-/** Claims of one collection in submission order, by key or by offset, optionally with the total count. */
+/** Claims of one collection in commit order (commitOrder), by key or by offset, optionally with the total count. */
 export function pageClaimsByCollection(db: Db, collectionId: string, page: KeyOrOffsetPage): Promise<PagedResult<KptClaim>> {
-  return pageBySeq<ClaimRow, KptClaim>(() => db('kpt_claims').where({ collection_id: collectionId }), page, claimFromRow);
+  return pageBySeq<ClaimRow, KptClaim>(() => db('kpt_claims').where({ collection_id: collectionId }), page, claimFromRow, commitOrder(dbClientOf(db), 'kpt_claims'));
 }
 
-/** Every claim in submission order, by key or by offset, optionally with the total count. */
+/** Every claim in commit order (commitOrder), by key or by offset, optionally with the total count. */
 export function pageClaims(db: Db, page: KeyOrOffsetPage): Promise<PagedResult<KptClaim>> {
-  return pageBySeq<ClaimRow, KptClaim>(() => db('kpt_claims'), page, claimFromRow);
+  return pageBySeq<ClaimRow, KptClaim>(() => db('kpt_claims'), page, claimFromRow, commitOrder(dbClientOf(db), 'kpt_claims'));
 }

@@ -2,7 +2,7 @@
 // are also the read side of the chain query node (area C).
 import type { Knex } from 'knex';
 import type { Db } from '../platform/db/index.ts';
-import { forShare, forUpdate, sqlOf, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
+import { forShare, forUpdate, sqlOf, takeSeqTurn, type CommitOrder, type Sql } from '../platform/db/sql.ts';
 import type { Entity } from '../../generated/openapi/types.gen.ts';
 
 export interface EntityRow {
@@ -133,17 +133,26 @@ export interface PagedResult<T> {
   total?: number;
 }
 
-/** Shared by the page functions: key = last row's seq as a decimal string. */
+/**
+ * Shared by the page functions: key = last row's seq as a decimal string. `order` is the
+ * table's commit order (commitOrder in sql.ts; by default `seq`, which is commit order for
+ * tables that take the seq turn).
+ */
 export async function pageBySeq<R extends { seq: number }, T>(
   base: () => Knex.QueryBuilder,
   page: KeyOrOffsetPage,
   map: (r: R) => T,
+  order?: CommitOrder,
 ): Promise<PagedResult<T>> {
-  const q = base().select('*').orderBy('seq', 'asc').limit(page.limit + 1);
+  const visible = () => (order?.horizon ? base().whereRaw(order.horizon) : base());
+  const q = visible().select('*').limit(page.limit + 1);
+  if (order) q.orderByRaw(order.orderBy('asc'));
+  else q.orderBy('seq', 'asc');
   if (page.key !== undefined && page.key !== '') {
     const after = Number(page.key);
     if (!Number.isSafeInteger(after)) throw new RangeError(`pagination key ${page.key} is not one this service issued`);
-    q.where('seq', '>', after);
+    if (order) q.whereRaw(order.relativeTo('>'), [after]);
+    else q.where('seq', '>', after);
   } else if (page.offset) {
     q.offset(page.offset);
   }
@@ -152,7 +161,7 @@ export async function pageBySeq<R extends { seq: number }, T>(
   const last = kept[kept.length - 1];
   let total: number | undefined;
   if (page.countTotal) {
-    const c = await base().count({ n: '*' }).first();
+    const c = await visible().count({ n: '*' }).first();
     total = Number((c as { n: number | string }).n);
   }
   return {

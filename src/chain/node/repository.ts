@@ -1,12 +1,12 @@
 // The node's reads over area A's tables. Single lookups and row parsing are area A's
 // (findEntityByDid, findClaimById, getCollection, *FromRow); its page functions only page
 // forwards from an exclusive cursor, while Cosmos also pages in reverse, so the ordered scans
-// over `seq` (insertion order) are here. Keys handed out are that sequence as a decimal string.
+// in commit order (`seq`, or on PostgreSQL for claims the inserting transaction, then `seq`) are here. Keys handed out are that sequence as a decimal string.
 // Claim pages read only the columns a chain Claim shows: a KPT claim row also carries the
 // request body, rule checks and measurements, which would be parsed for nothing.
 import { Code, ConnectError } from '@connectrpc/connect';
-import type { Db } from '../../platform/db/index.ts';
-import { MAX_SEQ } from '../../platform/db/sql.ts';
+import { dbClientOf, type Db } from '../../platform/db/index.ts';
+import { commitOrder, MAX_SEQ } from '../../platform/db/sql.ts';
 import type { ClaimRow } from '../../twins/claims.repository.ts';
 import { collectionFromRow, type CollectionRow } from '../../twins/collections.repository.ts';
 import { entityFromRow, type EntityRow } from '../../twins/entities.repository.ts';
@@ -21,13 +21,23 @@ function keySeq(key: string): number {
   return seq;
 }
 
-/** An OrderedStore over one table of area A, ordered by `seq`. */
-function seqStore<R extends { seq: number }, T>(db: Db, table: string, map: (rows: R[]) => Promise<T[]>, columns: string[] = ['*']): OrderedStore<T> {
+/**
+ * An OrderedStore over one table of area A, in its commit order (commitOrder in sql.ts: rows
+ * committed later never sort before a page already read).
+ */
+function seqStore<R extends { seq: number }, T>(
+  db: Db,
+  table: 'twin_entities' | 'kpt_collections' | 'kpt_claims',
+  map: (rows: R[]) => Promise<T[]>,
+  columns: string[] = ['*'],
+): OrderedStore<T> {
   const seqOf = new WeakMap<object, number>();
+  const order = commitOrder(dbClientOf(db), table);
+  const visible = () => (order.horizon ? db(table).whereRaw(order.horizon) : db(table));
   return {
     async fetch(w: PageWindow) {
-      const q = db<R>(table).select(columns).orderBy('seq', w.reverse ? 'desc' : 'asc').limit(w.take);
-      if (w.fromKey !== undefined) q.where('seq', w.reverse ? '<=' : '>=', keySeq(w.fromKey));
+      const q = visible().select(columns).orderByRaw(order.orderBy(w.reverse ? 'desc' : 'asc')).limit(w.take);
+      if (w.fromKey !== undefined) q.whereRaw(order.relativeTo(w.reverse ? '<=' : '>='), [keySeq(w.fromKey)]);
       if (w.offset) q.offset(w.offset);
       const rows = (await q) as R[];
       const items = await map(rows);
@@ -35,7 +45,7 @@ function seqStore<R extends { seq: number }, T>(db: Db, table: string, map: (row
       return items;
     },
     async count() {
-      const c = (await db(table).count({ n: '*' }).first()) as { n: number | string };
+      const c = (await visible().count({ n: '*' }).first()) as { n: number | string };
       return Number(c.n);
     },
     keyOf: (item) => String(seqOf.get(item as object)),

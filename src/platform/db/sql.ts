@@ -220,13 +220,51 @@ export const forShare = (sql: Sql) => (sql.dialect === 'postgres' ? ' for share'
  * PostgreSQL a sequence hands out `seq` at insert, not at commit: a row could commit after one
  * with a larger `seq`, and a reader paging by `seq` would pass it for good. Here a row takes its
  * `seq` only once every other transaction inserting into the table (in this schema) has ended,
- * so `seq` order is commit order. Take it for one table per transaction. After it, take no lock
- * that a transaction waiting for the turn could hold: a claim's later writes (its idempotency
- * key, other claims of its collection) are safe because claim submissions make them only once
- * they hold the turn themselves. SQLite commits one writer at a time.
+ * so `seq` order is commit order. Take it for one table per transaction, and after it no lock
+ * that a transaction waiting for the turn could hold. SQLite commits one writer at a time.
+ * Entities and collections are created rarely; claims, many at once, use `commitOrder` instead.
  */
-export function takeSeqTurn(sql: Sql, table: 'twin_entities' | 'kpt_collections' | 'kpt_claims'): Promise<void> {
+export function takeSeqTurn(sql: Sql, table: 'twin_entities' | 'kpt_collections'): Promise<void> {
   return lockUntilCommit(sql, `seq-order:${table}`);
+}
+
+/**
+ * How a follower pages a table in an order nothing committed later can sort before, as SQL
+ * fragments over the table's columns (unqualified). kpt_claims on PostgreSQL: rows are ordered
+ * by the inserting transaction's id, then `seq` (migration 104), and a reader is given only
+ * rows of transactions older than every transaction still in flight (its snapshot's xmin):
+ * any row not yet committed, or inserted later, has a transaction id at least that xmin, so it
+ * sorts after every row returned. Ordering by `seq` alone with that filter would not do: a
+ * transaction with an older id can take a larger `seq`. The cost: a row shows up in lists only
+ * once every transaction that began writing before it has ended (each statement is bounded by
+ * the database deadline). Everywhere else `seq` is commit order (takeSeqTurn, or SQLite's one
+ * writer). A position is still named by its row's `seq` (cursors and keys do not change); a
+ * `seq` that names no row has no position (nothing follows it).
+ */
+export interface CommitOrder {
+  /** `order by` columns in the given direction. */
+  orderBy(direction: 'asc' | 'desc'): string;
+  /** Rows a reader may be given now (undefined: all it sees). */
+  horizon?: string;
+  /** A row's position against the row whose `seq` is the one binding. */
+  relativeTo(op: '>' | '>=' | '<='): string;
+}
+
+const bySeq: CommitOrder = {
+  orderBy: (direction) => `seq ${direction}`,
+  relativeTo: (op) => `seq ${op} ?`,
+};
+
+const byTransaction = (table: string): CommitOrder => ({
+  orderBy: (direction) => `tx ${direction}, seq ${direction}`,
+  horizon: 'tx < pg_snapshot_xmin(pg_current_snapshot())',
+  relativeTo: (op) => `(tx, seq) ${op} (select p.tx, p.seq from ${table} p where p.seq = ?)`,
+});
+
+const claimsByTransaction = byTransaction('kpt_claims');
+
+export function commitOrder(dialect: DbClient, table: 'twin_entities' | 'kpt_collections' | 'kpt_claims'): CommitOrder {
+  return dialect === 'postgres' && table === 'kpt_claims' ? claimsByTransaction : bySeq;
 }
 
 /**
@@ -241,8 +279,18 @@ export const schemaScopedLockKey = "hashtextextended(current_schema() || ':' || 
  * schema): transactions taking the same name run that part one at a time. SQLite needs none: it
  * runs one writing transaction at a time.
  */
-export async function lockUntilCommit(sql: Sql, name: string): Promise<void> {
-  if (sql.dialect === 'postgres') await sql.one(`select pg_advisory_xact_lock(${schemaScopedLockKey})`, [name]);
+export function lockUntilCommit(sql: Sql, name: string): Promise<void> {
+  return locksUntilCommit(sql, [{ name, mode: 'exclusive' }]);
+}
+
+/**
+ * lockUntilCommit for several locks in one round trip, taken in the order given; a `shared` lock
+ * waits only for transactions holding it exclusively (and for those waiting to).
+ */
+export async function locksUntilCommit(sql: Sql, locks: { name: string; mode: 'exclusive' | 'shared' }[]): Promise<void> {
+  if (sql.dialect !== 'postgres') return;
+  const calls = locks.map(({ mode }) => `pg_advisory_xact_lock${mode === 'shared' ? '_shared' : ''}(${schemaScopedLockKey})`);
+  await sql.one(`select ${calls.join(', ')}`, locks.map(({ name }) => name));
 }
 
 type Row = Record<string, Binding | undefined>;
