@@ -3,10 +3,11 @@
 // every submission and read runs; area C's paging uses Knex's builder.
 import type { Db } from '../platform/db/index.ts';
 import { dbClientOf } from '../platform/db/index.ts';
-import { commitOrder, insertInto, locksUntilCommit, sqlOf, updateWhere, type Binding, type Sql } from '../platform/db/sql.ts';
+import { advisoryLockCalls, commitOrder, insertInto, locksUntilCommit, sqlOf, updateWhere, type AdvisoryLock, type Binding, type Sql } from '../platform/db/sql.ts';
 import type { ClaimStatus, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
 import type { NormalisedClaim } from './claim-seal.ts';
-import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
+import { findCollection, type CollectionRow } from './collections.repository.ts';
+import { findEntityRowForShare, pageBySeq, type EntityRow, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
 
 export interface ClaimRow {
   seq: number;
@@ -79,6 +80,31 @@ export interface ClaimFilter {
 export type ClaimUpdate = Pick<ClaimRow, 'status' | 'checks' | 'reasons' | 'credential' | 'verifiable_credential' | 'updated_at' | 'verified_at'> &
   Partial<Pick<ClaimRow, 'status_list_index'>>;
 
+const HOUSEHOLD_COLUMNS = 'id, claim_key, collection_id, test_group, status, start_date, end_date, daily_logs';
+
+export interface GroupCounts {
+  all: number;
+  aligned: number;
+  alignedPending: number;
+}
+type CountsRow = { n: number | string; aligned: number | string; aligned_pending: number | string };
+const countsOf = (row: CountsRow): GroupCounts => ({ all: Number(row.n), aligned: Number(row.aligned), alignedPending: Number(row.aligned_pending) });
+
+/**
+ * countGroupClaims's statement, after a `leading` select-list item if given: the overlap counts
+ * are conditional sums (ISO dates compare as strings).
+ */
+function groupCounts(collectionId: string, group: TestGroup, period?: { start: string; end: string }, leading?: string): [string, Binding[]] {
+  const overlap = 'start_date <= ? and end_date >= ?';
+  return [
+    `select ${leading ? `${leading}, ` : ''}count(*) as n,
+       ${period ? `coalesce(sum(case when ${overlap} then 1 else 0 end), 0)` : '0'} as aligned,
+       ${period ? `coalesce(sum(case when status = 'pending' and ${overlap} then 1 else 0 end), 0)` : '0'} as aligned_pending
+     from kpt_claims where collection_id = ? and test_group = ? and status <> 'rejected'`,
+    [...(period ? [period.end, period.start, period.end, period.start] : []), collectionId, group],
+  ];
+}
+
 /** Claims, over a database (`sqlOf(db)`) or a transaction (`inTransaction`). */
 export class ClaimRepository {
   constructor(private readonly sql: Sql) {}
@@ -113,18 +139,35 @@ export class ClaimRepository {
   }
 
   /**
-   * Makes submissions for one household wait for each other until the transaction ends, whatever
-   * their collection, so two contradictory claims cannot both pass the overlap check; and marks a
-   * submission to the group of the collection in flight until then (`waitForGroup`): submissions
-   * to a collection never wait for each other here. A correction (rare) changes a claim other
-   * submissions may re-evaluate: it runs alone in its collection instead.
+   * What a submission reads first, its collection and its household's entity (locked for share:
+   * findEntityRowForShare), with the locks that make submissions for one household wait for
+   * each other until the transaction ends, whatever their collection (two contradictory claims
+   * cannot both pass the overlap check), and that mark a submission to the group of the
+   * collection in flight until then (`waitForGroup`): submissions to a collection never wait for
+   * each other here. A correction (rare) changes a claim other submissions may re-evaluate: it
+   * runs alone in its collection instead. One round trip on PostgreSQL.
    */
-  lockForSubmission(householdDid: string, collectionId: string, group: TestGroup, correction: boolean): Promise<void> {
+  async openSubmission(
+    householdDid: string,
+    collectionId: string,
+    group: TestGroup,
+    correction: boolean,
+  ): Promise<{ collection: CollectionRow | undefined; household: EntityRow | undefined }> {
+    if (this.sql.dialect !== 'postgres') {
+      return { collection: await findCollection(this.sql, collectionId), household: await findEntityRowForShare(this.sql, householdDid) };
+    }
     const groups: TestGroup[] = correction ? ['reference', 'intervention'] : [group];
-    return locksUntilCommit(this.sql, [
+    const locks: AdvisoryLock[] = [
       { name: `kpt-household:${householdDid}`, mode: 'exclusive' },
-      ...groups.map((g) => ({ name: `kpt-group:${collectionId}:${g}`, mode: correction ? ('exclusive' as const) : ('shared' as const) })),
-    ]);
+      ...groups.map((g): AdvisoryLock => ({ name: `kpt-group:${collectionId}:${g}`, mode: correction ? 'exclusive' : 'shared' })),
+    ];
+    const row = (await this.sql.one<{ collection: CollectionRow | null; household: EntityRow | null }>(
+      `select (select row_to_json(c) from kpt_collections c where c.id = ?) as collection,
+         (select row_to_json(e) from twin_entities e where e.did = ? for share) as household,
+         ${advisoryLockCalls(locks)}`,
+      [collectionId, householdDid, ...locks.map((l) => l.name)],
+    ))!;
+    return { collection: row.collection ?? undefined, household: row.household ?? undefined };
   }
 
   /**
@@ -138,32 +181,35 @@ export class ClaimRepository {
 
   /** Every claim of a household, in any collection, with what the conflict rules compare. */
   async findByHousehold(householdDid: string): Promise<HouseholdClaimRow[]> {
-    return this.sql.all<HouseholdClaimRow>(
-      `select id, claim_key, collection_id, test_group, status, start_date, end_date, daily_logs
-       from kpt_claims where household_did = ? order by seq`,
-      [householdDid],
-    );
+    return this.sql.all<HouseholdClaimRow>(`select ${HOUSEHOLD_COLUMNS} from kpt_claims where household_did = ? order by seq`, [householdDid]);
   }
 
   /**
    * Non-rejected claims of a group in a collection: how many, how many overlap [start, end], and
    * how many of those are pending (only then must they be re-evaluated).
    */
-  async countGroupClaims(
+  async countGroupClaims(collectionId: string, group: TestGroup, period?: { start: string; end: string }): Promise<GroupCounts> {
+    const [select, bindings] = groupCounts(collectionId, group, period);
+    return countsOf((await this.sql.one(select, bindings))!);
+  }
+
+  /**
+   * findByHousehold and countGroupClaims, in one round trip on PostgreSQL (the household's claims
+   * as a JSON array beside the counts).
+   */
+  async householdAndGroupCounts(
+    householdDid: string,
     collectionId: string,
     group: TestGroup,
     period?: { start: string; end: string },
-  ): Promise<{ all: number; aligned: number; alignedPending: number }> {
-    // One round trip: the overlap counts are conditional sums (ISO dates compare as strings).
-    const overlap = 'start_date <= ? and end_date >= ?';
-    const row = (await this.sql.one(
-      `select count(*) as n,
-         ${period ? `coalesce(sum(case when ${overlap} then 1 else 0 end), 0)` : '0'} as aligned,
-         ${period ? `coalesce(sum(case when status = 'pending' and ${overlap} then 1 else 0 end), 0)` : '0'} as aligned_pending
-       from kpt_claims where collection_id = ? and test_group = ? and status <> 'rejected'`,
-      [...(period ? [period.end, period.start, period.end, period.start] : []), collectionId, group],
-    )) as { n: number | string; aligned: number | string; aligned_pending: number | string };
-    return { all: Number(row.n), aligned: Number(row.aligned), alignedPending: Number(row.aligned_pending) };
+  ): Promise<{ household: HouseholdClaimRow[]; counts: GroupCounts }> {
+    if (this.sql.dialect !== 'postgres') {
+      return { household: await this.findByHousehold(householdDid), counts: await this.countGroupClaims(collectionId, group, period) };
+    }
+    const household = `(select coalesce(json_agg(h order by h.seq), '[]'::json) from (select seq, ${HOUSEHOLD_COLUMNS} from kpt_claims where household_did = ?) h) as household`;
+    const [select, bindings] = groupCounts(collectionId, group, period, household);
+    const row = (await this.sql.one<CountsRow & { household: HouseholdClaimRow[] }>(select, [householdDid, ...bindings]))!;
+    return { household: row.household, counts: countsOf(row) };
   }
 
   /** Pending claims of a group in a collection whose test period overlaps [start, end]. */
@@ -181,6 +227,16 @@ export class ClaimRepository {
    */
   async insert(row: NewClaimRow): Promise<void> {
     await this.sql.run(...insertInto('kpt_claims', { ...row }));
+  }
+
+  /** `insert` after another insert (its evidence), in one round trip on PostgreSQL. */
+  async insertAfter([before, beforeBindings]: [string, Binding[]], row: NewClaimRow): Promise<void> {
+    if (this.sql.dialect !== 'postgres') {
+      await this.sql.run(before, beforeBindings);
+      return this.insert(row);
+    }
+    const [insert, bindings] = insertInto('kpt_claims', { ...row });
+    await this.sql.run(`with before as (${before}) ${insert}`, [...beforeBindings, ...bindings]);
   }
 
   /** Frees a rejected claim's key for its corrected resubmission. */

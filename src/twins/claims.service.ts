@@ -21,8 +21,7 @@ import type { ClaimSealer } from './claim-sealer.ts';
 import type { CredentialStatusService } from './credential-status.service.ts';
 import { jcs } from './credentials.ts';
 import { idempotencyKeyReused, requestHash } from './idempotency.ts';
-import { findEntityRowForShare } from './entities.repository.ts';
-import { storeEvidence } from './evidence.ts';
+import { evidenceInsert } from './evidence.ts';
 import type { PublicBase } from './kpt-context.ts';
 import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap } from './kpt-rules.ts';
 import { decodeCursor, pageOf } from './paging.ts';
@@ -228,15 +227,15 @@ export class ClaimService {
     storeWithClaim: SubmitOptions['storeWithClaim'],
   ): Promise<ClaimRow> {
     const claims = new ClaimRepository(sql);
-    // Unlocked: a collection is never changed or deleted once created.
-    const collection = await findCollection(sql, claim.collectionId);
+    // The collection is read unlocked: it is never changed or deleted once created. The household
+    // entity is locked for share: a controller transfer in flight is waited for, and none starts
+    // until this commits.
+    const { collection, household } = await claims.openSubmission(claim.householdId, claim.collectionId, claim.testGroup, !!claim.corrects);
     if (!collection) {
       throw badRequest(`No collection ${claim.collectionId}.`, [
         { pointer: '/body/collectionId', message: `names no collection (create it with POST /v1/collections)`, rule: 'collection-exists' },
       ]);
     }
-    // Locked for share: a controller transfer in flight is waited for, and none starts until this commits.
-    const household = await findEntityRowForShare(sql, claim.householdId);
     if (household && household.controller !== principal.did) {
       throw forbidden(`${claim.householdId} is a registered entity controlled by ${household.controller}; only its controller may submit claims for it.`);
     }
@@ -246,8 +245,12 @@ export class ClaimService {
       if (previous && isSameRequest(previous, idempotency, claimKey)) throw new ReplayFound(previous);
       if (previous) throw idempotencyKeyReused(idempotency.key, 'claim');
     }
-    await claims.lockForSubmission(claim.householdId, claim.collectionId, claim.testGroup, !!claim.corrects);
-    let householdClaims = await claims.findByHousehold(claim.householdId);
+    // READ COMMITTED: a statement sees every claim committed before it starts, here every earlier
+    // claim of the household (openSubmission's lock) and of the other group of the collection but
+    // those in flight. If this claim ends pending for one of those, the reconcile after the commit
+    // catches up (`reconciled`); if it is verified, that one's count or its reconcile sees it.
+    const period = periodOf(claim);
+    let { household: householdClaims, counts: partners } = await claims.householdAndGroupCounts(claim.householdId, claim.collectionId, otherGroup(claim.testGroup), period);
     // The claim being corrected may hold the same measurements: it is superseded, not replayed.
     const identical = householdClaims.find((r) => r.claim_key === claimKey && r.id !== claim.corrects);
     if (identical) {
@@ -259,19 +262,11 @@ export class ClaimService {
     }
     if (claim.corrects) {
       await this.supersede(sql, principal, claim, id, now);
-      // The corrected claim no longer counts against this one.
-      householdClaims = await claims.findByHousehold(claim.householdId);
+      // The corrected claim no longer counts against this one, nor as its partner (it may be of the other group).
+      ({ household: householdClaims, counts: partners } = await claims.householdAndGroupCounts(claim.householdId, claim.collectionId, otherGroup(claim.testGroup), period));
     }
     this.assertNoHouseholdConflict(householdClaims, claim);
     if (storeWithClaim) await storeWithClaim(sql, id);
-    await storeEvidence(sql, seal.claimCid, seal.canonical);
-
-    // READ COMMITTED: the count sees every claim committed before it starts. One of the other
-    // group still in flight is not seen here; if this claim ends pending for it, the reconcile
-    // after the commit catches up (`reconciled`), and if this claim is verified, that one's count
-    // or its own reconcile sees this one.
-    const period = periodOf(claim);
-    const partners = await claims.countGroupClaims(claim.collectionId, otherGroup(claim.testGroup), period);
     const outcome = evaluateKptRules(claim, {
       collectionSelectionMethod: !!collection.selection_method,
       otherGroupClaims: partners.all,
@@ -307,7 +302,7 @@ export class ClaimService {
       if (!seal.credential) throw new Error(`claim ${id} is verified but was sealed without a credential`);
       Object.assign(row, seal.credential);
     }
-    await claims.insert(row);
+    await claims.insertAfter(evidenceInsert(seal.claimCid, seal.canonical), row);
     if (idempotency) await claims.bindIdempotencyKey(principal.did, idempotency.key, { claimId: id, requestHash: idempotency.requestHash, at: now });
 
     // This claim may be the other group's missing aligned partner.

@@ -374,10 +374,19 @@ export function lockUntilCommit(sql: Sql, name: string): Promise<void> {
  * lockUntilCommit for several locks in one round trip, taken in the order given; a `shared` lock
  * waits only for transactions holding it exclusively (and for those waiting to).
  */
-export async function locksUntilCommit(sql: Sql, locks: { name: string; mode: 'exclusive' | 'shared' }[]): Promise<void> {
+export async function locksUntilCommit(sql: Sql, locks: AdvisoryLock[]): Promise<void> {
   if (sql.dialect !== 'postgres') return;
-  const calls = locks.map(({ mode }) => `pg_advisory_xact_lock${mode === 'shared' ? '_shared' : ''}(${schemaScopedLockKey})`);
-  await sql.one(`select ${calls.join(', ')}`, locks.map(({ name }) => name));
+  await sql.one(`select ${advisoryLockCalls(locks)}`, locks.map(({ name }) => name));
+}
+
+export interface AdvisoryLock {
+  name: string;
+  mode: 'exclusive' | 'shared';
+}
+
+/** PostgreSQL: select-list calls taking the locks until commit, in order; bind their names. */
+export function advisoryLockCalls(locks: AdvisoryLock[]): string {
+  return locks.map(({ mode }) => `pg_advisory_xact_lock${mode === 'shared' ? '_shared' : ''}(${schemaScopedLockKey})`).join(', ');
 }
 
 type Row = Record<string, Binding | undefined>;
