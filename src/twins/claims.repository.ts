@@ -1,8 +1,7 @@
 // The only SQL for KPT claims. pageClaimsByCollection / findClaimById are also the read side of
 // the chain query node (area C). The repository is plain SQL (platform/db/sql.ts): it is what
 // every submission and read runs; area C's paging uses Knex's builder.
-import type { Db } from '../platform/db/index.ts';
-import { dbClientOf } from '../platform/db/index.ts';
+import { dbClientOf, type Db } from '../platform/db/index.ts';
 import { advisoryLockCalls, commitOrder, insertInto, locksUntilCommit, sqlOf, updateWhere, type AdvisoryLock, type Binding, type Sql } from '../platform/db/sql.ts';
 import type { ClaimStatus, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
 import type { NormalisedClaim } from './claim-seal.ts';
@@ -249,11 +248,11 @@ export class ClaimRepository {
   }
 
   /**
-   * Updates a claim only while it is still pending; whether it did. Of two transactions
-   * re-evaluating one claim at once, the later waits for the earlier and then changes nothing.
+   * Updates a claim only while it is still pending. Of two transactions re-evaluating one claim
+   * at once, the later waits for the earlier and then changes nothing.
    */
-  async updateIfPending(id: string, patch: ClaimUpdate): Promise<boolean> {
-    return (await this.sql.run(...updateWhere('kpt_claims', { ...patch }, { id, status: 'pending' }))) > 0;
+  async updateIfPending(id: string, patch: ClaimUpdate): Promise<void> {
+    await this.sql.run(...updateWhere('kpt_claims', { ...patch }, { id, status: 'pending' }));
   }
 
   /** One page (and one row more, to tell whether another follows) of the claims a filter matches. */

@@ -113,8 +113,8 @@ const NUMBERED_MAX = 500;
 /**
  * PostgreSQL without Knex's runner: each statement goes to the driver through the client's own
  * `_query` (the deadline of index.ts applies) on a pooled connection, or on the one a transaction
- * holds. Measured under make bench (claims): Knex's raw runner and transaction objects took about
- * a quarter of the node process's CPU.
+ * holds. In a CPU profile under make bench (claims), Knex's raw runner and transaction objects
+ * around the driver were several per cent of the node process's time.
  */
 class PgSql implements Sql {
   readonly dialect = 'postgres';
@@ -323,8 +323,8 @@ export function takeSeqTurn(sql: Sql, table: 'twin_entities' | 'kpt_collections'
  * any row not yet committed, or inserted later, has a transaction id at least that xmin, so it
  * sorts after every row returned. Ordering by `seq` alone with that filter would not do: a
  * transaction with an older id can take a larger `seq`. The cost: a row shows up in lists only
- * once every transaction that began writing before it has ended (each statement is bounded by
- * the database deadline). Everywhere else `seq` is commit order (takeSeqTurn, or SQLite's one
+ * once every transaction on the server that took its id before it has ended, in any database
+ * (Hearth's own are bounded by the database deadline per statement). Everywhere else `seq` is commit order (takeSeqTurn, or SQLite's one
  * writer). A position is still named by its row's `seq` (cursors and keys do not change); a
  * `seq` that names no row has no position (nothing follows it).
  */
