@@ -2,7 +2,7 @@
 // the chain query node (area C). The repository is plain SQL (platform/db/sql.ts): it is what
 // every submission and read runs; area C's paging uses Knex's builder.
 import { dbClientOf, type Db } from '../platform/db/index.ts';
-import { advisoryLockCalls, commitOrder, insertInto, locksUntilCommit, sqlOf, updateWhere, type AdvisoryLock, type Binding, type Sql } from '../platform/db/sql.ts';
+import { advisoryLockCalls, CLAIM_WRITERS, commitOrder, insertInto, locksUntilCommit, sqlOf, updateWhere, type AdvisoryLock, type Binding, type Sql } from '../platform/db/sql.ts';
 import type { ClaimStatus, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
 import type { NormalisedClaim } from './claim-seal.ts';
 import { findCollection, type CollectionRow } from './collections.repository.ts';
@@ -156,15 +156,17 @@ export class ClaimRepository {
       return { collection: await findCollection(this.sql, collectionId), household: await findEntityRowForShare(this.sql, householdDid) };
     }
     const groups: TestGroup[] = correction ? ['reference', 'intervention'] : [group];
+    // The locks first: CLAIM_WRITERS before the row lock below gives the transaction its id.
     const locks: AdvisoryLock[] = [
+      CLAIM_WRITERS,
       { name: `kpt-household:${householdDid}`, mode: 'exclusive' },
       ...groups.map((g): AdvisoryLock => ({ name: `kpt-group:${collectionId}:${g}`, mode: correction ? 'exclusive' : 'shared' })),
     ];
     const row = (await this.sql.one<{ collection: CollectionRow | null; household: EntityRow | null }>(
-      `select (select row_to_json(c) from kpt_collections c where c.id = ?) as collection,
-         (select row_to_json(e) from twin_entities e where e.did = ? for share) as household,
-         ${advisoryLockCalls(locks)}`,
-      [collectionId, householdDid, ...locks.map((l) => l.name)],
+      `select ${advisoryLockCalls(locks)},
+         (select row_to_json(c) from kpt_collections c where c.id = ?) as collection,
+         (select row_to_json(e) from twin_entities e where e.did = ? for share) as household`,
+      [...locks.map((l) => l.name), collectionId, householdDid],
     ))!;
     return { collection: row.collection ?? undefined, household: row.household ?? undefined };
   }

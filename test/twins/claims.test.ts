@@ -41,11 +41,6 @@ forEachDatabase('KPT claims', (t) => {
     return res.problem;
   };
 
-  // Read from the table: on PostgreSQL lists show a claim only once older writers on the server
-  // (other test runs, too) have ended, and these tests are about what is stored.
-  const storedStatuses = async (collectionId: string): Promise<string[]> =>
-    (await t.db('kpt_claims').where({ collection_id: collectionId }).orderBy('seq').select('status')).map((r: { status: string }) => r.status);
-
   const pair = async (overrides: Partial<KptClaimRequest> = {}) => {
     const ref = await submit(kptClaim({ testGroup: 'reference', ...overrides }));
     const int = await submit(kptClaim({ testGroup: 'intervention', ...overrides }));
@@ -447,7 +442,8 @@ forEachDatabase('KPT claims', (t) => {
           ]),
         );
         for (const collection of pairs) {
-          expect(await storedStatuses(collection), collection).to.deep.equal(['verified', 'verified']);
+          const stored = await listClaims({ client: h.server.client, auth: h.key, query: { collection } });
+          expect(stored.data!.items.map((c) => c.status), collection).to.deep.equal(['verified', 'verified']);
         }
       } finally {
         await second?.stop();
@@ -469,7 +465,8 @@ forEachDatabase('KPT claims', (t) => {
             submit(kptClaim({ collectionId, testGroup: 'intervention' }), { server: second }),
           ]);
           expect(results.map((r) => r.status), `round ${round}`).to.deep.equal([201, 201]);
-          expect((await storedStatuses(collectionId)).sort(), `round ${round}`).to.deep.equal(['rejected', 'verified', 'verified']);
+          const stored = await listClaims({ client: h.server.client, auth: h.key, query: { collection: collectionId } });
+          expect(stored.data!.items.map((c) => c.status).sort(), `round ${round}`).to.deep.equal(['rejected', 'verified', 'verified']);
         }
       } finally {
         await second?.stop();
@@ -536,7 +533,8 @@ forEachDatabase('KPT claims', (t) => {
           await ref.release();
         }
         expect((await Promise.all([ref.result, int!])).map((r) => r.status)).to.deep.equal([201, 201]);
-        expect(await storedStatuses(collectionId)).to.deep.equal(['verified', 'verified']);
+        const stored = await listClaims({ client: h.server.client, auth: h.key, query: { collection: collectionId } });
+        expect(stored.data!.items.map((c) => c.status)).to.deep.equal(['verified', 'verified']);
       });
 
       it('claims of one group in one collection do not wait for each other, pending or verified', async () => {
