@@ -1,11 +1,12 @@
 // The only SQL for KPT claims. pageClaimsByCollection / findClaimById are also the read side of
 // the chain query node (area C). The repository is plain SQL (platform/db/sql.ts): it is what
 // every submission and read runs; area C's paging uses Knex's builder.
-import type { Db } from '../platform/db/index.ts';
-import { insertInto, lockUntilCommit, sqlOf, takeSeqTurn, updateWhere, type Binding, type Sql } from '../platform/db/sql.ts';
+import { dbClientOf, type Db } from '../platform/db/index.ts';
+import { advisoryLockCalls, CLAIM_WRITERS, commitOrder, insertInto, locksUntilCommit, sqlOf, updateWhere, type AdvisoryLock, type Binding, type Sql } from '../platform/db/sql.ts';
 import type { ClaimStatus, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
 import type { NormalisedClaim } from './claim-seal.ts';
-import { pageBySeq, type KeyOrOffsetPage, type PagedResult } from './entities.repository.ts';
+import { findCollection, type CollectionRow } from './collections.repository.ts';
+import { findEntityRowForShare, type EntityRow } from './entities.repository.ts';
 
 export interface ClaimRow {
   seq: number;
@@ -78,6 +79,31 @@ export interface ClaimFilter {
 export type ClaimUpdate = Pick<ClaimRow, 'status' | 'checks' | 'reasons' | 'credential' | 'verifiable_credential' | 'updated_at' | 'verified_at'> &
   Partial<Pick<ClaimRow, 'status_list_index'>>;
 
+const HOUSEHOLD_COLUMNS = 'id, claim_key, collection_id, test_group, status, start_date, end_date, daily_logs';
+
+export interface GroupCounts {
+  all: number;
+  aligned: number;
+  alignedPending: number;
+}
+type CountsRow = { n: number | string; aligned: number | string; aligned_pending: number | string };
+const countsOf = (row: CountsRow): GroupCounts => ({ all: Number(row.n), aligned: Number(row.aligned), alignedPending: Number(row.aligned_pending) });
+
+/**
+ * countGroupClaims's statement, after a `leading` select-list item if given: the overlap counts
+ * are conditional sums (ISO dates compare as strings).
+ */
+function groupCounts(collectionId: string, group: TestGroup, period?: { start: string; end: string }, leading?: string): [string, Binding[]] {
+  const overlap = 'start_date <= ? and end_date >= ?';
+  return [
+    `select ${leading ? `${leading}, ` : ''}count(*) as n,
+       ${period ? `coalesce(sum(case when ${overlap} then 1 else 0 end), 0)` : '0'} as aligned,
+       ${period ? `coalesce(sum(case when status = 'pending' and ${overlap} then 1 else 0 end), 0)` : '0'} as aligned_pending
+     from kpt_claims where collection_id = ? and test_group = ? and status <> 'rejected'`,
+    [...(period ? [period.end, period.start, period.end, period.start] : []), collectionId, group],
+  ];
+}
+
 /** Claims, over a database (`sqlOf(db)`) or a transaction (`inTransaction`). */
 export class ClaimRepository {
   constructor(private readonly sql: Sql) {}
@@ -112,41 +138,79 @@ export class ClaimRepository {
   }
 
   /**
-   * Makes submissions for one household wait for each other until the transaction ends, whatever
-   * their collection, so two contradictory claims cannot both pass the overlap check.
+   * What a submission reads first, its collection and its household's entity (locked for share:
+   * findEntityRowForShare), with the locks that make submissions for one household wait for
+   * each other until the transaction ends, whatever their collection (two contradictory claims
+   * cannot both pass the overlap check), and that mark a submission to the group of the
+   * collection in flight until then (`waitForGroup`): submissions to a collection never wait for
+   * each other here. A correction (rare) changes a claim other submissions may re-evaluate: it
+   * runs alone in its collection instead. One round trip on PostgreSQL.
    */
-  lockHousehold(householdDid: string): Promise<void> {
-    return lockUntilCommit(this.sql, `kpt-household:${householdDid}`);
+  async openSubmission(
+    householdDid: string,
+    collectionId: string,
+    group: TestGroup,
+    correction: boolean,
+  ): Promise<{ collection: CollectionRow | undefined; household: EntityRow | undefined }> {
+    if (this.sql.dialect !== 'postgres') {
+      return { collection: await findCollection(this.sql, collectionId), household: await findEntityRowForShare(this.sql, householdDid) };
+    }
+    const groups: TestGroup[] = correction ? ['reference', 'intervention'] : [group];
+    // The locks first: CLAIM_WRITERS before the row lock below gives the transaction its id.
+    const locks: AdvisoryLock[] = [
+      CLAIM_WRITERS,
+      { name: `kpt-household:${householdDid}`, mode: 'exclusive' },
+      ...groups.map((g): AdvisoryLock => ({ name: `kpt-group:${collectionId}:${g}`, mode: correction ? 'exclusive' : 'shared' })),
+    ];
+    const row = (await this.sql.one<{ collection: CollectionRow | null; household: EntityRow | null }>(
+      `select ${advisoryLockCalls(locks)},
+         (select row_to_json(c) from kpt_collections c where c.id = ?) as collection,
+         (select row_to_json(e) from twin_entities e where e.did = ? for share) as household`,
+      [...locks.map((l) => l.name), collectionId, householdDid],
+    ))!;
+    return { collection: row.collection ?? undefined, household: row.household ?? undefined };
+  }
+
+  /**
+   * Waits until no submission to the group of the collection is in flight, and holds new ones
+   * back until the transaction ends: what runs after it sees every claim of the group that
+   * counted its partners before it. Take it in a transaction of its own, before anything else.
+   */
+  waitForGroup(collectionId: string, group: TestGroup): Promise<void> {
+    return locksUntilCommit(this.sql, [{ name: `kpt-group:${collectionId}:${group}`, mode: 'exclusive' }]);
   }
 
   /** Every claim of a household, in any collection, with what the conflict rules compare. */
   async findByHousehold(householdDid: string): Promise<HouseholdClaimRow[]> {
-    return this.sql.all<HouseholdClaimRow>(
-      `select id, claim_key, collection_id, test_group, status, start_date, end_date, daily_logs
-       from kpt_claims where household_did = ? order by seq`,
-      [householdDid],
-    );
+    return this.sql.all<HouseholdClaimRow>(`select ${HOUSEHOLD_COLUMNS} from kpt_claims where household_did = ? order by seq`, [householdDid]);
   }
 
   /**
    * Non-rejected claims of a group in a collection: how many, how many overlap [start, end], and
    * how many of those are pending (only then must they be re-evaluated).
    */
-  async countGroupClaims(
+  async countGroupClaims(collectionId: string, group: TestGroup, period?: { start: string; end: string }): Promise<GroupCounts> {
+    const [select, bindings] = groupCounts(collectionId, group, period);
+    return countsOf((await this.sql.one(select, bindings))!);
+  }
+
+  /**
+   * findByHousehold and countGroupClaims, in one round trip on PostgreSQL (the household's claims
+   * as a JSON array beside the counts).
+   */
+  async householdAndGroupCounts(
+    householdDid: string,
     collectionId: string,
     group: TestGroup,
     period?: { start: string; end: string },
-  ): Promise<{ all: number; aligned: number; alignedPending: number }> {
-    // One round trip: the overlap counts are conditional sums (ISO dates compare as strings).
-    const overlap = 'start_date <= ? and end_date >= ?';
-    const row = (await this.sql.one(
-      `select count(*) as n,
-         ${period ? `coalesce(sum(case when ${overlap} then 1 else 0 end), 0)` : '0'} as aligned,
-         ${period ? `coalesce(sum(case when status = 'pending' and ${overlap} then 1 else 0 end), 0)` : '0'} as aligned_pending
-       from kpt_claims where collection_id = ? and test_group = ? and status <> 'rejected'`,
-      [...(period ? [period.end, period.start, period.end, period.start] : []), collectionId, group],
-    )) as { n: number | string; aligned: number | string; aligned_pending: number | string };
-    return { all: Number(row.n), aligned: Number(row.aligned), alignedPending: Number(row.aligned_pending) };
+  ): Promise<{ household: HouseholdClaimRow[]; counts: GroupCounts }> {
+    if (this.sql.dialect !== 'postgres') {
+      return { household: await this.findByHousehold(householdDid), counts: await this.countGroupClaims(collectionId, group, period) };
+    }
+    const household = `(select coalesce(json_agg(h order by h.seq), '[]'::json) from (select seq, ${HOUSEHOLD_COLUMNS} from kpt_claims where household_did = ?) h) as household`;
+    const [select, bindings] = groupCounts(collectionId, group, period, household);
+    const row = (await this.sql.one<CountsRow & { household: HouseholdClaimRow[] }>(select, [householdDid, ...bindings]))!;
+    return { household: row.household, counts: countsOf(row) };
   }
 
   /** Pending claims of a group in a collection whose test period overlaps [start, end]. */
@@ -159,29 +223,21 @@ export class ClaimRepository {
   }
 
   /**
-   * Takes the table's `seq` turn (sql.ts), held until the transaction ends: call it inside the
-   * transaction before `insert`, as late as the checks allow, since claim inserts of every
-   * collection run their turns one at a time.
-   *
-   * Why it is still taken per claim: held across the commit, it bounds the claim inserts of a
-   * database, whatever the connections or instances, to one at a time for a WAL flush (about
-   * 1.2 ms on the bench machine) plus three round trips each through a busy event loop (measured:
-   * 6-9 ms held per claim under `make bench` on a loaded machine). Doing without it means moving
-   * the wait to the followers: inserts take the lock in shared mode (never waiting for each
-   * other), and a reader paging by `seq` takes it exclusively for an instant to read the
-   * sequence's last value, a horizon below which no insert is in flight, and pages only up to
-   * it. Every reader by `seq` must then apply the horizon (this list, and the chain node's
-   * paging in area C), and the count of the other group, which relies on the turn to see every
-   * earlier claim of the collection committed (no write skew), needs an exclusion of its own
-   * between the two groups of a collection that leaves claims of one group concurrent.
+   * Inserts a claim. It waits for no other insert: on PostgreSQL its row records its transaction,
+   * which is how followers page (commitOrder in sql.ts).
    */
-  takeInsertTurn(): Promise<void> {
-    return takeSeqTurn(this.sql, 'kpt_claims');
-  }
-
-  /** Inserts a claim (after `takeInsertTurn`, in the same transaction). */
   async insert(row: NewClaimRow): Promise<void> {
     await this.sql.run(...insertInto('kpt_claims', { ...row }));
+  }
+
+  /** `insert` after another insert (its evidence), in one round trip on PostgreSQL. */
+  async insertAfter([before, beforeBindings]: [string, Binding[]], row: NewClaimRow): Promise<void> {
+    if (this.sql.dialect !== 'postgres') {
+      await this.sql.run(before, beforeBindings);
+      return this.insert(row);
+    }
+    const [insert, bindings] = insertInto('kpt_claims', { ...row });
+    await this.sql.run(`with before as (${before}) ${insert}`, [...beforeBindings, ...bindings]);
   }
 
   /** Frees a rejected claim's key for its corrected resubmission. */
@@ -193,6 +249,14 @@ export class ClaimRepository {
     await this.sql.run(...updateWhere('kpt_claims', { ...patch }, { id }));
   }
 
+  /**
+   * Updates a claim only while it is still pending. Of two transactions re-evaluating one claim
+   * at once, the later waits for the earlier and then changes nothing.
+   */
+  async updateIfPending(id: string, patch: ClaimUpdate): Promise<void> {
+    await this.sql.run(...updateWhere('kpt_claims', { ...patch }, { id, status: 'pending' }));
+  }
+
   /** One page (and one row more, to tell whether another follows) of the claims a filter matches. */
   async list(f: ClaimFilter): Promise<ClaimRow[]> {
     const conditions: [string, Binding][] = [];
@@ -200,9 +264,13 @@ export class ClaimRepository {
     if (f.household) conditions.push(['household_did = ?', f.household]);
     if (f.group) conditions.push(['test_group = ?', f.group]);
     if (f.status) conditions.push(['status = ?', f.status]);
-    if (f.afterSeq !== undefined) conditions.push(['seq > ?', f.afterSeq]);
-    const where = conditions.length ? ` where ${conditions.map(([c]) => c).join(' and ')}` : '';
-    return this.sql.all<ClaimRow>(`select * from kpt_claims${where} order by seq limit ?`, [...conditions.map(([, v]) => v), f.limit + 1]);
+    const order = commitOrder(this.sql.dialect, 'kpt_claims');
+    if (f.afterSeq !== undefined) conditions.push([order.relativeTo('>'), f.afterSeq]);
+    const where = [...(order.horizon ? [order.horizon] : []), ...conditions.map(([c]) => c)];
+    return this.sql.all<ClaimRow>(
+      `select * from kpt_claims${where.length ? ` where ${where.join(' and ')}` : ''} order by ${order.orderBy('asc')} limit ?`,
+      [...conditions.map(([, v]) => v), f.limit + 1],
+    );
   }
 
   /** How many claims there are in each status (the metrics' gauge). */
@@ -221,14 +289,4 @@ export class ClaimRepository {
 export async function findClaimById(db: Db, id: string): Promise<KptClaim | undefined> {
   const row = await new ClaimRepository(sqlOf(db)).findById(id);
   return row ? claimFromRow(row) : undefined;
-}
-
-/** Claims of one collection in submission order, by key or by offset, optionally with the total count. */
-export function pageClaimsByCollection(db: Db, collectionId: string, page: KeyOrOffsetPage): Promise<PagedResult<KptClaim>> {
-  return pageBySeq<ClaimRow, KptClaim>(() => db('kpt_claims').where({ collection_id: collectionId }), page, claimFromRow);
-}
-
-/** Every claim in submission order, by key or by offset, optionally with the total count. */
-export function pageClaims(db: Db, page: KeyOrOffsetPage): Promise<PagedResult<KptClaim>> {
-  return pageBySeq<ClaimRow, KptClaim>(() => db('kpt_claims'), page, claimFromRow);
 }

@@ -1,7 +1,8 @@
 // KPT claims: request checks (400 / 409), storage, the eight validation rules, pending ->
-// verified transitions and credential issuance, all in one transaction per submission.
+// verified transitions and credential issuance, in one transaction per submission (and, on
+// PostgreSQL, a short reconcile after it for a claim left pending).
 import { hash, randomUUID } from 'node:crypto';
-import { isUniqueViolation, type Db } from '../platform/db/index.ts';
+import { dbClientOf, isUniqueViolation, type Db } from '../platform/db/index.ts';
 import { inTransaction, sqlOf, type Sql } from '../platform/db/sql.ts';
 import { conflictWith, forbiddenAction, invalidInput, refusedInput, type InputIssue } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
@@ -20,8 +21,7 @@ import type { ClaimSealer } from './claim-sealer.ts';
 import type { CredentialStatusService } from './credential-status.service.ts';
 import { jcs } from './credentials.ts';
 import { idempotencyKeyReused, requestHash } from './idempotency.ts';
-import { findEntityRowForShare } from './entities.repository.ts';
-import { storeEvidence } from './evidence.ts';
+import { evidenceInsert } from './evidence.ts';
 import type { PublicBase } from './kpt-context.ts';
 import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap } from './kpt-rules.ts';
 import { decodeCursor, pageOf } from './paging.ts';
@@ -149,7 +149,7 @@ export class ClaimService {
       const row = await inTransaction(this.db, (sql) =>
         this.storeAndVerify(sql, principal, { id, at, claim, claimKey, conflicts, seal, statusIndex }, key, idempotency, opts.storeWithClaim),
       );
-      return { created: true, claim: claimFromRow(row) };
+      return { created: true, claim: claimFromRow(await this.reconciled(row, key)) };
     } catch (err) {
       if (err instanceof ReplayFound) {
         if (idempotency) await this.bindReplayedKey(principal, idempotency, err.row, claimKey);
@@ -176,7 +176,37 @@ export class ClaimService {
   private async replayed(row: ClaimRow, opts: SubmitOptions): Promise<SubmitResult> {
     const { storeWithClaim } = opts;
     if (storeWithClaim) await inTransaction(this.db, (sql) => storeWithClaim(sql, row.id));
-    return { created: false, claim: claimFromRow(row) };
+    // A retry after a failed reconcile runs it again.
+    return { created: false, claim: claimFromRow(await this.reconciled(row)) };
+  }
+
+  /**
+   * PostgreSQL: a claim left pending may have missed an aligned claim of the other group that
+   * counted its partners before this one committed (each saw the other uncommitted: write
+   * skew). Once committed, a pending claim waits here until no submission to the other group of
+   * its collection is in flight (waitForGroup), then re-evaluates itself and the pending
+   * overlapping claims of the other group. Of a reference and an intervention claim, either the
+   * later count saw the earlier claim committed (and re-evaluated it in its own transaction),
+   * or the earlier claim ended pending and its reconcile waited for the later one to commit and
+   * sees it. Claims of one group never wait for each other. SQLite runs one writing transaction
+   * at a time: each count sees every earlier claim. The claim as it is after the reconcile.
+   */
+  private async reconciled(row: ClaimRow, validatorKey?: ValidatorKey): Promise<ClaimRow> {
+    if (row.status !== 'pending' || dbClientOf(this.db) !== 'postgres') return row;
+    const key = validatorKey ?? (await this.opts.validatorKey());
+    return inTransaction(this.db, async (sql) => {
+      const claims = new ClaimRepository(sql);
+      await claims.waitForGroup(row.collection_id, otherGroup(row.test_group));
+      const now = new Date().toISOString();
+      const current = (await claims.findById(row.id))!;
+      if (current.status !== 'pending') return current;
+      const selectionMethod = !!(await findCollection(sql, row.collection_id))!.selection_method;
+      const period = current.start_date && current.end_date ? { start: current.start_date, end: current.end_date } : undefined;
+      const partners = period ? await claims.findPendingOverlapping(current.collection_id, otherGroup(current.test_group), period) : [];
+      // In `seq` order, as every transaction changing pending claims does: none waits for another in a cycle.
+      for (const waiting of [current, ...partners].sort((a, b) => a.seq - b.seq)) await this.reevaluate(sql, waiting, selectionMethod, key, now);
+      return (await claims.findById(row.id))!;
+    });
   }
 
   private async storeAndVerify(
@@ -196,17 +226,15 @@ export class ClaimService {
     storeWithClaim: SubmitOptions['storeWithClaim'],
   ): Promise<ClaimRow> {
     const claims = new ClaimRepository(sql);
-    // Unlocked: a collection is never changed or deleted once created. Claims of a collection do
-    // not wait for each other here; what must see the other group's claims runs in the table's
-    // insert turn below.
-    const collection = await findCollection(sql, claim.collectionId);
+    // The collection is read unlocked: it is never changed or deleted once created. The household
+    // entity is locked for share: a controller transfer in flight is waited for, and none starts
+    // until this commits.
+    const { collection, household } = await claims.openSubmission(claim.householdId, claim.collectionId, claim.testGroup, !!claim.corrects);
     if (!collection) {
       throw refusedInput(`No collection ${claim.collectionId}.`, [
         { path: ['collectionId'], message: `names no collection (create it with POST /v1/collections)`, rule: 'collection-exists' },
       ]);
     }
-    // Locked for share: a controller transfer in flight is waited for, and none starts until this commits.
-    const household = await findEntityRowForShare(sql, claim.householdId);
     if (household && household.controller !== principal.did) {
       throw forbiddenAction(`${claim.householdId} is a registered entity controlled by ${household.controller}; only its controller may submit claims for it.`);
     }
@@ -216,8 +244,12 @@ export class ClaimService {
       if (previous && isSameRequest(previous, idempotency, claimKey)) throw new ReplayFound(previous);
       if (previous) throw idempotencyKeyReused(idempotency.key, 'claim');
     }
-    await claims.lockHousehold(claim.householdId);
-    let householdClaims = await claims.findByHousehold(claim.householdId);
+    // READ COMMITTED: a statement sees every claim committed before it starts, here every earlier
+    // claim of the household (openSubmission's lock) and of the other group of the collection but
+    // those in flight. If this claim ends pending for one of those, the reconcile after the commit
+    // catches up (`reconciled`); if it is verified, that one's count or its reconcile sees it.
+    const period = periodOf(claim);
+    let { household: householdClaims, counts: partners } = await claims.householdAndGroupCounts(claim.householdId, claim.collectionId, otherGroup(claim.testGroup), period);
     // The claim being corrected may hold the same measurements: it is superseded, not replayed.
     const identical = householdClaims.find((r) => r.claim_key === claimKey && r.id !== claim.corrects);
     if (identical) {
@@ -228,28 +260,12 @@ export class ClaimService {
       await claims.releaseClaimKey(stored.id, sha256hex(`superseded:${stored.id}`));
     }
     if (claim.corrects) {
-      // The corrected claim may be pending, and a claim holding the turn may re-evaluate (update)
-      // it: its row is only changed once the turn is ours, so neither waits for the other.
-      await claims.takeInsertTurn();
       await this.supersede(sql, principal, claim, id, now);
-      // The corrected claim no longer counts against this one.
-      householdClaims = await claims.findByHousehold(claim.householdId);
+      // The corrected claim no longer counts against this one, nor as its partner (it may be of the other group).
+      ({ household: householdClaims, counts: partners } = await claims.householdAndGroupCounts(claim.householdId, claim.collectionId, otherGroup(claim.testGroup), period));
     }
     this.assertNoHouseholdConflict(householdClaims, claim);
-    // Before the table's insert turn, which is held to the commit: only the part that must see
-    // the other group's claims runs in it.
     if (storeWithClaim) await storeWithClaim(sql, id);
-    await storeEvidence(sql, seal.claimCid, seal.canonical);
-
-    // The turn orders every claim insert of the table to the commit (seq order = commit order),
-    // so it also orders this claim's count of the other group with the other group's inserts:
-    // of a reference and an intervention claim submitted together, the later sees the earlier
-    // committed and re-evaluates it (no write skew). READ COMMITTED reads a fresh snapshot per
-    // statement, so the count below sees every claim that held the turn before this one.
-    // A correction holds it already.
-    if (!claim.corrects) await claims.takeInsertTurn();
-    const period = periodOf(claim);
-    const partners = await claims.countGroupClaims(claim.collectionId, otherGroup(claim.testGroup), period);
     const outcome = evaluateKptRules(claim, {
       collectionSelectionMethod: !!collection.selection_method,
       otherGroupClaims: partners.all,
@@ -285,7 +301,7 @@ export class ClaimService {
       if (!seal.credential) throw new Error(`claim ${id} is verified but was sealed without a credential`);
       Object.assign(row, seal.credential);
     }
-    await claims.insert(row);
+    await claims.insertAfter(evidenceInsert(seal.claimCid, seal.canonical), row);
     if (idempotency) await claims.bindIdempotencyKey(principal.did, idempotency.key, { claimId: id, requestHash: idempotency.requestHash, at: now });
 
     // This claim may be the other group's missing aligned partner.
@@ -327,7 +343,8 @@ export class ClaimService {
       status_list_index: statusIndex,
       ...(outcome.status === 'verified' ? credentialColumns(row.id, row.claim_cid, body, key, now, { base: this.opts.base, statusIndex: statusIndex! }) : {}),
     };
-    await claims.update(row.id, update);
+    // Another transaction may re-evaluate it at the same time: only one of them changes it.
+    await claims.updateIfPending(row.id, update);
   }
 
   /**
@@ -336,6 +353,7 @@ export class ClaimService {
    */
   private async supersede(sql: Sql, principal: Principal, claim: NormalisedClaim, by: string, now: string): Promise<void> {
     const claims = new ClaimRepository(sql);
+    // Nothing else changes claims of the collection meanwhile (lockForSubmission for a correction).
     const original = await claims.findById(claim.corrects!);
     const refuse = (message: string) => invalidInput('The body is not a valid KPT claim', [{ path: ['corrects'], message, rule: 'correction-target' }]);
     if (!original) throw refuse(`names no claim (${claim.corrects})`);

@@ -2,7 +2,7 @@
 // are also the read side of the chain query node (area C).
 import type { Knex } from 'knex';
 import type { Db } from '../platform/db/index.ts';
-import { forShare, forUpdate, sqlOf, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
+import { forShare, forUpdate, sqlOf, takeSeqTurn, type CommitOrder, type Sql } from '../platform/db/sql.ts';
 import type { Entity } from '../../generated/openapi/types.gen.ts';
 
 export interface EntityRow {
@@ -133,58 +133,6 @@ export class EntityRepository {
     const rows = (await q.orderBy('seq', 'asc').limit(f.limit + 1)) as EntityRow[];
     return rows.map((r) => ({ seq: r.seq, entity: entityFromRow(r) }));
   }
-}
-
-// ---- read side for the chain query node (area C) -------------------------------------------
-
-export interface KeyOrOffsetPage {
-  /** Opaque next-key from the previous page (key paging); takes precedence over offset. */
-  key?: string;
-  offset?: number;
-  limit: number;
-  /** Also count every row (Cosmos PageRequest.count_total). */
-  countTotal?: boolean;
-}
-
-export interface PagedResult<T> {
-  items: T[];
-  /** Pass as `key` for the next page; absent on the last page. */
-  nextKey?: string;
-  total?: number;
-}
-
-/** Shared by the page functions: key = last row's seq as a decimal string. */
-export async function pageBySeq<R extends { seq: number }, T>(
-  base: () => Knex.QueryBuilder,
-  page: KeyOrOffsetPage,
-  map: (r: R) => T,
-): Promise<PagedResult<T>> {
-  const q = base().select('*').orderBy('seq', 'asc').limit(page.limit + 1);
-  if (page.key !== undefined && page.key !== '') {
-    const after = Number(page.key);
-    if (!Number.isSafeInteger(after)) throw new RangeError(`pagination key ${page.key} is not one this service issued`);
-    q.where('seq', '>', after);
-  } else if (page.offset) {
-    q.offset(page.offset);
-  }
-  const rows = (await q) as R[];
-  const kept = rows.slice(0, page.limit);
-  const last = kept[kept.length - 1];
-  let total: number | undefined;
-  if (page.countTotal) {
-    const c = await base().count({ n: '*' }).first();
-    total = Number((c as { n: number | string }).n);
-  }
-  return {
-    items: kept.map(map),
-    ...(rows.length > page.limit && last ? { nextKey: String(last.seq) } : {}),
-    ...(total !== undefined ? { total } : {}),
-  };
-}
-
-/** Every entity, in creation order, by key or by offset, optionally with the total count. */
-export function pageEntities(db: Db, page: KeyOrOffsetPage): Promise<PagedResult<Entity>> {
-  return pageBySeq<EntityRow, Entity>(() => db('twin_entities'), page, entityFromRow);
 }
 
 /** One entity by DID, or undefined. */

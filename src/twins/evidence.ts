@@ -6,7 +6,7 @@ import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { create as createDigest } from 'multiformats/hashes/digest';
 import type { Db } from '../platform/db/index.ts';
-import { insertInto, type Sql } from '../platform/db/sql.ts';
+import { insertInto, type Binding, type Sql } from '../platform/db/sql.ts';
 
 const SHA2_256 = 0x12;
 
@@ -29,6 +29,11 @@ export interface EvidenceBlob {
 
 /** Stores text under its CID (`cidOf` its UTF-8 bytes); storing the same bytes again changes nothing. */
 export async function storeEvidence(sql: Sql, cid: string, content: string, mediaType = 'application/json'): Promise<void> {
+  await sql.run(...evidenceInsert(cid, content, mediaType));
+}
+
+/** storeEvidence's statement, for a caller that sends it with another (claims, on PostgreSQL). */
+export function evidenceInsert(cid: string, content: string, mediaType = 'application/json'): [string, Binding[]] {
   const [insert, bindings] = insertInto('twin_evidence_blobs', {
     cid,
     media_type: mediaType,
@@ -36,7 +41,7 @@ export async function storeEvidence(sql: Sql, cid: string, content: string, medi
     size: Buffer.byteLength(content, 'utf8'),
     created_at: new Date().toISOString(),
   });
-  await sql.run(`${insert} on conflict (cid) do nothing`, bindings);
+  return [`${insert} on conflict (cid) do nothing`, bindings];
 }
 
 export async function findEvidence(db: Db, cid: string): Promise<EvidenceBlob | undefined> {

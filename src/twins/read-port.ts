@@ -1,8 +1,11 @@
 // Area A's port for reading its data from another area (area C's query node): entities,
 // collections and claims in commit order, single lookups, and the claim tallies of collections,
 // in area A's own shapes. The SQL over area A's tables stays here; the reader adapts the shapes.
-// Paging goes both ways from an inclusive `seq` (Cosmos pages in reverse too), by offset or not.
-import type { Db } from '../platform/db/index.ts';
+// Paging goes both ways from an inclusive `seq` (Cosmos pages in reverse too), by offset or not,
+// in commit order (commitOrder in platform/db/sql.ts): a row committed later never sorts before a
+// page already read, and a row whose `seq` names a position is still named by it.
+import { dbClientOf, type Db } from '../platform/db/index.ts';
+import { commitOrder } from '../platform/db/sql.ts';
 import type { Collection, Entity, KptClaim } from '../../generated/openapi/types.gen.ts';
 import type { ClaimRow } from './claims.repository.ts';
 import { collectionFromRow, getCollection, type CollectionRow } from './collections.repository.ts';
@@ -64,16 +67,18 @@ export interface TwinsReadPort {
 type SeqTable = 'twin_entities' | 'kpt_collections' | 'kpt_claims';
 
 function ordered<R extends { seq: number }, T>(db: Db, table: SeqTable, map: (row: R) => T, columns: readonly string[] = ['*']): OrderedReads<T> {
+  const order = commitOrder(dbClientOf(db), table);
+  const visible = () => (order.horizon ? db(table).whereRaw(order.horizon) : db(table));
   return {
     async page(w) {
-      const q = db<R>(table).select(columns).orderBy('seq', w.reverse ? 'desc' : 'asc').limit(w.take);
-      if (w.fromSeq !== undefined) q.where('seq', w.reverse ? '<=' : '>=', w.fromSeq);
+      const q = visible().select(columns).orderByRaw(order.orderBy(w.reverse ? 'desc' : 'asc')).limit(w.take);
+      if (w.fromSeq !== undefined) q.whereRaw(order.relativeTo(w.reverse ? '<=' : '>='), [w.fromSeq]);
       if (w.offset) q.offset(w.offset);
       const rows = (await q) as R[];
       return rows.map((r) => ({ seq: r.seq, item: map(r) }));
     },
     async count() {
-      const c = (await db(table).count({ n: '*' }).first()) as { n: number | string };
+      const c = (await visible().count({ n: '*' }).first()) as { n: number | string };
       return Number(c.n);
     },
   };

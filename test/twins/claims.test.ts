@@ -495,6 +495,68 @@ forEachDatabase('KPT claims', (t) => {
       }
     });
 
+    // PostgreSQL: a claim is held in flight after it counted the other group and stored itself,
+    // by a test transaction holding its Idempotency-Key uncommitted (the claim waits to bind it).
+    if (t.kind === 'postgres') {
+      /** Backends waiting for a lock `pid` holds (up to 5 s until there is one). */
+      const blockedBy = async (pid: number): Promise<number[]> => {
+        for (let i = 0; i < 100; i++) {
+          const { rows } = await t.db.raw('select pid from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [pid]);
+          if (rows.length) return rows.map((r: { pid: number }) => r.pid);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        return [];
+      };
+      /** Submits a claim and holds it in flight until `release`; `pid` is the backend running it. */
+      const submitHeld = async (body: KptClaimRequest, idempotencyKey: string) => {
+        const anyClaim = (await t.db('kpt_claims').first('id')).id as string;
+        const hold = await t.db.transaction();
+        await hold('kpt_idempotency_keys').insert({ principal_did: PARTNER_DID, idempotency_key: idempotencyKey, claim_id: anyClaim, request_hash: 'held', created_at: new Date().toISOString() });
+        const holder = (await hold.raw('select pg_backend_pid() as pid')).rows[0].pid as number;
+        const result = submit(body, { idempotencyKey });
+        const [pid] = await blockedBy(holder);
+        return { result, pid, release: () => hold.rollback() };
+      };
+
+      it('a claim of the other group that counts while a claim is in flight (both see none): both end verified', async () => {
+        const collectionId = `skew-${householdDid().slice(-8)}`;
+        await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: collectionId } });
+        await submit(kptClaim());
+        const ref = await submitHeld(kptClaim({ collectionId, testGroup: 'reference' }), 'skew-ref');
+        let int: ReturnType<typeof submit> | undefined;
+        try {
+          expect(ref.pid, 'the reference claim is held after storing itself').to.be.a('number');
+          // It counts no reference claim (the held one is not committed), and must not finish
+          // pending before the reference claim commits.
+          int = submit(kptClaim({ collectionId, testGroup: 'intervention' }));
+          expect(await blockedBy(ref.pid!), 'the intervention claim waits for the reference claim in flight').to.have.length(1);
+        } finally {
+          await ref.release();
+        }
+        expect((await Promise.all([ref.result, int!])).map((r) => r.status)).to.deep.equal([201, 201]);
+        const stored = await listClaims({ client: h.server.client, auth: h.key, query: { collection: collectionId } });
+        expect(stored.data!.items.map((c) => c.status)).to.deep.equal(['verified', 'verified']);
+      });
+
+      it('claims of one group in one collection do not wait for each other, pending or verified', async () => {
+        const collectionId = `same-group-${householdDid().slice(-8)}`;
+        await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: collectionId } });
+        await submit(kptClaim());
+        for (const verified of [false, true]) {
+          if (verified) await submit(kptClaim({ collectionId, testGroup: 'intervention' }));
+          const held = await submitHeld(kptClaim({ collectionId, testGroup: 'reference' }), `same-group-${verified}`);
+          try {
+            expect(held.pid, 'the first claim is held after storing itself').to.be.a('number');
+            const second = await submit(kptClaim({ collectionId, testGroup: 'reference' }));
+            expect([second.status, second.claim.status], 'stored while the first is in flight').to.deep.equal([201, verified ? 'verified' : 'pending']);
+          } finally {
+            await held.release();
+          }
+          expect((await held.result).status).to.equal(201);
+        }
+      });
+    }
+
     it('50 concurrent identical submissions with one Idempotency-Key store one claim', async () => {
       const body = kptClaim();
       const results = await Promise.all(Array.from({ length: 50 }, () => submit(body, { idempotencyKey: 'burst-1' })));

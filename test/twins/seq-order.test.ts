@@ -1,16 +1,20 @@
 // Lists page by `seq`. On PostgreSQL a sequence hands out `seq` at insert, so without care a row
 // with a larger `seq` can commit first: a follower paging past it would never see the smaller
-// one. Each test holds an insert open (as a slow request on another instance would) and checks
-// that a new row made through the API waits for it, and so is never listed before it.
+// one. Each test holds an insert open (as a slow request on another instance would). Entities
+// and collections: a new row made through the API waits for it, and so is never listed before
+// it. Claims: a new claim does not wait, and no follower is given it before the held one.
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { createCollection, createEntity, listClaims, listCollections, listEntities, submitClaim } from '../../generated/openapi/sdk.gen.ts';
-import { schemaScopedLockKey, sqlOf, takeSeqTurn } from '../../src/platform/db/sql.ts';
+import { ChainRepository } from '../../src/chain/node/repository.ts';
+import { CLAIM_WRITERS, locksUntilCommit, schemaScopedLockKey, sqlOf, takeSeqTurn } from '../../src/platform/db/sql.ts';
+import { twinsReadPort } from '../../src/twins/read-port.ts';
+import { encodeCursor } from '../../src/twins/paging.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { householdDid, kptClaim, startTwinsHarness, type TwinsHarness } from './fixtures.ts';
 
-type SeqTable = 'twin_entities' | 'kpt_collections' | 'kpt_claims';
+type SeqTable = 'twin_entities' | 'kpt_collections';
 
 forEachDatabase('seq order is commit order', (t) => {
   if (t.kind !== 'postgres') return;
@@ -21,10 +25,12 @@ forEachDatabase('seq order is commit order', (t) => {
   after(() => h.server.stop());
 
   /** Inserts a copy of a stored row (with new unique values) in a transaction left open. */
-  async function holdInsert(table: SeqTable, copyOf: Record<string, unknown>, unique: Record<string, string | null>): Promise<Knex.Transaction> {
-    const { seq: _seq, ...row } = copyOf;
+  async function holdInsert(table: SeqTable | 'kpt_claims', copyOf: Record<string, unknown>, unique: Record<string, string | null>): Promise<Knex.Transaction> {
+    const { seq: _seq, tx: _tx, ...row } = copyOf;
     const trx = await t.db.transaction();
-    await takeSeqTurn(sqlOf(trx), table);
+    // As a claim submission does, before its transaction takes an id.
+    if (table === 'kpt_claims') await locksUntilCommit(sqlOf(trx), [CLAIM_WRITERS]);
+    else await takeSeqTurn(sqlOf(trx), table);
     await trx(table).insert({ ...row, ...unique });
     return trx;
   }
@@ -109,21 +115,56 @@ forEachDatabase('seq order is commit order', (t) => {
     );
   });
 
-  // Claims of one collection do not wait for each other before the turn: both cases are checked.
-  for (const sameCollection of [false, true]) it(`claims, in ${sameCollection ? 'the same collection' : 'different collections'}`, async () => {
+  it('claims: a transaction in flight that inserts no claim does not hold back the lists', async () => {
+    const other = await t.db.transaction();
+    try {
+      // It has a transaction id older than the claim's.
+      await other('twin_evidence_blobs').insert({ cid: `held-${randomBytes(8).toString('hex')}`, media_type: 'text/plain', content: 'x', size: 1, created_at: new Date().toISOString() });
+      const created = (await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim() })).data!.id;
+      const listed = (await listClaims({ client: h.server.client, auth: h.key, query: { limit: 100 } })).data!.items.map((c) => c.id);
+      expect(listed).to.include(created);
+    } finally {
+      await other.rollback();
+    }
+  });
+
+  // Claims take no turn: their followers are given only rows no insert in flight can precede.
+  for (const sameCollection of [false, true]) it(`claims, in ${sameCollection ? 'the same collection' : 'different collections'}: a new claim does not wait for an insert in flight, and no follower is given it first`, async () => {
     const heldIn = `held-${randomBytes(4).toString('hex')}`;
     const createdIn = sameCollection ? heldIn : `new-${randomBytes(4).toString('hex')}`;
     for (const id of new Set([heldIn, createdIn])) await createCollection({ client: h.server.client, auth: h.key, body: { id, name: 'Seq order' } });
     const first = (await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim({ collectionId: heldIn }) })).data!.id;
     const row = await t.db('kpt_claims').where({ id: first }).first();
-    await expectCommitOrder(
-      'kpt_claims',
-      async () => {
-        const id = `kpt_${randomBytes(16).toString('hex')}`;
-        return { trx: await holdInsert('kpt_claims', row, { id, claim_key: randomBytes(32).toString('hex'), household_did: householdDid(), status_list_index: null }), id };
+    const chain = new ChainRepository(twinsReadPort(t.db));
+    // Every reader paging claims by position, from the start and from the last row stored so far.
+    const followers: Record<string, (after?: number) => Promise<string[]>> = {
+      'GET /v1/claims': async (after) =>
+        (await listClaims({ client: h.server.client, auth: h.key, query: { limit: 100, ...(after ? { cursor: encodeCursor(after) } : {}) } })).data!.items.map((c) => c.id),
+      'chain node': async (after) => {
+        const ids = (await chain.claims.fetch({ offset: 0, take: 100, reverse: false, ...(after ? { fromKey: String(after) } : {}) })).map((c) => c.id);
+        // A key is inclusive: the row it names comes first.
+        return after ? ids.slice(1) : ids;
       },
-      async () => (await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim({ collectionId: createdIn }) })).data!.id,
-      async () => (await listClaims({ client: h.server.client, auth: h.key, query: { limit: 100 } })).data!.items.map((c) => c.id),
-    );
+    };
+    const lastSeq = (await t.db('kpt_claims').where({ id: first }).first()).seq as number;
+    const before: Record<string, string[]> = Object.fromEntries(await Promise.all(Object.entries(followers).map(async ([name, f]) => [name, await f()])));
+    const heldId = `kpt_${randomBytes(16).toString('hex')}`;
+    const trx = await holdInsert('kpt_claims', row, { id: heldId, claim_key: randomBytes(32).toString('hex'), household_did: householdDid(), status_list_index: null });
+    let createdId: string;
+    try {
+      const created = await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim({ collectionId: createdIn }) });
+      expect(created.response.status, 'stored while the other insert is in flight').to.equal(201);
+      createdId = created.data!.id;
+      for (const [name, follow] of Object.entries(followers)) {
+        expect(await follow(), name).to.deep.equal(before[name]);
+        expect(await follow(lastSeq), `${name}, after the last row`).to.deep.equal([]);
+      }
+    } finally {
+      await trx.commit();
+    }
+    for (const [name, follow] of Object.entries(followers)) {
+      expect(await follow(lastSeq), `${name}, after the last row`).to.deep.equal([heldId, createdId]);
+      expect(await follow(), name).to.deep.equal([...before[name]!, heldId, createdId]);
+    }
   });
 });

@@ -3,6 +3,7 @@
 // SQLite takes to run it. The same SQL text runs on both databases: `?` placeholders (Knex
 // numbers them for PostgreSQL), and only syntax both accept.
 import type { Knex } from 'knex';
+import { setBounded } from '../bounded-map.ts';
 import { dbClientOf, type Db, type DbClient } from './index.ts';
 
 export type Binding = string | number | boolean | null;
@@ -75,10 +76,11 @@ const pooled = (client: Knex.Client): OnConnection => async (run) => {
   }
 };
 
+/** Over a Knex transaction another module opened (entities, collections). */
 class PostgresSql implements Sql {
   readonly dialect = 'postgres';
 
-  constructor(private readonly db: Db | Knex.Transaction) {}
+  constructor(private readonly db: Knex.Transaction) {}
 
   async one<T>(sql: string, bindings: readonly Binding[] = []): Promise<T | undefined> {
     return (await this.all<T>(sql, bindings))[0];
@@ -93,15 +95,100 @@ class PostgresSql implements Sql {
   }
 }
 
+interface PgResult {
+  rows: unknown[];
+  rowCount: number | null;
+}
+
+/** Knex's PostgreSQL client (index.ts's DeadlinePostgres): its pool, and its statement call with the deadline. */
+interface PgClient extends Knex.Client {
+  _query(connection: unknown, obj: { sql: string; bindings: readonly Binding[] }): Promise<{ response: PgResult }>;
+  positionBindings(sql: string): string;
+}
+
+/** SQL text with `?` numbered as PostgreSQL wants (`$1`...), once per text. */
+const numbered = new Map<string, string>();
+const NUMBERED_MAX = 500;
+
+/**
+ * PostgreSQL without Knex's runner: each statement goes to the driver through the client's own
+ * `_query` (the deadline of index.ts applies) on a pooled connection, or on the one a transaction
+ * holds. In a CPU profile under make bench (claims), Knex's raw runner and transaction objects
+ * around the driver were several per cent of the node process's time.
+ */
+class PgSql implements Sql {
+  readonly dialect = 'postgres';
+
+  constructor(
+    private readonly client: PgClient,
+    private readonly onConnection: <R>(run: (conn: unknown) => Promise<R>) => Promise<R>,
+  ) {}
+
+  private exec(sql: string, bindings: readonly Binding[]): Promise<PgResult> {
+    let text = numbered.get(sql);
+    if (text === undefined) {
+      text = this.client.positionBindings(sql);
+      setBounded(numbered, sql, text, NUMBERED_MAX);
+    }
+    const obj = { sql: text, bindings };
+    return this.onConnection(async (conn) => (await this.client._query(conn, obj)).response);
+  }
+
+  async one<T>(sql: string, bindings: readonly Binding[] = []): Promise<T | undefined> {
+    return (await this.exec(sql, bindings)).rows[0] as T | undefined;
+  }
+
+  async all<T>(sql: string, bindings: readonly Binding[] = []): Promise<T[]> {
+    return (await this.exec(sql, bindings)).rows as T[];
+  }
+
+  async run(sql: string, bindings: readonly Binding[] = []): Promise<number> {
+    return (await this.exec(sql, bindings)).rowCount ?? 0;
+  }
+}
+
+const pgPooled = (client: PgClient) => async <R>(run: (conn: unknown) => Promise<R>): Promise<R> => {
+  const conn = await client.acquireConnection();
+  try {
+    return await run(conn);
+  } finally {
+    await client.releaseConnection(conn);
+  }
+};
+
 /** The SQL runner over a database or a Knex transaction. */
 export function sqlOf(db: Db | Knex.Transaction): Sql {
-  return dbClientOf(db as Db) === 'postgres' ? new PostgresSql(db) : new SqliteSql(pooled(db.client as Knex.Client));
+  if (dbClientOf(db as Db) !== 'postgres') return new SqliteSql(pooled(db.client as Knex.Client));
+  if ((db as Knex.Transaction).isTransaction) return new PostgresSql(db as Knex.Transaction);
+  return new PgSql(db.client as PgClient, pgPooled(db.client as PgClient));
+}
+
+/** BEGIN..COMMIT on one pooled connection; ROLLBACK when fn throws (a connection that cannot is dropped by the pool). */
+async function pgTransaction<T>(db: Db, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  const client = db.client as PgClient;
+  const conn = await client.acquireConnection();
+  try {
+    const sql = new PgSql(client, (run) => run(conn));
+    await sql.run('begin');
+    let result: T;
+    try {
+      result = await fn(sql);
+    } catch (err) {
+      await sql.run('rollback').catch(() => undefined);
+      throw err;
+    }
+    await sql.run('commit');
+    return result;
+  } finally {
+    await client.releaseConnection(conn);
+  }
 }
 
 /**
  * Runs fn in one transaction: its writes are committed when it resolves and undone when it
- * throws. On PostgreSQL it is a Knex transaction. On SQLite, which has one writer, the calls
- * made in one turn of the event loop are committed together (group commit): each runs alone, in
+ * throws. On PostgreSQL it is one connection's BEGIN..COMMIT (pgTransaction). On SQLite, which
+ * has one writer, the calls made in one turn of the event loop are committed together (group
+ * commit): each runs alone, in
  * order, in a savepoint of one BEGIN IMMEDIATE..COMMIT on the held connection, and each settles
  * only after that COMMIT, so a caller never answers for writes that are not committed. A failed
  * COMMIT fails every call of its group. Measured on claim submission under load: a transaction
@@ -109,7 +196,7 @@ export function sqlOf(db: Db | Knex.Transaction): Sql {
  * claim; grouping, whose calls share log writes, took 13-18% more off that.
  */
 export function inTransaction<T>(db: Db, fn: (sql: Sql) => Promise<T>): Promise<T> {
-  if (dbClientOf(db) === 'postgres') return db.transaction((trx) => fn(new PostgresSql(trx)));
+  if (dbClientOf(db) === 'postgres') return pgTransaction(db, fn);
   let group = sqliteGroups.get(db);
   if (!group) sqliteGroups.set(db, (group = new SqliteGroupCommit(db.client as Knex.Client)));
   return group.run(fn);
@@ -220,13 +307,75 @@ export const forShare = (sql: Sql) => (sql.dialect === 'postgres' ? ' for share'
  * PostgreSQL a sequence hands out `seq` at insert, not at commit: a row could commit after one
  * with a larger `seq`, and a reader paging by `seq` would pass it for good. Here a row takes its
  * `seq` only once every other transaction inserting into the table (in this schema) has ended,
- * so `seq` order is commit order. Take it for one table per transaction. After it, take no lock
- * that a transaction waiting for the turn could hold: a claim's later writes (its idempotency
- * key, other claims of its collection) are safe because claim submissions make them only once
- * they hold the turn themselves. SQLite commits one writer at a time.
+ * so `seq` order is commit order. Take it for one table per transaction, and after it no lock
+ * that a transaction waiting for the turn could hold. SQLite commits one writer at a time.
+ * Entities and collections are created rarely; claims, many at once, use `commitOrder` instead.
  */
-export function takeSeqTurn(sql: Sql, table: 'twin_entities' | 'kpt_collections' | 'kpt_claims'): Promise<void> {
+export function takeSeqTurn(sql: Sql, table: 'twin_entities' | 'kpt_collections'): Promise<void> {
   return lockUntilCommit(sql, `seq-order:${table}`);
+}
+
+/**
+ * How a follower pages a table in an order nothing committed later can sort before, as SQL
+ * fragments over the table's columns (unqualified). kpt_claims on PostgreSQL: rows are ordered
+ * by the inserting transaction's id, then `seq` (migration 104), and a reader is given only
+ * rows of transactions older than every claim writer still in flight (CLAIMS_HORIZON): any row
+ * not yet committed, or inserted later, has a transaction id at least that horizon, so it sorts
+ * after every row returned. Ordering by `seq` alone with that filter would not do: a
+ * transaction with an older id can take a larger `seq`. The cost: a claim shows up in lists only
+ * once every claim insert that took its transaction id before it has ended (each statement is
+ * bounded by the database deadline). Everywhere else `seq` is commit order (takeSeqTurn, or SQLite's one
+ * writer). A position is still named by its row's `seq` (cursors and keys do not change); a
+ * `seq` that names no row has no position (nothing follows it).
+ */
+export interface CommitOrder {
+  /** `order by` columns in the given direction. */
+  orderBy(direction: 'asc' | 'desc'): string;
+  /** Rows a reader may be given now (undefined: all it sees). */
+  horizon?: string;
+  /** A row's position against the row whose `seq` is the one binding. */
+  relativeTo(op: '>' | '>=' | '<='): string;
+}
+
+const bySeq: CommitOrder = {
+  orderBy: (direction) => `seq ${direction}`,
+  relativeTo: (op) => `seq ${op} ?`,
+};
+
+/**
+ * Held (shared) by every transaction inserting claims, from before it takes a transaction id
+ * (its first statement) to its end: the readers' horizon tells claim writers in flight by it.
+ */
+export const CLAIM_WRITERS: AdvisoryLock = { name: 'kpt-claim-writers', mode: 'shared' };
+
+const claimWritersKey = `hashtextextended(current_schema() || ':' || '${CLAIM_WRITERS.name}', 0)`;
+
+/**
+ * The oldest transaction id a claim not yet visible to this statement can have: among the
+ * transactions its snapshot sees in flight, the oldest that holds CLAIM_WRITERS now, or that has
+ * ended since (it may have been one); else the snapshot's next id. One in flight that holds no
+ * CLAIM_WRITERS took its id before any claim insert and holds it to its end, so inserts none.
+ * The holders are read before any end is checked (the subquery is built at its first use), so a
+ * writer ending in between is caught by the second test.
+ */
+const CLAIMS_HORIZON = `select coalesce((select min(x) from pg_snapshot_xip(q.s) x
+    where x::text::bigint % 4294967296 in (
+        select t.transactionid::text::bigint from pg_locks w join pg_locks t on t.pid = w.pid
+        where w.locktype = 'advisory' and w.granted and w.objsubid = 1
+          and w.database = (select oid from pg_database where datname = current_database())
+          and w.classid = ((${claimWritersKey} >> 32) & 4294967295)::oid and w.objid = (${claimWritersKey} & 4294967295)::oid
+          and t.locktype = 'transactionid' and t.mode = 'ExclusiveLock' and t.granted)
+      or pg_xact_status(x) <> 'in progress'), pg_snapshot_xmax(q.s))
+  from (select pg_current_snapshot() as s) q`;
+
+const claimsByTransaction: CommitOrder = {
+  orderBy: (direction) => `tx ${direction}, seq ${direction}`,
+  horizon: `tx < (${CLAIMS_HORIZON})`,
+  relativeTo: (op) => `(tx, seq) ${op} (select p.tx, p.seq from kpt_claims p where p.seq = ?)`,
+};
+
+export function commitOrder(dialect: DbClient, table: 'twin_entities' | 'kpt_collections' | 'kpt_claims'): CommitOrder {
+  return dialect === 'postgres' && table === 'kpt_claims' ? claimsByTransaction : bySeq;
 }
 
 /**
@@ -241,8 +390,27 @@ export const schemaScopedLockKey = "hashtextextended(current_schema() || ':' || 
  * schema): transactions taking the same name run that part one at a time. SQLite needs none: it
  * runs one writing transaction at a time.
  */
-export async function lockUntilCommit(sql: Sql, name: string): Promise<void> {
-  if (sql.dialect === 'postgres') await sql.one(`select pg_advisory_xact_lock(${schemaScopedLockKey})`, [name]);
+export function lockUntilCommit(sql: Sql, name: string): Promise<void> {
+  return locksUntilCommit(sql, [{ name, mode: 'exclusive' }]);
+}
+
+/**
+ * lockUntilCommit for several locks in one round trip, taken in the order given; a `shared` lock
+ * waits only for transactions holding it exclusively (and for those waiting to).
+ */
+export async function locksUntilCommit(sql: Sql, locks: AdvisoryLock[]): Promise<void> {
+  if (sql.dialect !== 'postgres') return;
+  await sql.one(`select ${advisoryLockCalls(locks)}`, locks.map(({ name }) => name));
+}
+
+export interface AdvisoryLock {
+  name: string;
+  mode: 'exclusive' | 'shared';
+}
+
+/** PostgreSQL: select-list calls taking the locks until commit, in order; bind their names. */
+export function advisoryLockCalls(locks: AdvisoryLock[]): string {
+  return locks.map(({ mode }) => `pg_advisory_xact_lock${mode === 'shared' ? '_shared' : ''}(${schemaScopedLockKey})`).join(', ');
 }
 
 type Row = Record<string, Binding | undefined>;
