@@ -1,7 +1,6 @@
-// The only SQL for KPT claims. pageClaimsByCollection / findClaimById are also the read side of
-// the chain query node (area C). The repository is plain SQL (platform/db/sql.ts): it is what
-// every submission and read runs; area C's paging uses Knex's builder.
-import { dbClientOf, type Db } from '../platform/db/index.ts';
+// The only SQL for KPT claims but area A's read port (read-port.ts). The repository is plain SQL
+// (platform/db/sql.ts): it is what every submission and read runs.
+import type { Db } from '../platform/db/index.ts';
 import { advisoryLockCalls, CLAIM_WRITERS, commitOrder, insertInto, locksUntilCommit, sqlOf, updateWhere, type AdvisoryLock, type Binding, type Sql } from '../platform/db/sql.ts';
 import type { ClaimStatus, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
 import type { NormalisedClaim } from './claim-seal.ts';
@@ -56,10 +55,10 @@ export function claimFromRow(r: ClaimRow): KptClaim {
     ...(body.externalFactors ? { externalFactors: body.externalFactors } : {}),
     ...(body.corrects ? { corrects: body.corrects } : {}),
     claimCid: r.claim_cid,
-    checks: JSON.parse(r.checks),
-    reasons: JSON.parse(r.reasons),
-    ...(r.credential ? { credential: JSON.parse(r.credential) } : {}),
-    ...(r.verifiable_credential ? { verifiableCredential: JSON.parse(r.verifiable_credential) } : {}),
+    checks: JSON.parse(r.checks) as KptClaim['checks'],
+    reasons: JSON.parse(r.reasons) as KptClaim['reasons'],
+    ...(r.credential ? { credential: JSON.parse(r.credential) as KptClaim['credential'] } : {}),
+    ...(r.verifiable_credential ? { verifiableCredential: JSON.parse(r.verifiable_credential) as KptClaim['verifiableCredential'] } : {}),
     submittedBy: r.submitted_by,
     createdAt: r.created_at,
     updatedAt: r.updated_at,

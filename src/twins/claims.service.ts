@@ -11,7 +11,7 @@ import type {
   KptClaim,
   KptClaimPage,
   KptClaimRequest,
-  TestGroup,
+  ListClaimsData,
 } from '../../generated/openapi/types.gen.ts';
 import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';
 import { ClaimRepository, claimFromRow, findClaimById, type ClaimRow, type HouseholdClaimRow, type IdempotentClaimRow, type NewClaimRow } from './claims.repository.ts';
@@ -28,14 +28,8 @@ import { decodeCursor, pageOf } from './paging.ts';
 import { assertMatchesSchema } from './schemas.ts';
 import type { ValidatorKey } from './validator-key.ts';
 
-export interface ClaimListFilter {
-  collection?: string;
-  household?: string;
-  group?: TestGroup;
-  status?: ClaimStatus;
-  cursor?: string;
-  limit?: number;
-}
+/** The query of GET /v1/claims, as the contract states it. */
+export type ClaimListFilter = NonNullable<ListClaimsData['query']>;
 
 export interface SubmitResult {
   /** false for an identical resubmission or a repeated Idempotency-Key: `claim` is the stored one. */
@@ -105,10 +99,8 @@ interface Idempotency {
 const isSameRequest = (bound: IdempotentClaimRow, idempotency: Idempotency, claimKey: string) =>
   bound.request_hash !== null ? bound.request_hash === idempotency.requestHash : bound.claim_key === claimKey;
 
-/** Thrown inside the transaction to roll it back and answer with a claim already stored. */
-class ReplayFound {
-  constructor(readonly row: ClaimRow) {}
-}
+/** What a submission's transaction ends in: the claim it stored, or one stored before that it answers with (nothing written). */
+type StoreOutcome = { stored: ClaimRow } | { replay: ClaimRow };
 
 export class ClaimService {
   /** Reads and writes outside a submission's transaction. */
@@ -122,8 +114,9 @@ export class ClaimService {
   }
 
   /**
-   * Validates, stores and verifies a KPT claim. Throws AppError 400 (not a KPT claim), 403 (the
-   * household is a registered entity the caller does not control) or 409 (conflicting data).
+   * Validates, stores and verifies a KPT claim. Throws DomainError: invalid (not a KPT claim),
+   * forbidden (the household is a registered entity the caller does not control), conflict
+   * (conflicting data) or unprocessable (an Idempotency-Key reused for another claim).
    */
   async submit(principal: Principal, body: KptClaimRequest, opts: SubmitOptions = {}): Promise<SubmitResult> {
     assertMatchesSchema<KptClaimRequest>('KptClaimRequest', body, 'KPT claim');
@@ -146,15 +139,15 @@ export class ClaimService {
       : await this.opts.sealer.seal({ id, claim, submittedBy: principal.did, at, withCredential, issuance: { base: this.opts.base, statusIndex } });
 
     try {
-      const row = await inTransaction(this.db, (sql) =>
+      const outcome = await inTransaction(this.db, (sql) =>
         this.storeAndVerify(sql, principal, { id, at, claim, claimKey, conflicts, seal, statusIndex }, key, idempotency, opts.storeWithClaim),
       );
-      return { created: true, claim: claimFromRow(await this.reconciled(row, key)) };
-    } catch (err) {
-      if (err instanceof ReplayFound) {
-        if (idempotency) await this.bindReplayedKey(principal, idempotency, err.row, claimKey);
-        return this.replayed(err.row, opts);
+      if ('replay' in outcome) {
+        if (idempotency) await this.bindReplayedKey(principal, idempotency, outcome.replay, claimKey);
+        return this.replayed(outcome.replay, opts);
       }
+      return { created: true, claim: claimFromRow(await this.reconciled(outcome.stored, key)) };
+    } catch (err) {
       // A concurrent submission with the same key, or of the same claim, committed first.
       if (isUniqueViolation(err)) {
         const bound = idempotency && (await this.repo.findByIdempotencyKey(principal.did, idempotency.key));
@@ -224,7 +217,7 @@ export class ClaimService {
     key: ValidatorKey,
     idempotency: Idempotency | undefined,
     storeWithClaim: SubmitOptions['storeWithClaim'],
-  ): Promise<ClaimRow> {
+  ): Promise<StoreOutcome> {
     const claims = new ClaimRepository(sql);
     // The collection is read unlocked: it is never changed or deleted once created. The household
     // entity is locked for share: a controller transfer in flight is waited for, and none starts
@@ -241,7 +234,7 @@ export class ClaimService {
     if (conflicts.length || !seal) throw conflictWith(`The measurement data conflict: ${conflicts.map((c) => c.message).join('; ')}`, conflicts, 'conflicting-measurements');
     if (idempotency) {
       const previous = await claims.findByIdempotencyKey(principal.did, idempotency.key);
-      if (previous && isSameRequest(previous, idempotency, claimKey)) throw new ReplayFound(previous);
+      if (previous && isSameRequest(previous, idempotency, claimKey)) return { replay: previous };
       if (previous) throw idempotencyKeyReused(idempotency.key, 'claim');
     }
     // READ COMMITTED: a statement sees every claim committed before it starts, here every earlier
@@ -256,7 +249,7 @@ export class ClaimService {
       const stored = (await claims.findById(identical.id))!;
       // A rejected claim may be corrected (same measurements, more documentation): the new
       // claim takes over the key and the rejected one stays on record.
-      if (stored.status !== 'rejected' || jcs(JSON.parse(stored.body)) === jcs(claim)) throw new ReplayFound(stored);
+      if (stored.status !== 'rejected' || jcs(JSON.parse(stored.body)) === jcs(claim)) return { replay: stored };
       await claims.releaseClaimKey(stored.id, sha256hex(`superseded:${stored.id}`));
     }
     if (claim.corrects) {
@@ -310,7 +303,7 @@ export class ClaimService {
         await this.reevaluate(sql, waiting, !!collection.selection_method, key, now);
       }
     }
-    return { seq: 0, ...row };
+    return { stored: { seq: 0, ...row } };
   }
 
   /**

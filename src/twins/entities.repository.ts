@@ -1,8 +1,7 @@
-// The only SQL for twin entities and their relationship links. The page functions at the end
-// are also the read side of the chain query node (area C).
+// The only SQL for twin entities and their relationship links (but area A's read port, read-port.ts).
 import type { Knex } from 'knex';
 import type { Db } from '../platform/db/index.ts';
-import { forShare, forUpdate, sqlOf, takeSeqTurn, type CommitOrder, type Sql } from '../platform/db/sql.ts';
+import { forShare, forUpdate, sqlOf, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
 import type { Entity } from '../../generated/openapi/types.gen.ts';
 
 export interface EntityRow {

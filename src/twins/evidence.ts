@@ -6,7 +6,7 @@ import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { create as createDigest } from 'multiformats/hashes/digest';
 import type { Db } from '../platform/db/index.ts';
-import { insertInto, type Binding, type Sql } from '../platform/db/sql.ts';
+import { insertInto, type Binding } from '../platform/db/sql.ts';
 
 const SHA2_256 = 0x12;
 
@@ -27,12 +27,10 @@ export interface EvidenceBlob {
   bytes: Buffer;
 }
 
-/** Stores text under its CID (`cidOf` its UTF-8 bytes); storing the same bytes again changes nothing. */
-export async function storeEvidence(sql: Sql, cid: string, content: string, mediaType = 'application/json'): Promise<void> {
-  await sql.run(...evidenceInsert(cid, content, mediaType));
-}
-
-/** storeEvidence's statement, for a caller that sends it with another (claims, on PostgreSQL). */
+/**
+ * The statement storing text under its CID (`cidOf` its UTF-8 bytes); storing the same bytes
+ * again changes nothing. A statement, not a call: claims send it with their own insert.
+ */
 export function evidenceInsert(cid: string, content: string, mediaType = 'application/json'): [string, Binding[]] {
   const [insert, bindings] = insertInto('twin_evidence_blobs', {
     cid,

@@ -34,7 +34,7 @@ export async function startTarget(mode: 'baseline' | 'hearth', env: NodeJS.Proce
   });
   const line = await new Promise<string>((resolve, reject) => {
     let buf = '';
-    child.stdout!.on('data', (c) => {
+    child.stdout.on('data', (c) => {
       buf += c;
       const nl = buf.indexOf('\n');
       if (nl >= 0) resolve(buf.slice(0, nl));
@@ -88,7 +88,7 @@ export async function measureHttp(name: string, opts: Partial<autocannon.Options
     const instance = autocannon({ connections: wanted, ...opts, duration: warmup + duration + CONNECT_GRACE } as autocannon.Options, (err, res) => {
       clearTimeout(stopAt);
       if (window) window.to ??= performance.now();
-      if (err) reject(err);
+      if (err) reject(err instanceof Error ? err : new Error(String(err)));
       else resolve(res);
     });
     instance.on('start', () => (startedAt = performance.now()));

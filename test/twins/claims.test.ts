@@ -126,7 +126,7 @@ forEachDatabase('KPT claims', (t) => {
         } finally {
           await transfer.commit();
         }
-        const res = await pending!;
+        const res = await pending;
         expect(res.status).to.equal(403);
       });
     }
@@ -533,7 +533,7 @@ forEachDatabase('KPT claims', (t) => {
         } finally {
           await ref.release();
         }
-        expect((await Promise.all([ref.result, int!])).map((r) => r.status)).to.deep.equal([201, 201]);
+        expect((await Promise.all([ref.result, int])).map((r) => r.status)).to.deep.equal([201, 201]);
         const stored = await listClaims({ client: h.server.client, auth: h.key, query: { collection: collectionId } });
         expect(stored.data!.items.map((c) => c.status)).to.deep.equal(['verified', 'verified']);
       });

@@ -77,7 +77,7 @@ forEachDatabase('seq order is commit order', (t) => {
     } finally {
       await trx.commit();
     }
-    const createdId = await created!;
+    const createdId = await created;
     const listed = await list();
     expect(listed.indexOf(heldId), 'held row listed').to.be.greaterThan(-1);
     expect(listed.indexOf(createdId)).to.be.greaterThan(listed.indexOf(heldId));

@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
 import knex, { type Knex } from 'knex';
 import type { Config } from '../../config.ts';
 import { setBounded } from '../bounded-map.ts';
@@ -118,7 +119,7 @@ export function createDb(opts: DbOptions): Db {
       // from the first statement. busy_timeout makes a second process wait for the write lock
       // (up to the deadline) instead of failing at once; foreign keys are off by default in SQLite; checkpoints run
       // in a worker thread (see checkpointer.ts).
-      afterCreate: (conn: any, done: (err: Error | null, conn: unknown) => void) => {
+      afterCreate: (conn: BetterSqlite3.Database, done: (err: Error | null, conn: unknown) => void) => {
         try {
           conn.pragma('journal_mode = WAL');
           conn.pragma('synchronous = NORMAL');
@@ -172,8 +173,8 @@ export function createDbFromConfig(config: Config): Db {
 }
 
 export async function migrateLatest(db: Db): Promise<string[]> {
-  const [, applied] = await db.migrate.latest({ migrationSource });
-  return applied as string[];
+  const [, applied] = (await db.migrate.latest({ migrationSource })) as [unknown, string[]];
+  return applied;
 }
 
 /** A real round trip to the database, bounded by a timeout: the health check's source of truth. */

@@ -87,11 +87,11 @@ class PostgresSql implements Sql {
   }
 
   async all<T>(sql: string, bindings: readonly Binding[] = []): Promise<T[]> {
-    return (await this.db.raw(sql, bindings as Binding[])).rows as T[];
+    return (await this.db.raw<{ rows: T[] }>(sql, bindings as Binding[])).rows;
   }
 
   async run(sql: string, bindings: readonly Binding[] = []): Promise<number> {
-    return (await this.db.raw(sql, bindings as Binding[])).rowCount as number;
+    return (await this.db.raw<{ rowCount: number }>(sql, bindings as Binding[])).rowCount;
   }
 }
 
@@ -148,7 +148,7 @@ class PgSql implements Sql {
 }
 
 const pgPooled = (client: PgClient) => async <R>(run: (conn: unknown) => Promise<R>): Promise<R> => {
-  const conn = await client.acquireConnection();
+  const conn: unknown = await client.acquireConnection();
   try {
     return await run(conn);
   } finally {
@@ -166,7 +166,7 @@ export function sqlOf(db: Db | Knex.Transaction): Sql {
 /** BEGIN..COMMIT on one pooled connection; ROLLBACK when fn throws (a connection that cannot is dropped by the pool). */
 async function pgTransaction<T>(db: Db, fn: (sql: Sql) => Promise<T>): Promise<T> {
   const client = db.client as PgClient;
-  const conn = await client.acquireConnection();
+  const conn: unknown = await client.acquireConnection();
   try {
     const sql = new PgSql(client, (run) => run(conn));
     await sql.run('begin');
@@ -219,7 +219,7 @@ class SqliteGroupCommit {
 
   run<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ fn, resolve: resolve, reject });
       if (this.running) return;
       this.running = true;
       // After this turn's I/O: requests read in the same turn join the group.
