@@ -30,8 +30,17 @@ function storeOf<S, T>(reads: OrderedReads<S>, map: (items: S[]) => Promise<T[]>
 }
 
 function claimViewOf(c: ClaimRecord): ClaimView {
-  const { issuer, ...rest } = c;
-  return { ...rest, oracle: issuer };
+  return {
+    id: c.id,
+    collectionId: c.collectionId,
+    householdId: c.householdId,
+    status: c.status,
+    oracle: c.issuer,
+    credentialId: c.credentialId,
+    createdAt: c.createdAt,
+    updatedAt: c.updatedAt,
+    ...(c.verifiedAt ? { verifiedAt: c.verifiedAt } : {}),
+  };
 }
 
 export class ChainRepository implements ChainReadModel {
