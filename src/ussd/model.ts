@@ -61,17 +61,8 @@ export interface Account {
   createdAt: string;
 }
 
-export interface NewAccount {
-  id: string;
-  customerId: string;
-  phoneNumber: string;
-  name: string;
-  village: string | null;
-  testGroup: TestGroup;
-  language: Language;
-  sealedPin: string;
-  createdAt: string;
-}
+/** An account as created: no household, no PIN failures yet, in a language of the catalogues. */
+export type NewAccount = Pick<Account, 'id' | 'customerId' | 'phoneNumber' | 'name' | 'village' | 'testGroup' | 'sealedPin' | 'createdAt'> & { language: Language };
 
 export interface FuelLog {
   id: string;
