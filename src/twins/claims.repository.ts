@@ -1,7 +1,8 @@
 // The only SQL for KPT claims but area A's read port (read-port.ts). The repository is plain SQL
 // (platform/db/sql.ts): it is what every submission and read runs.
 import type { Db } from '../platform/db/index.ts';
-import { advisoryLockCalls, CLAIM_WRITERS, commitOrder, insertInto, locksUntilCommit, sqlOf, updateWhere, type AdvisoryLock, type Binding, type Sql } from '../platform/db/sql.ts';
+import { advisoryLockCalls, insertInto, locksUntilCommit, sqlOf, updateWhere, type AdvisoryLock, type Binding, type Sql } from '../platform/db/sql.ts';
+import { CLAIM_WRITERS, commitOrder } from './claim-order.ts';
 import type { ClaimStatus, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
 import type { NormalisedClaim } from './claim-seal.ts';
 import { findCollection, type CollectionRow } from './collections.repository.ts';
@@ -223,7 +224,7 @@ export class ClaimRepository {
 
   /**
    * Inserts a claim. It waits for no other insert: on PostgreSQL its row records its transaction,
-   * which is how followers page (commitOrder in sql.ts).
+   * which is how followers page (commitOrder in claim-order.ts).
    */
   async insert(row: NewClaimRow): Promise<void> {
     await this.sql.run(...insertInto('kpt_claims', { ...row }));

@@ -2,10 +2,10 @@
 // collections and claims in commit order, single lookups, and the claim tallies of collections,
 // in area A's own shapes. The SQL over area A's tables stays here; the reader adapts the shapes.
 // Paging goes both ways from an inclusive `seq` (Cosmos pages in reverse too), by offset or not,
-// in commit order (commitOrder in platform/db/sql.ts): a row committed later never sorts before a
+// in commit order (commitOrder in claim-order.ts): a row committed later never sorts before a
 // page already read, and a row whose `seq` names a position is still named by it.
 import { dbClientOf, type Db } from '../platform/db/index.ts';
-import { commitOrder } from '../platform/db/sql.ts';
+import { commitOrder } from './claim-order.ts';
 import type { Collection, Entity, KptClaim } from '../../generated/openapi/types.gen.ts';
 import type { ClaimRow } from './claims.repository.ts';
 import { collectionFromRow, getCollection, type CollectionRow } from './collections.repository.ts';

@@ -309,24 +309,18 @@ export const forShare = (sql: Sql) => (sql.dialect === 'postgres' ? ' for share'
  * `seq` only once every other transaction inserting into the table (in this schema) has ended,
  * so `seq` order is commit order. Take it for one table per transaction, and after it no lock
  * that a transaction waiting for the turn could hold. SQLite commits one writer at a time.
- * Entities and collections are created rarely; claims, many at once, use `commitOrder` instead.
+ * It suits tables written rarely; one written by many at once needs a CommitOrder of its own.
  */
-export function takeSeqTurn(sql: Sql, table: 'twin_entities' | 'kpt_collections'): Promise<void> {
+export function takeSeqTurn(sql: Sql, table: string): Promise<void> {
   return lockUntilCommit(sql, `seq-order:${table}`);
 }
 
 /**
  * How a follower pages a table in an order nothing committed later can sort before, as SQL
- * fragments over the table's columns (unqualified). kpt_claims on PostgreSQL: rows are ordered
- * by the inserting transaction's id, then `seq` (migration 104), and a reader is given only
- * rows of transactions older than every claim writer still in flight (CLAIMS_HORIZON): any row
- * not yet committed, or inserted later, has a transaction id at least that horizon, so it sorts
- * after every row returned. Ordering by `seq` alone with that filter would not do: a
- * transaction with an older id can take a larger `seq`. The cost: a claim shows up in lists only
- * once every claim insert that took its transaction id before it has ended (each statement is
- * bounded by the database deadline). Everywhere else `seq` is commit order (takeSeqTurn, or SQLite's one
- * writer). A position is still named by its row's `seq` (cursors and keys do not change); a
- * `seq` that names no row has no position (nothing follows it).
+ * fragments over the table's columns (unqualified). SEQ_ORDER is that order wherever `seq` is
+ * commit order (takeSeqTurn, or SQLite's one writer); an area whose inserts take no turn gives
+ * its own (area A's claims: twins/claim-order.ts). A position is still named by its row's `seq`
+ * (cursors and keys do not change); a `seq` that names no row has no position.
  */
 export interface CommitOrder {
   /** `order by` columns in the given direction. */
@@ -337,46 +331,10 @@ export interface CommitOrder {
   relativeTo(op: '>' | '>=' | '<='): string;
 }
 
-const bySeq: CommitOrder = {
+export const SEQ_ORDER: CommitOrder = {
   orderBy: (direction) => `seq ${direction}`,
   relativeTo: (op) => `seq ${op} ?`,
 };
-
-/**
- * Held (shared) by every transaction inserting claims, from before it takes a transaction id
- * (its first statement) to its end: the readers' horizon tells claim writers in flight by it.
- */
-export const CLAIM_WRITERS: AdvisoryLock = { name: 'kpt-claim-writers', mode: 'shared' };
-
-const claimWritersKey = `hashtextextended(current_schema() || ':' || '${CLAIM_WRITERS.name}', 0)`;
-
-/**
- * The oldest transaction id a claim not yet visible to this statement can have: among the
- * transactions its snapshot sees in flight, the oldest that holds CLAIM_WRITERS now, or that has
- * ended since (it may have been one); else the snapshot's next id. One in flight that holds no
- * CLAIM_WRITERS took its id before any claim insert and holds it to its end, so inserts none.
- * The holders are read before any end is checked (the subquery is built at its first use), so a
- * writer ending in between is caught by the second test.
- */
-const CLAIMS_HORIZON = `select coalesce((select min(x) from pg_snapshot_xip(q.s) x
-    where x::text::bigint % 4294967296 in (
-        select t.transactionid::text::bigint from pg_locks w join pg_locks t on t.pid = w.pid
-        where w.locktype = 'advisory' and w.granted and w.objsubid = 1
-          and w.database = (select oid from pg_database where datname = current_database())
-          and w.classid = ((${claimWritersKey} >> 32) & 4294967295)::oid and w.objid = (${claimWritersKey} & 4294967295)::oid
-          and t.locktype = 'transactionid' and t.mode = 'ExclusiveLock' and t.granted)
-      or pg_xact_status(x) <> 'in progress'), pg_snapshot_xmax(q.s))
-  from (select pg_current_snapshot() as s) q`;
-
-const claimsByTransaction: CommitOrder = {
-  orderBy: (direction) => `tx ${direction}, seq ${direction}`,
-  horizon: `tx < (${CLAIMS_HORIZON})`,
-  relativeTo: (op) => `(tx, seq) ${op} (select p.tx, p.seq from kpt_claims p where p.seq = ?)`,
-};
-
-export function commitOrder(dialect: DbClient, table: 'twin_entities' | 'kpt_collections' | 'kpt_claims'): CommitOrder {
-  return dialect === 'postgres' && table === 'kpt_claims' ? claimsByTransaction : bySeq;
-}
 
 /**
  * The key of the advisory lock named by the bound text, within the current schema: advisory
