@@ -33,8 +33,16 @@ export interface OpenApiDocument {
   [key: string]: unknown;
 }
 
+/** A fresh parse of the bundled contract, the caller's own (the request validator changes its copy). */
 export function loadOpenApiDocument(): OpenApiDocument {
   return JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as OpenApiDocument;
+}
+
+let shared: OpenApiDocument | undefined;
+
+/** The bundled contract parsed once, for code that only reads it (never change it). */
+export function bundledContract(): OpenApiDocument {
+  return (shared ??= loadOpenApiDocument());
 }
 
 /** components.schemas[name] of the bundled contract; a missing one is a broken build, not a request's fault. */

@@ -1,10 +1,10 @@
 // DID syntax (W3C DID 1.0, section 3.1) as the contract states it: the `Did` schema's pattern is
 // the one rule, read from the bundled contract, so partners' validators and ours agree.
 // A DID URL (path, query or fragment) is not a DID.
-import { contractSchema, loadOpenApiDocument } from './contract.ts';
+import { bundledContract, contractSchema } from './contract.ts';
 
 /** The contract's `Did` pattern, as written there. */
-export const DID_PATTERN: string = contractSchema(loadOpenApiDocument(), 'Did').pattern ?? '';
+export const DID_PATTERN: string = contractSchema(bundledContract(), 'Did').pattern ?? '';
 const DID_RE = new RegExp(DID_PATTERN, 'u');
 
 export function isDid(value: string): boolean {

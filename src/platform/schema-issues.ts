@@ -3,9 +3,7 @@
 import type { ErrorObject } from 'ajv';
 import { didPatternFailure } from './did.ts';
 import type { InputIssue } from './domain-errors.ts';
-import { valueAtPointer } from './json-pointer.ts';
-
-const tokensOf = (pointer: string) => pointer.split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+import { pointerTokens, valueAtPointer } from './json-pointer.ts';
 
 /**
  * One issue per failure, its path relative to the validated document (under `prefix`).
@@ -21,7 +19,7 @@ export function schemaIssues(
   return (errors ?? [])
     .filter((e) => e.keyword !== 'if')
     .map((e) => {
-      const path = [...prefix, ...tokensOf(e.instancePath)];
+      const path = [...prefix, ...pointerTokens(e.instancePath)];
       const did = didPatternFailure({ keyword: e.keyword, pattern: (e.params as { pattern?: string }).pattern }, valueAtPointer(doc, e.instancePath));
       if (did) return { path, ...did };
       const { missingProperty, additionalProperty } = e.params as { missingProperty?: string; additionalProperty?: string };

@@ -1,18 +1,14 @@
 // The plugin manifest and its validation against the contract's PluginManifest schema. A bad
 // manifest is a programming error in a plugin, so it stops boot with a message naming the
 // plugin and every bad field.
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { PluginManifest } from '../../../generated/openapi/types.gen.ts';
 import { ConfigError } from '../../config.ts';
-import { loadOpenApiDocument } from '../../platform/contract.ts';
+import { contractValidator } from '../../platform/contract-validators.ts';
 import { schemaIssues } from '../../platform/schema-issues.ts';
 
 export type { PluginManifest };
 
-// verbose: a failed pattern's schema carries its wording (x-hearth-message).
-const ajv = new Ajv2020({ strict: false, allErrors: true, verbose: true });
-ajv.addSchema(loadOpenApiDocument(), 'openapi.json');
-const validate = ajv.compile<PluginManifest>({ $ref: 'openapi.json#/components/schemas/PluginManifest' });
+const validate = contractValidator<PluginManifest>('PluginManifest');
 
 /**
  * Thrown at boot for anything that must stop the runtime from starting. A ConfigError, so the

@@ -1,6 +1,6 @@
 // set_user_preferences: the JSON Schema function definition a model sees, and its execution.
 import type { ToolDefinition } from '../../runtime/plugin.ts';
-import { contractSchema, loadOpenApiDocument } from '../../../platform/contract.ts';
+import { bundledContract, contractSchema } from '../../../platform/contract.ts';
 import { PREFERENCE_FIELDS, type PreferenceField } from './record.ts';
 import type { UserPreferencesService } from './service.ts';
 
@@ -20,7 +20,7 @@ const FIELD_DESCRIPTIONS: Record<PreferenceField, string> = {
 };
 
 /** The contract's UserPreferences fields (types, lengths, choices, null to clear), each with the model's description. */
-const contractFields = contractSchema(loadOpenApiDocument(), 'UserPreferences').properties ?? {};
+const contractFields = contractSchema(bundledContract(), 'UserPreferences').properties ?? {};
 
 export const setUserPreferencesParameters = {
   type: 'object' as const,
