@@ -8,7 +8,7 @@
 // before it has ended (each statement is bounded by the database deadline). Entities and
 // collections take the turn, as does everything on SQLite (one writer): there `seq` is the order.
 import type { DbClient } from '../platform/db/index.ts';
-import { SEQ_ORDER, type AdvisoryLock, type CommitOrder } from '../platform/db/sql.ts';
+import { lockKeyOf, SEQ_ORDER, type AdvisoryLock, type CommitOrder } from '../platform/db/sql.ts';
 
 /**
  * Held (shared) by every transaction inserting claims, from before it takes a transaction id
@@ -16,7 +16,7 @@ import { SEQ_ORDER, type AdvisoryLock, type CommitOrder } from '../platform/db/s
  */
 export const CLAIM_WRITERS: AdvisoryLock = { name: 'kpt-claim-writers', mode: 'shared' };
 
-const claimWritersKey = `hashtextextended(current_schema() || ':' || '${CLAIM_WRITERS.name}', 0)`;
+const claimWritersKey = lockKeyOf(`'${CLAIM_WRITERS.name}'`);
 
 /**
  * The oldest transaction id a claim not yet visible to this statement can have: among the

@@ -79,6 +79,9 @@ export interface ClaimFilter {
 export type ClaimUpdate = Pick<ClaimRow, 'status' | 'checks' | 'reasons' | 'credential' | 'verifiable_credential' | 'updated_at' | 'verified_at'> &
   Partial<Pick<ClaimRow, 'status_list_index'>>;
 
+/** The advisory lock a submission to a group of a collection holds (shared) until its commit. */
+const groupLockName = (collectionId: string, group: TestGroup) => `kpt-group:${collectionId}:${group}`;
+
 const HOUSEHOLD_COLUMNS = 'id, claim_key, collection_id, test_group, status, start_date, end_date, daily_logs';
 
 export interface GroupCounts {
@@ -160,7 +163,7 @@ export class ClaimRepository {
     const locks: AdvisoryLock[] = [
       CLAIM_WRITERS,
       { name: `kpt-household:${householdDid}`, mode: 'exclusive' },
-      ...groups.map((g): AdvisoryLock => ({ name: `kpt-group:${collectionId}:${g}`, mode: correction ? 'exclusive' : 'shared' })),
+      ...groups.map((g): AdvisoryLock => ({ name: groupLockName(collectionId, g), mode: correction ? 'exclusive' : 'shared' })),
     ];
     const row = (await this.sql.one<{ collection: CollectionRow | null; household: EntityRow | null }>(
       `select ${advisoryLockCalls(locks)},
@@ -177,7 +180,7 @@ export class ClaimRepository {
    * counted its partners before it. Take it in a transaction of its own, before anything else.
    */
   waitForGroup(collectionId: string, group: TestGroup): Promise<void> {
-    return locksUntilCommit(this.sql, [{ name: `kpt-group:${collectionId}:${group}`, mode: 'exclusive' }]);
+    return locksUntilCommit(this.sql, [{ name: groupLockName(collectionId, group), mode: 'exclusive' }]);
   }
 
   /** Every claim of a household, in any collection, with what the conflict rules compare. */

@@ -346,7 +346,7 @@ export class ClaimService {
    */
   private async supersede(sql: Sql, principal: Principal, claim: NormalisedClaim, by: string, now: string): Promise<void> {
     const claims = new ClaimRepository(sql);
-    // Nothing else changes claims of the collection meanwhile (lockForSubmission for a correction).
+    // Nothing else changes claims of the collection meanwhile (openSubmission's locks for a correction).
     const original = await claims.findById(claim.corrects!);
     const refuse = (message: string) => invalidInput('The body is not a valid KPT claim', [{ path: ['corrects'], message, rule: 'correction-target' }]);
     if (!original) throw refuse(`names no claim (${claim.corrects})`);

@@ -34,8 +34,8 @@ interface SqliteConnection {
 /** better-sqlite3 binds no booleans (Knex converts them the same way). */
 const sqliteBindings = (bindings: readonly Binding[]) => bindings.map((b) => (typeof b === 'boolean' ? Number(b) : b));
 
-/** Runs a statement on a SQLite connection: from the pool for just that statement, or one held. */
-type OnConnection = <R>(run: (conn: SqliteConnection) => R) => Promise<R>;
+/** Runs a statement on a connection: from the pool for just that statement, or one held. */
+type OnConnection<C> = <R>(run: (conn: C) => R | Promise<R>) => Promise<R>;
 
 /**
  * SQLite: each statement runs on the connection Knex's pool holds, taken from the pool for that
@@ -45,7 +45,7 @@ type OnConnection = <R>(run: (conn: SqliteConnection) => R) => Promise<R>;
 class SqliteSql implements Sql {
   readonly dialect = 'sqlite';
 
-  constructor(private readonly onConnection: OnConnection) {}
+  constructor(private readonly onConnection: OnConnection<SqliteConnection>) {}
 
   private exec(sql: string, bindings: readonly Binding[]): Promise<unknown[] | number> {
     return this.onConnection((conn) => {
@@ -67,10 +67,10 @@ class SqliteSql implements Sql {
   }
 }
 
-const pooled = (client: Knex.Client): OnConnection => async (run) => {
-  const conn = (await client.acquireConnection()) as SqliteConnection;
+const pooled = <C>(client: Knex.Client): OnConnection<C> => async (run) => {
+  const conn = (await client.acquireConnection()) as C;
   try {
-    return run(conn);
+    return await run(conn);
   } finally {
     await client.releaseConnection(conn);
   }
@@ -121,7 +121,7 @@ class PgSql implements Sql {
 
   constructor(
     private readonly client: PgClient,
-    private readonly onConnection: <R>(run: (conn: unknown) => Promise<R>) => Promise<R>,
+    private readonly onConnection: OnConnection<unknown>,
   ) {}
 
   private exec(sql: string, bindings: readonly Binding[]): Promise<PgResult> {
@@ -147,20 +147,11 @@ class PgSql implements Sql {
   }
 }
 
-const pgPooled = (client: PgClient) => async <R>(run: (conn: unknown) => Promise<R>): Promise<R> => {
-  const conn: unknown = await client.acquireConnection();
-  try {
-    return await run(conn);
-  } finally {
-    await client.releaseConnection(conn);
-  }
-};
-
 /** The SQL runner over a database or a Knex transaction. */
 export function sqlOf(db: Db | Knex.Transaction): Sql {
-  if (dbClientOf(db as Db) !== 'postgres') return new SqliteSql(pooled(db.client as Knex.Client));
+  if (dbClientOf(db as Db) !== 'postgres') return new SqliteSql(pooled<SqliteConnection>(db.client as Knex.Client));
   if ((db as Knex.Transaction).isTransaction) return new PostgresSql(db as Knex.Transaction);
-  return new PgSql(db.client as PgClient, pgPooled(db.client as PgClient));
+  return new PgSql(db.client as PgClient, pooled<unknown>(db.client as PgClient));
 }
 
 /** BEGIN..COMMIT on one pooled connection; ROLLBACK when fn throws (a connection that cannot is dropped by the pool). */
@@ -168,7 +159,7 @@ async function pgTransaction<T>(db: Db, fn: (sql: Sql) => Promise<T>): Promise<T
   const client = db.client as PgClient;
   const conn: unknown = await client.acquireConnection();
   try {
-    const sql = new PgSql(client, (run) => run(conn));
+    const sql = new PgSql(client, async (run) => run(conn));
     await sql.run('begin');
     let result: T;
     try {
@@ -341,7 +332,12 @@ export const SEQ_ORDER: CommitOrder = {
  * locks are database-wide, and deployments (or test runs) in other schemas of the same database
  * must not wait for each other.
  */
-export const schemaScopedLockKey = "hashtextextended(current_schema() || ':' || ?, 0)";
+export const schemaScopedLockKey = lockKeyOf('?');
+
+/** The key schemaScopedLockKey computes, for a name given as SQL (a literal, or `?`). */
+export function lockKeyOf(nameSql: string): string {
+  return `hashtextextended(current_schema() || ':' || ${nameSql}, 0)`;
+}
 
 /**
  * Waits for, then holds until the transaction ends, the PostgreSQL advisory lock `name` (in this
