@@ -27,6 +27,11 @@ export interface DomainErrorOptions {
   extensions?: Record<string, unknown>;
 }
 
+/** A detail naming each failing place: `summary: <where> <message>; ...`. */
+export function listedDetail(summary: string, failures: readonly { pointer: string; message: string }[]): string {
+  return `${summary}: ${failures.map((f) => `${f.pointer} ${f.message}`).join('; ')}`;
+}
+
 /** An RFC 6901 pointer for an input path, relative to the input. */
 export const inputPointer = (path: InputPath): string => jsonPointer(...path);
 
@@ -44,7 +49,7 @@ export class DomainError extends Error {
     opts: DomainErrorOptions = {},
   ) {
     const issues = opts.issues ?? [];
-    super(opts.listIssues && issues.length ? `${summary}: ${issues.map((i) => `${inputPointer(i.path)} ${i.message}`).join('; ')}` : summary);
+    super(opts.listIssues && issues.length ? listedDetail(summary, issues.map((i) => ({ pointer: inputPointer(i.path), message: i.message }))) : summary);
     this.issues = issues;
     this.type = opts.type;
     this.listIssues = opts.listIssues ?? false;

@@ -4,8 +4,8 @@ import { expect } from 'chai';
 import { createCollection, createEntity, getClaim, listClaims, submitClaim } from '../../generated/openapi/sdk.gen.ts';
 import type { KptClaim, KptClaimRequest, Problem } from '../../generated/openapi/types.gen.ts';
 import type { Sql } from '../../src/platform/db/sql.ts';
-import { DomainError } from '../../src/platform/domain-errors.ts';
-import { AppError, conflict, toAppError } from '../../src/platform/http/errors.ts';
+import { conflictWith, DomainError } from '../../src/platform/domain-errors.ts';
+import { toAppError } from '../../src/platform/http/errors.ts';
 import type { Principal } from '../../src/platform/keys/service.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
@@ -643,14 +643,14 @@ forEachDatabase('KPT claims', (t) => {
         const written = async () => (await t.db('test_caller_writes').select('claim_id')).map((r: { claim_id: string }) => r.claim_id);
         const write = (refuse: boolean) => async (sql: Sql, claimId: string) => {
           await sql.run('insert into test_caller_writes (claim_id) values (?) on conflict (claim_id) do nothing', [claimId]);
-          if (refuse) throw conflict('the caller refuses');
+          if (refuse) throw conflictWith('the caller refuses');
         };
 
         const body = kptClaim();
         const before = await twinsTableContents(t.db);
-        let err: AppError | undefined;
-        await twins.claims.submit(gateway, body, { storeWithClaim: write(true) }).catch((e: AppError) => (err = e));
-        expect(err?.status).to.equal(409);
+        let err: unknown;
+        await twins.claims.submit(gateway, body, { storeWithClaim: write(true) }).catch((e: unknown) => (err = e));
+        expect(toAppError(err).status).to.equal(409);
         expect(await written(), 'the refused write is undone').to.deep.equal([]);
         expect(await twinsTableContents(t.db), 'and no claim stored').to.deep.equal(before);
 

@@ -7,7 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { ProblemFieldError } from '../../../generated/openapi/types.gen.ts';
 import { isDatabaseUnavailable } from '../db/index.ts';
-import { DomainError, type DomainErrorKind, type InputPath } from '../domain-errors.ts';
+import { DomainError, listedDetail, type DomainErrorKind, type InputPath } from '../domain-errors.ts';
 import { jsonPointer } from '../json-pointer.ts';
 import type { Logger } from '../logging.ts';
 import { requestContextOf } from './request-context.ts';
@@ -59,8 +59,6 @@ export const unauthorized = (detail = 'A valid API key is required: send Authori
   });
 export const forbidden = (detail: string) => new AppError(403, 'Forbidden', { detail });
 export const notFound = (detail: string) => new AppError(404, 'Not Found', { detail });
-export const conflict = (detail: string, errors?: FieldError[], type = 'conflict') =>
-  new AppError(409, 'Conflict', { detail, errors, type });
 /** 503: the service cannot answer now (database out of reach, deadline passed); the error handler adds Retry-After. */
 export const unavailable = (detail = 'The service is temporarily unavailable; retry later.', cause?: unknown) =>
   new AppError(503, 'Service Unavailable', { detail, cause, type: 'service-unavailable' });
@@ -83,7 +81,7 @@ export function domainToAppError(err: DomainError, locate: InputLocator = inBody
   const [status, title] = STATUS_OF_KIND[err.kind];
   const errors = err.issues.map((i) => ({ pointer: locate(i.path), message: i.message, ...(i.rule ? { rule: i.rule } : {}) }));
   return new AppError(status, title, {
-    detail: err.listIssues && errors.length ? `${err.summary}: ${errors.map((x) => `${x.pointer} ${x.message}`).join('; ')}` : err.summary,
+    detail: err.listIssues && errors.length ? listedDetail(err.summary, errors) : err.summary,
     errors: errors.length ? errors : undefined,
     type: err.type,
     extensions: err.extensions,
@@ -122,7 +120,7 @@ export function toAppError(err: unknown, locate?: InputLocator): AppError {
     return new AppError(status, STATUS_CODES[status] ?? 'Bad Request', {
       detail:
         status === 400
-          ? `The request does not match the API contract: ${errors.map((x) => `${x.pointer} ${x.message}`).join('; ')}`
+          ? listedDetail('The request does not match the API contract', errors)
           : e.message?.replace(/^unsupported media type undefined$/, 'unsupported media type: the request has no Content-Type'),
       errors: status === 400 ? errors : undefined,
       type: status === 400 ? 'validation-error' : undefined,
