@@ -7,3 +7,4 @@ mkdir -p generated
 npx --no-install tsx scripts/bundle-openapi.ts
 npx --no-install openapi-ts --file openapi-ts.config.ts >/dev/null
 npx --no-install buf generate
+npx --no-install tsx scripts/generate-db-types.ts

@@ -2,7 +2,8 @@
 import { parseArgs } from 'node:util';
 import { createHearth } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { createDbFromConfig, databaseUnreachable, migrateLatest, type Db } from './platform/db/index.ts';
+import { createDbFromConfig, databaseUnreachable, type Db } from './platform/db/index.ts';
+import { migrateLatest } from './platform/db/migrate.ts';
 import { DomainError, notFoundError } from './platform/domain-errors.ts';
 import { ApiKeyService, SCOPES } from './platform/keys/service.ts';
 import { createLogger } from './platform/logging.ts';

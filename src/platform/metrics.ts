@@ -5,7 +5,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Router } from 'express';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import type { Db } from './db/index.ts';
+import { poolStats, type Db } from './db/index.ts';
 import { unauthorized } from './http/errors.ts';
 import { caseSensitiveRouter } from './http/scope.ts';
 
@@ -15,17 +15,16 @@ export type RouteLabeller = (req: Request) => string;
 export function createMetrics(db: Db): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'hearth_' });
-  const pool = () => (db.client as { pool?: { numUsed(): number; numFree(): number; numPendingAcquires(): number } }).pool;
   new Gauge({
     name: 'hearth_db_pool_connections',
     help: 'Database pool connections by state (used, free, pending acquires).',
     labelNames: ['state'],
     registers: [registry],
     collect() {
-      const p = pool();
-      this.set({ state: 'used' }, p?.numUsed() ?? 0);
-      this.set({ state: 'free' }, p?.numFree() ?? 0);
-      this.set({ state: 'pending' }, p?.numPendingAcquires() ?? 0);
+      const { used, free, pending } = poolStats(db);
+      this.set({ state: 'used' }, used);
+      this.set({ state: 'free' }, free);
+      this.set({ state: 'pending' }, pending);
     },
   });
   return registry;

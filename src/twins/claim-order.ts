@@ -7,6 +7,7 @@
 // The cost: a claim shows up in lists only once every claim insert that took its transaction id
 // before it has ended (each statement is bounded by the database deadline). Entities and
 // collections take the turn, as does everything on SQLite (one writer): there `seq` is the order.
+import { sql, type SqlBool } from 'kysely';
 import type { DbClient } from '../platform/db/index.ts';
 import { lockKeyOf, SEQ_ORDER, type AdvisoryLock, type CommitOrder } from '../platform/db/sql.ts';
 
@@ -16,7 +17,7 @@ import { lockKeyOf, SEQ_ORDER, type AdvisoryLock, type CommitOrder } from '../pl
  */
 export const CLAIM_WRITERS: AdvisoryLock = { name: 'kpt-claim-writers', mode: 'shared' };
 
-const claimWritersKey = lockKeyOf(`'${CLAIM_WRITERS.name}'`);
+const claimWritersKey = lockKeyOf(CLAIM_WRITERS.name);
 
 /**
  * The oldest transaction id a claim not yet visible to this statement can have: among the
@@ -26,7 +27,7 @@ const claimWritersKey = lockKeyOf(`'${CLAIM_WRITERS.name}'`);
  * The holders are read before any end is checked (the subquery is built at its first use), so a
  * writer ending in between is caught by the second test.
  */
-const CLAIMS_HORIZON = `select coalesce((select min(x) from pg_snapshot_xip(q.s) x
+const CLAIMS_HORIZON = sql`select coalesce((select min(x) from pg_snapshot_xip(q.s) x
     where x::text::bigint % 4294967296 in (
         select t.transactionid::text::bigint from pg_locks w join pg_locks t on t.pid = w.pid
         where w.locktype = 'advisory' and w.granted and w.objsubid = 1
@@ -37,9 +38,9 @@ const CLAIMS_HORIZON = `select coalesce((select min(x) from pg_snapshot_xip(q.s)
   from (select pg_current_snapshot() as s) q`;
 
 const claimsByTransaction: CommitOrder = {
-  orderBy: (direction) => `tx ${direction}, seq ${direction}`,
-  horizon: `tx < (${CLAIMS_HORIZON})`,
-  relativeTo: (op) => `(tx, seq) ${op} (select p.tx, p.seq from kpt_claims p where p.seq = ?)`,
+  orderBy: (direction) => sql`tx ${sql.raw(direction)}, seq ${sql.raw(direction)}`,
+  horizon: sql<SqlBool>`tx < (${CLAIMS_HORIZON})`,
+  relativeTo: (op, seq) => sql<SqlBool>`(tx, seq) ${sql.raw(op)} (select p.tx, p.seq from kpt_claims p where p.seq = ${seq})`,
 };
 
 /** The commit order of one of area A's tables: its claims by transaction on PostgreSQL, else `seq`. */

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import knex from 'knex';
-import { createDb, migrateLatest, type Db, type DbClient } from '../../src/platform/db/index.ts';
+import { createDb, type Db, type DbClient } from '../../src/platform/db/index.ts';
+import { migrateLatest } from '../../src/platform/db/migrate.ts';
 
 export interface TestDatabase {
   kind: DbClient;

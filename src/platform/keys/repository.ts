@@ -1,34 +1,27 @@
+import type { Selectable } from 'kysely';
 import type { Db } from '../db/index.ts';
+import type { ApiKeys } from '../../../generated/db/database.ts';
 
-export interface ApiKeyRow {
-  id: string;
-  name: string;
-  key_hash: string;
-  prefix: string;
-  principal_did: string;
-  scopes: string;
-  created_at: string;
-  revoked_at: string | null;
-}
+export type ApiKeyRow = Selectable<ApiKeys>;
 
 export class ApiKeyRepository {
   constructor(private readonly db: Db) {}
 
   async insert(row: ApiKeyRow): Promise<void> {
-    await this.db('api_keys').insert(row);
+    await this.db.insertInto('api_keys').values(row).execute();
   }
 
   async findActiveByHash(hash: string): Promise<ApiKeyRow | undefined> {
-    return this.db<ApiKeyRow>('api_keys').where({ key_hash: hash }).whereNull('revoked_at').first();
+    return this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', hash).where('revoked_at', 'is', null).executeTakeFirst();
   }
 
   async list(): Promise<ApiKeyRow[]> {
-    return this.db<ApiKeyRow>('api_keys').orderBy('created_at', 'asc').orderBy('id', 'asc');
+    return this.db.selectFrom('api_keys').selectAll().orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
   }
 
   /** Returns false when no active key has this id. */
   async revoke(id: string, at: string): Promise<boolean> {
-    const n = await this.db('api_keys').where({ id }).whereNull('revoked_at').update({ revoked_at: at });
-    return n > 0;
+    const { numUpdatedRows } = await this.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+    return numUpdatedRows > 0n;
   }
 }

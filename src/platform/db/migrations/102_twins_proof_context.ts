@@ -1,4 +1,4 @@
-import type { Knex } from 'knex';
+import type { Kysely } from 'kysely';
 
 // eddsa-jcs-2022 (vc-di-eddsa section 3.3.1 step 2) signs a proof configuration holding the
 // document's @context and returns that @context in the proof. Credentials issued before this
@@ -11,26 +11,31 @@ type Row = { id: string; verifiable_credential: string };
 /** A stored credential, as far as this migration reads it. */
 type StoredVc = { '@context'?: unknown; proof?: Record<string, unknown> | unknown[] };
 
-async function rewrite(knex: Knex, change: (vc: StoredVc) => boolean): Promise<void> {
+/** The table as this migration found it. */
+type Db = Kysely<{ kpt_claims: Row & { seq: number } }>;
+
+async function rewrite(db: Db, change: (vc: StoredVc) => boolean): Promise<void> {
   let after = 0;
   for (;;) {
-    const rows = await knex<Row & { seq: number }>('kpt_claims')
-      .select('seq', 'id', 'verifiable_credential')
-      .whereNotNull('verifiable_credential')
-      .andWhere('seq', '>', after)
+    const rows = await db
+      .selectFrom('kpt_claims')
+      .select(['seq', 'id', 'verifiable_credential'])
+      .where('verifiable_credential', 'is not', null)
+      .where('seq', '>', after)
       .orderBy('seq')
-      .limit(BATCH);
+      .limit(BATCH)
+      .execute();
     if (!rows.length) return;
     for (const row of rows) {
       const vc = JSON.parse(row.verifiable_credential) as StoredVc;
-      if (change(vc)) await knex('kpt_claims').where({ id: row.id }).update({ verifiable_credential: JSON.stringify(vc) });
+      if (change(vc)) await db.updateTable('kpt_claims').set({ verifiable_credential: JSON.stringify(vc) }).where('id', '=', row.id).execute();
     }
     after = rows[rows.length - 1]!.seq;
   }
 }
 
-export async function up(knex: Knex): Promise<void> {
-  await rewrite(knex, (vc) => {
+export async function up(db: Db): Promise<void> {
+  await rewrite(db, (vc) => {
     if (!vc.proof || Array.isArray(vc.proof) || vc.proof['@context'] !== undefined) return false;
     const { proofValue, ...options } = vc.proof;
     vc.proof = { ...options, '@context': vc['@context'], proofValue };
@@ -38,8 +43,8 @@ export async function up(knex: Knex): Promise<void> {
   });
 }
 
-export async function down(knex: Knex): Promise<void> {
-  await rewrite(knex, (vc) => {
+export async function down(db: Db): Promise<void> {
+  await rewrite(db, (vc) => {
     if (!vc.proof || Array.isArray(vc.proof) || vc.proof['@context'] === undefined) return false;
     delete vc.proof['@context'];
     return true;

@@ -1,24 +1,21 @@
-import type { Knex } from 'knex';
+import type { MigrationDb } from './index.ts';
+
+const COLUMNS = [
+  ['network_code', 'varchar(16)'],
+  ['end_status', 'varchar(32)'],
+  ['end_duration_ms', 'integer'],
+  ['end_error', 'varchar(200)'],
+  ['ended_at', 'varchar(32)'],
+] as const;
 
 // What the telecom gateway tells about a session: the mobile network it came from (every hop
 // carries networkCode) and, once it is over, its end-of-session notification (status, duration,
-// error), which says whether the household saw the last reply.
-export async function up(knex: Knex): Promise<void> {
-  await knex.schema.alterTable('ussd_sessions', (t) => {
-    t.string('network_code', 16).nullable();
-    t.string('end_status', 32).nullable();
-    t.integer('end_duration_ms').nullable();
-    t.string('end_error', 200).nullable();
-    t.string('ended_at', 32).nullable();
-  });
+// error), which says whether the household saw the last reply. One column per statement: SQLite
+// adds one at a time.
+export async function up(db: MigrationDb): Promise<void> {
+  for (const [column, type] of COLUMNS) await db.schema.alterTable('ussd_sessions').addColumn(column, type).execute();
 }
 
-export async function down(knex: Knex): Promise<void> {
-  await knex.schema.alterTable('ussd_sessions', (t) => {
-    t.dropColumn('network_code');
-    t.dropColumn('end_status');
-    t.dropColumn('end_duration_ms');
-    t.dropColumn('end_error');
-    t.dropColumn('ended_at');
-  });
+export async function down(db: MigrationDb): Promise<void> {
+  for (const [column] of COLUMNS) await db.schema.alterTable('ussd_sessions').dropColumn(column).execute();
 }
