@@ -1,44 +1,22 @@
-// The only SQL for KPT claims but area A's read port (read-port.ts). The repository is plain SQL
-// (platform/db/sql.ts): it is what every submission and read runs.
-import type { Db } from '../platform/db/index.ts';
-import { advisoryLockCalls, insertInto, locksUntilCommit, sqlOf, updateWhere, type AdvisoryLock, type Binding, type Sql } from '../platform/db/sql.ts';
+// The only SQL for KPT claims but area A's read port (read-port.ts): what every submission and
+// read runs.
+import { sql, type InsertQueryBuilder, type InsertResult, type Selectable } from 'kysely';
+import { dbClientOf, type Database, type Db } from '../platform/db/index.ts';
+import { advisoryLockCalls, locksUntilCommit, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
 import { CLAIM_WRITERS, commitOrder } from './claim-order.ts';
 import type { ClaimStatus, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
+import type { KptClaims } from '../../generated/db/database.ts';
 import type { NormalisedClaim } from './claim-seal.ts';
 import { findCollection, type CollectionRow } from './collections.repository.ts';
 import { findEntityRowForShare, type EntityRow } from './entities.repository.ts';
 
-export interface ClaimRow {
-  seq: number;
-  id: string;
-  claim_key: string;
-  collection_id: string;
-  household_did: string;
-  test_group: TestGroup;
-  status: ClaimStatus;
-  start_date: string | null;
-  end_date: string | null;
-  days: number;
-  total_kg: number;
-  daily_logs: string;
-  body: string;
-  claim_cid: string;
-  checks: string;
-  reasons: string;
-  credential: string | null;
-  verifiable_credential: string | null;
-  submitted_by: string;
-  created_at: string;
-  updated_at: string;
-  verified_at: string | null;
-  /** Its credential's index in the status lists (credential-status.ts); null before migration 103 or without one. */
-  status_list_index: number | null;
-}
+/** A stored claim; its credential's index in the status lists (credential-status.ts) is null without one. */
+export type ClaimRow = Omit<Selectable<KptClaims>, 'test_group' | 'status'> & { test_group: TestGroup; status: ClaimStatus };
 
 export type NewClaimRow = Omit<ClaimRow, 'seq'>;
 /** A claim found by Idempotency-Key; `request_hash` is null for keys bound before it was recorded. */
 export type IdempotentClaimRow = ClaimRow & { request_hash: string | null };
-export type HouseholdClaimRow = Pick<ClaimRow, 'id' | 'claim_key' | 'collection_id' | 'test_group' | 'status' | 'start_date' | 'end_date' | 'daily_logs'>;
+export type HouseholdClaimRow = Pick<ClaimRow, (typeof HOUSEHOLD_COLUMNS)[number]>;
 
 export function claimFromRow(r: ClaimRow): KptClaim {
   const body = JSON.parse(r.body) as NormalisedClaim;
@@ -82,62 +60,50 @@ export type ClaimUpdate = Pick<ClaimRow, 'status' | 'checks' | 'reasons' | 'cred
 /** The advisory lock a submission to a group of a collection holds (shared) until its commit. */
 const groupLockName = (collectionId: string, group: TestGroup) => `kpt-group:${collectionId}:${group}`;
 
-const HOUSEHOLD_COLUMNS = 'id, claim_key, collection_id, test_group, status, start_date, end_date, daily_logs';
+const HOUSEHOLD_COLUMNS = ['id', 'claim_key', 'collection_id', 'test_group', 'status', 'start_date', 'end_date', 'daily_logs'] as const;
 
 export interface GroupCounts {
   all: number;
   aligned: number;
   alignedPending: number;
 }
-type CountsRow = { n: number | string; aligned: number | string; aligned_pending: number | string };
+type Count = number | string | bigint;
+type CountsRow = { n: Count; aligned: Count; aligned_pending: Count };
 const countsOf = (row: CountsRow): GroupCounts => ({ all: Number(row.n), aligned: Number(row.aligned), alignedPending: Number(row.aligned_pending) });
 
-/**
- * countGroupClaims's statement, after a `leading` select-list item if given: the overlap counts
- * are conditional sums (ISO dates compare as strings).
- */
-function groupCounts(collectionId: string, group: TestGroup, period?: { start: string; end: string }, leading?: string): [string, Binding[]] {
-  const overlap = 'start_date <= ? and end_date >= ?';
-  return [
-    `select ${leading ? `${leading}, ` : ''}count(*) as n,
-       ${period ? `coalesce(sum(case when ${overlap} then 1 else 0 end), 0)` : '0'} as aligned,
-       ${period ? `coalesce(sum(case when status = 'pending' and ${overlap} then 1 else 0 end), 0)` : '0'} as aligned_pending
-     from kpt_claims where collection_id = ? and test_group = ? and status <> 'rejected'`,
-    [...(period ? [period.end, period.start, period.end, period.start] : []), collectionId, group],
-  ];
-}
-
-/** Claims, over a database (`sqlOf(db)`) or a transaction (`inTransaction`). */
+/** Claims, over the database or a transaction (`inTransaction`). */
 export class ClaimRepository {
   constructor(private readonly sql: Sql) {}
 
+  private claims() {
+    return this.sql.selectFrom('kpt_claims').selectAll('kpt_claims').$narrowType<Pick<ClaimRow, 'test_group' | 'status'>>();
+  }
+
   async findById(id: string): Promise<ClaimRow | undefined> {
-    return this.sql.one<ClaimRow>('select * from kpt_claims where id = ?', [id]);
+    return this.claims().where('id', '=', id).executeTakeFirst();
   }
 
   async findByClaimKey(claimKey: string): Promise<ClaimRow | undefined> {
-    return this.sql.one<ClaimRow>('select * from kpt_claims where claim_key = ?', [claimKey]);
+    return this.claims().where('claim_key', '=', claimKey).executeTakeFirst();
   }
 
   /** The claim a caller's Idempotency-Key is bound to, with the hash of the request it came with. */
   async findByIdempotencyKey(principalDid: string, key: string): Promise<IdempotentClaimRow | undefined> {
-    return this.sql.one<IdempotentClaimRow>(
-      `select kpt_claims.*, k.request_hash from kpt_claims join kpt_idempotency_keys k on k.claim_id = kpt_claims.id
-       where k.principal_did = ? and k.idempotency_key = ?`,
-      [principalDid, key],
-    );
+    return this.claims()
+      .innerJoin('kpt_idempotency_keys as k', 'k.claim_id', 'kpt_claims.id')
+      .select('k.request_hash')
+      .where('k.principal_did', '=', principalDid)
+      .where('k.idempotency_key', '=', key)
+      .executeTakeFirst();
   }
 
   /** Binds a caller's key to a claim; a key already bound stays as it is (`ifUnbound`: the caller checks). */
   async bindIdempotencyKey(principalDid: string, key: string, binding: { claimId: string; requestHash: string; at: string }, ifUnbound = false): Promise<void> {
-    const [insert, bindings] = insertInto('kpt_idempotency_keys', {
-      principal_did: principalDid,
-      idempotency_key: key,
-      claim_id: binding.claimId,
-      request_hash: binding.requestHash,
-      created_at: binding.at,
-    });
-    await this.sql.run(ifUnbound ? `${insert} on conflict (principal_did, idempotency_key) do nothing` : insert, bindings);
+    await this.sql
+      .insertInto('kpt_idempotency_keys')
+      .values({ principal_did: principalDid, idempotency_key: key, claim_id: binding.claimId, request_hash: binding.requestHash, created_at: binding.at })
+      .$if(ifUnbound, (q) => q.onConflict((oc) => oc.columns(['principal_did', 'idempotency_key']).doNothing()))
+      .execute();
   }
 
   /**
@@ -155,7 +121,7 @@ export class ClaimRepository {
     group: TestGroup,
     correction: boolean,
   ): Promise<{ collection: CollectionRow | undefined; household: EntityRow | undefined }> {
-    if (this.sql.dialect !== 'postgres') {
+    if (dbClientOf(this.sql) !== 'postgres') {
       return { collection: await findCollection(this.sql, collectionId), household: await findEntityRowForShare(this.sql, householdDid) };
     }
     const groups: TestGroup[] = correction ? ['reference', 'intervention'] : [group];
@@ -165,13 +131,10 @@ export class ClaimRepository {
       { name: `kpt-household:${householdDid}`, mode: 'exclusive' },
       ...groups.map((g): AdvisoryLock => ({ name: groupLockName(collectionId, g), mode: correction ? 'exclusive' : 'shared' })),
     ];
-    const row = (await this.sql.one<{ collection: CollectionRow | null; household: EntityRow | null }>(
-      `select ${advisoryLockCalls(locks)},
-         (select row_to_json(c) from kpt_collections c where c.id = ?) as collection,
-         (select row_to_json(e) from twin_entities e where e.did = ? for share) as household`,
-      [...locks.map((l) => l.name), collectionId, householdDid],
-    ))!;
-    return { collection: row.collection ?? undefined, household: row.household ?? undefined };
+    const { rows } = await sql<{ collection: CollectionRow | null; household: EntityRow | null }>`select ${advisoryLockCalls(locks)},
+         (select row_to_json(c) from kpt_collections c where c.id = ${collectionId}) as collection,
+         (select row_to_json(e) from twin_entities e where e.did = ${householdDid} for share) as household`.execute(this.sql);
+    return { collection: rows[0]!.collection ?? undefined, household: rows[0]!.household ?? undefined };
   }
 
   /**
@@ -185,7 +148,13 @@ export class ClaimRepository {
 
   /** Every claim of a household, in any collection, with what the conflict rules compare. */
   async findByHousehold(householdDid: string): Promise<HouseholdClaimRow[]> {
-    return this.sql.all<HouseholdClaimRow>(`select ${HOUSEHOLD_COLUMNS} from kpt_claims where household_did = ? order by seq`, [householdDid]);
+    return this.sql
+      .selectFrom('kpt_claims')
+      .select(HOUSEHOLD_COLUMNS)
+      .$narrowType<Pick<ClaimRow, 'test_group' | 'status'>>()
+      .where('household_did', '=', householdDid)
+      .orderBy('seq')
+      .execute();
   }
 
   /**
@@ -193,8 +162,7 @@ export class ClaimRepository {
    * how many of those are pending (only then must they be re-evaluated).
    */
   async countGroupClaims(collectionId: string, group: TestGroup, period?: { start: string; end: string }): Promise<GroupCounts> {
-    const [select, bindings] = groupCounts(collectionId, group, period);
-    return countsOf((await this.sql.one(select, bindings))!);
+    return countsOf(await groupCounts(this.sql, collectionId, group, period).executeTakeFirstOrThrow());
   }
 
   /**
@@ -207,22 +175,28 @@ export class ClaimRepository {
     group: TestGroup,
     period?: { start: string; end: string },
   ): Promise<{ household: HouseholdClaimRow[]; counts: GroupCounts }> {
-    if (this.sql.dialect !== 'postgres') {
+    if (dbClientOf(this.sql) !== 'postgres') {
       return { household: await this.findByHousehold(householdDid), counts: await this.countGroupClaims(collectionId, group, period) };
     }
-    const household = `(select coalesce(json_agg(h order by h.seq), '[]'::json) from (select seq, ${HOUSEHOLD_COLUMNS} from kpt_claims where household_did = ?) h) as household`;
-    const [select, bindings] = groupCounts(collectionId, group, period, household);
-    const row = (await this.sql.one<CountsRow & { household: HouseholdClaimRow[] }>(select, [householdDid, ...bindings]))!;
+    const household = sql<HouseholdClaimRow[]>`(select coalesce(json_agg(h order by h.seq), '[]'::json) from (select seq, ${sql.join(
+      HOUSEHOLD_COLUMNS.map((c) => sql.ref(c)),
+    )} from kpt_claims where household_did = ${householdDid}) h)`;
+    const row = await groupCounts(this.sql, collectionId, group, period)
+      .select(household.as('household'))
+      .executeTakeFirstOrThrow();
     return { household: row.household, counts: countsOf(row) };
   }
 
   /** Pending claims of a group in a collection whose test period overlaps [start, end]. */
   async findPendingOverlapping(collectionId: string, group: TestGroup, period: { start: string; end: string }): Promise<ClaimRow[]> {
-    return this.sql.all<ClaimRow>(
-      `select * from kpt_claims where collection_id = ? and test_group = ? and status = 'pending'
-       and start_date <= ? and end_date >= ? order by seq`,
-      [collectionId, group, period.end, period.start],
-    );
+    return this.claims()
+      .where('collection_id', '=', collectionId)
+      .where('test_group', '=', group)
+      .where('status', '=', 'pending')
+      .where('start_date', '<=', period.end)
+      .where('end_date', '>=', period.start)
+      .orderBy('seq')
+      .execute();
   }
 
   /**
@@ -230,26 +204,25 @@ export class ClaimRepository {
    * which is how followers page (commitOrder in claim-order.ts).
    */
   async insert(row: NewClaimRow): Promise<void> {
-    await this.sql.run(...insertInto('kpt_claims', { ...row }));
+    await this.sql.insertInto('kpt_claims').values(row).execute();
   }
 
   /** `insert` after another insert (its evidence), in one round trip on PostgreSQL. */
-  async insertAfter([before, beforeBindings]: [string, Binding[]], row: NewClaimRow): Promise<void> {
-    if (this.sql.dialect !== 'postgres') {
-      await this.sql.run(before, beforeBindings);
+  async insertAfter<TB extends keyof Database>(before: (sql: Sql) => InsertQueryBuilder<Database, TB, InsertResult>, row: NewClaimRow): Promise<void> {
+    if (dbClientOf(this.sql) !== 'postgres') {
+      await before(this.sql).execute();
       return this.insert(row);
     }
-    const [insert, bindings] = insertInto('kpt_claims', { ...row });
-    await this.sql.run(`with before as (${before}) ${insert}`, [...beforeBindings, ...bindings]);
+    await this.sql.with('before', () => before(this.sql)).insertInto('kpt_claims').values(row).execute();
   }
 
   /** Frees a rejected claim's key for its corrected resubmission. */
   async releaseClaimKey(id: string, replacementKey: string): Promise<void> {
-    await this.sql.run(...updateWhere('kpt_claims', { claim_key: replacementKey }, { id }));
+    await this.sql.updateTable('kpt_claims').set({ claim_key: replacementKey }).where('id', '=', id).execute();
   }
 
   async update(id: string, patch: ClaimUpdate): Promise<void> {
-    await this.sql.run(...updateWhere('kpt_claims', { ...patch }, { id }));
+    await this.sql.updateTable('kpt_claims').set(patch).where('id', '=', id).execute();
   }
 
   /**
@@ -257,39 +230,61 @@ export class ClaimRepository {
    * at once, the later waits for the earlier and then changes nothing.
    */
   async updateIfPending(id: string, patch: ClaimUpdate): Promise<void> {
-    await this.sql.run(...updateWhere('kpt_claims', { ...patch }, { id, status: 'pending' }));
+    await this.sql.updateTable('kpt_claims').set(patch).where('id', '=', id).where('status', '=', 'pending').execute();
   }
 
   /** One page (and one row more, to tell whether another follows) of the claims a filter matches. */
   async list(f: ClaimFilter): Promise<ClaimRow[]> {
-    const conditions: [string, Binding][] = [];
-    if (f.collection) conditions.push(['collection_id = ?', f.collection]);
-    if (f.household) conditions.push(['household_did = ?', f.household]);
-    if (f.group) conditions.push(['test_group = ?', f.group]);
-    if (f.status) conditions.push(['status = ?', f.status]);
-    const order = commitOrder(this.sql.dialect, 'kpt_claims');
-    if (f.afterSeq !== undefined) conditions.push([order.relativeTo('>'), f.afterSeq]);
-    const where = [...(order.horizon ? [order.horizon] : []), ...conditions.map(([c]) => c)];
-    return this.sql.all<ClaimRow>(
-      `select * from kpt_claims${where.length ? ` where ${where.join(' and ')}` : ''} order by ${order.orderBy('asc')} limit ?`,
-      [...conditions.map(([, v]) => v), f.limit + 1],
-    );
+    const order = commitOrder(dbClientOf(this.sql), 'kpt_claims');
+    return this.claims()
+      .$if(order.horizon !== undefined, (q) => q.where(order.horizon!))
+      .$if(!!f.collection, (q) => q.where('collection_id', '=', f.collection!))
+      .$if(!!f.household, (q) => q.where('household_did', '=', f.household!))
+      .$if(!!f.group, (q) => q.where('test_group', '=', f.group!))
+      .$if(!!f.status, (q) => q.where('status', '=', f.status!))
+      .$if(f.afterSeq !== undefined, (q) => q.where(order.relativeTo('>', f.afterSeq!)))
+      .orderBy(order.orderBy('asc'))
+      .limit(f.limit + 1)
+      .execute();
   }
 
   /** How many claims there are in each status (the metrics' gauge). */
   async countByStatus(): Promise<{ status: ClaimStatus; count: number }[]> {
-    const rows = await this.sql.all<{ status: ClaimStatus; count: number | string }>('select status, count(*) as count from kpt_claims group by status');
+    const rows = await this.sql
+      .selectFrom('kpt_claims')
+      .select((eb) => ['status', eb.fn.countAll().as('count')])
+      .groupBy('status')
+      .$narrowType<Pick<ClaimRow, 'status'>>()
+      .execute();
     return rows.map((r) => ({ status: r.status, count: Number(r.count) }));
   }
 
   /** Verified claims of a collection (the campaign report's input). */
   async findVerifiedInCollection(collectionId: string): Promise<ClaimRow[]> {
-    return this.sql.all<ClaimRow>(`select * from kpt_claims where collection_id = ? and status = 'verified' order by seq`, [collectionId]);
+    return this.claims().where('collection_id', '=', collectionId).where('status', '=', 'verified').orderBy('seq').execute();
   }
+}
+
+/**
+ * countGroupClaims's statement: the overlap counts are conditional sums (ISO dates compare as
+ * strings).
+ */
+function groupCounts(db: Sql, collectionId: string, group: TestGroup, period?: { start: string; end: string }) {
+  const overlap = period && sql`start_date <= ${period.end} and end_date >= ${period.start}`;
+  return db
+    .selectFrom('kpt_claims')
+    .where('collection_id', '=', collectionId)
+    .where('test_group', '=', group)
+    .where('status', '<>', 'rejected')
+    .select((eb) => [
+      eb.fn.countAll<Count>().as('n'),
+      (overlap ? sql<Count>`coalesce(sum(case when ${overlap} then 1 else 0 end), 0)` : sql<Count>`0`).as('aligned'),
+      (overlap ? sql<Count>`coalesce(sum(case when status = 'pending' and ${overlap} then 1 else 0 end), 0)` : sql<Count>`0`).as('aligned_pending'),
+    ]);
 }
 
 /** One claim by id, or undefined. */
 export async function findClaimById(db: Db, id: string): Promise<KptClaim | undefined> {
-  const row = await new ClaimRepository(sqlOf(db)).findById(id);
+  const row = await new ClaimRepository(db).findById(id);
   return row ? claimFromRow(row) : undefined;
 }

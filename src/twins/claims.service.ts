@@ -3,7 +3,7 @@
 // PostgreSQL, a short reconcile after it for a claim left pending).
 import { hash, randomUUID } from 'node:crypto';
 import { dbClientOf, isUniqueViolation, type Db } from '../platform/db/index.ts';
-import { inTransaction, sqlOf, type Sql } from '../platform/db/sql.ts';
+import { inTransaction, type Sql } from '../platform/db/sql.ts';
 import { conflictWith, forbiddenAction, invalidInput, refusedInput, type InputIssue } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import type {
@@ -110,7 +110,7 @@ export class ClaimService {
     private readonly db: Db,
     private readonly opts: ClaimServiceOptions,
   ) {
-    this.repo = new ClaimRepository(sqlOf(db));
+    this.repo = new ClaimRepository(db);
   }
 
   /**
@@ -294,7 +294,7 @@ export class ClaimService {
       if (!seal.credential) throw new Error(`claim ${id} is verified but was sealed without a credential`);
       Object.assign(row, seal.credential);
     }
-    await claims.insertAfter(evidenceInsert(seal.claimCid, seal.canonical), row);
+    await claims.insertAfter((sql) => evidenceInsert(sql, seal.claimCid, seal.canonical), row);
     if (idempotency) await claims.bindIdempotencyKey(principal.did, idempotency.key, { claimId: id, requestHash: idempotency.requestHash, at: now });
 
     // This claim may be the other group's missing aligned partner.

@@ -1,19 +1,12 @@
 // The only SQL for KPT claim collections. getCollection is also the read side of the chain
 // query node (area C).
-import type { Knex } from 'knex';
+import type { Selectable } from 'kysely';
 import type { Db } from '../platform/db/index.ts';
-import { sqlOf, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
+import { inTransaction, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
 import type { Collection } from '../../generated/openapi/types.gen.ts';
+import type { KptCollections } from '../../generated/db/database.ts';
 
-export interface CollectionRow {
-  seq: number;
-  id: string;
-  name: string;
-  description: string | null;
-  selection_method: string | null;
-  created_by: string;
-  created_at: string;
-}
+export type CollectionRow = Selectable<KptCollections>;
 
 export function collectionFromRow(r: CollectionRow): Collection {
   return {
@@ -27,7 +20,7 @@ export function collectionFromRow(r: CollectionRow): Collection {
 }
 
 export class CollectionRepository {
-  constructor(private readonly db: Db | Knex.Transaction) {}
+  constructor(private readonly db: Db) {}
 
   /**
    * Inserts a collection in a transaction of its own, which takes the table's `seq` turn;
@@ -42,30 +35,34 @@ export class CollectionRepository {
       created_by: c.createdBy,
       created_at: c.createdAt,
     };
-    await this.db.transaction(async (trx) => {
-      if (alsoStore) await alsoStore(sqlOf(trx));
-      await takeSeqTurn(sqlOf(trx), 'kpt_collections');
-      await trx('kpt_collections').insert(row);
+    await inTransaction(this.db, async (sql) => {
+      if (alsoStore) await alsoStore(sql);
+      await takeSeqTurn(sql, 'kpt_collections');
+      await sql.insertInto('kpt_collections').values(row).execute();
     });
   }
 
   async findById(id: string): Promise<Collection | undefined> {
-    const row = await this.db<CollectionRow>('kpt_collections').where({ id }).first();
+    const row = await findCollection(this.db, id);
     return row && collectionFromRow(row);
   }
 
   /** One page of collections with their `seq` (limit + 1 fetched so the caller knows whether more follow). */
   async list(afterSeq: number | undefined, limit: number): Promise<{ seq: number; collection: Collection }[]> {
-    const q = this.db<CollectionRow>('kpt_collections').select('*');
-    if (afterSeq !== undefined) q.where('seq', '>', afterSeq);
-    const rows = await q.orderBy('seq', 'asc').limit(limit + 1);
+    const rows = await this.db
+      .selectFrom('kpt_collections')
+      .selectAll()
+      .$if(afterSeq !== undefined, (q) => q.where('seq', '>', afterSeq!))
+      .orderBy('seq', 'asc')
+      .limit(limit + 1)
+      .execute();
     return rows.map((r) => ({ seq: r.seq, collection: collectionFromRow(r) }));
   }
 }
 
 /** The collection, read in the caller's transaction (unlocked: a collection never changes once created). */
 export function findCollection(sql: Sql, id: string): Promise<CollectionRow | undefined> {
-  return sql.one<CollectionRow>('select * from kpt_collections where id = ?', [id]);
+  return sql.selectFrom('kpt_collections').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** One collection by id, or undefined. */

@@ -1,6 +1,6 @@
 // KPT claim collections (campaigns) and their campaign reports.
 import type { Db } from '../platform/db/index.ts';
-import { sqlOf, type Sql } from '../platform/db/sql.ts';
+import type { Sql } from '../platform/db/sql.ts';
 import { isUniqueViolation } from '../platform/db/index.ts';
 import { conflictWith, notFoundError } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
@@ -68,7 +68,7 @@ export class CollectionService {
   /** The campaign report over the collection's verified claims. */
   async report(id: string): Promise<KptReport> {
     await this.get(id);
-    const rows = await new ClaimRepository(sqlOf(this.db)).findVerifiedInCollection(id);
+    const rows = await new ClaimRepository(this.db).findVerifiedInCollection(id);
     return buildKptReport(
       id,
       rows.map((r) => ({ household: r.household_did, group: r.test_group, days: r.days, totalKg: r.total_kg })),

@@ -1,7 +1,8 @@
 // The only SQL for credential status: the index counter, the state of revoked or suspended
 // indexes, and the audit rows of every change.
+import type { Insertable, Selectable } from 'kysely';
 import type { Sql } from '../platform/db/sql.ts';
-import { insertInto } from '../platform/db/sql.ts';
+import type { TwinCredentialStatusEvents, TwinCredentialStatuses } from '../../generated/db/database.ts';
 
 export interface CredentialStatusRow {
   status_list_index: number;
@@ -11,69 +12,84 @@ export interface CredentialStatusRow {
   updated_at: string;
 }
 
-export interface StatusEventRow {
-  claim_id: string;
-  status_list_index: number;
-  action: string;
-  reason: string;
-  actor_did: string;
-  api_key_id: string | null;
-  created_at: string;
-}
+export type StatusEventRow = Omit<Insertable<TwinCredentialStatusEvents>, 'id'>;
 
 const COUNTER = 'credentials';
 // SQLite answers booleans as 0/1.
-const toRow = (r: CredentialStatusRow): CredentialStatusRow => ({ ...r, status_list_index: Number(r.status_list_index), revoked: !!Number(r.revoked), suspended: !!Number(r.suspended) });
+const toRow = (r: Selectable<TwinCredentialStatuses>): CredentialStatusRow => ({
+  ...r,
+  status_list_index: Number(r.status_list_index),
+  revoked: !!Number(r.revoked),
+  suspended: !!Number(r.suspended),
+});
 
 export class CredentialStatusRepository {
   constructor(private readonly sql: Sql) {}
 
+  private counter() {
+    return this.sql.selectFrom('twin_status_index_counter').where('name', '=', COUNTER);
+  }
+
   /** Reserves `count` consecutive indexes; the first. Call in a transaction: the update holds the counter to the commit. */
   async reserveIndexes(count: number): Promise<number> {
-    await this.sql.run('update twin_status_index_counter set next_index = next_index + ? where name = ?', [count, COUNTER]);
-    const row = await this.sql.one<{ next_index: number | string }>('select next_index from twin_status_index_counter where name = ?', [COUNTER]);
-    return Number(row!.next_index) - count;
+    await this.sql
+      .updateTable('twin_status_index_counter')
+      .set((eb) => ({ next_index: eb('next_index', '+', count) }))
+      .where('name', '=', COUNTER)
+      .execute();
+    return (await this.nextUnreserved()) - count;
   }
 
   /** The first index not reserved yet. */
   async nextUnreserved(): Promise<number> {
-    return Number((await this.sql.one<{ next_index: number | string }>('select next_index from twin_status_index_counter where name = ?', [COUNTER]))!.next_index);
+    return Number((await this.counter().select('next_index').executeTakeFirstOrThrow()).next_index);
   }
 
   /** When the lists started: the time of a list nothing has changed yet. */
   async listsCreatedAt(): Promise<string> {
-    return (await this.sql.one<{ created_at: string }>('select created_at from twin_status_index_counter where name = ?', [COUNTER]))!.created_at;
+    return (await this.counter().select('created_at').executeTakeFirstOrThrow()).created_at;
   }
 
   async find(index: number): Promise<CredentialStatusRow | undefined> {
-    const row = await this.sql.one<CredentialStatusRow>('select * from twin_credential_statuses where status_list_index = ?', [index]);
+    const row = await this.sql.selectFrom('twin_credential_statuses').selectAll().where('status_list_index', '=', index).executeTakeFirst();
     return row && toRow(row);
   }
 
   async save(row: CredentialStatusRow): Promise<void> {
-    const [insert, bindings] = insertInto('twin_credential_statuses', { ...row });
-    await this.sql.run(
-      `${insert} on conflict (status_list_index) do update set revoked = excluded.revoked, suspended = excluded.suspended, updated_at = excluded.updated_at`,
-      bindings,
-    );
+    await this.sql
+      .insertInto('twin_credential_statuses')
+      .values(row)
+      .onConflict((oc) =>
+        oc.column('status_list_index').doUpdateSet((eb) => ({
+          revoked: eb.ref('excluded.revoked'),
+          suspended: eb.ref('excluded.suspended'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
+      .execute();
   }
 
   async addEvent(event: StatusEventRow): Promise<void> {
-    await this.sql.run(...insertInto('twin_credential_status_events', { ...event }));
+    await this.sql.insertInto('twin_credential_status_events').values(event).execute();
   }
 
   async events(claimId: string): Promise<StatusEventRow[]> {
-    return this.sql.all<StatusEventRow>('select claim_id, status_list_index, action, reason, actor_did, api_key_id, created_at from twin_credential_status_events where claim_id = ? order by id', [claimId]);
+    return this.sql
+      .selectFrom('twin_credential_status_events')
+      .select(['claim_id', 'status_list_index', 'action', 'reason', 'actor_did', 'api_key_id', 'created_at'])
+      .where('claim_id', '=', claimId)
+      .orderBy('id')
+      .execute();
   }
 
   /** Indexes in [first, last] whose bit for `purpose` is set, and the latest change in that range. */
   async listState(first: number, last: number, purpose: 'revocation' | 'suspension'): Promise<{ set: number[]; lastChange?: string }> {
-    const column = purpose === 'revocation' ? 'revoked' : 'suspended';
-    const rows = await this.sql.all<{ status_list_index: number | string }>(
-      `select status_list_index from twin_credential_statuses where status_list_index between ? and ? and ${column} = ?`,
-      [first, last, true],
-    );
-    const latest = await this.sql.one<{ at: string | null }>('select max(updated_at) as at from twin_credential_statuses where status_list_index between ? and ?', [first, last]);
+    const inRange = this.sql.selectFrom('twin_credential_statuses').where('status_list_index', '>=', first).where('status_list_index', '<=', last);
+    const rows = await inRange
+      .select('status_list_index')
+      .where(purpose === 'revocation' ? 'revoked' : 'suspended', '=', true)
+      .execute();
+    const latest = await inRange.select((eb) => eb.fn.max('updated_at').as('at')).executeTakeFirst();
     return { set: rows.map((r) => Number(r.status_list_index)), ...(latest?.at ? { lastChange: latest.at } : {}) };
   }
 }

@@ -1,7 +1,7 @@
 // Revocation and suspension of KPT credentials (Bitstring Status List v1.0): index allocation,
 // audited status changes, the signed status list credentials and the status check of verify.
 import type { Db } from '../platform/db/index.ts';
-import { inTransaction, sqlOf, type Sql } from '../platform/db/sql.ts';
+import { inTransaction, type Sql } from '../platform/db/sql.ts';
 import { conflictWith, notFoundError } from '../platform/domain-errors.ts';
 import type { CredentialStatus, CredentialStatusChangeRequest, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
 import { credentialIdOf } from './claim-seal.ts';
@@ -52,7 +52,7 @@ export class CredentialStatusService {
   }
 
   async get(claimId: string): Promise<CredentialStatus> {
-    const sql = sqlOf(this.db);
+    const sql = this.db;
     const index = await statusIndexOfClaim(sql, claimId);
     return this.view(new CredentialStatusRepository(sql), claimId, index);
   }
@@ -106,7 +106,7 @@ export class CredentialStatusService {
 
   /** The signed status list credential of one list; the same bytes until the list changes. */
   async listCredential(purpose: StatusPurpose, list: number): Promise<VerifiableCredential> {
-    const repo = new CredentialStatusRepository(sqlOf(this.db));
+    const repo = new CredentialStatusRepository(this.db);
     const first = list * STATUS_LIST_SIZE;
     // List 0 exists from the start; a later one once an index in it was handed out.
     if (list > 0 && (list > MAX_STATUS_LIST || first >= (await repo.nextUnreserved()))) throw notFoundError(`No ${purpose} status list ${list}.`);
@@ -132,7 +132,7 @@ export class CredentialStatusService {
   async check(credential: Record<string, unknown>): Promise<{ passed: boolean; message?: string }> {
     if (credential.credentialStatus === undefined) return { passed: true };
     const entries = Array.isArray(credential.credentialStatus) ? credential.credentialStatus : [credential.credentialStatus];
-    const repo = new CredentialStatusRepository(sqlOf(this.db));
+    const repo = new CredentialStatusRepository(this.db);
     for (const entry of entries) {
       const found = indexOfEntry(this.opts.base, entry);
       if ('error' in found) return { passed: false, message: found.error };

@@ -1,24 +1,12 @@
 // The only SQL for twin entities and their relationship links (but area A's read port, read-port.ts).
-import type { Knex } from 'knex';
+import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../platform/db/index.ts';
-import { forShare, forUpdate, sqlOf, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
+import { lockRows, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
 import type { Entity } from '../../generated/openapi/types.gen.ts';
+import type { TwinEntities } from '../../generated/db/database.ts';
 
-export interface EntityRow {
-  seq: number;
-  did: string;
-  type: string;
-  protocol_did: string | null;
-  controller: string;
-  properties: string;
-  relationships: string;
-  services: string;
-  verifiable_credentials: string;
-  created_at: string;
-  updated_at: string;
-}
-
-type NewEntityRow = Omit<EntityRow, 'seq'>;
+export type EntityRow = Selectable<TwinEntities>;
+type NewEntityRow = Insertable<TwinEntities>;
 
 export function entityFromRow(r: EntityRow): Entity {
   return {
@@ -35,7 +23,7 @@ export function entityFromRow(r: EntityRow): Entity {
   };
 }
 
-function entityRowOf(e: Entity): NewEntityRow {
+function entityRowOf(e: Entity): Required<Omit<NewEntityRow, 'seq'>> {
   return {
     did: e.did,
     type: e.type,
@@ -60,9 +48,11 @@ export interface EntityFilter {
   limit: number;
 }
 
-/** One entity row by DID, in plain SQL (platform/db/sql.ts). */
+const entityByDid = (sql: Sql, did: string) => sql.selectFrom('twin_entities').selectAll().where('did', '=', did);
+
+/** One entity row by DID. */
 export function findEntityRow(sql: Sql, did: string): Promise<EntityRow | undefined> {
-  return sql.one<EntityRow>('select * from twin_entities where did = ?', [did]);
+  return entityByDid(sql, did).executeTakeFirst();
 }
 
 /**
@@ -70,66 +60,76 @@ export function findEntityRow(sql: Sql, did: string): Promise<EntityRow | undefi
  * waited for and seen (a claim checks its household's controller against the latest one).
  */
 export function findEntityRowForShare(sql: Sql, did: string): Promise<EntityRow | undefined> {
-  return sql.one<EntityRow>(`select * from twin_entities where did = ?${forShare(sql)}`, [did]);
+  return entityByDid(sql, did).$call(lockRows(sql, 'share')).executeTakeFirst();
 }
 
 export class EntityRepository {
-  constructor(private readonly db: Db | Knex.Transaction) {}
+  constructor(private readonly db: Db) {}
 
   async findByDid(did: string): Promise<Entity | undefined> {
-    const row = await findEntityRow(sqlOf(this.db), did);
+    const row = await findEntityRow(this.db, did);
     return row && entityFromRow(row);
   }
 
-  /** The entity, locked until the transaction ends (see forUpdate). */
+  /** The entity, locked until the transaction ends (see lockRows). */
   async findByDidForUpdate(did: string): Promise<Entity | undefined> {
-    const sql = sqlOf(this.db);
-    const row = await sql.one<EntityRow>(`select * from twin_entities where did = ?${forUpdate(sql)}`, [did]);
+    const row = await entityByDid(this.db, did).$call(lockRows(this.db, 'update')).executeTakeFirst();
     return row && entityFromRow(row);
   }
 
   async findManyByDid(dids: string[]): Promise<Entity[]> {
     if (!dids.length) return [];
-    return (await this.db<EntityRow>('twin_entities').whereIn('did', dids)).map(entityFromRow);
+    return (await this.db.selectFrom('twin_entities').selectAll().where('did', 'in', dids).execute()).map(entityFromRow);
   }
 
   /** Inserts the entity and its relationship links (call inside a transaction: it takes the table's `seq` turn). */
   async insert(entity: Entity, links: Record<string, string>): Promise<void> {
-    await takeSeqTurn(sqlOf(this.db), 'twin_entities');
-    await this.db('twin_entities').insert(entityRowOf(entity));
+    await takeSeqTurn(this.db, 'twin_entities');
+    await this.db.insertInto('twin_entities').values(entityRowOf(entity)).execute();
     await this.replaceLinks(entity.did, links);
   }
 
   /** Stores the entity's new state (all but its type, protocol and creation); `links` replaces its relationship links. */
   async update(entity: Entity, links?: Record<string, string>): Promise<void> {
     const { controller, properties, relationships, services, verifiable_credentials, updated_at } = entityRowOf(entity);
-    await this.db('twin_entities').where({ did: entity.did }).update({ controller, properties, relationships, services, verifiable_credentials, updated_at });
+    await this.db
+      .updateTable('twin_entities')
+      .set({ controller, properties, relationships, services, verifiable_credentials, updated_at })
+      .where('did', '=', entity.did)
+      .execute();
     if (links) await this.replaceLinks(entity.did, links);
   }
 
   private async replaceLinks(did: string, links: Record<string, string>): Promise<void> {
-    await this.db('twin_relationships').where({ subject_did: did }).delete();
+    await this.db.deleteFrom('twin_relationships').where('subject_did', '=', did).execute();
     const rows = Object.entries(links).map(([role, object]) => ({ subject_did: did, role, object_did: object }));
-    if (rows.length) await this.db('twin_relationships').insert(rows);
+    if (rows.length) await this.db.insertInto('twin_relationships').values(rows).execute();
   }
 
   /** One page of entities with their `seq` (limit + 1 fetched so the caller knows whether more follow). */
   async list(f: EntityFilter): Promise<{ seq: number; entity: Entity }[]> {
-    const q = this.db<EntityRow>('twin_entities').select('twin_entities.*');
-    if (f.type) q.where('type', f.type);
-    if (f.protocol) q.where('protocol_did', f.protocol);
-    if (f.controller) q.where('controller', f.controller);
-    if (f.relatedTo) {
-      q.whereExists((sub) => {
-        sub
-          .from('twin_relationships')
-          .whereRaw('twin_relationships.subject_did = twin_entities.did')
-          .where('twin_relationships.object_did', f.relatedTo!);
-        if (f.role) sub.where('twin_relationships.role', f.role);
-      });
-    }
-    if (f.afterSeq !== undefined) q.where('seq', '>', f.afterSeq);
-    const rows = (await q.orderBy('seq', 'asc').limit(f.limit + 1)) as EntityRow[];
+    const rows = await this.db
+      .selectFrom('twin_entities')
+      .selectAll('twin_entities')
+      .$if(!!f.type, (q) => q.where('type', '=', f.type!))
+      .$if(!!f.protocol, (q) => q.where('protocol_did', '=', f.protocol!))
+      .$if(!!f.controller, (q) => q.where('controller', '=', f.controller!))
+      .$if(!!f.relatedTo, (q) =>
+        q.where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom('twin_relationships')
+              .select('twin_relationships.role')
+              .whereRef('twin_relationships.subject_did', '=', 'twin_entities.did')
+              .where('twin_relationships.object_did', '=', f.relatedTo!)
+              .$if(!!f.role, (sub) => sub.where('twin_relationships.role', '=', f.role!)),
+          ),
+        ),
+      )
+      .$if(f.afterSeq !== undefined, (q) => q.where('seq', '>', f.afterSeq!))
+      .orderBy('seq', 'asc')
+      .limit(f.limit + 1)
+      .execute();
     return rows.map((r) => ({ seq: r.seq, entity: entityFromRow(r) }));
   }
 }

@@ -2,7 +2,7 @@
 // naming existing entities of the declared type), reads, lists and controller-only updates.
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
-import { sqlOf, type Sql } from '../platform/db/sql.ts';
+import { inTransaction, type Sql } from '../platform/db/sql.ts';
 import { assertNoIssues, forbiddenAction, notFoundError, type InputIssue } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import type {
@@ -72,7 +72,7 @@ export class EntityService {
     }
     assertNoIssues(errors, 'The entity is invalid');
 
-    return this.db.transaction(async (trx) => {
+    return inTransaction(this.db, async (trx) => {
       const repo = new EntityRepository(trx);
       const protocol = input.protocol ? await this.loadProtocol(repo, input.protocol) : undefined;
       const fieldErrors = isProtocol ? this.checkProtocolShape(input) : await this.checkAgainstProtocol(repo, input, protocol);
@@ -91,7 +91,7 @@ export class EntityService {
         updatedAt: now,
       };
       // Before the insert takes the table's seq turn, which is held to the commit.
-      if (opts.storeWithEntity) await opts.storeWithEntity(sqlOf(trx), entity.did);
+      if (opts.storeWithEntity) await opts.storeWithEntity(trx, entity.did);
       // A protocol's relationships are role -> type, not links to entities.
       await repo.insert(entity, isProtocol ? {} : entity.relationships);
       return entity;
@@ -111,7 +111,7 @@ export class EntityService {
   /** Replaces the given top-level fields; only the entity's controller may. */
   async update(principal: Principal, did: string, patch: EntityUpdateRequest): Promise<Entity> {
     assertMatchesSchema<EntityUpdateRequest>('EntityUpdateRequest', patch, 'entity update');
-    return this.db.transaction(async (trx) => {
+    return inTransaction(this.db, async (trx) => {
       const repo = new EntityRepository(trx);
       // Locked: a concurrent PATCH (say, a controller transfer) must not be overwritten by this one.
       const current = await repo.findByDidForUpdate(did);

@@ -6,7 +6,7 @@ import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { create as createDigest } from 'multiformats/hashes/digest';
 import type { Db } from '../platform/db/index.ts';
-import { insertInto, type Binding } from '../platform/db/sql.ts';
+import type { Sql } from '../platform/db/sql.ts';
 
 const SHA2_256 = 0x12;
 
@@ -31,18 +31,14 @@ export interface EvidenceBlob {
  * The statement storing text under its CID (`cidOf` its UTF-8 bytes); storing the same bytes
  * again changes nothing. A statement, not a call: claims send it with their own insert.
  */
-export function evidenceInsert(cid: string, content: string, mediaType = 'application/json'): [string, Binding[]] {
-  const [insert, bindings] = insertInto('twin_evidence_blobs', {
-    cid,
-    media_type: mediaType,
-    content,
-    size: Buffer.byteLength(content, 'utf8'),
-    created_at: new Date().toISOString(),
-  });
-  return [`${insert} on conflict (cid) do nothing`, bindings];
+export function evidenceInsert(sql: Sql, cid: string, content: string, mediaType = 'application/json') {
+  return sql
+    .insertInto('twin_evidence_blobs')
+    .values({ cid, media_type: mediaType, content, size: Buffer.byteLength(content, 'utf8'), created_at: new Date().toISOString() })
+    .onConflict((oc) => oc.column('cid').doNothing());
 }
 
 export async function findEvidence(db: Db, cid: string): Promise<EvidenceBlob | undefined> {
-  const row = await db('twin_evidence_blobs').where({ cid }).first<{ cid: string; media_type: string; content: string } | undefined>();
+  const row = await db.selectFrom('twin_evidence_blobs').select(['cid', 'media_type', 'content']).where('cid', '=', cid).executeTakeFirst();
   return row ? { cid: row.cid, mediaType: row.media_type, bytes: Buffer.from(row.content, 'utf8') } : undefined;
 }

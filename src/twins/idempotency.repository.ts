@@ -12,20 +12,26 @@ export class IdempotencyKeyRepository {
 
   /** The binding of a key made after `since` (ISO time), if any. */
   async find(scope: KeyScope, since: string): Promise<{ request_hash: string; resource_id: string } | undefined> {
-    return this.sql.one(
-      `select request_hash, resource_id from twins_idempotency_keys
-       where principal_did = ? and operation = ? and idempotency_key = ? and created_at > ?`,
-      [scope.principalDid, scope.operation, scope.key, since],
-    );
+    return this.keyed(scope).select(['request_hash', 'resource_id']).where('created_at', '>', since).executeTakeFirst();
+  }
+
+  private keyed(scope: KeyScope) {
+    return this.sql.selectFrom('twins_idempotency_keys').where('principal_did', '=', scope.principalDid).where('operation', '=', scope.operation).where('idempotency_key', '=', scope.key);
   }
 
   /** Binds the key, first dropping a binding of it made at or before `expiredBy`. */
   async bind(scope: KeyScope, binding: { requestHash: string; resourceId: string; at: string }, expiredBy: string): Promise<void> {
-    const key = [scope.principalDid, scope.operation, scope.key];
-    await this.sql.run('delete from twins_idempotency_keys where principal_did = ? and operation = ? and idempotency_key = ? and created_at <= ?', [...key, expiredBy]);
-    await this.sql.run(
-      'insert into twins_idempotency_keys (principal_did, operation, idempotency_key, request_hash, resource_id, created_at) values (?, ?, ?, ?, ?, ?)',
-      [...key, binding.requestHash, binding.resourceId, binding.at],
-    );
+    const key = { principal_did: scope.principalDid, operation: scope.operation, idempotency_key: scope.key };
+    await this.sql
+      .deleteFrom('twins_idempotency_keys')
+      .where('principal_did', '=', key.principal_did)
+      .where('operation', '=', key.operation)
+      .where('idempotency_key', '=', key.idempotency_key)
+      .where('created_at', '<=', expiredBy)
+      .execute();
+    await this.sql
+      .insertInto('twins_idempotency_keys')
+      .values({ ...key, request_hash: binding.requestHash, resource_id: binding.resourceId, created_at: binding.at })
+      .execute();
   }
 }

@@ -4,7 +4,7 @@
 // Idempotency-Key draft says. A key is scoped to its caller and operation and kept 24 hours.
 import { createHash } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
-import { sqlOf, type Sql } from '../platform/db/sql.ts';
+import type { Sql } from '../platform/db/sql.ts';
 import { DomainError } from '../platform/domain-errors.ts';
 import { jcs } from './credentials.ts';
 import { IdempotencyKeyRepository } from './idempotency.repository.ts';
@@ -71,7 +71,7 @@ export class CreationIdempotency {
 
   /** The resource a live key names for this body; 422 when the key came with another body. */
   private async boundResource(request: IdempotentRequest, hash: string): Promise<string | undefined> {
-    const row = await new IdempotencyKeyRepository(sqlOf(this.db)).find(request, this.cutoff());
+    const row = await new IdempotencyKeyRepository(this.db).find(request, this.cutoff());
     if (row && row.request_hash !== hash) throw idempotencyKeyReused(request.key, request.operation === 'createEntity' ? 'entity' : 'collection');
     return row?.resource_id;
   }

@@ -4,7 +4,8 @@
 // Paging goes both ways from an inclusive `seq` (Cosmos pages in reverse too), by offset or not,
 // in commit order (commitOrder in claim-order.ts): a row committed later never sorts before a
 // page already read, and a row whose `seq` names a position is still named by it.
-import { dbClientOf, type Db } from '../platform/db/index.ts';
+import { sql, type SelectQueryBuilder } from 'kysely';
+import { dbClientOf, type Database, type Db } from '../platform/db/index.ts';
 import { commitOrder } from './claim-order.ts';
 import type { Collection, Entity, KptClaim } from '../../generated/openapi/types.gen.ts';
 import type { ClaimRow } from './claims.repository.ts';
@@ -66,19 +67,27 @@ export interface TwinsReadPort {
 
 type SeqTable = 'twin_entities' | 'kpt_collections' | 'kpt_claims';
 
-function ordered<R extends { seq: number }, T>(db: Db, table: SeqTable, map: (row: R) => T, columns: readonly string[] = ['*']): OrderedReads<T> {
+/** `rows`: the table's rows as the reader maps them, in no order. */
+function ordered<TB extends SeqTable, R extends { seq: number }, T>(
+  db: Db,
+  table: TB,
+  rows: SelectQueryBuilder<Database, TB, R>,
+  map: (row: R) => T,
+): OrderedReads<T> {
   const order = commitOrder(dbClientOf(db), table);
-  const visible = () => (order.horizon ? db(table).whereRaw(order.horizon) : db(table));
+  const visible = <O>(q: SelectQueryBuilder<Database, TB, O>) => (order.horizon ? q.where(order.horizon) : q);
   return {
     async page(w) {
-      const q = visible().select(columns).orderByRaw(order.orderBy(w.reverse ? 'desc' : 'asc')).limit(w.take);
-      if (w.fromSeq !== undefined) q.whereRaw(order.relativeTo(w.reverse ? '<=' : '>='), [w.fromSeq]);
-      if (w.offset) q.offset(w.offset);
-      const rows = (await q) as R[];
-      return rows.map((r) => ({ seq: r.seq, item: map(r) }));
+      const found = await visible(rows)
+        .$if(w.fromSeq !== undefined, (q) => q.where(order.relativeTo(w.reverse ? '<=' : '>=', w.fromSeq!)))
+        .orderBy(order.orderBy(w.reverse ? 'desc' : 'asc'))
+        .limit(w.take)
+        .$if(w.offset > 0, (q) => q.offset(w.offset))
+        .execute();
+      return found.map((r) => ({ seq: r.seq, item: map(r) }));
     },
     async count() {
-      const c = (await visible().count({ n: '*' }).first()) as { n: number | string };
+      const c = await visible(rows.clearSelect().select((eb) => eb.fn.countAll().as('n'))).executeTakeFirstOrThrow();
       return Number(c.n);
     },
   };
@@ -87,6 +96,7 @@ function ordered<R extends { seq: number }, T>(db: Db, table: SeqTable, map: (ro
 // A claim row also carries the request body, rule checks and measurements: not read for nothing.
 const CLAIM_RECORD_COLUMNS = ['seq', 'id', 'collection_id', 'household_did', 'status', 'credential', 'verifiable_credential', 'created_at', 'updated_at', 'verified_at'] as const;
 type ClaimRecordRow = Pick<ClaimRow, (typeof CLAIM_RECORD_COLUMNS)[number]>;
+const claimRecords = (db: Db) => db.selectFrom('kpt_claims').select(CLAIM_RECORD_COLUMNS).$narrowType<Pick<ClaimRow, 'status'>>();
 
 function claimRecordOf(r: ClaimRecordRow): ClaimRecord {
   const credential = r.credential ? (JSON.parse(r.credential) as { issuer?: string }) : undefined;
@@ -104,37 +114,34 @@ function claimRecordOf(r: ClaimRecordRow): ClaimRecord {
   };
 }
 
-interface TallyRow {
-  collection_id: string;
-  count: number | string;
-  evaluated: number | string | null;
-  approved: number | string | null;
-  rejected: number | string | null;
-}
+/** Claims of a status condition, counted per group. */
+const countWhere = (condition: ReturnType<typeof sql<boolean>>) => sql<number | string | null>`sum(case when ${condition} then 1 else 0 end)`;
 
 export function twinsReadPort(db: Db): TwinsReadPort {
   return {
-    entities: ordered<EntityRow, Entity>(db, 'twin_entities', entityFromRow),
+    entities: ordered(db, 'twin_entities', db.selectFrom('twin_entities').selectAll(), (r: EntityRow) => entityFromRow(r)),
     entity: (did) => findEntityByDid(db, did),
-    collections: ordered<CollectionRow, Collection>(db, 'kpt_collections', collectionFromRow),
+    collections: ordered(db, 'kpt_collections', db.selectFrom('kpt_collections').selectAll(), (r: CollectionRow) => collectionFromRow(r)),
     collection: (id) => getCollection(db, id),
-    claims: ordered<ClaimRecordRow, ClaimRecord>(db, 'kpt_claims', claimRecordOf, CLAIM_RECORD_COLUMNS),
+    claims: ordered(db, 'kpt_claims', claimRecords(db), (r: ClaimRecordRow) => claimRecordOf(r)),
     async claim(id) {
-      const row = (await db('kpt_claims').select(CLAIM_RECORD_COLUMNS).where({ id }).first()) as ClaimRecordRow | undefined;
+      const row = await claimRecords(db).where('id', '=', id).executeTakeFirst();
       return row && claimRecordOf(row);
     },
     async tallies(collectionIds) {
       if (!collectionIds.length) return new Map();
-      const rows = (await db('kpt_claims')
-        .whereIn('collection_id', collectionIds)
+      const rows = await db
+        .selectFrom('kpt_claims')
+        .where('collection_id', 'in', collectionIds)
         .groupBy('collection_id')
-        .select('collection_id')
-        .count({ count: '*' })
-        .select(
-          db.raw("sum(case when status <> 'pending' then 1 else 0 end) as evaluated"),
-          db.raw("sum(case when status = 'verified' then 1 else 0 end) as approved"),
-          db.raw("sum(case when status = 'rejected' then 1 else 0 end) as rejected"),
-        )) as unknown as TallyRow[];
+        .select((eb) => [
+          'collection_id',
+          eb.fn.countAll().as('count'),
+          countWhere(sql<boolean>`status <> 'pending'`).as('evaluated'),
+          countWhere(sql<boolean>`status = 'verified'`).as('approved'),
+          countWhere(sql<boolean>`status = 'rejected'`).as('rejected'),
+        ])
+        .execute();
       const byId = new Map(rows.map((r) => [r.collection_id, r]));
       return new Map(
         collectionIds.map((id) => {

@@ -73,27 +73,30 @@ export async function loadValidatorKey(db: Db, configuredSeed: string | undefine
   const now = new Date().toISOString();
   if (configuredSeed) {
     const key = keyFromSeed(parseSeed(configuredSeed));
-    await db('twin_validator_keys')
-      .insert({ did: key.did, public_key: key.did.slice('did:key:'.length), private_seed: null, origin: 'configured', generated_slot: null, created_at: now })
-      .onConflict('did')
-      .ignore();
+    await db
+      .insertInto('twin_validator_keys')
+      .values({ did: key.did, public_key: key.did.slice('did:key:'.length), private_seed: null, origin: 'configured', generated_slot: null, created_at: now })
+      .onConflict((oc) => oc.column('did').doNothing())
+      .execute();
     return key;
   }
-  const existing = await db('twin_validator_keys').where({ generated_slot: GENERATED_SLOT }).first<{ private_seed: string } | undefined>();
-  if (existing) return keyFromSeed(Buffer.from(existing.private_seed, 'hex'));
+  const generated = () => db.selectFrom('twin_validator_keys').select('private_seed').where('generated_slot', '=', GENERATED_SLOT).executeTakeFirst();
+  const existing = await generated();
+  if (existing?.private_seed) return keyFromSeed(Buffer.from(existing.private_seed, 'hex'));
   const seed = randomBytes(32);
   const key = keyFromSeed(seed);
   // Two instances starting at once: the unique slot lets exactly one insert win; both then read it.
-  await db('twin_validator_keys')
-    .insert({ did: key.did, public_key: key.did.slice('did:key:'.length), private_seed: seed.toString('hex'), origin: 'generated', generated_slot: GENERATED_SLOT, created_at: now })
-    .onConflict('generated_slot')
-    .ignore();
-  const winner = await db('twin_validator_keys').where({ generated_slot: GENERATED_SLOT }).first<{ private_seed: string }>();
-  return keyFromSeed(Buffer.from(winner.private_seed, 'hex'));
+  await db
+    .insertInto('twin_validator_keys')
+    .values({ did: key.did, public_key: key.did.slice('did:key:'.length), private_seed: seed.toString('hex'), origin: 'generated', generated_slot: GENERATED_SLOT, created_at: now })
+    .onConflict((oc) => oc.column('generated_slot').doNothing())
+    .execute();
+  const winner = await generated();
+  return keyFromSeed(Buffer.from(winner!.private_seed!, 'hex'));
 }
 
 /** DIDs of every validator key this service has used: the issuers it vouches for. */
 export async function knownValidatorDids(db: Db): Promise<Set<string>> {
-  const rows: { did: string }[] = await db('twin_validator_keys').select('did');
+  const rows = await db.selectFrom('twin_validator_keys').select('did').execute();
   return new Set(rows.map((r) => r.did));
 }

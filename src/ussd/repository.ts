@@ -1,58 +1,15 @@
 // The only SQL of area B: sessions, accounts and fuel logs, the same code on SQLite and
-// PostgreSQL, mapped to and from the area's types (model.ts). A session is read and written on
-// every keypress, so those statements are plain SQL (platform/db/sql.ts); the rest is Knex.
+// PostgreSQL, mapped to and from the area's types (model.ts).
 import { randomBytes } from 'node:crypto';
-import type { Knex } from 'knex';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import { isUniqueViolation, type Db } from '../platform/db/index.ts';
-import { insertInto, sqlOf, updateWhere, type Sql } from '../platform/db/sql.ts';
+import { inTransaction, type Sql } from '../platform/db/sql.ts';
 import type { TestGroup } from '../../generated/openapi/types.gen.ts';
+import type { UssdAccounts, UssdFuelLogs, UssdSessions } from '../../generated/db/database.ts';
 import type { Language } from './i18n/index.ts';
 import type { Account, FuelLog, NewAccount, Session, SessionChanges, SessionEnd, SessionStatus } from './model.ts';
 
-/** A row of ussd_sessions. */
-interface SessionRow {
-  id: string;
-  phone_number: string;
-  service_code: string;
-  snapshot: string;
-  state: string;
-  is_authenticated: boolean | number;
-  last_text_digest: string;
-  last_text_length: number;
-  last_reply: string | null;
-  status: SessionStatus;
-  version: number;
-  created_at: string;
-  updated_at: string;
-  expires_at: string;
-  network_code: string | null;
-}
-
-interface AccountRow {
-  id: string;
-  customer_id: string;
-  phone_number: string;
-  name: string;
-  village: string | null;
-  test_group: TestGroup;
-  language: string;
-  household_did: string | null;
-  pin_encrypted: string;
-  failed_pin_attempts: number;
-  locked_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-interface FuelLogRow {
-  id: string;
-  account_id: string;
-  log_date: string;
-  kg: number | string;
-  claim_id: string | null;
-}
-
-const toSession = (r: SessionRow): Session => ({
+const toSession = (r: Selectable<UssdSessions>): Session => ({
   id: r.id,
   phoneNumber: r.phone_number,
   serviceCode: r.service_code,
@@ -61,7 +18,7 @@ const toSession = (r: SessionRow): Session => ({
   isAuthenticated: Boolean(r.is_authenticated),
   lastText: { digest: r.last_text_digest, length: r.last_text_length },
   lastReply: r.last_reply,
-  status: r.status,
+  status: r.status as SessionStatus,
   version: r.version,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -70,7 +27,7 @@ const toSession = (r: SessionRow): Session => ({
 });
 
 /** The columns a change sets (undefined ones are left out of the statement). */
-const sessionColumns = (c: SessionChanges) => ({
+const sessionColumns = (c: SessionChanges): Updateable<UssdSessions> => ({
   snapshot: c.snapshot,
   state: c.state,
   is_authenticated: c.isAuthenticated,
@@ -83,13 +40,13 @@ const sessionColumns = (c: SessionChanges) => ({
   expires_at: c.expiresAt,
 });
 
-const toAccount = (r: AccountRow): Account => ({
+const toAccount = (r: Selectable<UssdAccounts>): Account => ({
   id: r.id,
   customerId: r.customer_id,
   phoneNumber: r.phone_number,
   name: r.name,
   village: r.village,
-  testGroup: r.test_group,
+  testGroup: r.test_group as TestGroup,
   language: r.language,
   householdDid: r.household_did,
   sealedPin: r.pin_encrypted,
@@ -99,26 +56,22 @@ const toAccount = (r: AccountRow): Account => ({
 });
 
 // PostgreSQL returns numeric columns as strings.
-const toFuelLog = (r: Omit<FuelLogRow, 'account_id'>): FuelLog => ({ id: r.id, date: r.log_date, kg: Number(r.kg), claimId: r.claim_id });
+const toFuelLog = (r: Pick<Selectable<UssdFuelLogs>, 'id' | 'log_date' | 'kg' | 'claim_id'>): FuelLog => ({ id: r.id, date: r.log_date, kg: Number(r.kg), claimId: r.claim_id });
 
 export const newId = () => randomBytes(16).toString('hex');
 
 export class UssdRepository {
-  private readonly sql: Sql;
-
-  constructor(private readonly db: Db) {
-    this.sql = sqlOf(db);
-  }
+  constructor(private readonly db: Db) {}
 
   // ---- sessions --------------------------------------------------------------------------
   async findSession(id: string): Promise<Session | undefined> {
-    const row = await this.sql.one<SessionRow>('select * from ussd_sessions where id = ?', [id]);
+    const row = await this.db.selectFrom('ussd_sessions').selectAll().where('id', '=', id).executeTakeFirst();
     return row && toSession(row);
   }
 
   /** Inserts a new session; false when another hop (or instance) inserted the same id first. */
   async insertSession(s: Session): Promise<boolean> {
-    const row: SessionRow = {
+    const row: Insertable<UssdSessions> = {
       id: s.id,
       phone_number: s.phoneNumber,
       service_code: s.serviceCode,
@@ -136,7 +89,7 @@ export class UssdRepository {
       network_code: s.networkCode,
     };
     try {
-      await this.sql.run(...insertInto('ussd_sessions', { ...row }));
+      await this.db.insertInto('ussd_sessions').values(row).execute();
       return true;
     } catch (err) {
       if (isUniqueViolation(err)) return false;
@@ -146,57 +99,60 @@ export class UssdRepository {
 
   /** Updates only when the row still has `version`; false when another hop got there first. */
   async updateSession(id: string, version: number, changes: SessionChanges): Promise<boolean> {
-    return (await this.sql.run(...updateWhere('ussd_sessions', sessionColumns(changes), { id, version }))) === 1;
+    const { numUpdatedRows } = await this.db.updateTable('ussd_sessions').set(sessionColumns(changes)).where('id', '=', id).where('version', '=', version).executeTakeFirst();
+    return numUpdatedRows === 1n;
   }
 
   /** Records the gateway's end-of-session notification; false when no session has this id (any more). */
   async recordSessionEnd(id: string, end: SessionEnd): Promise<boolean> {
-    const columns = { end_status: end.status, end_duration_ms: end.durationMs, end_error: end.error, ended_at: end.endedAt };
-    return (await this.sql.run(...updateWhere('ussd_sessions', columns, { id }))) === 1;
+    const { numUpdatedRows } = await this.db
+      .updateTable('ussd_sessions')
+      .set({ end_status: end.status, end_duration_ms: end.durationMs, end_error: end.error, ended_at: end.endedAt })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return numUpdatedRows === 1n;
   }
 
   async deleteSession(id: string, version: number): Promise<boolean> {
-    return (await this.sql.run('delete from ussd_sessions where id = ? and version = ?', [id, version])) === 1;
+    const { numDeletedRows } = await this.db.deleteFrom('ussd_sessions').where('id', '=', id).where('version', '=', version).executeTakeFirst();
+    return numDeletedRows === 1n;
   }
 
   async activeSessionIds(now: string): Promise<string[]> {
-    const rows = await this.db('ussd_sessions')
-      .where({ status: 'active' })
-      .andWhere('expires_at', '>', now)
-      .orderBy('created_at')
-      .select('id');
-    return rows.map((r: { id: string }) => r.id);
+    const rows = await this.db.selectFrom('ussd_sessions').select('id').where('status', '=', 'active').where('expires_at', '>', now).orderBy('created_at').execute();
+    return rows.map((r) => r.id);
   }
 
   /** Removes closed sessions whose expiry is at or before `closedBy`, and any expiring at or before `expiredBy`; returns how many. */
-  sweepSessions(closedBy: string, expiredBy: string): Promise<number> {
-    return this.db('ussd_sessions')
-      .where((q) => void q.where({ status: 'closed' }).andWhere('expires_at', '<=', closedBy))
-      .orWhere('expires_at', '<=', expiredBy)
-      .delete();
+  async sweepSessions(closedBy: string, expiredBy: string): Promise<number> {
+    const { numDeletedRows } = await this.db
+      .deleteFrom('ussd_sessions')
+      .where((eb) => eb.or([eb.and([eb('status', '=', 'closed'), eb('expires_at', '<=', closedBy)]), eb('expires_at', '<=', expiredBy)]))
+      .executeTakeFirst();
+    return Number(numDeletedRows);
   }
 
   // ---- accounts ---------------------------------------------------------------------------
-  private async account(where: Partial<AccountRow>): Promise<Account | undefined> {
-    const row = await this.db<AccountRow>('ussd_accounts').where(where).first();
+  private async account(column: 'id' | 'customer_id' | 'phone_number', value: string): Promise<Account | undefined> {
+    const row = await this.db.selectFrom('ussd_accounts').selectAll().where(column, '=', value).executeTakeFirst();
     return row && toAccount(row);
   }
 
   findAccountByCustomerId(customerId: string): Promise<Account | undefined> {
-    return this.account({ customer_id: customerId });
+    return this.account('customer_id', customerId);
   }
 
   findAccount(id: string): Promise<Account | undefined> {
-    return this.account({ id });
+    return this.account('id', id);
   }
 
   findAccountByPhone(phone: string): Promise<Account | undefined> {
-    return this.account({ phone_number: phone });
+    return this.account('phone_number', phone);
   }
 
   /** Inserts an account without its household yet; false when its phone number or Customer ID is taken. */
   async insertAccount(a: NewAccount): Promise<boolean> {
-    const row: AccountRow = {
+    const row: Insertable<UssdAccounts> = {
       id: a.id,
       customer_id: a.customerId,
       phone_number: a.phoneNumber,
@@ -212,7 +168,7 @@ export class UssdRepository {
       updated_at: a.createdAt,
     };
     try {
-      await this.db('ussd_accounts').insert(row);
+      await this.db.insertInto('ussd_accounts').values(row).execute();
       return true;
     } catch (err) {
       if (isUniqueViolation(err)) return false;
@@ -221,12 +177,13 @@ export class UssdRepository {
   }
 
   async deleteAccount(id: string): Promise<void> {
-    await this.db('ussd_accounts').where({ id }).delete();
+    await this.db.deleteFrom('ussd_accounts').where('id', '=', id).execute();
   }
 
   /** Deletes an account whose creation never finished (no household DID); false if it has one by now. */
   async deleteUnfinishedAccount(id: string): Promise<boolean> {
-    return (await this.db('ussd_accounts').where({ id }).whereNull('household_did').delete()) === 1;
+    const { numDeletedRows } = await this.db.deleteFrom('ussd_accounts').where('id', '=', id).where('household_did', 'is', null).executeTakeFirst();
+    return numDeletedRows === 1n;
   }
 
   /**
@@ -234,46 +191,51 @@ export class UssdRepository {
    * that is locked, or has `maxAttempts` counted already (concurrent guesses included), gets no
    * attempt (undefined). Otherwise the attempt's number, 1-based.
    */
-  async reservePinAttempt(id: string, maxAttempts: number, now: string): Promise<number | undefined> {
-    return this.db.transaction(async (trx: Knex.Transaction) => {
-      const counted = await trx('ussd_accounts')
-        .where({ id })
-        .whereNull('locked_at')
-        .andWhere('failed_pin_attempts', '<', maxAttempts)
-        .increment('failed_pin_attempts', 1)
-        .update({ updated_at: now });
-      if (counted !== 1) return undefined;
-      const row = await trx<AccountRow>('ussd_accounts').where({ id }).first();
-      return row!.failed_pin_attempts;
+  reservePinAttempt(id: string, maxAttempts: number, now: string): Promise<number | undefined> {
+    return inTransaction(this.db, async (sql) => {
+      const { numUpdatedRows } = await sql
+        .updateTable('ussd_accounts')
+        .set((eb) => ({ failed_pin_attempts: eb('failed_pin_attempts', '+', 1), updated_at: now }))
+        .where('id', '=', id)
+        .where('locked_at', 'is', null)
+        .where('failed_pin_attempts', '<', maxAttempts)
+        .executeTakeFirst();
+      if (numUpdatedRows !== 1n) return undefined;
+      const row = await sql.selectFrom('ussd_accounts').select('failed_pin_attempts').where('id', '=', id).executeTakeFirstOrThrow();
+      return row.failed_pin_attempts;
     });
   }
 
   async lockAccount(id: string, now: string): Promise<void> {
-    await this.db('ussd_accounts').where({ id }).whereNull('locked_at').update({ locked_at: now, updated_at: now });
+    await this.db.updateTable('ussd_accounts').set({ locked_at: now, updated_at: now }).where('id', '=', id).where('locked_at', 'is', null).execute();
   }
 
   async resetFailedPins(id: string, now: string): Promise<void> {
-    await this.db('ussd_accounts').where({ id }).andWhere('failed_pin_attempts', '>', 0).update({ failed_pin_attempts: 0, updated_at: now });
+    await this.db.updateTable('ussd_accounts').set({ failed_pin_attempts: 0, updated_at: now }).where('id', '=', id).where('failed_pin_attempts', '>', 0).execute();
   }
 
   /** Clears the lock and the failed-PIN count; false when no account has this Customer ID. */
   async unlockAccount(customerId: string, now: string): Promise<boolean> {
-    const n = await this.db('ussd_accounts').where({ customer_id: customerId }).update({ locked_at: null, failed_pin_attempts: 0, updated_at: now });
-    return n === 1;
+    const { numUpdatedRows } = await this.db
+      .updateTable('ussd_accounts')
+      .set({ locked_at: null, failed_pin_attempts: 0, updated_at: now })
+      .where('customer_id', '=', customerId)
+      .executeTakeFirst();
+    return numUpdatedRows === 1n;
   }
 
   async setLanguage(account: { id: string } | { phoneNumber: string }, language: Language, now: string): Promise<void> {
-    const where = 'id' in account ? { id: account.id } : { phone_number: account.phoneNumber };
-    await this.db('ussd_accounts').where(where).update({ language, updated_at: now });
+    const [column, value] = 'id' in account ? (['id', account.id] as const) : (['phone_number', account.phoneNumber] as const);
+    await this.db.updateTable('ussd_accounts').set({ language, updated_at: now }).where(column, '=', value).execute();
   }
 
   async updatePin(id: string, sealedPin: string, now: string): Promise<void> {
-    await this.db('ussd_accounts').where({ id }).update({ pin_encrypted: sealedPin, failed_pin_attempts: 0, updated_at: now });
+    await this.db.updateTable('ussd_accounts').set({ pin_encrypted: sealedPin, failed_pin_attempts: 0, updated_at: now }).where('id', '=', id).execute();
   }
 
   /** The claim id behind a short reference a household was shown. */
   async claimIdForRef(ref: string): Promise<string | undefined> {
-    return (await this.sql.one<{ claim_id: string }>('select claim_id from ussd_claim_refs where ref = ?', [ref]))?.claim_id;
+    return (await this.db.selectFrom('ussd_claim_refs').select('claim_id').where('ref', '=', ref).executeTakeFirst())?.claim_id;
   }
 
   // ---- fuel logs -----------------------------------------------------------------------------
@@ -283,15 +245,15 @@ export class UssdRepository {
    */
   async upsertFuelLog(accountId: string, date: string, kg: number, now: string): Promise<'saved' | 'updated' | 'claimed'> {
     const once = () =>
-      this.db.transaction(async (trx: Knex.Transaction) => {
-        const existing = await trx<FuelLogRow>('ussd_fuel_logs').where({ account_id: accountId, log_date: date }).first();
+      inTransaction(this.db, async (sql) => {
+        const existing = await sql.selectFrom('ussd_fuel_logs').select(['id', 'claim_id']).where('account_id', '=', accountId).where('log_date', '=', date).executeTakeFirst();
         if (existing?.claim_id) return 'claimed' as const;
         if (existing) {
           // A claim may have taken the day since it was read: then nothing is written.
-          const updated = await trx('ussd_fuel_logs').where({ id: existing.id }).whereNull('claim_id').update({ kg, updated_at: now });
-          return updated === 1 ? ('updated' as const) : ('claimed' as const);
+          const { numUpdatedRows } = await sql.updateTable('ussd_fuel_logs').set({ kg, updated_at: now }).where('id', '=', existing.id).where('claim_id', 'is', null).executeTakeFirst();
+          return numUpdatedRows === 1n ? ('updated' as const) : ('claimed' as const);
         }
-        await trx('ussd_fuel_logs').insert({ id: newId(), account_id: accountId, log_date: date, kg, claim_id: null, created_at: now, updated_at: now });
+        await sql.insertInto('ussd_fuel_logs').values({ id: newId(), account_id: accountId, log_date: date, kg, claim_id: null, created_at: now, updated_at: now }).execute();
         return 'saved' as const;
       });
     try {
@@ -305,12 +267,18 @@ export class UssdRepository {
 
   /** Frees the days a claim that was not accepted used, so they can be sent again. */
   async releaseFuelLogs(accountId: string, claimId: string, now: string): Promise<number> {
-    return this.db('ussd_fuel_logs').where({ account_id: accountId, claim_id: claimId }).update({ claim_id: null, updated_at: now });
+    const { numUpdatedRows } = await this.db
+      .updateTable('ussd_fuel_logs')
+      .set({ claim_id: null, updated_at: now })
+      .where('account_id', '=', accountId)
+      .where('claim_id', '=', claimId)
+      .executeTakeFirst();
+    return Number(numUpdatedRows);
   }
 
   /** The account's logged days, oldest first. */
   async fuelLogs(accountId: string): Promise<FuelLog[]> {
-    const rows = await this.db<FuelLogRow>('ussd_fuel_logs').where({ account_id: accountId }).orderBy('log_date').select('id', 'log_date', 'kg', 'claim_id');
+    const rows = await this.db.selectFrom('ussd_fuel_logs').select(['id', 'log_date', 'kg', 'claim_id']).where('account_id', '=', accountId).orderBy('log_date').execute();
     return rows.map(toFuelLog);
   }
 }
@@ -321,8 +289,13 @@ export class UssdRepository {
  * undoes the twin too.
  */
 export async function setHouseholdDid(sql: Sql, accountId: string, did: string, now: string): Promise<void> {
-  const updated = await sql.run('update ussd_accounts set household_did = ?, updated_at = ? where id = ? and household_did is null', [did, now, accountId]);
-  if (updated !== 1) throw new Error(`account ${accountId} disappeared before its household was set`);
+  const { numUpdatedRows } = await sql
+    .updateTable('ussd_accounts')
+    .set({ household_did: did, updated_at: now })
+    .where('id', '=', accountId)
+    .where('household_did', 'is', null)
+    .executeTakeFirst();
+  if (numUpdatedRows !== 1n) throw new Error(`account ${accountId} disappeared before its household was set`);
 }
 
 /**
@@ -331,18 +304,22 @@ export async function setHouseholdDid(sql: Sql, accountId: string, did: string, 
  * claim would hold values its days no longer have. Marking again for the same claim is true.
  */
 export async function markFuelLogsClaimed(sql: Sql, logs: Pick<FuelLog, 'id' | 'kg'>[], claimId: string, now: string): Promise<boolean> {
-  let marked = 0;
+  let marked = 0n;
   for (const log of logs) {
-    marked += await sql.run(
-      'update ussd_fuel_logs set claim_id = ?, updated_at = ? where id = ? and kg = ? and (claim_id is null or claim_id = ?)',
-      [claimId, now, log.id, log.kg, claimId],
-    );
+    const { numUpdatedRows } = await sql
+      .updateTable('ussd_fuel_logs')
+      .set({ claim_id: claimId, updated_at: now })
+      .where('id', '=', log.id)
+      .where('kg', '=', log.kg)
+      .where((eb) => eb.or([eb('claim_id', 'is', null), eb('claim_id', '=', claimId)]))
+      .executeTakeFirst();
+    marked += numUpdatedRows;
   }
-  return marked === logs.length;
+  return marked === BigInt(logs.length);
 }
 
 /** Records a claim's short reference, in the claim's own transaction; again for the same claim is a no-op. */
 export async function storeClaimRef(sql: Sql, ref: string, claimId: string, accountId: string, now: string): Promise<void> {
-  if (await sql.one('select ref from ussd_claim_refs where claim_id = ?', [claimId])) return;
-  await sql.run(...insertInto('ussd_claim_refs', { ref, claim_id: claimId, account_id: accountId, created_at: now }));
+  if (await sql.selectFrom('ussd_claim_refs').select('ref').where('claim_id', '=', claimId).executeTakeFirst()) return;
+  await sql.insertInto('ussd_claim_refs').values({ ref, claim_id: claimId, account_id: accountId, created_at: now }).execute();
 }

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import knex from 'knex';
+import pg from 'pg';
 import { createDb, type Db, type DbClient } from '../../src/platform/db/index.ts';
 import { migrateLatest } from '../../src/platform/db/migrate.ts';
 
@@ -47,8 +47,9 @@ export async function createTestDatabase(kind: DbClient): Promise<TestDatabase &
   }
   const url = TEST_DATABASE_URL!;
   const schema = `t_${randomBytes(6).toString('hex')}`;
-  const admin = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
-  await admin.raw('create schema ??', [schema]);
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
   const open = () => {
     const db = createDb({ url, dataDir: '.', poolMax: 10, schema });
     opened.push(db);
@@ -60,8 +61,8 @@ export async function createTestDatabase(kind: DbClient): Promise<TestDatabase &
     kind, db, url, schema, open,
     async drop() {
       await Promise.all(opened.map((d) => d.destroy()));
-      await admin.raw('drop schema if exists ?? cascade', [schema]);
-      await admin.destroy();
+      await admin.query(`drop schema if exists ${schema} cascade`);
+      await admin.end();
     },
   };
 }

@@ -1,43 +1,80 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { expect } from 'chai';
+import { sql, type Kysely } from 'kysely';
 import { CHECKPOINT_INTERVAL_MS, FOREGROUND_CHECKPOINT_PAGES } from '../../src/platform/db/checkpointer.ts';
-import { createDb, sqliteFile } from '../../src/platform/db/index.ts';
-import { sqlOf } from '../../src/platform/db/sql.ts';
+import { createDb, sqliteFile, type Db } from '../../src/platform/db/index.ts';
+import { migrateLatest } from '../../src/platform/db/migrate.ts';
+import { inTransaction } from '../../src/platform/db/sql.ts';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
+
+/** The test's own tables, beside the migrated ones. */
+interface Tables {
+  t: { id: number; name: string | null; extra?: string };
+  blobs: { id: number; body: string };
+}
+const tables = (db: Db) => db as unknown as Kysely<Tables>;
 
 describe('SQLite prepared-statement cache', () => {
   let t: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: Kysely<Tables>;
   before(async () => {
     t = await createTestDatabase('sqlite');
-    await t.db.schema.createTable('t', (table) => {
-      table.integer('id').primary();
-      table.string('name');
-    });
+    db = tables(t.db);
+    await db.schema.createTable('t').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('name', 'varchar(255)').execute();
   });
   after(() => t.drop());
 
-  it('reuses one statement per SQL text on a connection', async () => {
-    const conn = await t.db.client.acquireConnection();
+  it('prepares each SQL text once on a connection', async () => {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- put back below, and called with its own `this`
+    const prepare = BetterSqlite3.prototype.prepare;
+    const prepared: string[] = [];
+    BetterSqlite3.prototype.prepare = function (this: BetterSqlite3.Database, source: string) {
+      prepared.push(source);
+      return prepare.call(this, source);
+    } as typeof prepare;
     try {
-      expect(conn.prepare('select * from t where id = ?')).to.equal(conn.prepare('select * from t where id = ?'));
-      expect(conn.prepare('select * from t where id = ?')).to.not.equal(conn.prepare('select id from t where id = ?'));
+      for (let i = 0; i < 3; i++) await db.selectFrom('t').selectAll().where('id', '=', i).execute();
+      await db.selectFrom('t').select('id').where('id', '=', 1).execute();
     } finally {
-      await t.db.client.releaseConnection(conn);
+      BetterSqlite3.prototype.prepare = prepare;
     }
+    expect(prepared).to.deep.equal(['select * from "t" where "id" = ?', 'select "id" from "t" where "id" = ?']);
   });
 
   it('a cached statement sees new rows and a changed schema', async () => {
-    await t.db('t').insert({ id: 1, name: 'a' });
-    expect(await t.db('t').select('*')).to.deep.equal([{ id: 1, name: 'a' }]);
-    await t.db('t').insert({ id: 2, name: 'b' });
-    await t.db.schema.alterTable('t', (table) => table.string('extra').defaultTo('x'));
-    expect(await t.db('t').select('*').orderBy('id')).to.deep.equal([
+    await db.insertInto('t').values({ id: 1, name: 'a' }).execute();
+    expect(await db.selectFrom('t').selectAll().execute()).to.deep.equal([{ id: 1, name: 'a' }]);
+    await db.insertInto('t').values({ id: 2, name: 'b' }).execute();
+    await db.schema.alterTable('t').addColumn('extra', 'varchar(255)', (c) => c.defaultTo('x')).execute();
+    expect(await db.selectFrom('t').selectAll().orderBy('id').execute()).to.deep.equal([
       { id: 1, name: 'a', extra: 'x' },
       { id: 2, name: 'b', extra: 'x' },
     ]);
+  });
+});
+
+describe('migrations', () => {
+  it('adopt the history of a database migrated by Hearth under Knex: nothing is applied twice and its rows stay', async () => {
+    // test/fixtures/knex-era.sqlite: every migration of the time applied by Knex, and one API key.
+    const dir = mkdtempSync(join(tmpdir(), 'hearth-knex-era-'));
+    const file = join(dir, 'hearth.sqlite');
+    copyFileSync('test/fixtures/knex-era.sqlite', file);
+    const db = createDb({ url: `sqlite:${file}`, dataDir: dir, poolMax: 1 });
+    try {
+      expect(await migrateLatest(db)).to.deep.equal([]);
+      expect(await db.selectFrom('api_keys').select(['id', 'name']).execute()).to.deep.equal([{ id: 'k1', name: 'legacy' }]);
+      const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db);
+      expect(rows.map((r) => r.name)).to.include.members(['001_platform_api_keys', '400_agent_user_preferences']);
+      // And it goes on working: a second start applies nothing either.
+      expect(await migrateLatest(db)).to.deep.equal([]);
+    } finally {
+      await db.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -47,7 +84,7 @@ describe('SQLite commits', () => {
     const level = async () => {
       const db = createDb({ dataDir: dir, poolMax: 1 });
       try {
-        return (await sqlOf(db).one<{ synchronous: number }>('pragma synchronous'))?.synchronous;
+        return (await sql<{ synchronous: number }>`pragma synchronous`.execute(db)).rows[0]?.synchronous;
       } finally {
         await db.destroy();
       }
@@ -67,27 +104,19 @@ describe('SQLite checkpoints in a worker thread', () => {
   const file = () => sqliteFile(t.url, '.');
   before(async () => {
     t = await createTestDatabase('sqlite');
-    await t.db.schema.createTable('blobs', (table) => {
-      table.integer('id').primary();
-      table.text('body');
-    });
+    await tables(t.db).schema.createTable('blobs').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('body', 'text').execute();
   });
   after(() => t.drop());
 
   it('leaves commits to append to the log and copies the log into the database file off the request path', async () => {
-    const conn = await t.db.client.acquireConnection();
-    try {
-      expect(conn.pragma('wal_autocheckpoint', { simple: true })).to.equal(FOREGROUND_CHECKPOINT_PAGES);
-    } finally {
-      await t.db.client.releaseConnection(conn);
-    }
+    expect((await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(t.db)).rows[0]?.wal_autocheckpoint).to.equal(FOREGROUND_CHECKPOINT_PAGES);
     const before = statSync(file()).size;
     // About 2 MB in 500 commits: far below the request connection's own checkpoint mark.
-    for (let i = 0; i < 500; i++) await t.db('blobs').insert({ id: i, body: 'x'.repeat(4000) });
+    for (let i = 0; i < 500; i++) await tables(t.db).insertInto('blobs').values({ id: i, body: 'x'.repeat(4000) }).execute();
     const deadline = Date.now() + 20 * CHECKPOINT_INTERVAL_MS;
     while (statSync(file()).size < before + 2_000_000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, CHECKPOINT_INTERVAL_MS));
     expect(statSync(file()).size).to.be.greaterThan(before + 2_000_000);
-    expect(await t.db('blobs').count({ n: '*' }).first()).to.deep.equal({ n: 500 });
+    expect(await tables(t.db).selectFrom('blobs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst()).to.deep.equal({ n: 500 });
   });
 
   it('copies each commit in the pause before the next, so a steady stream of commits keeps restarting the log', async () => {
@@ -98,13 +127,13 @@ describe('SQLite checkpoints in a worker thread', () => {
     let largest = 0;
     for (let commit = 0; commit < 80; commit++) {
       const rows = Array.from({ length: 150 }, (_, i) => ({ id: 10_000 + commit * 150 + i, body: row }));
-      await t.db.transaction((trx) => trx('blobs').insert(rows));
+      await inTransaction(t.db, (trx) => tables(trx).insertInto('blobs').values(rows).execute());
       largest = Math.max(largest, wal());
       await new Promise((r) => setTimeout(r, 15));
     }
     // 48 MB were written; the log file (never shrunk) shows the most it ever held at once.
     expect(largest).to.be.below(16 * 1024 * 1024);
-    expect(await t.db('blobs').where('id', '>=', 10_000).count({ n: '*' }).first()).to.deep.equal({ n: 12_000 });
+    expect(await tables(t.db).selectFrom('blobs').where('id', '>=', 10_000).select((eb) => eb.fn.countAll().as('n')).executeTakeFirst()).to.deep.equal({ n: 12_000 });
   });
 });
 

@@ -452,7 +452,7 @@ forEachDatabase('app assembly', (t) => {
     const collection = await post('/v1/collections', '{"id":"nul-test","name":"a\\u0000b"}');
     expect(collection.status).to.equal(400);
     expect((await collection.json()).errors).to.deep.equal([{ pointer: '/body/name', message: 'must not contain the NUL character (U+0000)', rule: 'no-nul-character' }]);
-    expect(await t.db('kpt_collections').where({ id: 'nul-test' }).first()).to.equal(undefined);
+    expect(await t.db.selectFrom('kpt_collections').selectAll().where('id', '=', 'nul-test').executeTakeFirst()).to.equal(undefined);
     const entity = await post('/v1/entities', '{"type":"Device","properties":{"a/b":{"z":-1e999}}}');
     expect(entity.status).to.equal(400);
     expect((await entity.json()).errors).to.deep.equal([{ pointer: '/body/properties/a~1b/z', message: 'must be a finite number', rule: 'finite-number' }]);
@@ -461,7 +461,7 @@ forEachDatabase('app assembly', (t) => {
     expect((await query.json()).errors[0]).to.include({ pointer: '/query/roomId', rule: 'no-nul-character' });
     const ussd = await post('/api/ussd', JSON.stringify({ sessionId: 'nul-test', serviceCode: '*384#', phoneNumber: '+254712345678', text: '1\u0000' }));
     expect(await ussd.text()).to.equal('END Invalid input. Please try again.');
-    expect(await t.db('ussd_sessions').where({ id: 'nul-test' }).first()).to.equal(undefined);
+    expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', 'nul-test').executeTakeFirst()).to.equal(undefined);
     const chain = await fetch(`${server.baseUrl}/chain/entity?pagination.key=%00`);
     expect(chain.status).to.equal(400);
     expect(await chain.json()).to.include({ code: 3 });

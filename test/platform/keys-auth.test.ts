@@ -21,7 +21,7 @@ forEachDatabase('API keys', (t) => {
   it('creates a prefixed 256-bit key, stores only its hash, and authenticates it', async () => {
     const { key, info } = await keys.create({ name: 'partner', principalDid: 'did:ixo:entity:abc', scopes: ['claims:read'] });
     expect(key).to.match(/^hth_[A-Za-z0-9_-]{43}$/);
-    const rows = await t.db('api_keys').select();
+    const rows = await t.db.selectFrom('api_keys').selectAll().execute();
     expect(JSON.stringify(rows)).not.to.include(key);
     const p = await keys.authenticate(key);
     expect(p).to.deep.equal({ keyId: info.id, did: 'did:ixo:entity:abc', scopes: ['claims:read'] });
@@ -33,8 +33,9 @@ forEachDatabase('API keys', (t) => {
   });
 
   it('refuses unknown scopes, a missing name and a principal that is not a DID', async () => {
+    const countKeys = async () => Number((await t.db.selectFrom('api_keys').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
     const fails = async (input: Parameters<ApiKeyService['create']>[0], re: RegExp) => {
-      const before = await t.db('api_keys').count({ n: '*' }).first();
+      const before = await countKeys();
       let err: unknown;
       try {
         await keys.create(input);
@@ -42,7 +43,7 @@ forEachDatabase('API keys', (t) => {
         err = e;
       }
       expect((err as Error)?.message).to.match(re);
-      expect(await t.db('api_keys').count({ n: '*' }).first()).to.deep.equal(before);
+      expect(await countKeys()).to.deep.equal(before);
     };
     await fails({ name: 'x', principalDid: 'did:ixo:a', scopes: ['root'] }, /Unknown scope\(s\): root/);
     await fails({ name: ' ', principalDid: 'did:ixo:a' }, /needs a name/);
@@ -152,7 +153,7 @@ forEachDatabase('API keys: a key that cannot be looked up', (t) => {
     const logger = pino({ level: 'error' }, new Writable({ write: (c, _e, cb) => ((logs += String(c)), cb()) }));
     const key = await createTestKey(t.db);
     const server = await startTestServer(t.db, { API_KEY_CACHE_MS: '0' }, { logger });
-    await t.db.schema.renameTable('api_keys', 'api_keys_away');
+    await t.db.schema.alterTable('api_keys').renameTo('api_keys_away').execute();
     try {
       const res = await fetch(`${server.baseUrl}/agent/plugins`, { headers: { authorization: `Bearer ${key}` } });
       expect(res.status).to.equal(500);
@@ -162,7 +163,7 @@ forEachDatabase('API keys: a key that cannot be looked up', (t) => {
       expect(logs).to.include('request failed').and.to.include('api_keys');
       for (const secret of [key, hash('sha256', key, 'hex')]) expect(logs + JSON.stringify(body)).to.not.include(secret);
     } finally {
-      await t.db.schema.renameTable('api_keys_away', 'api_keys');
+      await t.db.schema.alterTable('api_keys_away').renameTo('api_keys').execute();
       await server.stop();
     }
   });

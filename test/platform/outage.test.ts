@@ -183,7 +183,8 @@ describe('request deadline', () => {
 describe('isDatabaseUnavailable', () => {
   it('tells outages and deadlines (either database) from faults and bad requests', () => {
     const outages = [
-      Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' }),
+      // pg-pool: every connection busy past the deadline.
+      new Error('timeout exceeded when trying to connect'),
       new Error('select 1 - Query read timeout'),
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
       Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),

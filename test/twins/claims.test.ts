@@ -3,6 +3,8 @@
 import { expect } from 'chai';
 import { createCollection, createEntity, getClaim, listClaims, submitClaim } from '../../generated/openapi/sdk.gen.ts';
 import type { KptClaim, KptClaimRequest, Problem } from '../../generated/openapi/types.gen.ts';
+import { sql, type Kysely } from 'kysely';
+import type { Db } from '../../src/platform/db/index.ts';
 import type { Sql } from '../../src/platform/db/sql.ts';
 import { conflictWith, DomainError } from '../../src/platform/domain-errors.ts';
 import { toAppError } from '../../src/platform/http/errors.ts';
@@ -11,6 +13,12 @@ import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { householdDid, kptClaim, OTHER_DID, PARTNER_DID, startTwinsHarness, twinsTableContents, withTwinsArea, type TwinsHarness } from './fixtures.ts';
+
+/** The PostgreSQL backend a connection (held by a transaction) runs on. */
+const backendPid = async (db: Db) => (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid;
+
+const claimsOfHousehold = async (db: Db, household: string) =>
+  Number((await db.selectFrom('kpt_claims').where('household_did', '=', household).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
 
 forEachDatabase('KPT claims', (t) => {
   let h: TwinsHarness;
@@ -109,22 +117,22 @@ forEachDatabase('KPT claims', (t) => {
     if (t.kind === 'postgres') {
       it('a claim waits for a controller transfer in flight and is judged against the new controller', async () => {
         const household = (await createEntity({ client: h.server.client, auth: h.key, body: { type: 'Household', properties: {} } })).data!.did;
-        const transfer = await t.db.transaction();
+        const transfer = await t.db.startTransaction().execute();
         let pending: ReturnType<typeof submit> | undefined;
         try {
-          await transfer('twin_entities').where({ did: household }).update({ controller: OTHER_DID });
-          const transferPid = (await transfer.raw('select pg_backend_pid() as pid')).rows[0].pid as number;
+          await transfer.updateTable('twin_entities').set({ controller: OTHER_DID }).where('did', '=', household).execute();
+          const transferPid = await backendPid(transfer);
           pending = submit(kptClaim({ householdId: household }));
           // The submission must be blocked by this transfer, not merely slow (nor waiting on
           // someone else's lock in the same database), before the transfer commits.
           let waiting = 0;
           for (let i = 0; i < 100 && !waiting; i++) {
             await new Promise((r) => setTimeout(r, 50));
-            waiting = (await t.db.raw('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [transferPid])).rows[0].n;
+            waiting = (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${transferPid} = any(pg_blocking_pids(pid))`.execute(t.db)).rows[0]!.n;
           }
           expect(waiting, 'a submission waiting on the household row').to.be.greaterThan(0);
         } finally {
-          await transfer.commit();
+          await transfer.commit().execute();
         }
         const res = await pending;
         expect(res.status).to.equal(403);
@@ -423,8 +431,7 @@ forEachDatabase('KPT claims', (t) => {
         expect(results.filter((r) => r.status === 201)).to.have.length(1);
         expect(results.filter((r) => r.status === 200)).to.have.length(49);
         expect(new Set(results.map((r) => r.claim.id)).size).to.equal(1);
-        const stored = await t.db('kpt_claims').where({ household_did: body.householdId }).count({ n: '*' }).first();
-        expect(Number((stored as { n: string | number }).n)).to.equal(1);
+        expect(await claimsOfHousehold(t.db, body.householdId)).to.equal(1);
       } finally {
         await second?.stop();
       }
@@ -487,8 +494,7 @@ forEachDatabase('KPT claims', (t) => {
           ]);
           expect(results.map((r) => r.status).sort(), `round ${round}`).to.deep.equal([201, 409]);
           expect(results.find((r) => r.status === 409)!.problem.errors![0]).to.include({ pointer: '/body/testPeriod', rule: 'no-overlapping-claim' });
-          const stored = await t.db('kpt_claims').where({ household_did: household }).count({ n: '*' }).first();
-          expect(Number((stored as { n: string | number }).n)).to.equal(1);
+          expect(await claimsOfHousehold(t.db, household)).to.equal(1);
         }
       } finally {
         await second?.stop();
@@ -501,21 +507,24 @@ forEachDatabase('KPT claims', (t) => {
       /** Backends waiting for a lock `pid` holds (up to 5 s until there is one). */
       const blockedBy = async (pid: number): Promise<number[]> => {
         for (let i = 0; i < 100; i++) {
-          const { rows } = await t.db.raw('select pid from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [pid]);
-          if (rows.length) return rows.map((r: { pid: number }) => r.pid);
+          const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where ${pid} = any(pg_blocking_pids(pid))`.execute(t.db);
+          if (rows.length) return rows.map((r) => r.pid);
           await new Promise((r) => setTimeout(r, 50));
         }
         return [];
       };
       /** Submits a claim and holds it in flight until `release`; `pid` is the backend running it. */
       const submitHeld = async (body: KptClaimRequest, idempotencyKey: string) => {
-        const anyClaim = (await t.db('kpt_claims').first('id')).id as string;
-        const hold = await t.db.transaction();
-        await hold('kpt_idempotency_keys').insert({ principal_did: PARTNER_DID, idempotency_key: idempotencyKey, claim_id: anyClaim, request_hash: 'held', created_at: new Date().toISOString() });
-        const holder = (await hold.raw('select pg_backend_pid() as pid')).rows[0].pid as number;
+        const anyClaim = (await t.db.selectFrom('kpt_claims').select('id').executeTakeFirstOrThrow()).id;
+        const hold = await t.db.startTransaction().execute();
+        await hold
+          .insertInto('kpt_idempotency_keys')
+          .values({ principal_did: PARTNER_DID, idempotency_key: idempotencyKey, claim_id: anyClaim, request_hash: 'held', created_at: new Date().toISOString() })
+          .execute();
+        const holder = await backendPid(hold);
         const result = submit(body, { idempotencyKey });
         const [pid] = await blockedBy(holder);
-        return { result, pid, release: () => hold.rollback() };
+        return { result, pid, release: () => hold.rollback().execute() };
       };
 
       it('a claim of the other group that counts while a claim is in flight (both see none): both end verified', async () => {
@@ -635,14 +644,13 @@ forEachDatabase('KPT claims', (t) => {
     }));
 
     it("a caller's storeWithClaim writes commit with the claim or not at all, and are made again for a claim already stored", () => withTwinsArea(h.server.config, t.db, async (twins) => {
-      await t.db.schema.createTable('test_caller_writes', (tb) => {
-        tb.string('claim_id', 64).primary();
-      });
+      const callerDb = (db: Db) => db as unknown as Kysely<{ test_caller_writes: { claim_id: string } }>;
+      await callerDb(t.db).schema.createTable('test_caller_writes').addColumn('claim_id', 'varchar(64)', (c) => c.notNull().primaryKey()).execute();
       try {
         const gateway: Principal = { keyId: 'gw', did: PARTNER_DID, scopes: ['claims:write'] };
-        const written = async () => (await t.db('test_caller_writes').select('claim_id')).map((r: { claim_id: string }) => r.claim_id);
-        const write = (refuse: boolean) => async (sql: Sql, claimId: string) => {
-          await sql.run('insert into test_caller_writes (claim_id) values (?) on conflict (claim_id) do nothing', [claimId]);
+        const written = async () => (await callerDb(t.db).selectFrom('test_caller_writes').select('claim_id').execute()).map((r) => r.claim_id);
+        const write = (refuse: boolean) => async (trx: Sql, claimId: string) => {
+          await callerDb(trx).insertInto('test_caller_writes').values({ claim_id: claimId }).onConflict((oc) => oc.column('claim_id').doNothing()).execute();
           if (refuse) throw conflictWith('the caller refuses');
         };
 
@@ -658,12 +666,12 @@ forEachDatabase('KPT claims', (t) => {
         expect(created).to.equal(true);
         expect(await written()).to.deep.equal([claim.id]);
 
-        await t.db('test_caller_writes').delete();
+        await callerDb(t.db).deleteFrom('test_caller_writes').execute();
         const again = await twins.claims.submit(gateway, body, { storeWithClaim: write(false) });
         expect([again.created, again.claim.id]).to.deep.equal([false, claim.id]);
         expect(await written(), 'made again for the stored claim').to.deep.equal([claim.id]);
       } finally {
-        await t.db.schema.dropTable('test_caller_writes');
+        await t.db.schema.dropTable('test_caller_writes').execute();
       }
     }));
   });

@@ -10,6 +10,7 @@ import { sha256 } from 'multiformats/hashes/sha2';
 import { getClaim, getEvidence, submitClaim, verifyCredential } from '../../generated/openapi/sdk.gen.ts';
 import type { KptClaim, KptClaimRequest, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
 import { up as addProofContexts } from '../../src/platform/db/migrations/102_twins_proof_context.ts';
+import type { MigrationDb } from '../../src/platform/db/migrations/index.ts';
 import { signCredential } from '../../src/twins/credentials.ts';
 import { loadValidatorKey } from '../../src/twins/validator-key.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
@@ -115,7 +116,7 @@ forEachDatabase('credentials and evidence', (t) => {
 
   it('a valid proof by a key that is not a validator here is not verified', async () => {
     const stranger = await loadValidatorKey(t.db, RFC8032_SECRET);
-    await t.db('twin_validator_keys').where({ did: stranger.did }).delete();
+    await t.db.deleteFrom('twin_validator_keys').where('did', '=', stranger.did).execute();
     const vc = signCredential({ '@context': ['https://www.w3.org/ns/credentials/v2'], type: ['VerifiableCredential'], issuer: stranger.did, validFrom: '2026-01-01T00:00:00Z', credentialSubject: { id: 'did:ixo:entity:1' } }, stranger);
     const res = await verifyVc(vc);
     expect(res).to.deep.include({ verified: false, trustedIssuer: false });
@@ -185,7 +186,7 @@ forEachDatabase('credentials and evidence', (t) => {
     } finally {
       await restarted.stop();
     }
-    const generated = await t.db('twin_validator_keys').where({ origin: 'generated' });
+    const generated = await t.db.selectFrom('twin_validator_keys').selectAll().where('origin', '=', 'generated').execute();
     expect(generated).to.have.length(1);
   });
 
@@ -238,7 +239,7 @@ forEachDatabase('credentials and evidence', (t) => {
     };
     const signed = await independentSign(unsigned, seed);
     expect(signed.proof).to.include({ type: 'DataIntegrityProof', cryptosuite: 'eddsa-jcs-2022' });
-    await t.db('twin_validator_keys').where({ did }).delete();
+    await t.db.deleteFrom('twin_validator_keys').where('did', '=', did).execute();
     expect((await verifyVc(signed)).checks.find((c) => c.check === 'trusted-issuer')).to.deep.include({ passed: false });
     await loadValidatorKey(t.db, RFC8032_SECRET);
     try {
@@ -247,7 +248,7 @@ forEachDatabase('credentials and evidence', (t) => {
       const changed = await verifyVc({ ...signed, validFrom: '2026-01-02T00:00:00Z' });
       expect(changed.checks.find((c) => c.check === 'signature')).to.deep.include({ passed: false });
     } finally {
-      await t.db('twin_validator_keys').where({ did }).delete();
+      await t.db.deleteFrom('twin_validator_keys').where('did', '=', did).execute();
     }
   });
 
@@ -258,13 +259,13 @@ forEachDatabase('credentials and evidence', (t) => {
     // A credential as stored before migration 102: the same signature, no proof.@context.
     const { '@context': _c, ...oldProof } = vc.proof;
     const old = { ...vc, proof: oldProof };
-    await t.db('kpt_claims').where({ id: claim.id }).update({ verifiable_credential: JSON.stringify(old) });
+    await t.db.updateTable('kpt_claims').set({ verifiable_credential: JSON.stringify(old) }).where('id', '=', claim.id).execute();
     const refused = await verifyVc(old);
     expect(refused.verified).to.equal(false);
     // The defect a standard verifier saw: without proof.@context it hashes another proof configuration.
     expect((await independentVerify(old, await loaderWithKptContext(vc))).verified).to.equal(false);
     expect(refused.checks.find((c) => c.check === 'signature')!.message).to.match(/proof has no @context.*fetch it again/);
-    await addProofContexts(t.db);
+    await addProofContexts(t.db as unknown as MigrationDb);
     const migrated = (await getClaim({ client: server.client, auth: key, path: { id: claim.id } })).data!.verifiableCredential!;
     expect(migrated.proof['@context']).to.deep.equal(vc['@context']);
     expect(migrated.proof.proofValue).to.equal(vc.proof.proofValue);

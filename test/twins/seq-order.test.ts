@@ -5,15 +5,19 @@
 // it. Claims: a new claim does not wait, and no follower is given it before the held one.
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import type { Knex } from 'knex';
+import { sql, type ControlledTransaction, type Kysely } from 'kysely';
 import { createCollection, createEntity, listClaims, listCollections, listEntities, submitClaim } from '../../generated/openapi/sdk.gen.ts';
 import { ChainRepository } from '../../src/chain/node/repository.ts';
-import { locksUntilCommit, schemaScopedLockKey, sqlOf, takeSeqTurn } from '../../src/platform/db/sql.ts';
+import type { Database, Db } from '../../src/platform/db/index.ts';
+import { lockKeyOf, locksUntilCommit, takeSeqTurn } from '../../src/platform/db/sql.ts';
 import { CLAIM_WRITERS } from '../../src/twins/claim-order.ts';
 import { twinsReadPort } from '../../src/twins/read-port.ts';
 import { encodeCursor } from '../../src/twins/paging.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { householdDid, kptClaim, startTwinsHarness, type TwinsHarness } from './fixtures.ts';
+
+/** Any table, as this test copies rows between them. */
+const loose = (db: Db) => db as unknown as Kysely<Record<string, Record<string, unknown>>>;
 
 type SeqTable = 'twin_entities' | 'kpt_collections';
 
@@ -26,28 +30,30 @@ forEachDatabase('seq order is commit order', (t) => {
   after(() => h.server.stop());
 
   /** Inserts a copy of a stored row (with new unique values) in a transaction left open. */
-  async function holdInsert(table: SeqTable | 'kpt_claims', copyOf: Record<string, unknown>, unique: Record<string, string | null>): Promise<Knex.Transaction> {
+  async function holdInsert(table: SeqTable | 'kpt_claims', copyOf: Record<string, unknown>, unique: Record<string, string | null>): Promise<ControlledTransaction<Database>> {
     const { seq: _seq, tx: _tx, ...row } = copyOf;
-    const trx = await t.db.transaction();
+    const trx = await t.db.startTransaction().execute();
     // As a claim submission does, before its transaction takes an id.
-    if (table === 'kpt_claims') await locksUntilCommit(sqlOf(trx), [CLAIM_WRITERS]);
-    else await takeSeqTurn(sqlOf(trx), table);
-    await trx(table).insert({ ...row, ...unique });
+    if (table === 'kpt_claims') await locksUntilCommit(trx, [CLAIM_WRITERS]);
+    else await takeSeqTurn(trx, table);
+    await loose(trx).insertInto(table).values({ ...row, ...unique }).execute();
     return trx;
+  }
+
+  /** A stored row as it is, to copy. */
+  async function rowOf(table: SeqTable | 'kpt_claims', key: 'did' | 'id', value: string): Promise<Record<string, unknown>> {
+    return (await loose(t.db).selectFrom(table).selectAll().where(key, '=', value).executeTakeFirst())!;
   }
 
   /** Waits (up to 5 s) until a request is blocked on this schema's seq turn for `table`. */
   async function seqTurnWaiters(table: SeqTable): Promise<number> {
     for (let i = 0; i < 100; i++) {
       const { n } = (
-        await t.db.raw(
-          `with k as (select ${schemaScopedLockKey} as key)
+        await sql<{ n: number }>`with k as (select ${lockKeyOf(`seq-order:${table}`)} as key)
            select count(*)::int as n from pg_locks, k
            where locktype = 'advisory' and not granted and objsubid = 1
-             and classid = ((key >> 32) & 4294967295)::oid and objid = (key & 4294967295)::oid`,
-          [`seq-order:${table}`],
-        )
-      ).rows[0];
+             and classid = ((key >> 32) & 4294967295)::oid and objid = (key & 4294967295)::oid`.execute(t.db)
+      ).rows[0]!;
       if (n) return n;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -60,7 +66,7 @@ forEachDatabase('seq order is commit order', (t) => {
    */
   async function expectCommitOrder(
     table: SeqTable,
-    held: () => Promise<{ trx: Knex.Transaction; id: string }>,
+    held: () => Promise<{ trx: ControlledTransaction<Database>; id: string }>,
     create: () => Promise<string>,
     list: () => Promise<string[]>,
   ) {
@@ -76,7 +82,7 @@ forEachDatabase('seq order is commit order', (t) => {
       // What a follower sees meanwhile: neither row, so its position cannot pass the held one.
       expect(await list()).to.deep.equal(before);
     } finally {
-      await trx.commit();
+      await trx.commit().execute();
     }
     const createdId = await created;
     const listed = await list();
@@ -87,7 +93,7 @@ forEachDatabase('seq order is commit order', (t) => {
   it('entities', async () => {
     const type = `SeqOrder${randomBytes(4).toString('hex')}`;
     const first = (await createEntity({ client: h.server.client, auth: h.key, body: { type, properties: {} } })).data!.did;
-    const row = await t.db('twin_entities').where({ did: first }).first();
+    const row = await rowOf('twin_entities', 'did', first);
     await expectCommitOrder(
       'twin_entities',
       async () => {
@@ -100,7 +106,7 @@ forEachDatabase('seq order is commit order', (t) => {
   });
 
   it('collections', async () => {
-    const row = await t.db('kpt_collections').where({ id: 'default' }).first();
+    const row = await rowOf('kpt_collections', 'id', 'default');
     await expectCommitOrder(
       'kpt_collections',
       async () => {
@@ -117,15 +123,18 @@ forEachDatabase('seq order is commit order', (t) => {
   });
 
   it('claims: a transaction in flight that inserts no claim does not hold back the lists', async () => {
-    const other = await t.db.transaction();
+    const other = await t.db.startTransaction().execute();
     try {
       // It has a transaction id older than the claim's.
-      await other('twin_evidence_blobs').insert({ cid: `held-${randomBytes(8).toString('hex')}`, media_type: 'text/plain', content: 'x', size: 1, created_at: new Date().toISOString() });
+      await other
+        .insertInto('twin_evidence_blobs')
+        .values({ cid: `held-${randomBytes(8).toString('hex')}`, media_type: 'text/plain', content: 'x', size: 1, created_at: new Date().toISOString() })
+        .execute();
       const created = (await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim() })).data!.id;
       const listed = (await listClaims({ client: h.server.client, auth: h.key, query: { limit: 100 } })).data!.items.map((c) => c.id);
       expect(listed).to.include(created);
     } finally {
-      await other.rollback();
+      await other.rollback().execute();
     }
   });
 
@@ -135,7 +144,7 @@ forEachDatabase('seq order is commit order', (t) => {
     const createdIn = sameCollection ? heldIn : `new-${randomBytes(4).toString('hex')}`;
     for (const id of new Set([heldIn, createdIn])) await createCollection({ client: h.server.client, auth: h.key, body: { id, name: 'Seq order' } });
     const first = (await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim({ collectionId: heldIn }) })).data!.id;
-    const row = await t.db('kpt_claims').where({ id: first }).first();
+    const row = await rowOf('kpt_claims', 'id', first);
     const chain = new ChainRepository(twinsReadPort(t.db));
     // Every reader paging claims by position, from the start and from the last row stored so far.
     const followers: Record<string, (after?: number) => Promise<string[]>> = {
@@ -147,7 +156,7 @@ forEachDatabase('seq order is commit order', (t) => {
         return after ? ids.slice(1) : ids;
       },
     };
-    const lastSeq = (await t.db('kpt_claims').where({ id: first }).first()).seq as number;
+    const lastSeq = (await rowOf('kpt_claims', 'id', first)).seq as number;
     const before: Record<string, string[]> = Object.fromEntries(await Promise.all(Object.entries(followers).map(async ([name, f]) => [name, await f()])));
     const heldId = `kpt_${randomBytes(16).toString('hex')}`;
     const trx = await holdInsert('kpt_claims', row, { id: heldId, claim_key: randomBytes(32).toString('hex'), household_did: householdDid(), status_list_index: null });
@@ -161,7 +170,7 @@ forEachDatabase('seq order is commit order', (t) => {
         expect(await follow(lastSeq), `${name}, after the last row`).to.deep.equal([]);
       }
     } finally {
-      await trx.commit();
+      await trx.commit().execute();
     }
     for (const [name, follow] of Object.entries(followers)) {
       expect(await follow(lastSeq), `${name}, after the last row`).to.deep.equal([heldId, createdId]);

@@ -34,7 +34,7 @@ forEachDatabase('USSD gateway notifications and refusals', (t) => {
     });
     expect(res.status).to.equal(200);
     expect(await res.json()).to.deep.equal({ sessionId: s.sessionId, recorded: true });
-    const row = await t.db('ussd_sessions').where({ id: s.sessionId }).first();
+    const row = await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', s.sessionId).executeTakeFirstOrThrow();
     expect(row).to.include({ network_code: '63902', end_status: 'Incomplete', end_error: 'Session timed out on the handset' });
     expect(Number(row.end_duration_ms)).to.equal(24310);
     expect(row.ended_at).to.equal(server.clock.now.toISOString());
@@ -53,7 +53,7 @@ forEachDatabase('USSD gateway notifications and refusals', (t) => {
       body: JSON.stringify({ sessionId: s.sessionId, status: 'Success', durationInMillis: 5000 }),
     });
     expect(json.status).to.equal(200);
-    expect((await t.db('ussd_sessions').where({ id: s.sessionId }).first()).end_status).to.equal('Success');
+    expect((await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', s.sessionId).executeTakeFirstOrThrow()).end_status).to.equal('Success');
     const unknown = await notify({ sessionId: 'ATUid_never_seen', status: 'Success' });
     expect(unknown.status).to.equal(404);
     expect(await unknown.json()).to.deep.equal({ error: 'Session not found' });

@@ -105,7 +105,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       expect(await s.walk('Jane Doe', '00', '2', '24680')).to.match(/^CON Enter the PIN again/);
       expect(await s.send('24680')).to.match(/^END Account created/);
       // concurrent retries of one hop on both instances get one answer and one effect
-      const id = (await t.db('ussd_accounts').where({ phone_number: s.phoneNumber }).first()).customer_id;
+      const id = (await t.db.selectFrom('ussd_accounts').selectAll().where('phone_number', '=', s.phoneNumber).executeTakeFirstOrThrow()).customer_id;
       const l = new GatewaySession([a.baseUrl, b.baseUrl], s.phoneNumber);
       await login(l, id, '24680');
       await l.walk('1', '1');
@@ -114,8 +114,8 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       const [x, y] = (await Promise.all([postUssd(a.baseUrl, body), postUssd(b.baseUrl, body)])).map((r) => r.text);
       expect(x).to.equal(y);
       expect(x).to.match(/^CON Saved 3 kg/);
-      const acc = await t.db('ussd_accounts').where({ customer_id: id }).first();
-      expect(await t.db('ussd_fuel_logs').where({ account_id: acc.id })).to.have.length(1);
+      const acc = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
+      expect(await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', acc.id).execute()).to.have.length(1);
     });
   });
 
@@ -126,12 +126,12 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       const id = await createAccount(s, '24681');
       const l = new GatewaySession([server.baseUrl], s.phoneNumber);
       await login(l, id, '24681');
-      const before = await t.db('ussd_sessions').where({ id: l.sessionId }).first();
+      const before = await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', l.sessionId).executeTakeFirstOrThrow();
       for (const other of [{ phoneNumber: '+447700900123' }, { serviceCode: '*999#' }]) {
         const res = await postUssd(server.baseUrl, { sessionId: l.sessionId, serviceCode: l.serviceCode, phoneNumber: l.phoneNumber, text: `${l.text}*2`, ...other });
         expect(res.text).to.equal('END Invalid input. Please try again.');
       }
-      expect(await t.db('ussd_sessions').where({ id: l.sessionId }).first()).to.deep.equal(before);
+      expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', l.sessionId).executeTakeFirstOrThrow()).to.deep.equal(before);
       expect(await l.send('2')).to.match(/^CON /);
     } finally {
       await server.stop();
@@ -145,7 +145,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       const replies = await Promise.all(
         Array.from({ length: 20 }, (_, i) => login(new GatewaySession([i % 2 ? a.baseUrl : b.baseUrl], s.phoneNumber), id, String(13570 + i))),
       );
-      const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
+      const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
       expect(account.failed_pin_attempts).to.equal(3);
       expect(account.locked_at).to.not.equal(null);
       // Two "attempts left" notices at most: every other guess was refused by the lock unchecked.
@@ -162,8 +162,8 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       for (const l of sessions) await login(l, id, '24680');
       const replies = await Promise.all(sessions.map((l, i) => l.walk('1', '1', String(2 + i / 10))));
       for (const reply of replies) expect(reply).to.match(/^CON (Saved|Changed)/);
-      const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
-      expect(await t.db('ussd_fuel_logs').where({ account_id: account.id })).to.have.length(1);
+      const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
+      expect(await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute()).to.have.length(1);
     });
   });
 
@@ -209,10 +209,10 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       expect(await fuel.send('2')).to.equal(expiredReply);
       expect(await wrong.send('1')).to.equal(expiredReply);
       expect(await wrong.retry()).to.equal(expiredReply);
-      const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
+      const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
       expect(account.failed_pin_attempts).to.equal(1);
-      expect(await t.db('ussd_fuel_logs').where({ account_id: account.id })).to.have.length(1);
-      expect((await t.db('ussd_sessions').where({ id: fuel.sessionId }).first()).status).to.equal('expired');
+      expect(await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute()).to.have.length(1);
+      expect((await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', fuel.sessionId).executeTakeFirstOrThrow()).status).to.equal('expired');
       // a dial with the id starts over
       expect(await fuel.post('')).to.match(/^CON Welcome/);
       expect(await fuel.post('1')).to.match(/^CON Know More/);
@@ -231,7 +231,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       for (const text of texts) replies.push(await service.handle({ sessionId, serviceCode: '*384*1234#', phoneNumber: '+254712345678', text }));
       return replies;
     };
-    const row = (id: string) => t.db('ussd_sessions').where({ id }).first('snapshot', 'state', 'last_reply', 'status');
+    const row = (id: string) => t.db.selectFrom('ussd_sessions').select(['snapshot', 'state', 'last_reply', 'status']).where('id', '=', id).executeTakeFirst();
 
     const first = await walk('memo-1', ['', '1', '1*2']);
     expect(first[2]).to.match(/^CON /);
@@ -250,7 +250,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       // The wrong PIN ran its effect (counted on the account) and was not remembered.
       expect(remembered()).to.be.at.most(before + 3);
     }
-    const account = await t.db('ussd_accounts').where({ customer_id: customerId }).first();
+    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', customerId).executeTakeFirstOrThrow();
     expect(account.failed_pin_attempts).to.equal(2);
   });
 
@@ -277,7 +277,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       await fresh.dial();
       // stale expired 110 s ago (more than one idle period): removed; late expired 20 s ago: kept
       expect(await service.sweep()).to.be.at.least(2);
-      const ids = (await t.db('ussd_sessions').select('id')).map((r: { id: string }) => r.id);
+      const ids = (await t.db.selectFrom('ussd_sessions').select('id').execute()).map((r) => r.id);
       expect(ids).to.include.members([fresh.sessionId, late.sessionId]);
       expect(ids).to.not.include(closed.sessionId);
       expect(ids).to.not.include(stale.sessionId);
@@ -301,7 +301,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       // Two idle periods after its last hop it is gone.
       server.clock.now = new Date(server.clock.now.getTime() + 100_000);
       await service.sweep();
-      expect(await t.db('ussd_sessions').where({ id: s.sessionId }).first()).to.equal(undefined);
+      expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', s.sessionId).executeTakeFirst()).to.equal(undefined);
     } finally {
       await server.stop();
     }
@@ -322,10 +322,10 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
 
   it('area A failing during account creation: END Service temporarily unavailable, no account, no orphan household', async () => {
     // The account row exists (without a household DID) when the household is asked for.
-    const seen: { household_did: string | null }[] = [];
+    const seen: ({ household_did: string | null } | undefined)[] = [];
     const failing = Object.assign(new RecordingTwins(t.db), {
       createHousehold: async (input: { customerId: string }) => {
-        seen.push(await t.db('ussd_accounts').where({ customer_id: input.customerId }).first());
+        seen.push(await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', input.customerId).executeTakeFirst());
         throw new Error('twins store unreachable');
       },
     });
@@ -335,7 +335,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       await s.dial();
       await s.walk('2', '2', 'Jane Doe', '00', '1', '24680');
       expect(await s.send('24680')).to.equal('END Service temporarily unavailable. Please try again later.');
-      expect(await t.db('ussd_accounts').where({ phone_number: s.phoneNumber })).to.have.length(0);
+      expect(await t.db.selectFrom('ussd_accounts').selectAll().where('phone_number', '=', s.phoneNumber).execute()).to.have.length(0);
       expect(seen).to.have.length(1);
       expect(seen[0], 'account inserted before the household').to.not.equal(undefined);
       expect(seen[0]!.household_did).to.equal(null);
@@ -359,16 +359,20 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       const s = new GatewaySession([server.baseUrl]);
       await s.dial();
       // What a hop leaves behind when its process dies after claiming it: the new text's mark, no reply.
-      const row = await t.db('ussd_sessions').where({ id: s.sessionId }).first();
-      await t.db('ussd_sessions').where({ id: s.sessionId }).update({
-        last_text_digest: new PinCipher(Buffer.from(TEST_PIN_KEY, 'hex')).digest('2'), last_text_length: 1, last_reply: null,
-        version: row.version + 1, updated_at: server.clock.now.toISOString(),
-      });
+      const row = await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', s.sessionId).executeTakeFirstOrThrow();
+      await t.db
+        .updateTable('ussd_sessions')
+        .set({
+          last_text_digest: new PinCipher(Buffer.from(TEST_PIN_KEY, 'hex')).digest('2'), last_text_length: 1, last_reply: null,
+          version: row.version + 1, updated_at: server.clock.now.toISOString(),
+        })
+        .where('id', '=', s.sessionId)
+        .execute();
       server.clock.now = new Date(server.clock.now.getTime() + 31_000);
       const ended = 'END This session has ended. Please dial *384*1234# again.';
       expect(await s.send('2')).to.equal(ended);
       expect(await s.retry()).to.equal(ended);
-      expect(await t.db('ussd_sessions').where({ id: s.sessionId }).first()).to.include({ status: 'closed', last_reply: ended });
+      expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', s.sessionId).executeTakeFirstOrThrow()).to.include({ status: 'closed', last_reply: ended });
     } finally {
       await server.stop();
     }
@@ -384,7 +388,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
         created_at: createdAt.toISOString(), updated_at: createdAt.toISOString(),
       });
       // Seconds old: possibly a creation still running on another instance; the phone stays taken.
-      await t.db('ussd_accounts').insert(leftover(new Date(server.clock.now.getTime() - 5_000)));
+      await t.db.insertInto('ussd_accounts').values(leftover(new Date(server.clock.now.getTime() - 5_000))).execute();
       const s1 = new GatewaySession([server.baseUrl], phone);
       await s1.dial();
       expect(await s1.walk('2', '2')).to.match(/already has an account/);
@@ -393,9 +397,9 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       const s2 = new GatewaySession([server.baseUrl], phone);
       await s2.dial();
       expect(await s2.walk('2', '2', 'Jane Doe', '00', '1', '24680', '24680')).to.match(/^END Account created/);
-      const accounts = await t.db('ussd_accounts').where({ phone_number: phone });
+      const accounts = await t.db.selectFrom('ussd_accounts').selectAll().where('phone_number', '=', phone).execute();
       expect(accounts).to.have.length(1);
-      expect(accounts[0].household_did).to.match(/^did:/);
+      expect(accounts[0]!.household_did).to.match(/^did:/);
     } finally {
       await server.stop();
     }

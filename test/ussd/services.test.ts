@@ -31,7 +31,7 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(await login(third, id, '11114')).to.match(/^END Your account is locked after 3 wrong PINs/);
     const fourth = session(s.phoneNumber);
     expect(await login(fourth, id, '86420')).to.match(/^END Your account is locked/);
-    const row = await t.db('ussd_accounts').where({ customer_id: id }).first();
+    const row = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
     expect(row.failed_pin_attempts).to.equal(3);
     expect(row.locked_at).to.be.a('string');
   });
@@ -41,7 +41,7 @@ forEachDatabase('USSD services and PINs', (t) => {
     const id = await createAccount(s, '86421');
     expect(await login(session(s.phoneNumber), id, '11112')).to.match(/^CON Wrong PIN/);
     expect(await login(session(s.phoneNumber), id, '86421')).to.match(/^CON Welcome, Jane/);
-    expect((await t.db('ussd_accounts').where({ customer_id: id }).first()).failed_pin_attempts).to.equal(0);
+    expect((await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow()).failed_pin_attempts).to.equal(0);
   });
 
   describe('forgot Customer ID', () => {
@@ -70,7 +70,7 @@ forEachDatabase('USSD services and PINs', (t) => {
       expect(await login(session(s.phoneNumber), id, '11113')).to.match(/^CON Wrong PIN\. 1 attempt left\./);
       expect(await r.send('11114')).to.match(/^END Your account is locked after 3 wrong PINs/);
       expect(await recover(s.phoneNumber, '75318'), 'the right PIN once locked').to.match(/^END Your account is locked/);
-      expect((await t.db('ussd_accounts').where({ customer_id: id }).first()).failed_pin_attempts).to.equal(3);
+      expect((await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow()).failed_pin_attempts).to.equal(3);
     });
 
     it('a phone without an account is told so, back on the Account Menu', async () => {
@@ -120,10 +120,10 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(claim.total).to.equal(8);
     expect(claim.externalFactors).to.deep.equal({ season: 'rainy', culturalEvents: ['none'], occupationalFactors: ['farming'] });
     expect([claim.startDate, claim.endDate]).to.deep.equal(['2026-03-02', '2026-03-04']);
-    const household = await t.db('ussd_accounts').where({ customer_id: id }).first();
+    const household = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
     expect(claim.householdDid).to.equal(household.household_did);
     // the reference leads an operator to the claim (as read out: any case, spaces)
-    expect(await t.db('ussd_claim_refs').where({ ref }).first()).to.include({ claim_id: claim.id, account_id: household.id });
+    expect(await t.db.selectFrom('ussd_claim_refs').selectAll().where('ref', '=', ref).executeTakeFirstOrThrow()).to.include({ claim_id: claim.id, account_id: household.id });
     expect(await ussdClaimForRef(t.db, `${ref.slice(0, 4).toLowerCase()} ${ref.slice(4)}`)).to.equal(claim.id);
     expect(await ussdClaimForRef(t.db, 'AAAAAAAA')).to.equal(undefined);
 
@@ -131,8 +131,8 @@ forEachDatabase('USSD services and PINs', (t) => {
     await login(st, id, '13579');
     expect(await st.send('4')).to.equal(`CON Claim ${ref}: Accepted.\n0. Back`);
     // the claimed days are marked; logging a claimed day again changes nothing
-    const marked = await t.db('ussd_fuel_logs').where({ account_id: household.id }).orderBy('log_date');
-    expect(marked.map((l: { claim_id: string }) => l.claim_id)).to.deep.equal([claim.id, claim.id, claim.id]);
+    const marked = await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', household.id).orderBy('log_date').execute();
+    expect(marked.map((l) => l.claim_id)).to.deep.equal([claim.id, claim.id, claim.id]);
     await st.walk('0', '1', '2');
     expect(await st.send('9')).to.match(/^CON Yesterday is already in a claim you sent; not changed\.\nServices/);
     expect(await st.send('3')).to.match(/^CON A claim needs 3 days in a row not yet sent\. You have 0\./);
@@ -149,8 +149,8 @@ forEachDatabase('USSD services and PINs', (t) => {
       await login(l, id, '31337');
       expect(await l.walk('1', '1', '1.5')).to.match(/^CON Saved 1\.5 kg for today\./);
       expect(await l.walk('1', '2', '2')).to.match(/^CON Saved 2 kg for yesterday\./);
-      const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
-      const days = await t.db('ussd_fuel_logs').where({ account_id: account.id }).orderBy('log_date');
+      const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
+      const days = await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).orderBy('log_date').execute();
       expect(days.map((r: { log_date: string }) => r.log_date)).to.deep.equal(['2026-03-02', '2026-03-03']);
     } finally {
       await local.stop();
@@ -165,12 +165,12 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(await d.walk('1', '1', '2500')).to.equal(
       'CON You entered 2500 kg for today. That is more than most homes use. Is it right?\n1. Yes, save it\n2. No, enter again\n0. Back',
     );
-    const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
-    expect(await t.db('ussd_fuel_logs').where({ account_id: account.id })).to.have.length(0);
+    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
+    expect(await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute()).to.have.length(0);
     expect(await d.send('2')).to.equal('CON Enter kg of fuel used today (e.g. 2.5)\n0. Back');
     expect(await d.send('0.1')).to.match(/^CON You entered 0\.1 kg for today\. That is less than most homes use\. Is it right\?\n/);
     expect(await d.send('1')).to.match(/^CON Saved 0\.1 kg for today\./);
-    expect((await t.db('ussd_fuel_logs').where({ account_id: account.id })).map((l: { kg: number }) => Number(l.kg))).to.deep.equal([0.1]);
+    expect((await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute()).map((l: { kg: number }) => Number(l.kg))).to.deep.equal([0.1]);
     // the bounds themselves, and anything between, are saved straight away
     expect(await d.walk('1', '1', '30')).to.match(/^CON Changed today to 30 kg\./);
     expect(await d.walk('1', '1', '0.2')).to.match(/^CON Changed today to 0\.2 kg\./);
@@ -202,8 +202,8 @@ forEachDatabase('USSD services and PINs', (t) => {
       await login(d, id, '13571');
       const end = await d.walk('3', '1', '1', '1', '1');
       expect(end).to.equal(`END Claim sent. Reference ${claimRef('clm_r1')}. Status: Not accepted. The programme cannot check claims yet. Your days are kept; send again later.`);
-      const account = await t.db('ussd_accounts').where({ customer_id: id }).first();
-      const logs = await t.db('ussd_fuel_logs').where({ account_id: account.id });
+      const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
+      const logs = await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute();
       expect(logs.map((l: { claim_id: string | null }) => l.claim_id)).to.deep.equal([null, null, null]);
       const st = new GatewaySession([other.baseUrl], s.phoneNumber);
       await login(st, id, '13571');
@@ -284,9 +284,9 @@ forEachDatabase('USSD services and PINs', (t) => {
     const w = session(s.phoneNumber);
     const wrong = await login(w, id, '11112');
     expect(await w.retry()).to.equal(wrong);
-    const row = await t.db('ussd_accounts').where({ customer_id: id }).first();
+    const row = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
     expect(row.failed_pin_attempts).to.equal(1);
-    const logs = await t.db('ussd_fuel_logs').where({ account_id: row.id });
+    const logs = await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', row.id).execute();
     expect(logs).to.have.length(1);
   });
 
@@ -294,11 +294,11 @@ forEachDatabase('USSD services and PINs', (t) => {
     const s = session();
     await s.dial();
     await s.walk('2', '2', 'Jane Doe', '00', '2', '31415');
-    const row = await t.db('ussd_sessions').where({ id: s.sessionId }).first();
+    const row = await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', s.sessionId).executeTakeFirstOrThrow();
     expect(row.snapshot).to.not.include('31415');
     expect(JSON.parse(row.snapshot).context.draft.sealedPin).to.match(/^v1\./);
     await s.send('31415');
-    const all = JSON.stringify(await t.db('ussd_accounts').select());
+    const all = JSON.stringify(await t.db.selectFrom('ussd_accounts').selectAll().execute());
     expect(all).to.not.include('31415');
   });
 
@@ -317,11 +317,11 @@ forEachDatabase('USSD services and PINs', (t) => {
     // by chance: the Customer ID, AES-GCM sealed PINs (base64url) and the keyed text digest (hex).
     const plain = (v: unknown) =>
       String(v).replaceAll(id, '<customer id>').replace(/v1\.[\w-]+\.[\w-]+\.[\w-]+/g, '<sealed>').replace(/\b[0-9a-f]{64}\b/g, '<digest>');
-    const account = await t.db('ussd_accounts').where({ phone_number: s.phoneNumber }).first();
+    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('phone_number', '=', s.phoneNumber).executeTakeFirstOrThrow();
     const rowsOf: Record<string, unknown[]> = {
-      ussd_sessions: await t.db('ussd_sessions').where({ phone_number: s.phoneNumber }),
+      ussd_sessions: await t.db.selectFrom('ussd_sessions').selectAll().where('phone_number', '=', s.phoneNumber).execute(),
       ussd_accounts: [account],
-      ussd_fuel_logs: await t.db('ussd_fuel_logs').where({ account_id: account.id }),
+      ussd_fuel_logs: await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute(),
     };
     expect(rowsOf.ussd_sessions).to.have.length.at.least(2);
     for (const [table, rows] of Object.entries(rowsOf)) {
@@ -331,7 +331,7 @@ forEachDatabase('USSD services and PINs', (t) => {
         }
       }
     }
-    const session_ = await t.db('ussd_sessions').where({ id: l.sessionId }).first();
+    const session_ = await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', l.sessionId).executeTakeFirstOrThrow();
     expect(session_.last_text_length).to.equal(l.text.length);
     expect(session_.last_text_digest).to.match(/^[0-9a-f]{64}$/);
     // and the stored digest still recognises a retry and the next hop

@@ -27,14 +27,14 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     return { status: res.status, body: await res.json() };
   };
   /** The claim id behind a short reference a household was shown. */
-  const claimIdOf = async (ref: string | undefined) => (await t.db('ussd_claim_refs').where({ ref: ref ?? '' }).first())?.claim_id as string | undefined;
+  const claimIdOf = async (ref: string | undefined) => (await t.db.selectFrom('ussd_claim_refs').selectAll().where('ref', '=', ref ?? '').executeTakeFirst())?.claim_id;
 
   it('account creation creates the household twin entity, controlled by the gateway principal', async () => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '24680');
-    const account = await t.db('ussd_accounts').where({ customer_id: customerId }).first();
+    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', customerId).executeTakeFirstOrThrow();
     expect(account.household_did).to.match(/^did:/);
-    const entity = await get(`/v1/entities/${encodeURIComponent(account.household_did)}`);
+    const entity = await get(`/v1/entities/${encodeURIComponent(account.household_did!)}`);
     expect(entity.status).to.equal(200);
     expect(entity.body.did).to.equal(account.household_did);
     expect(entity.body.type).to.equal('Household');
@@ -46,7 +46,7 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
   it('3 logged days become a KPT claim through the claim service; claim status reads it back', async () => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '13579');
-    const account = await t.db('ussd_accounts').where({ customer_id: customerId }).first();
+    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', customerId).executeTakeFirstOrThrow();
     await logFuelDays(server, s.phoneNumber, customerId, '13579', [['2026-06-01', '2.5'], ['2026-06-02', '3'], ['2026-06-03', '2']]);
     const c = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(c, customerId, '13579');
@@ -84,9 +84,9 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
       await c.send('3');
       return c.walk('1', ...answers);
     };
-    const account = await t.db('ussd_accounts').where({ customer_id: customerId }).first();
-    const unmark = () => t.db('ussd_fuel_logs').where({ account_id: account.id }).update({ claim_id: null });
-    const marks = async () => (await t.db('ussd_fuel_logs').where({ account_id: account.id })).map((l: { claim_id: string | null }) => l.claim_id);
+    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', customerId).executeTakeFirstOrThrow();
+    const unmark = () => t.db.updateTable('ussd_fuel_logs').set({ claim_id: null }).where('account_id', '=', account.id).execute();
+    const marks = async () => (await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute()).map((l: { claim_id: string | null }) => l.claim_id);
     const reference = (reply: string) => claimIdOf(/^END Claim sent\. Reference (\S+)\./.exec(reply)?.[1]);
     expect(await reference(await submit('1', '1', '1'))).to.be.a('string');
     await unmark();
@@ -137,9 +137,9 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '97533');
     await logFuelDays(server, s.phoneNumber, customerId, '97533', ['2026-10-01', '2026-10-02', '2026-10-03']);
-    const account = await t.db('ussd_accounts').where({ customer_id: customerId }).first();
+    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', customerId).executeTakeFirstOrThrow();
     // Another session of the account changes a day's reading after this one read the days.
-    const changeReading = () => t.db('ussd_fuel_logs').where({ account_id: account.id, log_date: '2026-10-02' }).update({ kg: 4.35 });
+    const changeReading = () => t.db.updateTable('ussd_fuel_logs').set({ kg: 4.35 }).where('account_id', '=', account.id).where('log_date', '=', '2026-10-02').execute();
     await withWrappedPort(
       (real) => ({ ...real, submitKptClaim: async (input) => (await changeReading(), real.submitKptClaim(input)) }),
       async (other) => {
@@ -150,8 +150,8 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
         expect(reply.startsWith('CON Claim not sent. A reading changed while sending. Please send again.\nServices'), reply).to.equal(true);
       },
     );
-    expect(await t.db('kpt_claims').where({ household_did: account.household_did }), 'no claim stored').to.deep.equal([]);
-    const logs = await t.db('ussd_fuel_logs').where({ account_id: account.id }).orderBy('log_date');
+    expect(await t.db.selectFrom('kpt_claims').selectAll().where('household_did', '=', account.household_did).execute(), 'no claim stored').to.deep.equal([]);
+    const logs = await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).orderBy('log_date').execute();
     expect(logs.map((l: { kg: number; claim_id: string | null }) => [Number(l.kg), l.claim_id])).to.deep.equal([[2, null], [4.35, null], [2, null]]);
 
     const again = new GatewaySession([server.baseUrl], s.phoneNumber);
@@ -160,17 +160,17 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     const id = await claimIdOf(/^END Claim sent\. Reference (\S+)\./.exec(end)?.[1]);
     expect(id, end).to.be.a('string');
     expect((await get(`/v1/claims/${id}`)).body.fuelMeasurements.dailyLogs).to.deep.equal([2, 4.35, 2]);
-    expect((await t.db('ussd_fuel_logs').where({ account_id: account.id })).map((l: { claim_id: string }) => l.claim_id)).to.deep.equal([id, id, id]);
+    expect((await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute()).map((l) => l.claim_id)).to.deep.equal([id, id, id]);
   });
 
   it('an account removed while its household twin is created (taken as abandoned by another instance) leaves no twin behind', async () => {
-    const households = async () => (await t.db('twin_entities').where({ type: 'Household' }).count({ n: '*' }))[0]!.n;
+    const households = async () => (await t.db.selectFrom('twin_entities').select((eb) => eb.fn.countAll<number>().as('n')).where('type', '=', 'Household').executeTakeFirstOrThrow()).n;
     const before = Number(await households());
     const s = new GatewaySession([server.baseUrl]);
     await withWrappedPort(
       (real) => ({
         ...real,
-        createHousehold: async (input) => (await t.db('ussd_accounts').where({ customer_id: input.customerId }).delete(), real.createHousehold(input)),
+        createHousehold: async (input) => (await t.db.deleteFrom('ussd_accounts').where('customer_id', '=', input.customerId).execute(), real.createHousehold(input)),
       }),
       async (other) => {
         const c = new GatewaySession([other.baseUrl], s.phoneNumber);
@@ -180,7 +180,7 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
       },
     );
     expect(Number(await households()), 'no household twin without its account').to.equal(before);
-    expect(await t.db('ussd_accounts').where({ phone_number: s.phoneNumber })).to.have.length(0);
+    expect(await t.db.selectFrom('ussd_accounts').selectAll().where('phone_number', '=', s.phoneNumber).execute()).to.have.length(0);
     await createAccount(s, '24680');
     expect(Number(await households())).to.equal(before + 1);
   });
@@ -283,7 +283,7 @@ forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
     const c = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(c, customerId, pin);
     const end = await c.walk('3', '1', '1', '1', '1');
-    return (await t.db('ussd_claim_refs').where({ ref: /Reference (\S+)\./.exec(end)![1]! }).first()).claim_id as string;
+    return (await t.db.selectFrom('ussd_claim_refs').selectAll().where('ref', '=', /Reference (\S+)\./.exec(end)![1]!).executeTakeFirstOrThrow()).claim_id;
   };
 
   it('claims go to the configured collection, whose selection method lets a reference/intervention pair verify', async () => {

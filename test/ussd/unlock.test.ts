@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { createDb, migrateLatest } from '../../src/platform/db/index.ts';
+import { createDb } from '../../src/platform/db/index.ts';
+import { migrateLatest } from '../../src/platform/db/migrate.ts';
 import { unlockUssdAccount } from '../../src/ussd/index.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createAccount, GatewaySession, login, RecordingTwins, startUssdServer } from './helpers.ts';
@@ -17,7 +18,7 @@ forEachDatabase('USSD account unlock (operator)', (t) => {
       for (const wrong of ['11112', '11113', '11114']) await login(new GatewaySession([server.baseUrl], s.phoneNumber), id, wrong);
       expect(await login(new GatewaySession([server.baseUrl], s.phoneNumber), id, '86429')).to.match(/^END Your account is locked/);
       expect(await unlockUssdAccount(t.db, id)).to.equal('unlocked');
-      const row = await t.db('ussd_accounts').where({ customer_id: id }).first();
+      const row = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
       expect(row.locked_at).to.equal(null);
       expect(row.failed_pin_attempts).to.equal(0);
       expect(await login(new GatewaySession([server.baseUrl], s.phoneNumber), id, '86429')).to.match(/^CON Welcome, Jane/);
@@ -50,14 +51,17 @@ describe('tsx src/main.ts ussd-unlock', () => {
     try {
       await migrateLatest(db);
       const now = new Date().toISOString();
-      await db('ussd_accounts').insert({
-        id: 'a'.repeat(32), customer_id: '12345678', phone_number: '+254700000009', name: 'Jane Doe', village: null, test_group: 'reference',
-        household_did: 'did:ixo:entity:0123456789abcdef0123456789abcdef', pin_encrypted: 'v1.x.y.z', failed_pin_attempts: 3, locked_at: now, created_at: now, updated_at: now,
-      });
+      await db
+        .insertInto('ussd_accounts')
+        .values({
+          id: 'a'.repeat(32), customer_id: '12345678', phone_number: '+254700000009', name: 'Jane Doe', village: null, test_group: 'reference',
+          household_did: 'did:ixo:entity:0123456789abcdef0123456789abcdef', pin_encrypted: 'v1.x.y.z', failed_pin_attempts: 3, locked_at: now, created_at: now, updated_at: now,
+        })
+        .execute();
       const ok = await run(['12345678'], dir);
       expect(ok.code, ok.err).to.equal(0);
       expect(ok.out).to.equal('Unlocked Customer ID 12345678.\n');
-      const row = await db('ussd_accounts').where({ customer_id: '12345678' }).first();
+      const row = await db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', '12345678').executeTakeFirstOrThrow();
       expect([row.locked_at, row.failed_pin_attempts]).to.deep.equal([null, 0]);
       const unknown = await run(['99999999'], dir);
       expect(unknown.code).to.equal(1);

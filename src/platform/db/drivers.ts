@@ -152,7 +152,13 @@ export class PgDriver implements Driver {
   async acquireConnection(): Promise<PgConnection> {
     const client = await this.pool.connect();
     let connection = this.connections.get(client);
-    if (!connection) this.connections.set(client, (connection = new PgConnection(client)));
+    if (!connection) {
+      const created = new PgConnection(client);
+      // A connection lost while checked out: its statement fails with the same error, and it is
+      // closed on release, not pooled again. (The pool watches only idle ones.)
+      client.on('error', (err) => (created.broken = err));
+      this.connections.set(client, (connection = created));
+    }
     return connection;
   }
 

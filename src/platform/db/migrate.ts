@@ -1,15 +1,16 @@
 // Applies the migrations (migrations/) with Kysely's Migrator, which records them in
 // `kysely_migration` and lets one instance at a time migrate.
-import { sql, type Kysely } from 'kysely';
-import { Migrator } from 'kysely/migration';
+import { Migrator, sql, type Kysely } from 'kysely';
 import { dbClientOf, type Db } from './index.ts';
+import { lockUntilCommit } from './sql.ts';
 import { migrationProvider } from './migrations/index.ts';
 
 /** Applies every migration not yet applied; the names of those it applied, in order. */
 export async function migrateLatest(db: Db): Promise<string[]> {
-  await adoptKnexHistory(db as unknown as Kysely<History>);
-  const { error, results = [] } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  const migrationTableSchema = await currentSchema(db);
+  await adoptKnexHistory(db as unknown as Kysely<History>, migrationTableSchema);
+  const { error, results = [] } = await new Migrator({ db, provider: migrationProvider, migrationTableSchema }).migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error('The migrations failed.', { cause: error });
   return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
@@ -23,11 +24,12 @@ interface History {
  * `knex_migrations`, under the same names: they are copied to Kysely's table (created as its
  * Migrator would), so none is applied twice. The old table stays, untouched.
  */
-async function adoptKnexHistory(db: Kysely<History>): Promise<void> {
+async function adoptKnexHistory(db: Kysely<History>, schema: string | undefined): Promise<void> {
   if (!(await tableExists(db, 'knex_migrations'))) return;
   await db.transaction().execute(async (trx) => {
-    if (dbClientOf(trx) === 'postgres') await sql`select pg_advisory_xact_lock(hashtextextended(current_schema() || ':adopt-knex-migrations', 0))`.execute(trx);
-    await trx.schema
+    // Two instances starting at once copy it one after the other.
+    await lockUntilCommit(trx as unknown as Db, 'adopt-knex-migrations');
+    await (schema ? trx.schema.withSchema(schema) : trx.schema)
       .createTable('kysely_migration')
       .ifNotExists()
       .addColumn('name', 'varchar(255)', (c) => c.notNull().primaryKey())
@@ -35,7 +37,7 @@ async function adoptKnexHistory(db: Kysely<History>): Promise<void> {
       .execute();
     const applied = await trx.selectFrom('knex_migrations').select(['name', 'migration_time']).orderBy('id').execute();
     for (const { name, migration_time } of applied) {
-      await trx
+      await (schema ? trx.withSchema(schema) : trx)
         .insertInto('kysely_migration')
         .values({ name, timestamp: new Date(migration_time as string | number | Date).toISOString() })
         .onConflict((oc) => oc.column('name').doNothing())
@@ -52,4 +54,13 @@ async function tableExists(db: Kysely<History>, name: string): Promise<boolean> 
       : sql<{ found: unknown }>`select name as found from sqlite_master where type = 'table' and name = ${name}`;
   const { rows } = await query.execute(db);
   return rows[0]?.found != null;
+}
+
+/**
+ * PostgreSQL: the schema the migrations run in, where their history is kept too. Kysely's
+ * Migrator would otherwise take another schema's history table, in the same database, for ours.
+ */
+async function currentSchema(db: Db): Promise<string | undefined> {
+  if (dbClientOf(db) !== 'postgres') return undefined;
+  return (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]!.schema;
 }

@@ -18,7 +18,8 @@ export const MAX_SEQ = 2 ** 31 - 1;
  * settles only after that COMMIT, so a caller never answers for writes that are not committed.
  * A failed COMMIT fails every call of its group. Measured on claim submission under load: a
  * transaction each took 1,540 -> 1,005 µs of CPU a claim once without Knex's objects; grouping,
- * whose calls share log writes, took 13-18% more off that (test/platform/group-commit.test.ts).
+ * whose calls share log writes, took 13-18% more off that. Its rules are tested in
+ * test/platform/sql.test.ts.
  */
 export function inTransaction<T>(db: Db, fn: (sql: Sql) => Promise<T>): Promise<T> {
   if (dbClientOf(db) === 'postgres') return db.transaction().execute(fn);
@@ -46,7 +47,7 @@ class SqliteGroupCommit {
 
   run<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ fn, resolve, reject });
       if (this.running) return;
       this.running = true;
       // After this turn's I/O: requests read in the same turn join the group.

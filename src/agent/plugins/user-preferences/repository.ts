@@ -1,12 +1,12 @@
-// The only SQL of the user-preferences plugin. One row per (user DID, room id). Agent runtimes
-// read preferences on every turn, so that read is plain SQL (platform/db/sql.ts).
+// The only SQL of the user-preferences plugin. One row per (user DID, room id).
+import type { Selectable } from 'kysely';
 import type { Db } from '../../../platform/db/index.ts';
-import { sqlOf } from '../../../platform/db/sql.ts';
+import type { AgentUserPreferences } from '../../../../generated/db/database.ts';
 import { PREFERENCE_FIELDS, type PreferenceField, type PreferencesPatch, type UserPreferences } from './record.ts';
 
-const TABLE = 'agent_user_preferences';
+type Column = Exclude<keyof AgentUserPreferences, 'user_did' | 'room_id' | 'updated_at'>;
 
-const COLUMN: Record<PreferenceField, string> = {
+const COLUMN: Record<PreferenceField, Column> = {
   agentName: 'agent_name',
   userName: 'user_name',
   language: 'language',
@@ -18,9 +18,7 @@ const COLUMN: Record<PreferenceField, string> = {
   customInstructions: 'custom_instructions',
 };
 
-type Row = Record<string, string | null>;
-
-function toRecord(row: Row): UserPreferences {
+function toRecord(row: Selectable<AgentUserPreferences>): UserPreferences {
   const record: Record<string, unknown> = {};
   for (const f of PREFERENCE_FIELDS) record[f] = row[COLUMN[f]] ?? null;
   record.updatedAt = row.updated_at;
@@ -31,7 +29,7 @@ export class UserPreferencesRepository {
   constructor(private readonly db: Db) {}
 
   async find(userDid: string, roomId: string): Promise<UserPreferences | undefined> {
-    const row = await sqlOf(this.db).one<Row>(`select * from ${TABLE} where user_did = ? and room_id = ?`, [userDid, roomId]);
+    const row = await this.db.selectFrom('agent_user_preferences').selectAll().where('user_did', '=', userDid).where('room_id', '=', roomId).executeTakeFirst();
     return row ? toRecord(row) : undefined;
   }
 
@@ -42,15 +40,17 @@ export class UserPreferencesRepository {
    * latest version, and SQLite serialises writers. Returns the merged record.
    */
   async mergeFields(userDid: string, roomId: string, patch: PreferencesPatch, updatedAt: string): Promise<UserPreferences> {
-    const columns: Row = {};
+    const columns: Partial<Record<Column, string | null>> = {};
     for (const f of PREFERENCE_FIELDS) {
       if (patch[f] !== undefined) columns[COLUMN[f]] = patch[f];
     }
-    const [row] = await this.db<Row>(TABLE)
-      .insert({ user_did: userDid, room_id: roomId, ...columns, updated_at: updatedAt })
-      .onConflict(['user_did', 'room_id'])
-      .merge([...Object.keys(columns), 'updated_at'])
-      .returning('*');
-    return toRecord(row as Row);
+    const merged = [...(Object.keys(columns) as Column[]), 'updated_at' as const];
+    const row = await this.db
+      .insertInto('agent_user_preferences')
+      .values({ user_did: userDid, room_id: roomId, ...columns, updated_at: updatedAt })
+      .onConflict((oc) => oc.columns(['user_did', 'room_id']).doUpdateSet((eb) => Object.fromEntries(merged.map((c) => [c, eb.ref(`excluded.${c}`)]))))
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toRecord(row);
   }
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { MigrationDb } from './index.ts';
 
 // eddsa-jcs-2022 (vc-di-eddsa section 3.3.1 step 2) signs a proof configuration holding the
 // document's @context and returns that @context in the proof. Credentials issued before this
@@ -34,8 +35,8 @@ async function rewrite(db: Db, change: (vc: StoredVc) => boolean): Promise<void>
   }
 }
 
-export async function up(db: Db): Promise<void> {
-  await rewrite(db, (vc) => {
+export async function up(db: MigrationDb): Promise<void> {
+  await rewrite(db as unknown as Db, (vc) => {
     if (!vc.proof || Array.isArray(vc.proof) || vc.proof['@context'] !== undefined) return false;
     const { proofValue, ...options } = vc.proof;
     vc.proof = { ...options, '@context': vc['@context'], proofValue };
@@ -43,8 +44,8 @@ export async function up(db: Db): Promise<void> {
   });
 }
 
-export async function down(db: Db): Promise<void> {
-  await rewrite(db, (vc) => {
+export async function down(db: MigrationDb): Promise<void> {
+  await rewrite(db as unknown as Db, (vc) => {
     if (!vc.proof || Array.isArray(vc.proof) || vc.proof['@context'] === undefined) return false;
     delete vc.proof['@context'];
     return true;

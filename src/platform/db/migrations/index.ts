@@ -5,8 +5,7 @@
 import { readdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ColumnDefinitionBuilder, CreateTableBuilder, Kysely } from 'kysely';
-import type { Migration, MigrationProvider } from 'kysely/migration';
+import type { ColumnDefinitionBuilder, CreateTableBuilder, Kysely, Migration, MigrationProvider } from 'kysely';
 import { dbClientOf } from '../index.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
