@@ -303,6 +303,16 @@ export class UssdRepository {
     }
   }
 
+  /**
+   * Records an account's household DID, in the household registration's transaction
+   * (accounts.ts). Throws if the account has gone meanwhile (removed as abandoned), which undoes
+   * the twin too.
+   */
+  async setHouseholdDid(trx: Knex.Transaction, accountId: string, did: string, now: string): Promise<void> {
+    const updated = await sqlOf(trx).run('update ussd_accounts set household_did = ?, updated_at = ? where id = ? and household_did is null', [did, now, accountId]);
+    if (updated !== 1) throw new Error(`account ${accountId} disappeared before its household was set`);
+  }
+
   /** Frees the days a claim that was not accepted used, so they can be sent again. */
   async releaseFuelLogs(accountId: string, claimId: string, now: string): Promise<number> {
     return this.db('ussd_fuel_logs').where({ account_id: accountId, claim_id: claimId }).update({ claim_id: null, updated_at: now });
@@ -316,17 +326,7 @@ export class UssdRepository {
 }
 
 /**
- * Records an account's household DID, in the household twin's own transaction (area A's
- * `storeWithEntity`). Throws if the account has gone meanwhile (removed as abandoned), which
- * undoes the twin too.
- */
-export async function setHouseholdDid(sql: Sql, accountId: string, did: string, now: string): Promise<void> {
-  const updated = await sql.run('update ussd_accounts set household_did = ?, updated_at = ? where id = ? and household_did is null', [did, now, accountId]);
-  if (updated !== 1) throw new Error(`account ${accountId} disappeared before its household was set`);
-}
-
-/**
- * Marks the readings a claim used, in the claim's own transaction (area A's `storeWithClaim`).
+ * Marks the readings a claim used, in the claim's own transaction (the claim submission, claims.ts).
  * False when any of them has changed, or gone to another claim, since it was read: then the
  * claim would hold values its days no longer have. Marking again for the same claim is true.
  */
