@@ -4,9 +4,10 @@ import type { Db } from '../platform/db/index.ts';
 import { advisoryLockCalls, insertInto, locksUntilCommit, sqlOf, updateWhere, type AdvisoryLock, type Binding, type Sql } from '../platform/db/sql.ts';
 import { CLAIM_WRITERS, commitOrder } from './claim-order.ts';
 import type { ClaimStatus, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
-import type { NormalisedClaim } from './claim-seal.ts';
+import type { NormalisedClaim, SealedCredential } from './claim-seal.ts';
 import { findCollection, type CollectionRow } from './collections.repository.ts';
 import { findEntityRowForShare, type EntityRow } from './entities.repository.ts';
+import type { ReportClaim } from './report.ts';
 
 export interface ClaimRow {
   seq: number;
@@ -35,7 +36,85 @@ export interface ClaimRow {
   status_list_index: number | null;
 }
 
-export type NewClaimRow = Omit<ClaimRow, 'seq'>;
+type NewClaimRow = Omit<ClaimRow, 'seq'>;
+
+/** A claim the service decided to store: its request, and what the rules and the seal made of it. */
+export interface NewClaim {
+  id: string;
+  /** Identity of its measurement (an identical resubmission has the same). */
+  claimKey: string;
+  /** The request, defaults filled in: stored as the claim's body. */
+  request: NormalisedClaim;
+  status: ClaimStatus;
+  checks: KptClaim['checks'];
+  reasons: KptClaim['reasons'];
+  claimCid: string;
+  submittedBy: string;
+  /** When it was submitted: its creation and last update. */
+  at: string;
+  /** Present when it is verified. */
+  credential?: SealedCredential;
+  statusListIndex: number | null;
+}
+
+/** A new status of a stored claim, with its checks and reasons and the credential it has from now on (none: none). */
+export interface ClaimChange {
+  status: ClaimStatus;
+  checks: KptClaim['checks'];
+  reasons: KptClaim['reasons'];
+  credential: SealedCredential | undefined;
+  updatedAt: string;
+  /** Left as it is when absent. */
+  statusListIndex?: number | null;
+}
+
+function claimRowOf(c: NewClaim): NewClaimRow {
+  const { request } = c;
+  return {
+    id: c.id,
+    claim_key: c.claimKey,
+    collection_id: request.collectionId,
+    household_did: request.householdId,
+    test_group: request.testGroup,
+    status: c.status,
+    start_date: request.testPeriod?.startDate ?? null,
+    end_date: request.testPeriod?.endDate ?? null,
+    days: request.fuelMeasurements.dailyLogs.length,
+    total_kg: request.fuelMeasurements.total,
+    daily_logs: JSON.stringify(request.fuelMeasurements.dailyLogs),
+    body: JSON.stringify(request),
+    claim_cid: c.claimCid,
+    checks: JSON.stringify(c.checks),
+    reasons: JSON.stringify(c.reasons),
+    credential: c.credential?.summary ?? null,
+    verifiable_credential: c.credential?.verifiableCredential ?? null,
+    submitted_by: c.submittedBy,
+    created_at: c.at,
+    updated_at: c.at,
+    verified_at: c.credential?.verifiedAt ?? null,
+    status_list_index: c.statusListIndex,
+  };
+}
+
+function claimUpdateOf(c: ClaimChange): ClaimUpdate {
+  return {
+    status: c.status,
+    checks: JSON.stringify(c.checks),
+    reasons: JSON.stringify(c.reasons),
+    credential: c.credential?.summary ?? null,
+    verifiable_credential: c.credential?.verifiableCredential ?? null,
+    updated_at: c.updatedAt,
+    verified_at: c.credential?.verifiedAt ?? null,
+    ...(c.statusListIndex === undefined ? {} : { status_list_index: c.statusListIndex }),
+  };
+}
+
+/** The credential a stored claim carries, as stored; undefined for one without. */
+export function sealedCredentialOf(r: ClaimRow): SealedCredential | undefined {
+  return r.credential !== null && r.verifiable_credential !== null && r.verified_at !== null
+    ? { summary: r.credential, verifiableCredential: r.verifiable_credential, verifiedAt: r.verified_at }
+    : undefined;
+}
 /** A claim found by Idempotency-Key; `request_hash` is null for keys bound before it was recorded. */
 export type IdempotentClaimRow = ClaimRow & { request_hash: string | null };
 export type HouseholdClaimRow = Pick<ClaimRow, 'id' | 'claim_key' | 'collection_id' | 'test_group' | 'status' | 'start_date' | 'end_date' | 'daily_logs'>;
@@ -76,7 +155,7 @@ export interface ClaimFilter {
   limit: number;
 }
 
-export type ClaimUpdate = Pick<ClaimRow, 'status' | 'checks' | 'reasons' | 'credential' | 'verifiable_credential' | 'updated_at' | 'verified_at'> &
+type ClaimUpdate = Pick<ClaimRow, 'status' | 'checks' | 'reasons' | 'credential' | 'verifiable_credential' | 'updated_at' | 'verified_at'> &
   Partial<Pick<ClaimRow, 'status_list_index'>>;
 
 /** The advisory lock a submission to a group of a collection holds (shared) until its commit. */
@@ -106,6 +185,9 @@ function groupCounts(collectionId: string, group: TestGroup, period?: { start: s
     [...(period ? [period.end, period.start, period.end, period.start] : []), collectionId, group],
   ];
 }
+
+/** A claim just inserted: its `seq` is not read back (nothing of a new claim's submission uses it). */
+const storedRow = (row: NewClaimRow): ClaimRow => ({ seq: 0, ...row });
 
 /** Claims, over a database (`sqlOf(db)`) or a transaction (`inTransaction`). */
 export class ClaimRepository {
@@ -229,18 +311,22 @@ export class ClaimRepository {
    * Inserts a claim. It waits for no other insert: on PostgreSQL its row records its transaction,
    * which is how followers page (commitOrder in claim-order.ts).
    */
-  async insert(row: NewClaimRow): Promise<void> {
+  async insert(claim: NewClaim): Promise<ClaimRow> {
+    const row = claimRowOf(claim);
     await this.sql.run(...insertInto('kpt_claims', { ...row }));
+    return storedRow(row);
   }
 
-  /** `insert` after another insert (its evidence), in one round trip on PostgreSQL. */
-  async insertAfter([before, beforeBindings]: [string, Binding[]], row: NewClaimRow): Promise<void> {
+  /** `insert` after another insert (its evidence), in one round trip on PostgreSQL. The claim as stored. */
+  async insertAfter([before, beforeBindings]: [string, Binding[]], claim: NewClaim): Promise<ClaimRow> {
     if (this.sql.dialect !== 'postgres') {
       await this.sql.run(before, beforeBindings);
-      return this.insert(row);
+      return this.insert(claim);
     }
+    const row = claimRowOf(claim);
     const [insert, bindings] = insertInto('kpt_claims', { ...row });
     await this.sql.run(`with before as (${before}) ${insert}`, [...beforeBindings, ...bindings]);
+    return storedRow(row);
   }
 
   /** Frees a rejected claim's key for its corrected resubmission. */
@@ -248,16 +334,16 @@ export class ClaimRepository {
     await this.sql.run(...updateWhere('kpt_claims', { claim_key: replacementKey }, { id }));
   }
 
-  async update(id: string, patch: ClaimUpdate): Promise<void> {
-    await this.sql.run(...updateWhere('kpt_claims', { ...patch }, { id }));
+  async update(id: string, change: ClaimChange): Promise<void> {
+    await this.sql.run(...updateWhere('kpt_claims', { ...claimUpdateOf(change) }, { id }));
   }
 
   /**
    * Updates a claim only while it is still pending. Of two transactions re-evaluating one claim
    * at once, the later waits for the earlier and then changes nothing.
    */
-  async updateIfPending(id: string, patch: ClaimUpdate): Promise<void> {
-    await this.sql.run(...updateWhere('kpt_claims', { ...patch }, { id, status: 'pending' }));
+  async updateIfPending(id: string, change: ClaimChange): Promise<void> {
+    await this.sql.run(...updateWhere('kpt_claims', { ...claimUpdateOf(change) }, { id, status: 'pending' }));
   }
 
   /** One page (and one row more, to tell whether another follows) of the claims a filter matches. */
@@ -282,9 +368,10 @@ export class ClaimRepository {
     return rows.map((r) => ({ status: r.status, count: Number(r.count) }));
   }
 
-  /** Verified claims of a collection (the campaign report's input). */
-  async findVerifiedInCollection(collectionId: string): Promise<ClaimRow[]> {
-    return this.sql.all<ClaimRow>(`select * from kpt_claims where collection_id = ? and status = 'verified' order by seq`, [collectionId]);
+  /** Verified claims of a collection, as the campaign report reads them. */
+  async findVerifiedInCollection(collectionId: string): Promise<ReportClaim[]> {
+    const rows = await this.sql.all<ClaimRow>(`select * from kpt_claims where collection_id = ? and status = 'verified' order by seq`, [collectionId]);
+    return rows.map((r) => ({ household: r.household_did, group: r.test_group, days: r.days, totalKg: r.total_kg }));
   }
 }
 

@@ -14,9 +14,9 @@ import type {
   ListClaimsData,
 } from '../../generated/openapi/types.gen.ts';
 import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';
-import { ClaimRepository, claimFromRow, findClaimById, type ClaimRow, type GroupCounts, type HouseholdClaimRow, type IdempotentClaimRow, type NewClaimRow } from './claims.repository.ts';
+import { ClaimRepository, claimFromRow, findClaimById, sealedCredentialOf, type ClaimChange, type ClaimRow, type GroupCounts, type HouseholdClaimRow, type IdempotentClaimRow } from './claims.repository.ts';
 import { findCollection } from './collections.repository.ts';
-import { credentialColumns, type ClaimSeal, type NormalisedClaim } from './claim-seal.ts';
+import { sealCredential, type ClaimSeal, type NormalisedClaim } from './claim-seal.ts';
 import type { ClaimSealer } from './claim-sealer.ts';
 import type { CredentialStatusService } from './credential-status.service.ts';
 import { jcs } from './credentials.ts';
@@ -309,37 +309,22 @@ export class ClaimService {
       otherGroupClaims: partners.all,
       alignedOtherGroupClaims: partners.aligned,
     });
-    const row: NewClaimRow = {
+    // canBeVerified(claim) held for a verified claim, so the seal carries the credential.
+    if (outcome.status === 'verified' && !seal.credential) throw new Error(`claim ${id} is verified but was sealed without a credential`);
+    const stored = await claims.insertAfter(evidenceInsert(seal.claimCid, seal.canonical), {
       id,
-      claim_key: claimKey,
-      collection_id: claim.collectionId,
-      household_did: claim.householdId,
-      test_group: claim.testGroup,
+      claimKey,
+      request: claim,
       status: outcome.status,
-      start_date: period?.start ?? null,
-      end_date: period?.end ?? null,
-      days: claim.fuelMeasurements.dailyLogs.length,
-      total_kg: claim.fuelMeasurements.total,
-      daily_logs: JSON.stringify(claim.fuelMeasurements.dailyLogs),
-      body: JSON.stringify(claim),
-      claim_cid: seal.claimCid,
-      checks: JSON.stringify(outcome.checks),
-      reasons: JSON.stringify(outcome.reasons),
-      credential: null,
-      verifiable_credential: null,
-      submitted_by: principal.did,
-      created_at: now,
-      updated_at: now,
-      verified_at: null,
+      checks: outcome.checks,
+      reasons: outcome.reasons,
+      claimCid: seal.claimCid,
+      submittedBy: principal.did,
+      at: now,
+      ...(outcome.status === 'verified' ? { credential: seal.credential } : {}),
       // Kept while pending, for the credential signed when the claim is verified later.
-      status_list_index: outcome.status === 'rejected' ? null : statusIndex ?? null,
-    };
-    if (outcome.status === 'verified') {
-      // canBeVerified(claim) held, so the seal carries the credential.
-      if (!seal.credential) throw new Error(`claim ${id} is verified but was sealed without a credential`);
-      Object.assign(row, seal.credential);
-    }
-    await claims.insertAfter(evidenceInsert(seal.claimCid, seal.canonical), row);
+      statusListIndex: outcome.status === 'rejected' ? null : statusIndex ?? null,
+    });
     if (idempotency) await claims.bindIdempotencyKey(principal.did, idempotency.key, { claimId: id, requestHash: idempotency.requestHash, at: now });
 
     // This claim may be the other group's missing aligned partner.
@@ -348,7 +333,7 @@ export class ClaimService {
         await this.reevaluate(sql, waiting, selectionMethod, key, now);
       }
     }
-    return { seq: 0, ...row };
+    return stored;
   }
 
   /**
@@ -370,16 +355,13 @@ export class ClaimService {
     if (outcome.status === row.status) return;
     // A claim left pending before status lists existed gets its index now.
     const statusIndex = outcome.status === 'verified' ? row.status_list_index ?? (await this.opts.statuses.indexIn(sql)) : row.status_list_index;
-    const update = {
+    const update: ClaimChange = {
       status: outcome.status,
-      checks: JSON.stringify(outcome.checks),
-      reasons: JSON.stringify(outcome.reasons),
-      credential: null,
-      verifiable_credential: null,
-      verified_at: null,
-      updated_at: now,
-      status_list_index: statusIndex,
-      ...(outcome.status === 'verified' ? credentialColumns(row.id, row.claim_cid, body, key, now, { base: this.opts.base, statusIndex: statusIndex! }) : {}),
+      checks: outcome.checks,
+      reasons: outcome.reasons,
+      credential: outcome.status === 'verified' ? sealCredential(row.id, row.claim_cid, body, key, now, { base: this.opts.base, statusIndex: statusIndex! }) : undefined,
+      updatedAt: now,
+      statusListIndex: statusIndex,
     };
     // Another transaction may re-evaluate it at the same time: only one of them changes it.
     await claims.updateIfPending(row.id, update);
@@ -407,12 +389,10 @@ export class ClaimService {
     const reason = `corrected by claim ${by}`;
     await claims.update(original.id, {
       status: 'rejected',
-      checks: original.checks,
-      reasons: JSON.stringify([{ rule: 'corrected', message: `Found wrong after it was checked: ${reason}.` }]),
-      credential: original.credential,
-      verifiable_credential: original.verifiable_credential,
-      updated_at: now,
-      verified_at: original.verified_at,
+      checks: JSON.parse(original.checks) as KptClaim['checks'],
+      reasons: [{ rule: 'corrected', message: `Found wrong after it was checked: ${reason}.` }],
+      credential: sealedCredentialOf(original),
+      updatedAt: now,
     });
     await claims.releaseClaimKey(original.id, sha256hex(`superseded:${original.id}`));
     if (original.verifiable_credential && original.status_list_index !== null) {

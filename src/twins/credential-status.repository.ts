@@ -3,7 +3,27 @@
 import type { Sql } from '../platform/db/sql.ts';
 import { insertInto } from '../platform/db/sql.ts';
 
-export interface CredentialStatusRow {
+/** The state of one status list index: its claim's credential, revoked or suspended. */
+export interface IndexState {
+  index: number;
+  claimId: string;
+  revoked: boolean;
+  suspended: boolean;
+  updatedAt: string;
+}
+
+/** One change of a credential's status: who made it and why. */
+export interface StatusEvent {
+  claimId: string;
+  index: number;
+  action: string;
+  reason: string;
+  actorDid: string;
+  apiKeyId: string | null;
+  at: string;
+}
+
+interface CredentialStatusRow {
   status_list_index: number;
   claim_id: string;
   revoked: boolean;
@@ -11,7 +31,7 @@ export interface CredentialStatusRow {
   updated_at: string;
 }
 
-export interface StatusEventRow {
+interface StatusEventRow {
   claim_id: string;
   status_list_index: number;
   action: string;
@@ -23,7 +43,38 @@ export interface StatusEventRow {
 
 const COUNTER = 'credentials';
 // SQLite answers booleans as 0/1.
-const toRow = (r: CredentialStatusRow): CredentialStatusRow => ({ ...r, status_list_index: Number(r.status_list_index), revoked: !!Number(r.revoked), suspended: !!Number(r.suspended) });
+const indexStateOf = (r: CredentialStatusRow): IndexState => ({
+  index: Number(r.status_list_index),
+  claimId: r.claim_id,
+  revoked: !!Number(r.revoked),
+  suspended: !!Number(r.suspended),
+  updatedAt: r.updated_at,
+});
+const statusRowOf = (s: IndexState): CredentialStatusRow => ({
+  status_list_index: s.index,
+  claim_id: s.claimId,
+  revoked: s.revoked,
+  suspended: s.suspended,
+  updated_at: s.updatedAt,
+});
+const eventOf = (r: StatusEventRow): StatusEvent => ({
+  claimId: r.claim_id,
+  index: r.status_list_index,
+  action: r.action,
+  reason: r.reason,
+  actorDid: r.actor_did,
+  apiKeyId: r.api_key_id,
+  at: r.created_at,
+});
+const eventRowOf = (e: StatusEvent): StatusEventRow => ({
+  claim_id: e.claimId,
+  status_list_index: e.index,
+  action: e.action,
+  reason: e.reason,
+  actor_did: e.actorDid,
+  api_key_id: e.apiKeyId,
+  created_at: e.at,
+});
 
 export class CredentialStatusRepository {
   constructor(private readonly sql: Sql) {}
@@ -45,25 +96,26 @@ export class CredentialStatusRepository {
     return (await this.sql.one<{ created_at: string }>('select created_at from twin_status_index_counter where name = ?', [COUNTER]))!.created_at;
   }
 
-  async find(index: number): Promise<CredentialStatusRow | undefined> {
+  async find(index: number): Promise<IndexState | undefined> {
     const row = await this.sql.one<CredentialStatusRow>('select * from twin_credential_statuses where status_list_index = ?', [index]);
-    return row && toRow(row);
+    return row && indexStateOf(row);
   }
 
-  async save(row: CredentialStatusRow): Promise<void> {
-    const [insert, bindings] = insertInto('twin_credential_statuses', { ...row });
+  async save(state: IndexState): Promise<void> {
+    const [insert, bindings] = insertInto('twin_credential_statuses', { ...statusRowOf(state) });
     await this.sql.run(
       `${insert} on conflict (status_list_index) do update set revoked = excluded.revoked, suspended = excluded.suspended, updated_at = excluded.updated_at`,
       bindings,
     );
   }
 
-  async addEvent(event: StatusEventRow): Promise<void> {
-    await this.sql.run(...insertInto('twin_credential_status_events', { ...event }));
+  async addEvent(event: StatusEvent): Promise<void> {
+    await this.sql.run(...insertInto('twin_credential_status_events', { ...eventRowOf(event) }));
   }
 
-  async events(claimId: string): Promise<StatusEventRow[]> {
-    return this.sql.all<StatusEventRow>('select claim_id, status_list_index, action, reason, actor_did, api_key_id, created_at from twin_credential_status_events where claim_id = ? order by id', [claimId]);
+  async events(claimId: string): Promise<StatusEvent[]> {
+    const rows = await this.sql.all<StatusEventRow>('select claim_id, status_list_index, action, reason, actor_did, api_key_id, created_at from twin_credential_status_events where claim_id = ? order by id', [claimId]);
+    return rows.map(eventOf);
   }
 
   /** Indexes in [first, last] whose bit for `purpose` is set, and the latest change in that range. */
