@@ -1,6 +1,9 @@
 // KPT claims: request checks (400 / 409), storage, the eight validation rules, pending ->
 // verified transitions and credential issuance, in one transaction per submission (and, on
-// PostgreSQL, a short reconcile after it for a claim left pending).
+// PostgreSQL, a short reconcile after it for a claim left pending). A submission is a sequence of
+// steps (prepare; admit and store in one transaction; the answer after it) that the use case
+// owning the unit of work runs: `submit` for POST /v1/claims, or a caller's use case storing its
+// own writes with the claim in the same transaction.
 import { hash, randomUUID } from 'node:crypto';
 import { dbClientOf, isUniqueViolation, type Db } from '../platform/db/index.ts';
 import { inTransaction, sqlOf, type Sql } from '../platform/db/sql.ts';
