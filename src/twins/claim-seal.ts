@@ -31,18 +31,21 @@ export interface Issuance {
   statusIndex?: number;
 }
 
-/** The claim columns that carry its credential. */
-export interface CredentialColumns {
-  credential: string;
-  verifiable_credential: string;
-  verified_at: string;
+/**
+ * A verified claim's credential, serialised as it is stored (on the sealer thread, so the
+ * request thread does not stringify it): the spec's summary and the signed VC 2.0 credential.
+ */
+export interface SealedCredential {
+  summary: string;
+  verifiableCredential: string;
+  verifiedAt: string;
 }
 
 export interface ClaimSeal {
   /** The canonical JSON of the stored claim, kept as evidence under `claimCid`. */
   canonical: string;
   claimCid: string;
-  credential?: CredentialColumns;
+  credential?: SealedCredential;
 }
 
 export function sealClaim(input: SealInput, key: ValidatorKey): ClaimSeal {
@@ -52,21 +55,21 @@ export function sealClaim(input: SealInput, key: ValidatorKey): ClaimSeal {
   return {
     canonical,
     claimCid,
-    ...(input.withCredential ? { credential: credentialColumns(input.id, claimCid, input.claim, key, input.at, input.issuance) } : {}),
+    ...(input.withCredential ? { credential: sealCredential(input.id, claimCid, input.claim, key, input.at, input.issuance) } : {}),
   };
 }
 
 export const credentialIdOf = (claimId: string) => `urn:hearth:credential:${claimId}`;
 
 /** The spec's credential summary and the signed VC 2.0 credential of a verified claim. */
-export function credentialColumns(
+export function sealCredential(
   claimId: string,
   claimCid: string,
   body: NormalisedClaim,
   key: ValidatorKey,
   now: string,
   { base, statusIndex }: Issuance,
-): CredentialColumns {
+): SealedCredential {
   const { dailyLogs, total } = body.fuelMeasurements;
   const claimUri = `ipfs://${claimCid}`;
   const summary: KptCredentialSummary = {
@@ -105,5 +108,5 @@ export function credentialColumns(
     key,
     new Date(now),
   );
-  return { credential: JSON.stringify(summary), verifiable_credential: JSON.stringify(vc), verified_at: now };
+  return { summary: JSON.stringify(summary), verifiableCredential: JSON.stringify(vc), verifiedAt: now };
 }

@@ -6,14 +6,94 @@ import { advisoryLockCalls, locksUntilCommit, type AdvisoryLock, type Sql } from
 import { CLAIM_WRITERS, commitOrder } from './claim-order.ts';
 import type { ClaimStatus, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
 import type { KptClaims } from '../../generated/db/database.ts';
-import type { NormalisedClaim } from './claim-seal.ts';
+import type { NormalisedClaim, SealedCredential } from './claim-seal.ts';
 import { findCollection, type CollectionRow } from './collections.repository.ts';
 import { findEntityRowForShare, type EntityRow } from './entities.repository.ts';
+import type { ReportClaim } from './report.ts';
 
 /** A stored claim; its credential's index in the status lists (credential-status.ts) is null without one. */
 export type ClaimRow = Omit<Selectable<KptClaims>, 'test_group' | 'status'> & { test_group: TestGroup; status: ClaimStatus };
 
-export type NewClaimRow = Omit<ClaimRow, 'seq'>;
+type NewClaimRow = Omit<ClaimRow, 'seq'>;
+
+/** A claim the service decided to store: its request, and what the rules and the seal made of it. */
+export interface NewClaim {
+  id: string;
+  /** Identity of its measurement (an identical resubmission has the same). */
+  claimKey: string;
+  /** The request, defaults filled in: stored as the claim's body. */
+  request: NormalisedClaim;
+  status: ClaimStatus;
+  checks: KptClaim['checks'];
+  reasons: KptClaim['reasons'];
+  claimCid: string;
+  submittedBy: string;
+  /** When it was submitted: its creation and last update. */
+  at: string;
+  /** Present when it is verified. */
+  credential?: SealedCredential;
+  statusListIndex: number | null;
+}
+
+/** A new status of a stored claim, with its checks and reasons and the credential it has from now on (none: none). */
+export interface ClaimChange {
+  status: ClaimStatus;
+  checks: KptClaim['checks'];
+  reasons: KptClaim['reasons'];
+  credential: SealedCredential | undefined;
+  updatedAt: string;
+  /** Left as it is when absent. */
+  statusListIndex?: number | null;
+}
+
+function claimRowOf(c: NewClaim): NewClaimRow {
+  const { request } = c;
+  return {
+    id: c.id,
+    claim_key: c.claimKey,
+    collection_id: request.collectionId,
+    household_did: request.householdId,
+    test_group: request.testGroup,
+    status: c.status,
+    start_date: request.testPeriod?.startDate ?? null,
+    end_date: request.testPeriod?.endDate ?? null,
+    days: request.fuelMeasurements.dailyLogs.length,
+    total_kg: request.fuelMeasurements.total,
+    daily_logs: JSON.stringify(request.fuelMeasurements.dailyLogs),
+    body: JSON.stringify(request),
+    claim_cid: c.claimCid,
+    checks: JSON.stringify(c.checks),
+    reasons: JSON.stringify(c.reasons),
+    credential: c.credential?.summary ?? null,
+    verifiable_credential: c.credential?.verifiableCredential ?? null,
+    submitted_by: c.submittedBy,
+    created_at: c.at,
+    updated_at: c.at,
+    verified_at: c.credential?.verifiedAt ?? null,
+    status_list_index: c.statusListIndex,
+  };
+}
+
+function claimUpdateOf(c: ClaimChange): ClaimUpdate {
+  return {
+    status: c.status,
+    checks: JSON.stringify(c.checks),
+    reasons: JSON.stringify(c.reasons),
+    credential: c.credential?.summary ?? null,
+    verifiable_credential: c.credential?.verifiableCredential ?? null,
+    updated_at: c.updatedAt,
+    verified_at: c.credential?.verifiedAt ?? null,
+    ...(c.statusListIndex === undefined ? {} : { status_list_index: c.statusListIndex }),
+  };
+}
+
+/** The credential a stored claim carries, as stored; undefined for one without. */
+export function sealedCredentialOf(r: ClaimRow): SealedCredential | undefined {
+  return r.credential !== null && r.verifiable_credential !== null && r.verified_at !== null
+    ? { summary: r.credential, verifiableCredential: r.verifiable_credential, verifiedAt: r.verified_at }
+    : undefined;
+}
+
 /** A claim found by Idempotency-Key; `request_hash` is null for keys bound before it was recorded. */
 export type IdempotentClaimRow = ClaimRow & { request_hash: string | null };
 export type HouseholdClaimRow = Pick<ClaimRow, (typeof HOUSEHOLD_COLUMNS)[number]>;
@@ -54,7 +134,7 @@ export interface ClaimFilter {
   limit: number;
 }
 
-export type ClaimUpdate = Pick<ClaimRow, 'status' | 'checks' | 'reasons' | 'credential' | 'verifiable_credential' | 'updated_at' | 'verified_at'> &
+type ClaimUpdate = Pick<ClaimRow, 'status' | 'checks' | 'reasons' | 'credential' | 'verifiable_credential' | 'updated_at' | 'verified_at'> &
   Partial<Pick<ClaimRow, 'status_list_index'>>;
 
 /** The advisory lock a submission to a group of a collection holds (shared) until its commit. */
@@ -70,6 +150,9 @@ export interface GroupCounts {
 type Count = number | string | bigint;
 type CountsRow = { n: Count; aligned: Count; aligned_pending: Count };
 const countsOf = (row: CountsRow): GroupCounts => ({ all: Number(row.n), aligned: Number(row.aligned), alignedPending: Number(row.aligned_pending) });
+
+/** A claim just inserted: its `seq` is not read back (nothing of a new claim's submission uses it). */
+const storedRow = (row: NewClaimRow): ClaimRow => ({ seq: 0, ...row });
 
 /** Claims, over the database or a transaction (`inTransaction`). */
 export class ClaimRepository {
@@ -203,17 +286,21 @@ export class ClaimRepository {
    * Inserts a claim. It waits for no other insert: on PostgreSQL its row records its transaction,
    * which is how followers page (commitOrder in claim-order.ts).
    */
-  async insert(row: NewClaimRow): Promise<void> {
+  async insert(claim: NewClaim): Promise<ClaimRow> {
+    const row = claimRowOf(claim);
     await this.sql.insertInto('kpt_claims').values(row).execute();
+    return storedRow(row);
   }
 
-  /** `insert` after another insert (its evidence), in one round trip on PostgreSQL. */
-  async insertAfter<TB extends keyof Database>(before: (sql: Sql) => InsertQueryBuilder<Database, TB, InsertResult>, row: NewClaimRow): Promise<void> {
+  /** `insert` after another insert (its evidence), in one round trip on PostgreSQL. The claim as stored. */
+  async insertAfter<TB extends keyof Database>(before: (sql: Sql) => InsertQueryBuilder<Database, TB, InsertResult>, claim: NewClaim): Promise<ClaimRow> {
     if (dbClientOf(this.sql) !== 'postgres') {
       await before(this.sql).execute();
-      return this.insert(row);
+      return this.insert(claim);
     }
+    const row = claimRowOf(claim);
     await this.sql.with('before', () => before(this.sql)).insertInto('kpt_claims').values(row).execute();
+    return storedRow(row);
   }
 
   /** Frees a rejected claim's key for its corrected resubmission. */
@@ -221,16 +308,16 @@ export class ClaimRepository {
     await this.sql.updateTable('kpt_claims').set({ claim_key: replacementKey }).where('id', '=', id).execute();
   }
 
-  async update(id: string, patch: ClaimUpdate): Promise<void> {
-    await this.sql.updateTable('kpt_claims').set(patch).where('id', '=', id).execute();
+  async update(id: string, change: ClaimChange): Promise<void> {
+    await this.sql.updateTable('kpt_claims').set(claimUpdateOf(change)).where('id', '=', id).execute();
   }
 
   /**
    * Updates a claim only while it is still pending. Of two transactions re-evaluating one claim
    * at once, the later waits for the earlier and then changes nothing.
    */
-  async updateIfPending(id: string, patch: ClaimUpdate): Promise<void> {
-    await this.sql.updateTable('kpt_claims').set(patch).where('id', '=', id).where('status', '=', 'pending').execute();
+  async updateIfPending(id: string, change: ClaimChange): Promise<void> {
+    await this.sql.updateTable('kpt_claims').set(claimUpdateOf(change)).where('id', '=', id).where('status', '=', 'pending').execute();
   }
 
   /** One page (and one row more, to tell whether another follows) of the claims a filter matches. */
@@ -259,9 +346,10 @@ export class ClaimRepository {
     return rows.map((r) => ({ status: r.status, count: Number(r.count) }));
   }
 
-  /** Verified claims of a collection (the campaign report's input). */
-  async findVerifiedInCollection(collectionId: string): Promise<ClaimRow[]> {
-    return this.claims().where('collection_id', '=', collectionId).where('status', '=', 'verified').orderBy('seq').execute();
+  /** Verified claims of a collection, as the campaign report reads them. */
+  async findVerifiedInCollection(collectionId: string): Promise<ReportClaim[]> {
+    const rows = await this.claims().where('collection_id', '=', collectionId).where('status', '=', 'verified').orderBy('seq').execute();
+    return rows.map((r) => ({ household: r.household_did, group: r.test_group, days: r.days, totalKg: r.total_kg }));
   }
 }
 

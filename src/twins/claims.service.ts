@@ -1,6 +1,9 @@
 // KPT claims: request checks (400 / 409), storage, the eight validation rules, pending ->
 // verified transitions and credential issuance, in one transaction per submission (and, on
-// PostgreSQL, a short reconcile after it for a claim left pending).
+// PostgreSQL, a short reconcile after it for a claim left pending). A submission is a sequence of
+// steps (prepare; admit and store in one transaction; the answer after it) that the use case
+// owning the unit of work runs: `submit` for POST /v1/claims, or a caller's use case storing its
+// own writes with the claim in the same transaction.
 import { hash, randomUUID } from 'node:crypto';
 import { dbClientOf, isUniqueViolation, type Db } from '../platform/db/index.ts';
 import { inTransaction, type Sql } from '../platform/db/sql.ts';
@@ -14,9 +17,9 @@ import type {
   ListClaimsData,
 } from '../../generated/openapi/types.gen.ts';
 import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';
-import { ClaimRepository, claimFromRow, findClaimById, type ClaimRow, type HouseholdClaimRow, type IdempotentClaimRow, type NewClaimRow } from './claims.repository.ts';
+import { ClaimRepository, claimFromRow, findClaimById, sealedCredentialOf, type ClaimChange, type ClaimRow, type GroupCounts, type HouseholdClaimRow, type IdempotentClaimRow } from './claims.repository.ts';
 import { findCollection } from './collections.repository.ts';
-import { credentialColumns, type ClaimSeal, type NormalisedClaim } from './claim-seal.ts';
+import { sealCredential, type ClaimSeal, type NormalisedClaim } from './claim-seal.ts';
 import type { ClaimSealer } from './claim-sealer.ts';
 import type { CredentialStatusService } from './credential-status.service.ts';
 import { jcs } from './credentials.ts';
@@ -39,13 +42,6 @@ export interface SubmitResult {
 
 export interface SubmitOptions {
   idempotencyKey?: string;
-  /**
-   * Writes that belong with the claim (area B marks the fuel readings it used). They run in the
-   * claim's transaction, after its checks and before it is stored, so both commit or neither
-   * does; for a claim found already stored, in a transaction of their own. Throwing refuses the
-   * submission. They must be idempotent for the same claim id.
-   */
-  storeWithClaim?: (sql: Sql, claimId: string) => Promise<void>;
 }
 
 export interface ClaimServiceOptions {
@@ -99,8 +95,32 @@ interface Idempotency {
 const isSameRequest = (bound: IdempotentClaimRow, idempotency: Idempotency, claimKey: string) =>
   bound.request_hash !== null ? bound.request_hash === idempotency.requestHash : bound.claim_key === claimKey;
 
-/** What a submission's transaction ends in: the claim it stored, or one stored before that it answers with (nothing written). */
-type StoreOutcome = { stored: ClaimRow } | { replay: ClaimRow };
+/**
+ * A submission checked against the contract and sealed, before any transaction: what a unit of
+ * work submitting it takes (`admit`, then `store`, in one transaction; the steps after it).
+ */
+export interface ClaimSubmission {
+  /** The id the claim is stored under if it is new. */
+  readonly id: string;
+  readonly principal: Principal;
+  readonly claim: NormalisedClaim;
+  readonly claimKey: string;
+  readonly at: string;
+  readonly conflicts: InputIssue[];
+  readonly seal: ClaimSeal | undefined;
+  readonly statusIndex: number | undefined;
+  readonly key: ValidatorKey;
+  readonly idempotency: Idempotency | undefined;
+}
+
+/** What `admit` found: what `store` goes on with. */
+export interface AdmittedClaim {
+  selectionMethod: boolean;
+  partners: GroupCounts;
+}
+
+/** What `admit` decides: a claim stored before answers the submission (nothing is to be written), or `store` follows. */
+export type Admission = { replay: ClaimRow } | { admitted: AdmittedClaim };
 
 export class ClaimService {
   /** Reads and writes outside a submission's transaction. */
@@ -114,11 +134,30 @@ export class ClaimService {
   }
 
   /**
-   * Validates, stores and verifies a KPT claim. Throws DomainError: invalid (not a KPT claim),
-   * forbidden (the household is a registered entity the caller does not control), conflict
-   * (conflicting data) or unprocessable (an Idempotency-Key reused for another claim).
+   * Validates, stores and verifies a KPT claim: its own unit of work (prepare, then admit and
+   * store in one transaction, then the answer after the commit). Throws DomainError: invalid
+   * (not a KPT claim), forbidden (the household is a registered entity the caller does not
+   * control), conflict (conflicting data) or unprocessable (an Idempotency-Key reused for another
+   * claim). A use case storing its own writes with the claim runs the same steps itself.
    */
   async submit(principal: Principal, body: KptClaimRequest, opts: SubmitOptions = {}): Promise<SubmitResult> {
+    const submission = await this.prepare(principal, body, opts);
+    let replay: ClaimRow;
+    try {
+      const outcome = await inTransaction(this.db, async (sql) => {
+        const admission = await this.admit(sql, submission);
+        return 'replay' in admission ? admission : { stored: await this.store(sql, submission, admission.admitted) };
+      });
+      if ('stored' in outcome) return await this.answer(outcome.stored, true, submission.key);
+      replay = await this.replaying(submission, outcome.replay);
+    } catch (err) {
+      replay = await this.recover(submission, err);
+    }
+    return this.answer(replay, false);
+  }
+
+  /** Checks the claim against the contract and seals it, before any transaction. Throws DomainError (invalid). */
+  async prepare(principal: Principal, body: KptClaimRequest, opts: SubmitOptions = {}): Promise<ClaimSubmission> {
     assertMatchesSchema<KptClaimRequest>('KptClaimRequest', body, 'KPT claim');
 
     const claim = normalise(body);
@@ -137,40 +176,45 @@ export class ClaimService {
     const seal = conflicts.length
       ? undefined
       : await this.opts.sealer.seal({ id, claim, submittedBy: principal.did, at, withCredential, issuance: { base: this.opts.base, statusIndex } });
-
-    try {
-      const outcome = await inTransaction(this.db, (sql) =>
-        this.storeAndVerify(sql, principal, { id, at, claim, claimKey, conflicts, seal, statusIndex }, key, idempotency, opts.storeWithClaim),
-      );
-      if ('replay' in outcome) {
-        if (idempotency) await this.bindReplayedKey(principal, idempotency, outcome.replay, claimKey);
-        return this.replayed(outcome.replay, opts);
-      }
-      return { created: true, claim: claimFromRow(await this.reconciled(outcome.stored, key)) };
-    } catch (err) {
-      // A concurrent submission with the same key, or of the same claim, committed first.
-      if (isUniqueViolation(err)) {
-        const bound = idempotency && (await this.repo.findByIdempotencyKey(principal.did, idempotency.key));
-        if (bound) {
-          if (isSameRequest(bound, idempotency, claimKey)) return this.replayed(bound, opts);
-          throw idempotencyKeyReused(idempotency.key, 'claim');
-        }
-        const winner = await this.repo.findByClaimKey(claimKey);
-        if (winner) {
-          if (idempotency) await this.bindReplayedKey(principal, idempotency, winner, claimKey);
-          return this.replayed(winner, opts);
-        }
-      }
-      throw err;
-    }
+    return { id, principal, claim, claimKey, at, conflicts, seal, statusIndex, key, idempotency };
   }
 
-  /** The answer for a claim already stored; the caller's writes for it are made (again) first. */
-  private async replayed(row: ClaimRow, opts: SubmitOptions): Promise<SubmitResult> {
-    const { storeWithClaim } = opts;
-    if (storeWithClaim) await inTransaction(this.db, (sql) => storeWithClaim(sql, row.id));
-    // A retry after a failed reconcile runs it again.
-    return { created: false, claim: claimFromRow(await this.reconciled(row)) };
+  /**
+   * After the transaction that admitted a replay (`admit`) committed: a key first sent with a
+   * request that found its claim already stored is bound to that claim too (outside the
+   * transaction), so reusing it for another body is refused later. The claim that answers.
+   */
+  async replaying(submission: ClaimSubmission, replay: ClaimRow): Promise<ClaimRow> {
+    if (submission.idempotency) await this.bindReplayedKey(submission.principal, submission.idempotency, replay, submission.claimKey);
+    return replay;
+  }
+
+  /**
+   * After the submission's unit of work failed with `err`: when a concurrent submission with the
+   * same key, or of the same claim, committed first, the claim it stored answers (as a replay);
+   * otherwise `err` is thrown.
+   */
+  async recover(submission: ClaimSubmission, err: unknown): Promise<ClaimRow> {
+    const { principal, idempotency, claimKey } = submission;
+    if (isUniqueViolation(err)) {
+      const bound = idempotency && (await this.repo.findByIdempotencyKey(principal.did, idempotency.key));
+      if (bound) {
+        if (isSameRequest(bound, idempotency, claimKey)) return bound;
+        throw idempotencyKeyReused(idempotency.key, 'claim');
+      }
+      const winner = await this.repo.findByClaimKey(claimKey);
+      if (winner) return this.replaying(submission, winner);
+    }
+    throw err;
+  }
+
+  /**
+   * The answer, after the commit: the claim stored (`created`), or the one stored before that
+   * answers the submission (after the caller's writes for it). A retry after a failed reconcile
+   * runs it again.
+   */
+  async answer(row: ClaimRow, created: boolean, validatorKey?: ValidatorKey): Promise<SubmitResult> {
+    return { created, claim: claimFromRow(await this.reconciled(row, validatorKey)) };
   }
 
   /**
@@ -202,22 +246,13 @@ export class ClaimService {
     });
   }
 
-  private async storeAndVerify(
-    sql: Sql,
-    principal: Principal,
-    { id, at: now, claim, claimKey, conflicts, seal, statusIndex }: {
-      id: string;
-      at: string;
-      claim: NormalisedClaim;
-      claimKey: string;
-      conflicts: InputIssue[];
-      seal: ClaimSeal | undefined;
-      statusIndex: number | undefined;
-    },
-    key: ValidatorKey,
-    idempotency: Idempotency | undefined,
-    storeWithClaim: SubmitOptions['storeWithClaim'],
-  ): Promise<StoreOutcome> {
+  /**
+   * The submission's first step in the caller's transaction (before anything else, on
+   * PostgreSQL: its locks come first): its checks, and whether a claim stored before answers it.
+   * Throws DomainError: invalid, forbidden, conflict or unprocessable (see submit).
+   */
+  async admit(sql: Sql, submission: ClaimSubmission): Promise<Admission> {
+    const { principal, id, at: now, claim, claimKey, conflicts, seal, idempotency } = submission;
     const claims = new ClaimRepository(sql);
     // The collection is read unlocked: it is never changed or deleted once created. The household
     // entity is locked for share: a controller transfer in flight is waited for, and none starts
@@ -258,52 +293,50 @@ export class ClaimService {
       ({ household: householdClaims, counts: partners } = await claims.householdAndGroupCounts(claim.householdId, claim.collectionId, otherGroup(claim.testGroup), period));
     }
     this.assertNoHouseholdConflict(householdClaims, claim);
-    if (storeWithClaim) await storeWithClaim(sql, id);
+    return { admitted: { selectionMethod: !!collection.selection_method, partners } };
+  }
+
+  /**
+   * The submission's second step, in the transaction `admit` admitted it in (and after the
+   * caller's writes for the claim, if any): evaluates, stores and verifies the claim, and
+   * re-evaluates the pending claims it completes.
+   */
+  async store(sql: Sql, submission: ClaimSubmission, { selectionMethod, partners }: AdmittedClaim): Promise<ClaimRow> {
+    const { principal, id, at: now, claim, claimKey, seal, statusIndex, key, idempotency } = submission;
+    // admit refuses a conflicting claim, the one kind that is not sealed.
+    if (!seal) throw new Error(`claim ${id} reached store without a seal`);
+    const claims = new ClaimRepository(sql);
+    const period = periodOf(claim);
     const outcome = evaluateKptRules(claim, {
-      collectionSelectionMethod: !!collection.selection_method,
+      collectionSelectionMethod: selectionMethod,
       otherGroupClaims: partners.all,
       alignedOtherGroupClaims: partners.aligned,
     });
-    const row: NewClaimRow = {
+    // canBeVerified(claim) held for a verified claim, so the seal carries the credential.
+    if (outcome.status === 'verified' && !seal.credential) throw new Error(`claim ${id} is verified but was sealed without a credential`);
+    const stored = await claims.insertAfter((trx) => evidenceInsert(trx, seal.claimCid, seal.canonical), {
       id,
-      claim_key: claimKey,
-      collection_id: claim.collectionId,
-      household_did: claim.householdId,
-      test_group: claim.testGroup,
+      claimKey,
+      request: claim,
       status: outcome.status,
-      start_date: period?.start ?? null,
-      end_date: period?.end ?? null,
-      days: claim.fuelMeasurements.dailyLogs.length,
-      total_kg: claim.fuelMeasurements.total,
-      daily_logs: JSON.stringify(claim.fuelMeasurements.dailyLogs),
-      body: JSON.stringify(claim),
-      claim_cid: seal.claimCid,
-      checks: JSON.stringify(outcome.checks),
-      reasons: JSON.stringify(outcome.reasons),
-      credential: null,
-      verifiable_credential: null,
-      submitted_by: principal.did,
-      created_at: now,
-      updated_at: now,
-      verified_at: null,
+      checks: outcome.checks,
+      reasons: outcome.reasons,
+      claimCid: seal.claimCid,
+      submittedBy: principal.did,
+      at: now,
+      ...(outcome.status === 'verified' ? { credential: seal.credential } : {}),
       // Kept while pending, for the credential signed when the claim is verified later.
-      status_list_index: outcome.status === 'rejected' ? null : statusIndex ?? null,
-    };
-    if (outcome.status === 'verified') {
-      // canBeVerified(claim) held, so the seal carries the credential.
-      if (!seal.credential) throw new Error(`claim ${id} is verified but was sealed without a credential`);
-      Object.assign(row, seal.credential);
-    }
-    await claims.insertAfter((sql) => evidenceInsert(sql, seal.claimCid, seal.canonical), row);
+      statusListIndex: outcome.status === 'rejected' ? null : statusIndex ?? null,
+    });
     if (idempotency) await claims.bindIdempotencyKey(principal.did, idempotency.key, { claimId: id, requestHash: idempotency.requestHash, at: now });
 
     // This claim may be the other group's missing aligned partner.
     if (outcome.status !== 'rejected' && period && partners.alignedPending > 0) {
       for (const waiting of await claims.findPendingOverlapping(claim.collectionId, otherGroup(claim.testGroup), period)) {
-        await this.reevaluate(sql, waiting, !!collection.selection_method, key, now);
+        await this.reevaluate(sql, waiting, selectionMethod, key, now);
       }
     }
-    return { stored: { seq: 0, ...row } };
+    return stored;
   }
 
   /**
@@ -325,16 +358,13 @@ export class ClaimService {
     if (outcome.status === row.status) return;
     // A claim left pending before status lists existed gets its index now.
     const statusIndex = outcome.status === 'verified' ? row.status_list_index ?? (await this.opts.statuses.indexIn(sql)) : row.status_list_index;
-    const update = {
+    const update: ClaimChange = {
       status: outcome.status,
-      checks: JSON.stringify(outcome.checks),
-      reasons: JSON.stringify(outcome.reasons),
-      credential: null,
-      verifiable_credential: null,
-      verified_at: null,
-      updated_at: now,
-      status_list_index: statusIndex,
-      ...(outcome.status === 'verified' ? credentialColumns(row.id, row.claim_cid, body, key, now, { base: this.opts.base, statusIndex: statusIndex! }) : {}),
+      checks: outcome.checks,
+      reasons: outcome.reasons,
+      credential: outcome.status === 'verified' ? sealCredential(row.id, row.claim_cid, body, key, now, { base: this.opts.base, statusIndex: statusIndex! }) : undefined,
+      updatedAt: now,
+      statusListIndex: statusIndex,
     };
     // Another transaction may re-evaluate it at the same time: only one of them changes it.
     await claims.updateIfPending(row.id, update);
@@ -362,12 +392,10 @@ export class ClaimService {
     const reason = `corrected by claim ${by}`;
     await claims.update(original.id, {
       status: 'rejected',
-      checks: original.checks,
-      reasons: JSON.stringify([{ rule: 'corrected', message: `Found wrong after it was checked: ${reason}.` }]),
-      credential: original.credential,
-      verifiable_credential: original.verifiable_credential,
-      updated_at: now,
-      verified_at: original.verified_at,
+      checks: JSON.parse(original.checks) as KptClaim['checks'],
+      reasons: [{ rule: 'corrected', message: `Found wrong after it was checked: ${reason}.` }],
+      credential: sealedCredentialOf(original),
+      updatedAt: now,
     });
     await claims.releaseClaimKey(original.id, sha256hex(`superseded:${original.id}`));
     if (original.verifiable_credential && original.status_list_index !== null) {

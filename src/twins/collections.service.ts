@@ -68,10 +68,6 @@ export class CollectionService {
   /** The campaign report over the collection's verified claims. */
   async report(id: string): Promise<KptReport> {
     await this.get(id);
-    const rows = await new ClaimRepository(this.db).findVerifiedInCollection(id);
-    return buildKptReport(
-      id,
-      rows.map((r) => ({ household: r.household_did, group: r.test_group, days: r.days, totalKg: r.total_kg })),
-    );
+    return buildKptReport(id, await new ClaimRepository(this.db).findVerifiedInCollection(id));
   }
 }

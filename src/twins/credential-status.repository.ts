@@ -4,23 +4,61 @@ import type { Insertable, Selectable } from 'kysely';
 import type { Sql } from '../platform/db/sql.ts';
 import type { TwinCredentialStatusEvents, TwinCredentialStatuses } from '../../generated/db/database.ts';
 
-export interface CredentialStatusRow {
-  status_list_index: number;
-  claim_id: string;
+/** The state of one status list index: its claim's credential, revoked or suspended. */
+export interface IndexState {
+  index: number;
+  claimId: string;
   revoked: boolean;
   suspended: boolean;
-  updated_at: string;
+  updatedAt: string;
 }
 
-export type StatusEventRow = Omit<Insertable<TwinCredentialStatusEvents>, 'id'>;
+/** One change of a credential's status: who made it and why. */
+export interface StatusEvent {
+  claimId: string;
+  index: number;
+  action: string;
+  reason: string;
+  actorDid: string;
+  apiKeyId: string | null;
+  at: string;
+}
+
+type StatusEventRow = Omit<Insertable<TwinCredentialStatusEvents>, 'id'>;
 
 const COUNTER = 'credentials';
 // SQLite answers booleans as 0/1.
-const toRow = (r: Selectable<TwinCredentialStatuses>): CredentialStatusRow => ({
-  ...r,
-  status_list_index: Number(r.status_list_index),
+const indexStateOf = (r: Selectable<TwinCredentialStatuses>): IndexState => ({
+  index: Number(r.status_list_index),
+  claimId: r.claim_id,
   revoked: !!Number(r.revoked),
   suspended: !!Number(r.suspended),
+  updatedAt: r.updated_at,
+});
+const statusRowOf = (s: IndexState): Insertable<TwinCredentialStatuses> => ({
+  status_list_index: s.index,
+  claim_id: s.claimId,
+  revoked: s.revoked,
+  suspended: s.suspended,
+  updated_at: s.updatedAt,
+});
+const eventOf = (r: StatusEventRow): StatusEvent => ({
+  claimId: r.claim_id,
+  index: r.status_list_index,
+  action: r.action,
+  reason: r.reason,
+  actorDid: r.actor_did,
+  apiKeyId: r.api_key_id ?? null,
+  at: r.created_at,
+});
+const eventRowOf = (e: StatusEvent): StatusEventRow => ({
+  claim_id: e.claimId,
+  status_list_index: e.index,
+  action: e.action,
+  reason: e.reason,
+  actor_did: e.actorDid,
+  api_key_id: e.apiKeyId,
+  created_at: e.at,
 });
 
 export class CredentialStatusRepository {
@@ -50,15 +88,15 @@ export class CredentialStatusRepository {
     return (await this.counter().select('created_at').executeTakeFirstOrThrow()).created_at;
   }
 
-  async find(index: number): Promise<CredentialStatusRow | undefined> {
+  async find(index: number): Promise<IndexState | undefined> {
     const row = await this.sql.selectFrom('twin_credential_statuses').selectAll().where('status_list_index', '=', index).executeTakeFirst();
-    return row && toRow(row);
+    return row && indexStateOf(row);
   }
 
-  async save(row: CredentialStatusRow): Promise<void> {
+  async save(state: IndexState): Promise<void> {
     await this.sql
       .insertInto('twin_credential_statuses')
-      .values(row)
+      .values(statusRowOf(state))
       .onConflict((oc) =>
         oc.column('status_list_index').doUpdateSet((eb) => ({
           revoked: eb.ref('excluded.revoked'),
@@ -69,17 +107,18 @@ export class CredentialStatusRepository {
       .execute();
   }
 
-  async addEvent(event: StatusEventRow): Promise<void> {
-    await this.sql.insertInto('twin_credential_status_events').values(event).execute();
+  async addEvent(event: StatusEvent): Promise<void> {
+    await this.sql.insertInto('twin_credential_status_events').values(eventRowOf(event)).execute();
   }
 
-  async events(claimId: string): Promise<StatusEventRow[]> {
-    return this.sql
+  async events(claimId: string): Promise<StatusEvent[]> {
+    const rows = await this.sql
       .selectFrom('twin_credential_status_events')
       .select(['claim_id', 'status_list_index', 'action', 'reason', 'actor_did', 'api_key_id', 'created_at'])
       .where('claim_id', '=', claimId)
       .orderBy('id')
       .execute();
+    return rows.map(eventOf);
   }
 
   /** Indexes in [first, last] whose bit for `purpose` is set, and the latest change in that range. */

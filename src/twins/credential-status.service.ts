@@ -7,7 +7,7 @@ import type { CredentialStatus, CredentialStatusChangeRequest, VerifiableCredent
 import { credentialIdOf } from './claim-seal.ts';
 import { ClaimRepository } from './claims.repository.ts';
 import { encodeStatusList, indexOfEntry, MAX_STATUS_LIST, STATUS_LIST_SIZE, statusListUrl, type StatusPurpose } from './credential-status.ts';
-import { CredentialStatusRepository, type CredentialStatusRow } from './credential-status.repository.ts';
+import { CredentialStatusRepository, type IndexState } from './credential-status.repository.ts';
 import { signCredential, VC_V2_CONTEXT } from './credentials.ts';
 import type { PublicBase } from './kpt-context.ts';
 import type { ValidatorKey } from './validator-key.ts';
@@ -76,7 +76,7 @@ export class CredentialStatusService {
     const repo = new CredentialStatusRepository(sql);
     const index = await statusIndexOfClaim(sql, claimId);
     const now = new Date().toISOString();
-    const current: CredentialStatusRow = (await repo.find(index)) ?? { status_list_index: index, claim_id: claimId, revoked: false, suspended: false, updated_at: now };
+    const current: IndexState = (await repo.find(index)) ?? { index, claimId, revoked: false, suspended: false, updatedAt: now };
     const refusal =
       current.revoked ? `The credential of claim ${claimId} is revoked; revocation is final.` :
       action === 'suspend' && current.suspended ? `The credential of claim ${claimId} is already suspended.` :
@@ -87,9 +87,9 @@ export class CredentialStatusService {
       ...current,
       revoked: current.revoked || action === 'revoke',
       suspended: action === 'suspend' ? true : action === 'reinstate' ? false : current.suspended,
-      updated_at: now,
+      updatedAt: now,
     });
-    await repo.addEvent({ claim_id: claimId, status_list_index: index, action, reason, actor_did: actor.did, api_key_id: actor.keyId ?? null, created_at: now });
+    await repo.addEvent({ claimId, index, action, reason, actorDid: actor.did, apiKeyId: actor.keyId ?? null, at: now });
   }
 
   private async view(repo: CredentialStatusRepository, claimId: string, index: number): Promise<CredentialStatus> {
@@ -100,7 +100,7 @@ export class CredentialStatusService {
       statusListIndex: index,
       revoked: row?.revoked ?? false,
       suspended: row?.suspended ?? false,
-      events: (await repo.events(claimId)).map((e) => ({ action: e.action as StatusAction, reason: e.reason, actor: e.actor_did, at: e.created_at })),
+      events: (await repo.events(claimId)).map((e) => ({ action: e.action as StatusAction, reason: e.reason, actor: e.actorDid, at: e.at })),
     };
   }
 

@@ -53,17 +53,34 @@ export class EntityService {
   async createOnce(principal: Principal, input: EntityCreateRequest, idempotencyKey: string | undefined): Promise<Created<Entity>> {
     return this.idempotency.run(
       idempotencyKey === undefined ? undefined : { principalDid: principal.did, operation: 'createEntity', key: idempotencyKey, body: input },
-      (bind) => this.create(principal, input, bind ? { storeWithEntity: bind } : {}),
+      (bind) =>
+        inTransaction(this.db, async (trx) => {
+          const entity = await this.checkNew(trx, principal, input);
+          // The key binding commits with the entity, before its insert takes the seq turn.
+          if (bind) await bind(trx, entity.did);
+          await this.insertNew(trx, entity);
+          return entity;
+        }),
       async (did) => (await this.get(did))!,
     );
   }
 
+  /** Creates an entity in a transaction of its own. */
+  async create(principal: Principal, input: EntityCreateRequest): Promise<Entity> {
+    return inTransaction(this.db, async (trx) => {
+      const entity = await this.checkNew(trx, principal, input);
+      await this.insertNew(trx, entity);
+      return entity;
+    });
+  }
+
   /**
-   * `storeWithEntity`: the caller's writes for the new entity (area B records its household's
-   * DID). They run in the entity's transaction before the insert, so both commit or neither does;
-   * throwing refuses the creation.
+   * An entity's first step in the caller's transaction: the request checked (against its
+   * protocol too) and the new entity, with its DID, not yet stored (`insertNew`). A caller
+   * storing its own writes with the entity makes them between the two steps, before the insert
+   * takes the table's seq turn (held to the commit). Throws DomainError (invalid).
    */
-  async create(principal: Principal, input: EntityCreateRequest, opts: { storeWithEntity?: (sql: Sql, did: string) => Promise<void> } = {}): Promise<Entity> {
+  async checkNew(trx: Sql, principal: Principal, input: EntityCreateRequest): Promise<Entity> {
     assertMatchesSchema<EntityCreateRequest>('EntityCreateRequest', input, 'entity');
     const isProtocol = input.type === PROTOCOL_TYPE;
     const errors: InputIssue[] = [];
@@ -72,30 +89,29 @@ export class EntityService {
     }
     assertNoIssues(errors, 'The entity is invalid');
 
-    return inTransaction(this.db, async (trx) => {
-      const repo = new EntityRepository(trx);
-      const protocol = input.protocol ? await this.loadProtocol(repo, input.protocol) : undefined;
-      const fieldErrors = isProtocol ? this.checkProtocolShape(input) : await this.checkAgainstProtocol(repo, input, protocol);
-      assertNoIssues(fieldErrors, 'The entity is invalid');
-      const now = new Date().toISOString();
-      const entity: Entity = {
-        did: newEntityDid(),
-        type: input.type,
-        ...(input.protocol ? { protocol: input.protocol } : {}),
-        controller: input.controller ?? principal.did,
-        properties: input.properties ?? {},
-        relationships: input.relationships ?? {},
-        services: input.services ?? [],
-        verifiableCredential: input.verifiableCredential ?? [],
-        createdAt: now,
-        updatedAt: now,
-      };
-      // Before the insert takes the table's seq turn, which is held to the commit.
-      if (opts.storeWithEntity) await opts.storeWithEntity(trx, entity.did);
-      // A protocol's relationships are role -> type, not links to entities.
-      await repo.insert(entity, isProtocol ? {} : entity.relationships);
-      return entity;
-    });
+    const repo = new EntityRepository(trx);
+    const protocol = input.protocol ? await this.loadProtocol(repo, input.protocol) : undefined;
+    const fieldErrors = isProtocol ? this.checkProtocolShape(input) : await this.checkAgainstProtocol(repo, input, protocol);
+    assertNoIssues(fieldErrors, 'The entity is invalid');
+    const now = new Date().toISOString();
+    return {
+      did: newEntityDid(),
+      type: input.type,
+      ...(input.protocol ? { protocol: input.protocol } : {}),
+      controller: input.controller ?? principal.did,
+      properties: input.properties ?? {},
+      relationships: input.relationships ?? {},
+      services: input.services ?? [],
+      verifiableCredential: input.verifiableCredential ?? [],
+      createdAt: now,
+      updatedAt: now,
+    };
+  }
+
+  /** An entity's second step, in the transaction `checkNew` checked it in: stores it. */
+  async insertNew(trx: Sql, entity: Entity): Promise<void> {
+    // A protocol's relationships are role -> type, not links to entities.
+    await new EntityRepository(trx).insert(entity, entity.type === PROTOCOL_TYPE ? {} : entity.relationships);
   }
 
   async get(did: string): Promise<Entity | undefined> {

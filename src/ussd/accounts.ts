@@ -1,10 +1,11 @@
 // Account effects: PIN checks with the attempt count and lock kept on the account (across
 // sessions and instances), and account creation with the household twin (area A).
 import { randomInt } from 'node:crypto';
+import { inTransaction } from '../platform/db/sql.ts';
 import { maskPhone } from '../platform/logging.ts';
 import type { EffectResult, UssdContext } from './machine.ts';
 import type { Account } from './model.ts';
-import { newId, setHouseholdDid } from './repository.ts';
+import { newId } from './repository.ts';
 import type { EffectDeps } from './effects.ts';
 
 const MAX_PIN_ATTEMPTS = 3;
@@ -58,9 +59,28 @@ export async function phoneIsFree(deps: EffectDeps, phone: string): Promise<bool
   return !existing || (await removeAbandonedAccount(deps, existing));
 }
 
+/**
+ * The household registration, a use case spanning area A (the twin entity) and area B (the
+ * account's link to it): it owns its unit of work, one transaction in which area A checks the
+ * twin, the link is stored, then area A stores the twin (the link before the twin's insert takes
+ * its table's seq turn, held to the commit). It lives in area B, which starts it and whose
+ * writes it holds; area A is reached only through the port.
+ */
+function registerHousehold(
+  { db, repo, twins }: EffectDeps,
+  { accountId, name, village, customerId, at }: { accountId: string; name: string; village: string | null; customerId: string; at: string },
+): Promise<{ did: string }> {
+  return inTransaction(db, async (trx) => {
+    const household = await twins.newHousehold(trx, { name, village, customerId });
+    await repo.setHouseholdDid(trx, accountId, household.did, at);
+    await household.store(trx);
+    return { did: household.did };
+  });
+}
+
 /** Creates the account from the session's draft once the PIN is confirmed, then its household twin. */
 export async function createAccount(deps: EffectDeps, c: UssdContext, confirmPin: string, phone: string): Promise<EffectResult> {
-  const { repo, pins, twins, logger } = deps;
+  const { repo, pins, logger } = deps;
   const { draft } = c;
   if (!draft.sealedPin || !pins.matches(draft.sealedPin, confirmPin)) return { outcome: 'mismatch' };
   if (!(await phoneIsFree(deps, phone))) return { outcome: 'phoneTaken' };
@@ -91,12 +111,7 @@ export async function createAccount(deps: EffectDeps, c: UssdContext, confirmPin
     // to it commit together, and a failure removes the row.
     let household: { did: string };
     try {
-      household = await twins.createHousehold({
-        name: draft.name!,
-        village: draft.village ?? null,
-        customerId,
-        storeWithHousehold: (sql, did) => setHouseholdDid(sql, accountId, did, nowIso),
-      });
+      household = await registerHousehold(deps, { accountId, name: draft.name!, village: draft.village ?? null, customerId, at: nowIso });
     } catch (err) {
       await repo.deleteAccount(accountId).catch((e: unknown) => logger.error({ err: e, customerId }, 'ussd could not remove a half-created account'));
       throw err;

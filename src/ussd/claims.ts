@@ -1,12 +1,13 @@
 // Claim effects: the days a claim would send, its submission through area A's claim service
-// (area B's writes in the claim's own transaction), the short reference a household reads out,
+// (a unit of work of its own holding area B's writes: sendClaim), the short reference a household reads out,
 // and the plain reason shown for a claim waiting or not accepted.
 import { hash } from 'node:crypto';
 import type { ReasonKey } from './i18n/index.ts';
 import type { ClaimView, EffectResult, UssdContext } from './machine.ts';
 import type { FuelLog } from './model.ts';
 import { markFuelLogsClaimed, storeClaimRef } from './repository.ts';
-import { ClaimRefusedError, type ClaimSummary } from './twins-port.ts';
+import { inTransaction, type Sql } from '../platform/db/sql.ts';
+import { ClaimRefusedError, type ClaimSummary, type UssdTwinsPort } from './twins-port.ts';
 import type { EffectDeps } from './effects.ts';
 
 const MIN_CLAIM_DAYS = 3;
@@ -82,9 +83,50 @@ export async function prepareClaim(deps: EffectDeps, accountId: string): Promise
   return { outcome: 'ok', assign: { claimDraft: { days: logs.length, total: sum(logs.map((l) => l.kg)) } } };
 }
 
+/**
+ * The claim submission, a use case spanning area A (the claim) and area B (the days it used and
+ * its short reference): it owns its unit of work. It lives in area B, which starts it and whose
+ * writes it holds; area A is reached only through the port, as steps taking this transaction.
+ * Area A admits the claim (its locks first), the days are marked and the reference stored,
+ * area A stores the claim, all in one transaction: a claim is never stored with its days left
+ * open for another claim, nor with readings another session changed meanwhile. After the
+ * commit area A answers (reconciling a pending claim on PostgreSQL). A claim stored before that
+ * answers the submission (a retry, an identical claim, one a concurrent submission committed
+ * first) gets its days and reference in a transaction of their own.
+ */
+async function sendClaim(
+  { db, twins, now }: EffectDeps,
+  accountId: string,
+  logs: FuelLog[],
+  request: Parameters<UssdTwinsPort['prepareClaim']>[0],
+): Promise<ClaimSummary> {
+  const submission = await twins.prepareClaim(request);
+  const storeDays = async (sql: Sql, claimId: string) => {
+    const at = now().toISOString();
+    if (!(await markFuelLogsClaimed(sql, logs, claimId, at))) throw new ReadingChangedError();
+    await storeClaimRef(sql, claimRef(claimId), claimId, accountId, at);
+  };
+  let answer: string;
+  try {
+    const found = await inTransaction(db, async (sql) => {
+      const stored = await submission.admit(sql);
+      if (stored !== undefined) return stored;
+      await storeDays(sql, submission.claimId);
+      await submission.store(sql);
+      return undefined;
+    });
+    if (found === undefined) return await submission.stored();
+    answer = await submission.replay();
+  } catch (err) {
+    answer = await submission.recover(err);
+  }
+  await inTransaction(db, (sql) => storeDays(sql, answer));
+  return submission.replayed();
+}
+
 /** Submits the latest run of unclaimed days with the answers given; a refusal is shown in plain words. */
 export async function submitClaim(deps: EffectDeps, c: UssdContext): Promise<EffectResult> {
-  const { repo, twins, logger } = deps;
+  const { repo, logger } = deps;
   const account = await repo.findAccount(c.accountId!);
   if (!account?.householdDid) return { outcome: 'rejected', notice: { key: 'claimNotSent', params: { reason: 'other' } } };
   const logs = latestUnclaimedRun(await repo.fuelLogs(account.id));
@@ -108,18 +150,7 @@ export async function submitClaim(deps: EffectDeps, c: UssdContext): Promise<Eff
     // covers the whole request, as area A compares whole requests: the same days with other
     // answers are a new request, which area A answers with the stored claim as an identical
     // resubmission (or a correction of it).
-    claim = await twins.submitKptClaim({
-      ...request,
-      idempotencyKey: `ussd-${hash('sha256', JSON.stringify(request), 'hex')}`,
-      // The days and the claim's short reference are stored in the claim's transaction: a claim
-      // is never stored with its days left open for another claim, nor with readings another
-      // session changed meanwhile.
-      storeWithClaim: async (sql, claimId) => {
-        const now = deps.now().toISOString();
-        if (!(await markFuelLogsClaimed(sql, logs, claimId, now))) throw new ReadingChangedError();
-        await storeClaimRef(sql, claimRef(claimId), claimId, account.id, now);
-      },
-    });
+    claim = await sendClaim(deps, account.id, logs, { ...request, idempotencyKey: `ussd-${hash('sha256', JSON.stringify(request), 'hex')}` });
   } catch (err) {
     const reason = refusalReason(err);
     if (!reason) throw err;

@@ -1,6 +1,7 @@
 // The menu machine's effects: one typed function for each state tagged EFFECT_TAG, doing that
 // step's database (or area A) work and answering with the outcome the machine takes as DONE.
 // Accounts and PINs are in accounts.ts, claims in claims.ts; the small ones are here.
+import type { Db } from '../platform/db/index.ts';
 import type { Logger } from '../platform/logging.ts';
 import { checkPin, createAccount, phoneIsFree } from './accounts.ts';
 import { claimStatus, prepareClaim, submitClaim } from './claims.ts';
@@ -11,6 +12,8 @@ import type { UssdRepository } from './repository.ts';
 import type { UssdTwinsPort } from './twins-port.ts';
 
 export interface EffectDeps {
+  /** The database the use cases spanning area A open their units of work on (accounts.ts, claims.ts). */
+  db: Db;
   repo: UssdRepository;
   pins: PinCipher;
   twins: UssdTwinsPort;

@@ -13,9 +13,11 @@
 //   machine.ts        the menus as an XState machine (pure); menus.ts renders and pages screens,
 //                     i18n/ holds every word in every language
 //   effects.ts        one function per effect state; accounts.ts (PINs, account creation) and
-//                     claims.ts (claim submission, references, plain reasons) hold the big ones
-//   twins-port.ts     what area B needs of area A; twins-adapter.ts implements it on area A's
-//                     services (and turns area A's refusals into ClaimRefusedError)
+//                     claims.ts (claim submission, references, plain reasons) hold the big ones,
+//                     and the use cases spanning area A, each owning its unit of work
+//   twins-port.ts     what area B needs of area A, as steps taking the use case's transaction;
+//                     twins-adapter.ts implements it on area A's services (and turns area A's
+//                     refusals into ClaimRefusedError)
 //   repository.ts     the only SQL; maps rows to the area's types (model.ts)
 //   pin.ts            PIN rules and encryption; simulator.ts a terminal phone for `make ussd`
 import { Counter, Gauge } from 'prom-client';
@@ -88,6 +90,7 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
   await checkCollection(config, twins, logger);
   const pins = new PinCipher(resolvePinKey(config, logger));
   const service = new UssdService(new UssdRepository(db), {
+    db,
     appName: config.USSD_APP_NAME,
     idleSeconds: config.USSD_SESSION_IDLE_SECONDS,
     timeZone: config.USSD_TIMEZONE,

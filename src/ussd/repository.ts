@@ -265,6 +265,21 @@ export class UssdRepository {
     }
   }
 
+  /**
+   * Records an account's household DID, in the household registration's transaction
+   * (accounts.ts). Throws if the account has gone meanwhile (removed as abandoned), which undoes
+   * the twin too.
+   */
+  async setHouseholdDid(trx: Sql, accountId: string, did: string, now: string): Promise<void> {
+    const { numUpdatedRows } = await trx
+      .updateTable('ussd_accounts')
+      .set({ household_did: did, updated_at: now })
+      .where('id', '=', accountId)
+      .where('household_did', 'is', null)
+      .executeTakeFirst();
+    if (numUpdatedRows !== 1n) throw new Error(`account ${accountId} disappeared before its household was set`);
+  }
+
   /** Frees the days a claim that was not accepted used, so they can be sent again. */
   async releaseFuelLogs(accountId: string, claimId: string, now: string): Promise<number> {
     const { numUpdatedRows } = await this.db
@@ -284,22 +299,7 @@ export class UssdRepository {
 }
 
 /**
- * Records an account's household DID, in the household twin's own transaction (area A's
- * `storeWithEntity`). Throws if the account has gone meanwhile (removed as abandoned), which
- * undoes the twin too.
- */
-export async function setHouseholdDid(sql: Sql, accountId: string, did: string, now: string): Promise<void> {
-  const { numUpdatedRows } = await sql
-    .updateTable('ussd_accounts')
-    .set({ household_did: did, updated_at: now })
-    .where('id', '=', accountId)
-    .where('household_did', 'is', null)
-    .executeTakeFirst();
-  if (numUpdatedRows !== 1n) throw new Error(`account ${accountId} disappeared before its household was set`);
-}
-
-/**
- * Marks the readings a claim used, in the claim's own transaction (area A's `storeWithClaim`).
+ * Marks the readings a claim used, in the claim's own transaction (the claim submission, claims.ts).
  * False when any of them has changed, or gone to another claim, since it was read: then the
  * claim would hold values its days no longer have. Marking again for the same claim is true.
  */

@@ -6,7 +6,7 @@
 import type { KptClaim } from '../../generated/openapi/types.gen.ts';
 import { DomainError, inputPointer } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
-import type { ClaimService, CollectionService, EntityService } from '../twins/index.ts';
+import type { Admission, ClaimService, CollectionService, EntityService, SubmitResult } from '../twins/index.ts';
 import { ClaimRefusedError, type ClaimSummary, type UssdTwinsPort } from './twins-port.ts';
 
 function summary(claim: Pick<KptClaim, 'id' | 'status' | 'reasons'>): ClaimSummary {
@@ -29,19 +29,24 @@ export function ussdTwinsPort(
   collectionId: string,
 ): UssdTwinsPort {
   const principal: Principal = { keyId: 'ussd-gateway', did: principalDid, scopes: ['twins:write', 'claims:write', 'claims:read'] };
+  /** Area A's promise, its refusal as a ClaimRefusedError. */
+  const refusing = <T>(step: Promise<T>): Promise<T> =>
+    step.catch((err: unknown) => {
+      throw asClaimRefusal(err);
+    });
   return {
-    async createHousehold({ customerId, village, storeWithHousehold }) {
+    async newHousehold(trx, { customerId, village }) {
       // The name stays in the USSD account; the twin carries no personal data beyond the village.
-      const entity = await twins.entities.create(
-        principal,
-        { type: HOUSEHOLD_ENTITY_TYPE, properties: { customerId, channel: 'ussd', ...(village ? { village } : {}) } },
-        { storeWithEntity: storeWithHousehold },
-      );
-      return { did: entity.did };
+      const entity = await twins.entities.checkNew(trx, principal, {
+        type: HOUSEHOLD_ENTITY_TYPE,
+        properties: { customerId, channel: 'ussd', ...(village ? { village } : {}) },
+      });
+      return { did: entity.did, store: (storeTrx) => twins.entities.insertNew(storeTrx, entity) };
     },
-    async submitKptClaim(input) {
-      const submitted = await twins.claims
-        .submit(
+    async prepareClaim(input) {
+      const { claims } = twins;
+      const submission = await refusing(
+        claims.prepare(
           principal,
           {
             type: 'KPTClaim',
@@ -52,12 +57,42 @@ export function ussdTwinsPort(
             testPeriod: { startDate: input.startDate, endDate: input.endDate, durationDays: input.dailyLogs.length },
             externalFactors: input.externalFactors,
           },
-          { idempotencyKey: input.idempotencyKey, storeWithClaim: input.storeWithClaim },
-        )
-        .catch((err: unknown) => {
-          throw asClaimRefusal(err);
-        });
-      return summary(submitted.claim);
+          { idempotencyKey: input.idempotencyKey },
+        ),
+      );
+      // The steps' results area A goes on with, kept here: area B sees claim ids.
+      let admission: Admission | undefined;
+      let created: Awaited<ReturnType<ClaimService['store']>> | undefined;
+      let answer: Awaited<ReturnType<ClaimService['recover']>> | undefined;
+      const reported = async (step: Promise<SubmitResult>) => summary((await refusing(step)).claim);
+      return {
+        claimId: submission.id,
+        async admit(sql) {
+          admission = await refusing(claims.admit(sql, submission));
+          return 'replay' in admission ? admission.replay.id : undefined;
+        },
+        async store(sql) {
+          if (!admission || !('admitted' in admission)) throw new Error(`claim ${submission.id} stored before it was admitted`);
+          created = await refusing(claims.store(sql, submission, admission.admitted));
+        },
+        stored() {
+          if (!created) throw new Error(`claim ${submission.id} was not stored`);
+          return reported(claims.answer(created, true, submission.key));
+        },
+        async replay() {
+          if (!admission || !('replay' in admission)) throw new Error(`no claim answers submission ${submission.id}`);
+          answer = await refusing(claims.replaying(submission, admission.replay));
+          return answer.id;
+        },
+        async recover(err) {
+          answer = await refusing(claims.recover(submission, err));
+          return answer.id;
+        },
+        replayed() {
+          if (!answer) throw new Error(`no claim answers submission ${submission.id}`);
+          return reported(claims.answer(answer, false));
+        },
+      };
     },
     async collection() {
       const found = await twins.collections.get(collectionId).catch((err: unknown) => {

@@ -43,7 +43,7 @@ describe('claim sealer', function () {
         expect(seal.credential).to.equal(undefined);
         continue;
       }
-      const vc = JSON.parse(seal.credential!.verifiable_credential);
+      const vc = JSON.parse(seal.credential!.verifiableCredential);
       expect(vc.credentialSubject.claimId).to.equal(inputs[n]!.id);
       expect(vc.credentialStatus[0].statusListIndex).to.equal(String(n));
       expect((await verifyCredential(vc, { trusted: new Set([key.did]), now: new Date('2026-04-01T00:00:00Z') })).verified).to.equal(true);

@@ -5,7 +5,7 @@ import { createCollection, createEntity, getClaim, listClaims, submitClaim } fro
 import type { KptClaim, KptClaimRequest, Problem } from '../../generated/openapi/types.gen.ts';
 import { sql, type Kysely } from 'kysely';
 import type { Db } from '../../src/platform/db/index.ts';
-import type { Sql } from '../../src/platform/db/sql.ts';
+import { inTransaction, type Sql } from '../../src/platform/db/sql.ts';
 import { conflictWith, DomainError } from '../../src/platform/domain-errors.ts';
 import { toAppError } from '../../src/platform/http/errors.ts';
 import type { Principal } from '../../src/platform/keys/service.ts';
@@ -643,7 +643,7 @@ forEachDatabase('KPT claims', (t) => {
       expect(list.items.map((c) => c.id)).to.deep.equal([claim.id]);
     }));
 
-    it("a caller's storeWithClaim writes commit with the claim or not at all, and are made again for a claim already stored", () => withTwinsArea(h.server.config, t.db, async (twins) => {
+    it("a caller's writes in the claim's unit of work (between admit and store) commit with the claim or not at all, and are made again for a claim already stored", () => withTwinsArea(h.server.config, t.db, async (twins) => {
       const callerDb = (db: Db) => db as unknown as Kysely<{ test_caller_writes: { claim_id: string } }>;
       await callerDb(t.db).schema.createTable('test_caller_writes').addColumn('claim_id', 'varchar(64)', (c) => c.notNull().primaryKey()).execute();
       try {
@@ -653,21 +653,41 @@ forEachDatabase('KPT claims', (t) => {
           await callerDb(trx).insertInto('test_caller_writes').values({ claim_id: claimId }).onConflict((oc) => oc.column('claim_id').doNothing()).execute();
           if (refuse) throw conflictWith('the caller refuses');
         };
+        // A use case owning the claim's unit of work, as area B's claim submission does.
+        const submitWith = async (body: KptClaimRequest, callerWrites: (sql: Sql, claimId: string) => Promise<void>) => {
+          const { claims } = twins;
+          const submission = await claims.prepare(gateway, body);
+          let replay: Awaited<ReturnType<typeof claims.recover>>;
+          try {
+            const outcome = await inTransaction(t.db, async (sql) => {
+              const admission = await claims.admit(sql, submission);
+              if ('replay' in admission) return admission;
+              await callerWrites(sql, submission.id);
+              return { stored: await claims.store(sql, submission, admission.admitted) };
+            });
+            if ('stored' in outcome) return await claims.answer(outcome.stored, true);
+            replay = await claims.replaying(submission, outcome.replay);
+          } catch (err) {
+            replay = await claims.recover(submission, err);
+          }
+          await inTransaction(t.db, (sql) => callerWrites(sql, replay.id));
+          return claims.answer(replay, false);
+        };
 
         const body = kptClaim();
         const before = await twinsTableContents(t.db);
         let err: unknown;
-        await twins.claims.submit(gateway, body, { storeWithClaim: write(true) }).catch((e: unknown) => (err = e));
+        await submitWith(body, write(true)).catch((e: unknown) => (err = e));
         expect(toAppError(err).status).to.equal(409);
         expect(await written(), 'the refused write is undone').to.deep.equal([]);
         expect(await twinsTableContents(t.db), 'and no claim stored').to.deep.equal(before);
 
-        const { created, claim } = await twins.claims.submit(gateway, body, { storeWithClaim: write(false) });
+        const { created, claim } = await submitWith(body, write(false));
         expect(created).to.equal(true);
         expect(await written()).to.deep.equal([claim.id]);
 
         await callerDb(t.db).deleteFrom('test_caller_writes').execute();
-        const again = await twins.claims.submit(gateway, body, { storeWithClaim: write(false) });
+        const again = await submitWith(body, write(false));
         expect([again.created, again.claim.id]).to.deep.equal([false, claim.id]);
         expect(await written(), 'made again for the stored claim').to.deep.equal([claim.id]);
       } finally {

@@ -2,6 +2,7 @@
 // area A: which state has which effect, and the rules the effects hold on their own.
 import { expect } from 'chai';
 import { pino } from 'pino';
+import { createDb, type Db } from '../../src/platform/db/index.ts';
 import { conflictWith, refusedInput } from '../../src/platform/domain-errors.ts';
 import { AppError } from '../../src/platform/http/errors.ts';
 import { ClaimRefusedError, type UssdTwinsPort } from '../../src/ussd/twins-port.ts';
@@ -20,6 +21,7 @@ const input = (c: UssdContext, value = ''): EffectInput => ({ context: c, input:
 /** Effects on a repository double holding only what a test gives it (a missing method fails the test). */
 function effectsWith(repo: Partial<UssdRepository>, extra: Partial<EffectDeps> = {}) {
   return createEffects({
+    db: {} as Db,
     repo: repo as UssdRepository,
     pins,
     twins: {} as UssdTwinsPort,
@@ -69,10 +71,18 @@ describe('USSD effects', () => {
       findAccountByPhone: async () => undefined,
       findAccountByCustomerId: async (id: string) => (asked.push(id), asked.length === 1 ? ({ customerId: id } as Account) : undefined),
       insertAccount: async (a: NewAccount) => (inserted.push(a), true),
+      setHouseholdDid: async () => {},
     };
-    const twins = { createHousehold: async () => ({ did: 'did:ixo:entity:1' }) } as Partial<UssdTwinsPort> as UssdTwinsPort;
+    const twins = { newHousehold: async () => ({ did: 'did:ixo:entity:1', store: async () => {} }) } as Partial<UssdTwinsPort> as UssdTwinsPort;
+    // The household registration's transaction, on an empty database (the repository and port are fakes).
+    const db = createDb({ url: 'sqlite::memory:', dataDir: '.', poolMax: 1 });
     const draft = { name: 'Jane Doe', village: null, testGroup: 'reference' as const, sealedPin: pins.seal('24680') };
-    const result = await effectsWith(repo, { twins }).creatingAccount(input(context({ draft, isAuthenticated: false }), '24680'));
+    let result;
+    try {
+      result = await effectsWith(repo, { twins, db }).creatingAccount(input(context({ draft, isAuthenticated: false }), '24680'));
+    } finally {
+      await db.destroy();
+    }
     expect(asked).to.have.length(2);
     expect(asked[0]).to.not.equal(asked[1]);
     expect(inserted.map((a) => a.customerId)).to.deep.equal([asked[1]]);

@@ -12,7 +12,7 @@ forEachDatabase('USSD gateway notifications and refusals', (t) => {
   let logs = '';
   before(async () => {
     const logger = pino({ level: 'info' }, new Writable({ write: (c, _e, cb) => ((logs += String(c)), cb()) }));
-    server = await startUssdServer(t.db, {}, { twins: new RecordingTwins(t.db), logger });
+    server = await startUssdServer(t.db, {}, { twins: new RecordingTwins(), logger });
   });
   after(() => server.stop());
 

@@ -7,7 +7,7 @@ forEachDatabase('USSD menu flows', (t) => {
   let server: UssdTestServer;
   let twins: RecordingTwins;
   before(async () => {
-    twins = new RecordingTwins(t.db);
+    twins = new RecordingTwins();
     server = await startUssdServer(t.db, {}, { twins });
   });
   after(() => server.stop());

@@ -1,3 +1,4 @@
+import type { Sql } from '../../src/platform/db/sql.ts';
 import { expect } from 'chai';
 import { createHearth } from '../../src/app.ts';
 import { configWith } from '../../src/config.ts';
@@ -120,7 +121,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
   });
 
   it("another phone number or service code on a session's id is END Invalid input and leaves the session as it was", async () => {
-    const server = await startUssdServer(t.db, {}, { twins: new RecordingTwins(t.db) });
+    const server = await startUssdServer(t.db, {}, { twins: new RecordingTwins() });
     try {
       const s = new GatewaySession([server.baseUrl]);
       const id = await createAccount(s, '24681');
@@ -191,7 +192,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
   });
 
   it('a retry after the expired reply gets it again and replays nothing (no fuel saved, no PIN attempt counted)', async () => {
-    const twins = new RecordingTwins(t.db);
+    const twins = new RecordingTwins();
     const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60' }, { twins });
     try {
       const s = new GatewaySession([server.baseUrl]);
@@ -223,7 +224,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
 
   it('a menu step another session already took is answered from memory, alike in reply and stored row; steps with effects always run', async () => {
     const service = new UssdService(new UssdRepository(t.db), {
-      appName: 'Hearth', idleSeconds: 180, pins: new PinCipher(Buffer.from(TEST_PIN_KEY, 'hex')), twins: new RecordingTwins(t.db), logger: createLogger(configWith()),
+      db: t.db, appName: 'Hearth', idleSeconds: 180, pins: new PinCipher(Buffer.from(TEST_PIN_KEY, 'hex')), twins: new RecordingTwins(), logger: createLogger(configWith()),
     });
     const remembered = () => service.menus.remembered;
     const walk = async (sessionId: string, texts: string[]) => {
@@ -257,7 +258,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
   /** A service on the database and clock of `server` (idle time 60 s), whose sweep a test runs when it chooses. */
   const sweeperFor = (server: UssdTestServer) =>
     new UssdService(new UssdRepository(t.db), {
-      appName: 'Hearth', idleSeconds: 60, pins: new PinCipher(Buffer.alloc(32)), twins: new RecordingTwins(t.db), logger: createLogger(configWith()), now: () => server.clock.now,
+      db: t.db, appName: 'Hearth', idleSeconds: 60, pins: new PinCipher(Buffer.alloc(32)), twins: new RecordingTwins(), logger: createLogger(configWith()), now: () => server.clock.now,
     });
 
   it('the sweep removes closed sessions and long-expired ones; a just-expired one still gets the expired reply', async () => {
@@ -323,9 +324,10 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
   it('area A failing during account creation: END Service temporarily unavailable, no account, no orphan household', async () => {
     // The account row exists (without a household DID) when the household is asked for.
     const seen: ({ household_did: string | null } | undefined)[] = [];
-    const failing = Object.assign(new RecordingTwins(t.db), {
-      createHousehold: async (input: { customerId: string }) => {
-        seen.push(await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', input.customerId).executeTakeFirst());
+    const failing = Object.assign(new RecordingTwins(), {
+      // In the registration's transaction, which holds SQLite's one connection.
+      newHousehold: async (trx: Sql, input: { customerId: string }) => {
+        seen.push(await trx.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', input.customerId).executeTakeFirst());
         throw new Error('twins store unreachable');
       },
     });
@@ -340,7 +342,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       expect(seen[0], 'account inserted before the household').to.not.equal(undefined);
       expect(seen[0]!.household_did).to.equal(null);
       // the phone is free again: a later attempt creates the account
-      const ok = await startUssdServer(t.db, {}, { twins: new RecordingTwins(t.db) });
+      const ok = await startUssdServer(t.db, {}, { twins: new RecordingTwins() });
       try {
         const again = new GatewaySession([ok.baseUrl], s.phoneNumber);
         await again.dial();
@@ -354,7 +356,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
   });
 
   it('a hop abandoned mid-way (its instance died) ends the session for its retries once it is 30 s old', async () => {
-    const server = await startUssdServer(t.db, {}, { twins: new RecordingTwins(t.db) });
+    const server = await startUssdServer(t.db, {}, { twins: new RecordingTwins() });
     try {
       const s = new GatewaySession([server.baseUrl]);
       await s.dial();
@@ -379,7 +381,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
   });
 
   it('an account whose creation died before its household (a crash) frees the phone once it is a minute old', async () => {
-    const server = await startUssdServer(t.db, {}, { twins: new RecordingTwins(t.db) });
+    const server = await startUssdServer(t.db, {}, { twins: new RecordingTwins() });
     try {
       const phone = '+254700111222';
       const leftover = (createdAt: Date) => ({
@@ -421,7 +423,7 @@ forEachDatabase('USSD operator endpoints', (t) => {
   });
 
   it('need a key with scope ussd:debug; show the B3/B4 shapes with a redacted context', async () => {
-    const server = await startUssdServer(t.db, { USSD_DEBUG_ENABLED: 'true' }, { twins: new RecordingTwins(t.db) });
+    const server = await startUssdServer(t.db, { USSD_DEBUG_ENABLED: 'true' }, { twins: new RecordingTwins() });
     const client = createClient({ baseUrl: server.baseUrl });
     const debugKey = await createTestKey(t.db, { scopes: ['ussd:debug'] });
     const otherKey = await createTestKey(t.db, { scopes: ['twins:read'] });
@@ -463,7 +465,7 @@ forEachDatabase('USSD operator endpoints', (t) => {
 
       const message = async (id: string) => (await getUssdSessionDebug({ client, headers: auth, path: { sessionId: id } })).data!.debugInfo.context.message;
       // after login and after a review of logged days: the menu, no name, dates, amounts or claim ids
-      const twins = new RecordingTwins(t.db);
+      const twins = new RecordingTwins();
       const other = await startUssdServer(t.db, { USSD_DEBUG_ENABLED: 'true' }, { twins, clock: server.clock });
       try {
         const c = new GatewaySession([other.baseUrl], '+254712340001');

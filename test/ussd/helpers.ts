@@ -5,11 +5,12 @@ import { expect } from 'chai';
 import { createHearth, type Hearth } from '../../src/app.ts';
 import { configWith, type Config } from '../../src/config.ts';
 import type { Db } from '../../src/platform/db/index.ts';
-import { inTransaction } from '../../src/platform/db/sql.ts';
 import { createLogger, type Logger } from '../../src/platform/logging.ts';
 import { listen } from '../../src/platform/server.ts';
 import type { ClaimStatus } from '../../generated/openapi/types.gen.ts';
+import type { Sql } from '../../src/platform/db/sql.ts';
 import type { UssdTwinsPort } from '../../src/ussd/index.ts';
+import type { ClaimSummary, KptClaimSubmission } from '../../src/ussd/twins-port.ts';
 
 export const TEST_PIN_KEY = 'ab'.repeat(32);
 
@@ -47,7 +48,7 @@ export async function startUssdServer(
  * recording twins and the clock; both are stopped after `fn`.
  */
 export async function withTwoInstances(db: Db, openAnother: () => Db, fn: (a: UssdTestServer, b: UssdTestServer) => Promise<void>): Promise<void> {
-  const twins = new RecordingTwins(db);
+  const twins = new RecordingTwins();
   const a = await startUssdServer(db, {}, { twins });
   const b = await startUssdServer(openAnother(), {}, { twins, clock: a.clock });
   try {
@@ -127,25 +128,36 @@ export class GatewaySession {
   }
 }
 
+/** What the recording double stores of a claim: the request with its id and status. */
+type RecordedClaim = Parameters<UssdTwinsPort['prepareClaim']>[0] & { id: string; status: ClaimStatus; reasonRule?: ClaimSummary['reasonRule'] };
+
 /**
- * Test double of area A's services for the twins port: records households and claims in memory,
- * and runs the gateway's `storeWith...` writes in a transaction, as area A does.
+ * Test double of area A's services for the twins port: records households and claims in memory
+ * (a claim once its unit of work commits); the gateway's use cases make their own writes in
+ * their transactions, as with area A. `decide` gives a new claim its status.
  */
 export class RecordingTwins implements UssdTwinsPort {
   households: { did: string; name: string; customerId: string }[] = [];
-  claims: (Parameters<UssdTwinsPort['submitKptClaim']>[0] & { id: string; status: ClaimStatus })[] = [];
-  constructor(private readonly db: Db) {}
-  async createHousehold(input: Parameters<UssdTwinsPort['createHousehold']>[0]) {
+  claims: RecordedClaim[] = [];
+  constructor(private readonly decide: (claim: RecordedClaim) => RecordedClaim = (c) => c) {}
+  async newHousehold(_trx: Sql, input: Parameters<UssdTwinsPort['newHousehold']>[1]) {
     const did = `did:ixo:entity:${randomBytes(16).toString('hex')}`;
-    await inTransaction(this.db, (sql) => input.storeWithHousehold(sql, did));
-    this.households.push({ did, name: input.name, customerId: input.customerId });
-    return { did };
+    return { did, store: async () => void this.households.push({ did, name: input.name, customerId: input.customerId }) };
   }
-  async submitKptClaim(input: Parameters<UssdTwinsPort['submitKptClaim']>[0]) {
-    const claim = this.claims.find((c) => c.idempotencyKey === input.idempotencyKey) ?? { ...input, id: `clm_${this.claims.length + 1}`, status: 'verified' as const };
-    await inTransaction(this.db, (sql) => input.storeWithClaim(sql, claim.id));
-    if (!this.claims.includes(claim)) this.claims.push(claim);
-    return claim;
+  async prepareClaim(input: Parameters<UssdTwinsPort['prepareClaim']>[0]): Promise<KptClaimSubmission> {
+    const found = this.claims.find((c) => c.idempotencyKey === input.idempotencyKey);
+    const claim = found ?? this.decide({ ...input, id: `clm_${this.claims.length + 1}`, status: 'verified' });
+    return {
+      claimId: claim.id,
+      admit: async () => found?.id,
+      store: async () => {},
+      stored: async () => (this.claims.push(claim), claim),
+      replay: async () => claim.id,
+      recover: async (err) => {
+        throw err;
+      },
+      replayed: async () => claim,
+    };
   }
   async latestClaim(householdDid: string) {
     return this.claims.filter((c) => c.householdDid === householdDid).at(-1);

@@ -8,7 +8,7 @@ forEachDatabase('USSD logs', (t) => {
   it('carry masked phones and never a PIN, through account creation, wrong PINs and a PIN change', async () => {
     let logs = '';
     const logger = pino({ level: 'trace' }, new Writable({ write: (c, _e, cb) => ((logs += String(c)), cb()) }));
-    const server = await startUssdServer(t.db, {}, { twins: new RecordingTwins(t.db), logger });
+    const server = await startUssdServer(t.db, {}, { twins: new RecordingTwins(), logger });
     try {
       const s = new GatewaySession([server.baseUrl], '+254798765432');
       const id = await createAccount(s, '35792');

@@ -1,7 +1,6 @@
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { pino } from 'pino';
-import { inTransaction } from '../../src/platform/db/sql.ts';
 import { DomainError } from '../../src/platform/domain-errors.ts';
 import { ussdClaimForRef } from '../../src/ussd/index.ts';
 import { claimRef } from '../../src/ussd/claims.ts';
@@ -13,7 +12,7 @@ forEachDatabase('USSD services and PINs', (t) => {
   let server: UssdTestServer;
   let twins: RecordingTwins;
   before(async () => {
-    twins = new RecordingTwins(t.db);
+    twins = new RecordingTwins();
     server = await startUssdServer(t.db, {}, { twins });
   });
   after(() => server.stop());
@@ -187,14 +186,7 @@ forEachDatabase('USSD services and PINs', (t) => {
   it('a claim not accepted shows a plain reason, and its days are free to send again', async () => {
     const s = session();
     const id = await createAccount(s, '13571');
-    const rejecting = Object.assign(new RecordingTwins(t.db), {
-      async submitKptClaim(input: Parameters<RecordingTwins['submitKptClaim']>[0]) {
-        const claim = { ...input, id: `clm_r${rejecting.claims.length + 1}`, status: 'rejected' as const, reasonRule: 'random-selection-verified' };
-        await inTransaction(t.db, (sql) => input.storeWithClaim(sql, claim.id));
-        rejecting.claims.push(claim);
-        return claim;
-      },
-    });
+    const rejecting: RecordingTwins = new RecordingTwins((claim) => ({ ...claim, id: `clm_r${rejecting.claims.length + 1}`, status: 'rejected', reasonRule: 'random-selection-verified' }));
     const other = await startUssdServer(t.db, {}, { clock: server.clock, twins: rejecting });
     try {
       await logFuelDays(other, s.phoneNumber, id, '13571', ['2026-08-01', '2026-08-02', '2026-08-03']);
@@ -225,14 +217,14 @@ forEachDatabase('USSD services and PINs', (t) => {
     it(`a claim the claim service refuses (${title}) is explained in plain words; the operator detail is logged`, async () => {
       const s = session();
       const id = await createAccount(s, '13570');
-      const rejecting = new RecordingTwins(t.db);
+      const rejecting = new RecordingTwins();
       let logs = '';
       const logger = pino({ level: 'info' }, new Writable({ write: (c, _e, cb) => ((logs += String(c)), cb()) }));
       const other = await startUssdServer(t.db, {}, {
         clock: server.clock,
         logger,
         twins: Object.assign(rejecting, {
-          submitKptClaim: async () => {
+          prepareClaim: async () => {
             // What the adapter makes of area A's refusal.
             throw asClaimRefusal(new DomainError('conflict', 'operator detail: the measurement data conflict', { issues: errors ? [...errors] : undefined }));
           },

@@ -141,7 +141,7 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     // Another session of the account changes a day's reading after this one read the days.
     const changeReading = () => t.db.updateTable('ussd_fuel_logs').set({ kg: 4.35 }).where('account_id', '=', account.id).where('log_date', '=', '2026-10-02').execute();
     await withWrappedPort(
-      (real) => ({ ...real, submitKptClaim: async (input) => (await changeReading(), real.submitKptClaim(input)) }),
+      (real) => ({ ...real, prepareClaim: async (input) => (await changeReading(), real.prepareClaim(input)) }),
       async (other) => {
         const c = new GatewaySession([other.baseUrl], s.phoneNumber);
         await login(c, customerId, '97533');
@@ -170,7 +170,8 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     await withWrappedPort(
       (real) => ({
         ...real,
-        createHousehold: async (input) => (await t.db.deleteFrom('ussd_accounts').where('customer_id', '=', input.customerId).execute(), real.createHousehold(input)),
+        // In the registration's transaction, which holds SQLite's one connection.
+        newHousehold: async (trx, input) => (await trx.deleteFrom('ussd_accounts').where('customer_id', '=', input.customerId).execute(), real.newHousehold(trx, input)),
       }),
       async (other) => {
         const c = new GatewaySession([other.baseUrl], s.phoneNumber);

@@ -11,7 +11,7 @@ import { createAccount, GatewaySession, login, RecordingTwins, startUssdServer }
 
 forEachDatabase('USSD account unlock (operator)', (t) => {
   it('unlocks an account locked after 3 wrong PINs; the right PIN then logs in', async () => {
-    const server = await startUssdServer(t.db, {}, { twins: new RecordingTwins(t.db) });
+    const server = await startUssdServer(t.db, {}, { twins: new RecordingTwins() });
     try {
       const s = new GatewaySession([server.baseUrl]);
       const id = await createAccount(s, '86429');
