@@ -78,6 +78,36 @@ describe('migrations', () => {
   });
 });
 
+if (TEST_DATABASE_URL) {
+  describe('migrations [postgres]', () => {
+    let t: Awaited<ReturnType<typeof createTestDatabase>>;
+    before(async () => {
+      t = await createTestDatabase('postgres');
+    });
+    after(() => t.drop());
+
+    it('adopt a Knex history in their own schema, whatever other schemas of the database hold', async () => {
+      // As Knex left a database: its history table, and none of Kysely's.
+      const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(t.db);
+      await sql`create table knex_migrations (id serial primary key, name varchar(255), batch integer, migration_time timestamptz)`.execute(t.db);
+      for (const { name } of rows) await sql`insert into knex_migrations (name, batch, migration_time) values (${name}, 1, now())`.execute(t.db);
+      await sql`drop table kysely_migration, kysely_migration_lock`.execute(t.db);
+      expect(await migrateLatest(t.db)).to.deep.equal([]);
+      expect((await sql<{ name: string }>`select name from kysely_migration order by name`.execute(t.db)).rows).to.deep.equal(rows);
+    });
+
+    it("keep each schema's history in that schema: a second deployment in the same database migrates from scratch", async () => {
+      const other = await createTestDatabase('postgres');
+      try {
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from kysely_migration`.execute(other.db);
+        expect(rows[0]!.n).to.equal((await migrateLatest(t.db)).length + (await sql<{ n: number }>`select count(*)::int as n from kysely_migration`.execute(t.db)).rows[0]!.n);
+      } finally {
+        await other.drop();
+      }
+    });
+  });
+}
+
 describe('SQLite commits', () => {
   it('run at synchronous NORMAL from the first statement, on a new database as on one opened again', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hearth-sync-'));

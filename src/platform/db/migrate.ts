@@ -2,7 +2,7 @@
 // `kysely_migration` and lets one instance at a time migrate.
 import { Migrator, sql, type Kysely } from 'kysely';
 import { dbClientOf, type Db } from './index.ts';
-import { lockUntilCommit } from './sql.ts';
+import { inTransaction, lockUntilCommit } from './sql.ts';
 import { migrationProvider } from './migrations/index.ts';
 
 /** Applies every migration not yet applied; the names of those it applied, in order. */
@@ -26,9 +26,10 @@ interface History {
  */
 async function adoptKnexHistory(db: Kysely<History>, schema: string | undefined): Promise<void> {
   if (!(await tableExists(db, 'knex_migrations'))) return;
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db as unknown as Db, async (sql) => {
+    const trx = sql as unknown as Kysely<History>;
     // Two instances starting at once copy it one after the other.
-    await lockUntilCommit(trx as unknown as Db, 'adopt-knex-migrations');
+    await lockUntilCommit(sql, 'adopt-knex-migrations');
     await (schema ? trx.schema.withSchema(schema) : trx.schema)
       .createTable('kysely_migration')
       .ifNotExists()
