@@ -4,10 +4,10 @@ import { sql, type InsertQueryBuilder, type InsertResult, type Selectable } from
 import { dbClientOf, type Database, type Db } from '../platform/db/index.ts';
 import { advisoryLockCalls, locksUntilCommit, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
 import { CLAIM_WRITERS, commitOrder } from './claim-order.ts';
-import type { ClaimStatus, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
+import type { ClaimStatus, Collection, Entity, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
 import type { KptClaims } from '../../generated/db/database.ts';
 import type { NormalisedClaim, SealedCredential } from './claim-seal.ts';
-import { findCollection, type CollectionRow } from './collections.repository.ts';
+import { collectionFromRow, findCollection, type CollectionRow } from './collections.repository.ts';
 import { findEntityRowForShare, type EntityRow } from './entities.repository.ts';
 import type { ReportClaim } from './report.ts';
 
@@ -87,18 +87,108 @@ function claimUpdateOf(c: ClaimChange): ClaimUpdate {
   };
 }
 
-/** The credential a stored claim carries, as stored; undefined for one without. */
-export function sealedCredentialOf(r: ClaimRow): SealedCredential | undefined {
-  return r.credential !== null && r.verifiable_credential !== null && r.verified_at !== null
-    ? { summary: r.credential, verifiableCredential: r.verifiable_credential, verifiedAt: r.verified_at }
-    : undefined;
+/** What a submission checks of its household's entity, when it is one: who controls it. */
+type SubmissionHousehold = Pick<Entity, 'controller'>;
+
+const householdOf = (r: EntityRow | undefined): SubmissionHousehold | undefined => r && { controller: r.controller };
+
+/** A test period, as the claim rules compare them (ISO dates). */
+type Period = { start: string; end: string };
+
+const periodOfRow = (r: Pick<ClaimRow, 'start_date' | 'end_date'>): Period | undefined =>
+  r.start_date && r.end_date ? { start: r.start_date, end: r.end_date } : undefined;
+
+/**
+ * A stored claim, as the service reads it. Its JSON columns are parsed when read, not before
+ * (a submission reads none of them), and its contract view is mapped from its row (claimFromRow).
+ */
+export class StoredClaim {
+  /** Its place in the order claims were stored in. */
+  readonly seq: number;
+  readonly id: string;
+  /** Identity of its measurement (an identical resubmission has the same). */
+  readonly claimKey: string;
+  readonly collectionId: string;
+  readonly householdId: string;
+  readonly testGroup: TestGroup;
+  readonly status: ClaimStatus;
+  readonly period: Period | undefined;
+  readonly claimCid: string;
+  readonly submittedBy: string;
+  /** Its credential's index in the status lists (credential-status.ts); null without one. */
+  readonly statusListIndex: number | null;
+  private parsedRequest: NormalisedClaim | undefined;
+
+  constructor(private readonly row: ClaimRow) {
+    this.seq = row.seq;
+    this.id = row.id;
+    this.claimKey = row.claim_key;
+    this.collectionId = row.collection_id;
+    this.householdId = row.household_did;
+    this.testGroup = row.test_group;
+    this.status = row.status;
+    this.period = periodOfRow(row);
+    this.claimCid = row.claim_cid;
+    this.submittedBy = row.submitted_by;
+    this.statusListIndex = row.status_list_index;
+  }
+
+  /** The request it was submitted with, defaults filled in. */
+  get request(): NormalisedClaim {
+    return (this.parsedRequest ??= JSON.parse(this.row.body) as NormalisedClaim);
+  }
+
+  get checks(): KptClaim['checks'] {
+    return JSON.parse(this.row.checks) as KptClaim['checks'];
+  }
+
+  /** The credential it carries, as stored; undefined for one without. */
+  get credential(): SealedCredential | undefined {
+    const r = this.row;
+    return r.credential !== null && r.verifiable_credential !== null && r.verified_at !== null
+      ? { summary: r.credential, verifiableCredential: r.verifiable_credential, verifiedAt: r.verified_at }
+      : undefined;
+  }
+
+  /** The claim as the contract shows it. */
+  toKptClaim(): KptClaim {
+    return claimFromRow(this.row);
+  }
 }
 
-/** A claim found by Idempotency-Key; `request_hash` is null for keys bound before it was recorded. */
-export type IdempotentClaimRow = ClaimRow & { request_hash: string | null };
-export type HouseholdClaimRow = Pick<ClaimRow, (typeof HOUSEHOLD_COLUMNS)[number]>;
+/** A claim found by Idempotency-Key, with the hash of the request that bound the key (null for keys bound before it was recorded). */
+export interface IdempotentClaim {
+  claim: StoredClaim;
+  requestHash: string | null;
+}
 
-export function claimFromRow(r: ClaimRow): KptClaim {
+/** What the conflict rules compare of a household's claims. */
+export interface HouseholdClaim {
+  id: string;
+  claimKey: string;
+  collectionId: string;
+  testGroup: TestGroup;
+  status: ClaimStatus;
+  period: Period | undefined;
+  /** Parsed when read: only a claim of the same period is compared by its logs. */
+  readonly dailyLogs: number[];
+}
+
+type HouseholdClaimRow = Pick<ClaimRow, (typeof HOUSEHOLD_COLUMNS)[number]>;
+
+const householdClaimOf = (r: HouseholdClaimRow): HouseholdClaim => ({
+  id: r.id,
+  claimKey: r.claim_key,
+  collectionId: r.collection_id,
+  testGroup: r.test_group,
+  status: r.status,
+  period: periodOfRow(r),
+  get dailyLogs() {
+    return JSON.parse(r.daily_logs) as number[];
+  },
+});
+
+function claimFromRow(r: ClaimRow): KptClaim {
   const body = JSON.parse(r.body) as NormalisedClaim;
   return {
     id: r.id,
@@ -152,7 +242,9 @@ type CountsRow = { n: Count; aligned: Count; aligned_pending: Count };
 const countsOf = (row: CountsRow): GroupCounts => ({ all: Number(row.n), aligned: Number(row.aligned), alignedPending: Number(row.aligned_pending) });
 
 /** A claim just inserted: its `seq` is not read back (nothing of a new claim's submission uses it). */
-const storedRow = (row: NewClaimRow): ClaimRow => ({ seq: 0, ...row });
+const inserted = (row: NewClaimRow): StoredClaim => new StoredClaim({ seq: 0, ...row });
+
+const stored = (row: ClaimRow | undefined): StoredClaim | undefined => row && new StoredClaim(row);
 
 /** Claims, over the database or a transaction (`inTransaction`). */
 export class ClaimRepository {
@@ -162,22 +254,23 @@ export class ClaimRepository {
     return this.sql.selectFrom('kpt_claims').selectAll('kpt_claims').$narrowType<Pick<ClaimRow, 'test_group' | 'status'>>();
   }
 
-  async findById(id: string): Promise<ClaimRow | undefined> {
-    return this.claims().where('id', '=', id).executeTakeFirst();
+  async findById(id: string): Promise<StoredClaim | undefined> {
+    return stored(await this.claims().where('id', '=', id).executeTakeFirst());
   }
 
-  async findByClaimKey(claimKey: string): Promise<ClaimRow | undefined> {
-    return this.claims().where('claim_key', '=', claimKey).executeTakeFirst();
+  async findByClaimKey(claimKey: string): Promise<StoredClaim | undefined> {
+    return stored(await this.claims().where('claim_key', '=', claimKey).executeTakeFirst());
   }
 
   /** The claim a caller's Idempotency-Key is bound to, with the hash of the request it came with. */
-  async findByIdempotencyKey(principalDid: string, key: string): Promise<IdempotentClaimRow | undefined> {
-    return this.claims()
+  async findByIdempotencyKey(principalDid: string, key: string): Promise<IdempotentClaim | undefined> {
+    const row = await this.claims()
       .innerJoin('kpt_idempotency_keys as k', 'k.claim_id', 'kpt_claims.id')
       .select('k.request_hash')
       .where('k.principal_did', '=', principalDid)
       .where('k.idempotency_key', '=', key)
       .executeTakeFirst();
+    return row && { claim: new StoredClaim(row), requestHash: row.request_hash };
   }
 
   /** Binds a caller's key to a claim; a key already bound stays as it is (`ifUnbound`: the caller checks). */
@@ -203,9 +296,9 @@ export class ClaimRepository {
     collectionId: string,
     group: TestGroup,
     correction: boolean,
-  ): Promise<{ collection: CollectionRow | undefined; household: EntityRow | undefined }> {
+  ): Promise<{ collection: Collection | undefined; household: SubmissionHousehold | undefined }> {
     if (dbClientOf(this.sql) !== 'postgres') {
-      return { collection: await findCollection(this.sql, collectionId), household: await findEntityRowForShare(this.sql, householdDid) };
+      return { collection: await findCollection(this.sql, collectionId), household: householdOf(await findEntityRowForShare(this.sql, householdDid)) };
     }
     const groups: TestGroup[] = correction ? ['reference', 'intervention'] : [group];
     // The locks first: CLAIM_WRITERS before the row lock below gives the transaction its id.
@@ -217,7 +310,8 @@ export class ClaimRepository {
     const { rows } = await sql<{ collection: CollectionRow | null; household: EntityRow | null }>`select ${advisoryLockCalls(locks)},
          (select row_to_json(c) from kpt_collections c where c.id = ${collectionId}) as collection,
          (select row_to_json(e) from twin_entities e where e.did = ${householdDid} for share) as household`.execute(this.sql);
-    return { collection: rows[0]!.collection ?? undefined, household: rows[0]!.household ?? undefined };
+    const { collection, household } = rows[0]!;
+    return { collection: collection ? collectionFromRow(collection) : undefined, household: householdOf(household ?? undefined) };
   }
 
   /**
@@ -230,21 +324,22 @@ export class ClaimRepository {
   }
 
   /** Every claim of a household, in any collection, with what the conflict rules compare. */
-  async findByHousehold(householdDid: string): Promise<HouseholdClaimRow[]> {
-    return this.sql
+  async findByHousehold(householdDid: string): Promise<HouseholdClaim[]> {
+    const rows = await this.sql
       .selectFrom('kpt_claims')
       .select(HOUSEHOLD_COLUMNS)
       .$narrowType<Pick<ClaimRow, 'test_group' | 'status'>>()
       .where('household_did', '=', householdDid)
       .orderBy('seq')
       .execute();
+    return rows.map(householdClaimOf);
   }
 
   /**
    * Non-rejected claims of a group in a collection: how many, how many overlap [start, end], and
    * how many of those are pending (only then must they be re-evaluated).
    */
-  async countGroupClaims(collectionId: string, group: TestGroup, period?: { start: string; end: string }): Promise<GroupCounts> {
+  async countGroupClaims(collectionId: string, group: TestGroup, period?: Period): Promise<GroupCounts> {
     return countsOf(await groupCounts(this.sql, collectionId, group, period).executeTakeFirstOrThrow());
   }
 
@@ -256,8 +351,8 @@ export class ClaimRepository {
     householdDid: string,
     collectionId: string,
     group: TestGroup,
-    period?: { start: string; end: string },
-  ): Promise<{ household: HouseholdClaimRow[]; counts: GroupCounts }> {
+    period?: Period,
+  ): Promise<{ household: HouseholdClaim[]; counts: GroupCounts }> {
     if (dbClientOf(this.sql) !== 'postgres') {
       return { household: await this.findByHousehold(householdDid), counts: await this.countGroupClaims(collectionId, group, period) };
     }
@@ -267,12 +362,12 @@ export class ClaimRepository {
     const row = await groupCounts(this.sql, collectionId, group, period)
       .select(household.as('household'))
       .executeTakeFirstOrThrow();
-    return { household: row.household, counts: countsOf(row) };
+    return { household: row.household.map(householdClaimOf), counts: countsOf(row) };
   }
 
   /** Pending claims of a group in a collection whose test period overlaps [start, end]. */
-  async findPendingOverlapping(collectionId: string, group: TestGroup, period: { start: string; end: string }): Promise<ClaimRow[]> {
-    return this.claims()
+  async findPendingOverlapping(collectionId: string, group: TestGroup, period: Period): Promise<StoredClaim[]> {
+    const rows = await this.claims()
       .where('collection_id', '=', collectionId)
       .where('test_group', '=', group)
       .where('status', '=', 'pending')
@@ -280,27 +375,28 @@ export class ClaimRepository {
       .where('end_date', '>=', period.start)
       .orderBy('seq')
       .execute();
+    return rows.map((r) => new StoredClaim(r));
   }
 
   /**
    * Inserts a claim. It waits for no other insert: on PostgreSQL its row records its transaction,
    * which is how followers page (commitOrder in claim-order.ts).
    */
-  async insert(claim: NewClaim): Promise<ClaimRow> {
+  async insert(claim: NewClaim): Promise<StoredClaim> {
     const row = claimRowOf(claim);
     await this.sql.insertInto('kpt_claims').values(row).execute();
-    return storedRow(row);
+    return inserted(row);
   }
 
   /** `insert` after another insert (its evidence), in one round trip on PostgreSQL. The claim as stored. */
-  async insertAfter<TB extends keyof Database>(before: (sql: Sql) => InsertQueryBuilder<Database, TB, InsertResult>, claim: NewClaim): Promise<ClaimRow> {
+  async insertAfter<TB extends keyof Database>(before: (sql: Sql) => InsertQueryBuilder<Database, TB, InsertResult>, claim: NewClaim): Promise<StoredClaim> {
     if (dbClientOf(this.sql) !== 'postgres') {
       await before(this.sql).execute();
       return this.insert(claim);
     }
     const row = claimRowOf(claim);
     await this.sql.with('before', () => before(this.sql)).insertInto('kpt_claims').values(row).execute();
-    return storedRow(row);
+    return inserted(row);
   }
 
   /** Frees a rejected claim's key for its corrected resubmission. */
@@ -321,9 +417,9 @@ export class ClaimRepository {
   }
 
   /** One page (and one row more, to tell whether another follows) of the claims a filter matches. */
-  async list(f: ClaimFilter): Promise<ClaimRow[]> {
+  async list(f: ClaimFilter): Promise<StoredClaim[]> {
     const order = commitOrder(dbClientOf(this.sql), 'kpt_claims');
-    return this.claims()
+    const rows = await this.claims()
       .$if(order.horizon !== undefined, (q) => q.where(order.horizon!))
       .$if(!!f.collection, (q) => q.where('collection_id', '=', f.collection!))
       .$if(!!f.household, (q) => q.where('household_did', '=', f.household!))
@@ -333,6 +429,7 @@ export class ClaimRepository {
       .orderBy(order.orderBy('asc'))
       .limit(f.limit + 1)
       .execute();
+    return rows.map((r) => new StoredClaim(r));
   }
 
   /** How many claims there are in each status (the metrics' gauge). */
@@ -357,7 +454,7 @@ export class ClaimRepository {
  * countGroupClaims's statement: the overlap counts are conditional sums (ISO dates compare as
  * strings).
  */
-function groupCounts(db: Sql, collectionId: string, group: TestGroup, period?: { start: string; end: string }) {
+function groupCounts(db: Sql, collectionId: string, group: TestGroup, period?: Period) {
   const overlap = period && sql`start_date <= ${period.end} and end_date >= ${period.start}`;
   return db
     .selectFrom('kpt_claims')
@@ -373,6 +470,5 @@ function groupCounts(db: Sql, collectionId: string, group: TestGroup, period?: {
 
 /** One claim by id, or undefined. */
 export async function findClaimById(db: Db, id: string): Promise<KptClaim | undefined> {
-  const row = await new ClaimRepository(db).findById(id);
-  return row ? claimFromRow(row) : undefined;
+  return (await new ClaimRepository(db).findById(id))?.toKptClaim();
 }

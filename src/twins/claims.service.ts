@@ -17,7 +17,7 @@ import type {
   ListClaimsData,
 } from '../../generated/openapi/types.gen.ts';
 import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';
-import { ClaimRepository, claimFromRow, findClaimById, sealedCredentialOf, type ClaimChange, type ClaimRow, type GroupCounts, type HouseholdClaimRow, type IdempotentClaimRow } from './claims.repository.ts';
+import { ClaimRepository, findClaimById, type ClaimChange, type GroupCounts, type HouseholdClaim, type IdempotentClaim, type StoredClaim } from './claims.repository.ts';
 import { findCollection } from './collections.repository.ts';
 import { sealCredential, type ClaimSeal, type NormalisedClaim } from './claim-seal.ts';
 import type { ClaimSealer } from './claim-sealer.ts';
@@ -80,6 +80,9 @@ function claimKeyOf(b: NormalisedClaim): string {
   );
 }
 
+/** Whether two claims logged the same fuel each day. */
+const sameLogs = (a: number[], b: number[]) => a.length === b.length && a.every((kg, i) => kg === b[i]);
+
 const periodOf = (b: KptClaimRequest) => (b.testPeriod ? { start: b.testPeriod.startDate, end: b.testPeriod.endDate } : undefined);
 
 /** A caller's Idempotency-Key and the hash of the whole (normalised) request sent with it. */
@@ -92,8 +95,8 @@ interface Idempotency {
  * Whether a claim bound to a key was bound by this same request. Keys bound before request
  * hashes were recorded fall back to the claim's measurement key.
  */
-const isSameRequest = (bound: IdempotentClaimRow, idempotency: Idempotency, claimKey: string) =>
-  bound.request_hash !== null ? bound.request_hash === idempotency.requestHash : bound.claim_key === claimKey;
+const isSameRequest = (bound: IdempotentClaim, idempotency: Idempotency, claimKey: string) =>
+  bound.requestHash !== null ? bound.requestHash === idempotency.requestHash : bound.claim.claimKey === claimKey;
 
 /**
  * A submission checked against the contract and sealed, before any transaction: what a unit of
@@ -120,7 +123,7 @@ export interface AdmittedClaim {
 }
 
 /** What `admit` decides: a claim stored before answers the submission (nothing is to be written), or `store` follows. */
-export type Admission = { replay: ClaimRow } | { admitted: AdmittedClaim };
+export type Admission = { replay: StoredClaim } | { admitted: AdmittedClaim };
 
 export class ClaimService {
   /** Reads and writes outside a submission's transaction. */
@@ -142,7 +145,7 @@ export class ClaimService {
    */
   async submit(principal: Principal, body: KptClaimRequest, opts: SubmitOptions = {}): Promise<SubmitResult> {
     const submission = await this.prepare(principal, body, opts);
-    let replay: ClaimRow;
+    let replay: StoredClaim;
     try {
       const outcome = await inTransaction(this.db, async (sql) => {
         const admission = await this.admit(sql, submission);
@@ -184,7 +187,7 @@ export class ClaimService {
    * request that found its claim already stored is bound to that claim too (outside the
    * transaction), so reusing it for another body is refused later. The claim that answers.
    */
-  async replaying(submission: ClaimSubmission, replay: ClaimRow): Promise<ClaimRow> {
+  async replaying(submission: ClaimSubmission, replay: StoredClaim): Promise<StoredClaim> {
     if (submission.idempotency) await this.bindReplayedKey(submission.principal, submission.idempotency, replay, submission.claimKey);
     return replay;
   }
@@ -194,12 +197,12 @@ export class ClaimService {
    * same key, or of the same claim, committed first, the claim it stored answers (as a replay);
    * otherwise `err` is thrown.
    */
-  async recover(submission: ClaimSubmission, err: unknown): Promise<ClaimRow> {
+  async recover(submission: ClaimSubmission, err: unknown): Promise<StoredClaim> {
     const { principal, idempotency, claimKey } = submission;
     if (isUniqueViolation(err)) {
       const bound = idempotency && (await this.repo.findByIdempotencyKey(principal.did, idempotency.key));
       if (bound) {
-        if (isSameRequest(bound, idempotency, claimKey)) return bound;
+        if (isSameRequest(bound, idempotency, claimKey)) return bound.claim;
         throw idempotencyKeyReused(idempotency.key, 'claim');
       }
       const winner = await this.repo.findByClaimKey(claimKey);
@@ -213,8 +216,8 @@ export class ClaimService {
    * answers the submission (after the caller's writes for it). A retry after a failed reconcile
    * runs it again.
    */
-  async answer(row: ClaimRow, created: boolean, validatorKey?: ValidatorKey): Promise<SubmitResult> {
-    return { created, claim: claimFromRow(await this.reconciled(row, validatorKey)) };
+  async answer(claim: StoredClaim, created: boolean, validatorKey?: ValidatorKey): Promise<SubmitResult> {
+    return { created, claim: (await this.reconciled(claim, validatorKey)).toKptClaim() };
   }
 
   /**
@@ -228,21 +231,20 @@ export class ClaimService {
    * sees it. Claims of one group never wait for each other. SQLite runs one writing transaction
    * at a time: each count sees every earlier claim. The claim as it is after the reconcile.
    */
-  private async reconciled(row: ClaimRow, validatorKey?: ValidatorKey): Promise<ClaimRow> {
-    if (row.status !== 'pending' || dbClientOf(this.db) !== 'postgres') return row;
+  private async reconciled(claim: StoredClaim, validatorKey?: ValidatorKey): Promise<StoredClaim> {
+    if (claim.status !== 'pending' || dbClientOf(this.db) !== 'postgres') return claim;
     const key = validatorKey ?? (await this.opts.validatorKey());
     return inTransaction(this.db, async (sql) => {
       const claims = new ClaimRepository(sql);
-      await claims.waitForGroup(row.collection_id, otherGroup(row.test_group));
+      await claims.waitForGroup(claim.collectionId, otherGroup(claim.testGroup));
       const now = new Date().toISOString();
-      const current = (await claims.findById(row.id))!;
+      const current = (await claims.findById(claim.id))!;
       if (current.status !== 'pending') return current;
-      const selectionMethod = !!(await findCollection(sql, row.collection_id))!.selection_method;
-      const period = current.start_date && current.end_date ? { start: current.start_date, end: current.end_date } : undefined;
-      const partners = period ? await claims.findPendingOverlapping(current.collection_id, otherGroup(current.test_group), period) : [];
+      const selectionMethod = !!(await findCollection(sql, claim.collectionId))!.selectionMethod;
+      const partners = current.period ? await claims.findPendingOverlapping(current.collectionId, otherGroup(current.testGroup), current.period) : [];
       // In `seq` order, as every transaction changing pending claims does: none waits for another in a cycle.
       for (const waiting of [current, ...partners].sort((a, b) => a.seq - b.seq)) await this.reevaluate(sql, waiting, selectionMethod, key, now);
-      return (await claims.findById(row.id))!;
+      return (await claims.findById(claim.id))!;
     });
   }
 
@@ -269,7 +271,7 @@ export class ClaimService {
     if (conflicts.length || !seal) throw conflictWith(`The measurement data conflict: ${conflicts.map((c) => c.message).join('; ')}`, conflicts, 'conflicting-measurements');
     if (idempotency) {
       const previous = await claims.findByIdempotencyKey(principal.did, idempotency.key);
-      if (previous && isSameRequest(previous, idempotency, claimKey)) return { replay: previous };
+      if (previous && isSameRequest(previous, idempotency, claimKey)) return { replay: previous.claim };
       if (previous) throw idempotencyKeyReused(idempotency.key, 'claim');
     }
     // READ COMMITTED: a statement sees every claim committed before it starts, here every earlier
@@ -279,12 +281,12 @@ export class ClaimService {
     const period = periodOf(claim);
     let { household: householdClaims, counts: partners } = await claims.householdAndGroupCounts(claim.householdId, claim.collectionId, otherGroup(claim.testGroup), period);
     // The claim being corrected may hold the same measurements: it is superseded, not replayed.
-    const identical = householdClaims.find((r) => r.claim_key === claimKey && r.id !== claim.corrects);
+    const identical = householdClaims.find((c) => c.claimKey === claimKey && c.id !== claim.corrects);
     if (identical) {
       const stored = (await claims.findById(identical.id))!;
       // A rejected claim may be corrected (same measurements, more documentation): the new
       // claim takes over the key and the rejected one stays on record.
-      if (stored.status !== 'rejected' || jcs(JSON.parse(stored.body)) === jcs(claim)) return { replay: stored };
+      if (stored.status !== 'rejected' || jcs(stored.request) === jcs(claim)) return { replay: stored };
       await claims.releaseClaimKey(stored.id, sha256hex(`superseded:${stored.id}`));
     }
     if (claim.corrects) {
@@ -293,7 +295,7 @@ export class ClaimService {
       ({ household: householdClaims, counts: partners } = await claims.householdAndGroupCounts(claim.householdId, claim.collectionId, otherGroup(claim.testGroup), period));
     }
     this.assertNoHouseholdConflict(householdClaims, claim);
-    return { admitted: { selectionMethod: !!collection.selection_method, partners } };
+    return { admitted: { selectionMethod: !!collection.selectionMethod, partners } };
   }
 
   /**
@@ -301,7 +303,7 @@ export class ClaimService {
    * caller's writes for the claim, if any): evaluates, stores and verifies the claim, and
    * re-evaluates the pending claims it completes.
    */
-  async store(sql: Sql, submission: ClaimSubmission, { selectionMethod, partners }: AdmittedClaim): Promise<ClaimRow> {
+  async store(sql: Sql, submission: ClaimSubmission, { selectionMethod, partners }: AdmittedClaim): Promise<StoredClaim> {
     const { principal, id, at: now, claim, claimKey, seal, statusIndex, key, idempotency } = submission;
     // admit refuses a conflicting claim, the one kind that is not sealed.
     if (!seal) throw new Error(`claim ${id} reached store without a seal`);
@@ -343,31 +345,31 @@ export class ClaimService {
    * A key first sent with a request that found its claim already stored is bound to that claim
    * too (outside the rolled-back transaction), so reusing it for another body is refused later.
    */
-  private async bindReplayedKey(principal: Principal, idempotency: Idempotency, row: ClaimRow, claimKey: string): Promise<void> {
-    await this.repo.bindIdempotencyKey(principal.did, idempotency.key, { claimId: row.id, requestHash: idempotency.requestHash, at: new Date().toISOString() }, true);
+  private async bindReplayedKey(principal: Principal, idempotency: Idempotency, claim: StoredClaim, claimKey: string): Promise<void> {
+    await this.repo.bindIdempotencyKey(principal.did, idempotency.key, { claimId: claim.id, requestHash: idempotency.requestHash, at: new Date().toISOString() }, true);
     const bound = await this.repo.findByIdempotencyKey(principal.did, idempotency.key);
     if (bound && !isSameRequest(bound, idempotency, claimKey)) throw idempotencyKeyReused(idempotency.key, 'claim');
   }
 
   /** Re-runs the rules for a pending claim; stores the new status (and credential when verified). */
-  private async reevaluate(sql: Sql, row: ClaimRow, selectionMethod: boolean, key: ValidatorKey, now: string): Promise<void> {
+  private async reevaluate(sql: Sql, stored: StoredClaim, selectionMethod: boolean, key: ValidatorKey, now: string): Promise<void> {
     const claims = new ClaimRepository(sql);
-    const body = JSON.parse(row.body) as NormalisedClaim;
-    const counts = await claims.countGroupClaims(row.collection_id, otherGroup(row.test_group), periodOf(body));
+    const body = stored.request;
+    const counts = await claims.countGroupClaims(stored.collectionId, otherGroup(stored.testGroup), periodOf(body));
     const outcome = evaluateKptRules(body, { collectionSelectionMethod: selectionMethod, otherGroupClaims: counts.all, alignedOtherGroupClaims: counts.aligned });
-    if (outcome.status === row.status) return;
+    if (outcome.status === stored.status) return;
     // A claim left pending before status lists existed gets its index now.
-    const statusIndex = outcome.status === 'verified' ? row.status_list_index ?? (await this.opts.statuses.indexIn(sql)) : row.status_list_index;
+    const statusIndex = outcome.status === 'verified' ? stored.statusListIndex ?? (await this.opts.statuses.indexIn(sql)) : stored.statusListIndex;
     const update: ClaimChange = {
       status: outcome.status,
       checks: outcome.checks,
       reasons: outcome.reasons,
-      credential: outcome.status === 'verified' ? sealCredential(row.id, row.claim_cid, body, key, now, { base: this.opts.base, statusIndex: statusIndex! }) : undefined,
+      credential: outcome.status === 'verified' ? sealCredential(stored.id, stored.claimCid, body, key, now, { base: this.opts.base, statusIndex: statusIndex! }) : undefined,
       updatedAt: now,
       statusListIndex: statusIndex,
     };
     // Another transaction may re-evaluate it at the same time: only one of them changes it.
-    await claims.updateIfPending(row.id, update);
+    await claims.updateIfPending(stored.id, update);
   }
 
   /**
@@ -380,55 +382,56 @@ export class ClaimService {
     const original = await claims.findById(claim.corrects!);
     const refuse = (message: string) => invalidInput('The body is not a valid KPT claim', [{ path: ['corrects'], message, rule: 'correction-target' }]);
     if (!original) throw refuse(`names no claim (${claim.corrects})`);
-    if (original.household_did !== claim.householdId || original.collection_id !== claim.collectionId) {
-      throw refuse(`names claim ${original.id} of another household or collection (${original.household_did}, ${original.collection_id})`);
+    if (original.householdId !== claim.householdId || original.collectionId !== claim.collectionId) {
+      throw refuse(`names claim ${original.id} of another household or collection (${original.householdId}, ${original.collectionId})`);
     }
-    if (original.submitted_by !== principal.did) throw forbiddenAction(`Claim ${original.id} was submitted by ${original.submitted_by}; only its submitter may correct it.`);
+    if (original.submittedBy !== principal.did) throw forbiddenAction(`Claim ${original.id} was submitted by ${original.submittedBy}; only its submitter may correct it.`);
     if (original.status === 'rejected') {
       throw conflictWith(`Claim ${original.id} is already rejected; submit the new claim without corrects.`, [
         { path: ['corrects'], message: `names claim ${original.id}, which is already rejected`, rule: 'correction-target-rejected' },
       ], 'correction-target-rejected');
     }
     const reason = `corrected by claim ${by}`;
+    const credential = original.credential;
     await claims.update(original.id, {
       status: 'rejected',
-      checks: JSON.parse(original.checks) as KptClaim['checks'],
+      checks: original.checks,
       reasons: [{ rule: 'corrected', message: `Found wrong after it was checked: ${reason}.` }],
-      credential: sealedCredentialOf(original),
+      credential,
       updatedAt: now,
     });
     await claims.releaseClaimKey(original.id, sha256hex(`superseded:${original.id}`));
-    if (original.verifiable_credential && original.status_list_index !== null) {
+    if (credential && original.statusListIndex !== null) {
       await this.opts.statuses.revokeIn(sql, { did: principal.did, keyId: principal.keyId }, original.id, reason);
     }
   }
 
   /** 409 when the household is in the other group of this collection, or an overlapping claim says otherwise. */
-  private assertNoHouseholdConflict(existing: HouseholdClaimRow[], claim: NormalisedClaim): void {
+  private assertNoHouseholdConflict(existing: HouseholdClaim[], claim: NormalisedClaim): void {
     const errors: InputIssue[] = [];
     // A rejected claim does not place the household in a group: a wrong group can be corrected.
     const otherGroupClaim = existing.find(
-      (r) => r.collection_id === claim.collectionId && r.test_group !== claim.testGroup && r.status !== 'rejected',
+      (c) => c.collectionId === claim.collectionId && c.testGroup !== claim.testGroup && c.status !== 'rejected',
     );
     if (otherGroupClaim) {
       errors.push({
         path: ['testGroup'],
-        message: `household ${claim.householdId} is already in the ${otherGroupClaim.test_group} group of collection ${claim.collectionId} (claim ${otherGroupClaim.id})`,
+        message: `household ${claim.householdId} is already in the ${otherGroupClaim.testGroup} group of collection ${claim.collectionId} (claim ${otherGroupClaim.id})`,
         rule: 'household-single-group',
       });
     }
     const period = periodOf(claim);
-    const logs = JSON.stringify(claim.fuelMeasurements.dailyLogs);
+    const logs = claim.fuelMeasurements.dailyLogs;
     const overlapping = period
       ? existing.find(
-          (r) => r.status !== 'rejected' && r.start_date && r.end_date && periodsOverlap(period, { start: r.start_date, end: r.end_date }) &&
-            !(r.start_date === period.start && r.end_date === period.end && r.daily_logs === logs),
+          (c) => c.status !== 'rejected' && c.period && periodsOverlap(period, c.period) &&
+            !(c.period.start === period.start && c.period.end === period.end && sameLogs(c.dailyLogs, logs)),
         )
       : undefined;
     if (overlapping) {
       errors.push({
         path: ['testPeriod'],
-        message: `claim ${overlapping.id} already covers ${overlapping.start_date}..${overlapping.end_date} for this household with other measurements`,
+        message: `claim ${overlapping.id} already covers ${overlapping.period!.start}..${overlapping.period!.end} for this household with other measurements`,
         rule: 'no-overlapping-claim',
       });
     }
@@ -445,7 +448,7 @@ export class ClaimService {
 
   async list(filter: ClaimListFilter): Promise<KptClaimPage> {
     const limit = filter.limit ?? 50;
-    const rows = await this.repo.list({ ...filter, afterSeq: decodeCursor(filter.cursor), limit });
-    return pageOf(rows, limit, claimFromRow);
+    const claims = await this.repo.list({ ...filter, afterSeq: decodeCursor(filter.cursor), limit });
+    return pageOf(claims, limit, (c) => c.toKptClaim());
   }
 }

@@ -42,9 +42,8 @@ export class CollectionRepository {
     });
   }
 
-  async findById(id: string): Promise<Collection | undefined> {
-    const row = await findCollection(this.db, id);
-    return row && collectionFromRow(row);
+  findById(id: string): Promise<Collection | undefined> {
+    return findCollection(this.db, id);
   }
 
   /** One page of collections with their `seq` (limit + 1 fetched so the caller knows whether more follow). */
@@ -61,8 +60,9 @@ export class CollectionRepository {
 }
 
 /** The collection, read in the caller's transaction (unlocked: a collection never changes once created). */
-export function findCollection(sql: Sql, id: string): Promise<CollectionRow | undefined> {
-  return sql.selectFrom('kpt_collections').selectAll().where('id', '=', id).executeTakeFirst();
+export async function findCollection(sql: Sql, id: string): Promise<Collection | undefined> {
+  const row = await sql.selectFrom('kpt_collections').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && collectionFromRow(row);
 }
 
 /** One collection by id, or undefined. */

@@ -148,8 +148,8 @@ export class CredentialStatusService {
 async function statusIndexOfClaim(sql: Sql, claimId: string): Promise<number> {
   const claim = await new ClaimRepository(sql).findById(claimId);
   if (!claim) throw notFoundError(`No claim ${claimId}.`);
-  if (!claim.verifiable_credential || claim.status_list_index === null) {
+  if (!claim.credential || claim.statusListIndex === null) {
     throw conflictWith(`Claim ${claimId} has no credential with a status entry (it is not verified, or was verified before status lists).`, undefined, 'no-credential-status');
   }
-  return Number(claim.status_list_index);
+  return claim.statusListIndex;
 }
