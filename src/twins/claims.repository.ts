@@ -1,7 +1,8 @@
 // The only SQL for KPT claims but area A's read port (read-port.ts): what every submission and
 // read runs.
-import { sql, type InsertQueryBuilder, type InsertResult, type Selectable } from 'kysely';
-import { dbClientOf, type Database, type Db } from '../platform/db/index.ts';
+import { sql, type Selectable } from 'kysely';
+import { dbClientOf, type Db } from '../platform/db/index.ts';
+import { prepared } from '../platform/db/prepared.ts';
 import { advisoryLockCalls, locksUntilCommit, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
 import { CLAIM_WRITERS, commitOrder } from './claim-order.ts';
 import type { ClaimStatus, Collection, Entity, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
@@ -9,6 +10,7 @@ import type { KptClaims } from '../../generated/db/database.ts';
 import type { NormalisedClaim, SealedCredential } from './claim-seal.ts';
 import { collectionFromRow, findCollection, type CollectionRow } from './collections.repository.ts';
 import { findEntityRowForShare, type EntityRow } from './entities.repository.ts';
+import { EVIDENCE_COLUMNS, insertEvidence, type EvidenceRow } from './evidence.ts';
 import type { ReportClaim } from './report.ts';
 
 /** A stored claim; its credential's index in the status lists (credential-status.ts) is null without one. */
@@ -45,6 +47,13 @@ export interface ClaimChange {
   /** Left as it is when absent. */
   statusListIndex?: number | null;
 }
+
+/** Every column a new claim's row sets (prepared inserts name them). */
+const CLAIM_COLUMNS = [
+  'id', 'claim_key', 'collection_id', 'household_did', 'test_group', 'status', 'start_date', 'end_date', 'days', 'total_kg', 'daily_logs',
+  'body', 'claim_cid', 'checks', 'reasons', 'credential', 'verifiable_credential', 'submitted_by', 'created_at', 'updated_at', 'verified_at',
+  'status_list_index',
+] as const satisfies readonly (keyof NewClaimRow)[];
 
 function claimRowOf(c: NewClaim): NewClaimRow {
   const { request } = c;
@@ -246,6 +255,51 @@ const inserted = (row: NewClaimRow): StoredClaim => new StoredClaim({ seq: 0, ..
 
 const stored = (row: ClaimRow | undefined): StoredClaim | undefined => row && new StoredClaim(row);
 
+// The statements of every submission, prepared (platform/db/prepared.ts).
+const householdClaims = prepared((db: Db, householdDid: string) =>
+  db.selectFrom('kpt_claims').select(HOUSEHOLD_COLUMNS).$narrowType<Pick<ClaimRow, 'test_group' | 'status'>>().where('household_did', '=', householdDid).orderBy('seq'),
+);
+
+/**
+ * countGroupClaims's statement: the overlap counts are conditional sums (ISO dates compare as
+ * strings); without a period (null bounds) nothing overlaps.
+ */
+const groupCountsQuery = (db: Db, collectionId: string, group: TestGroup, end: string | null, start: string | null) => {
+  const overlap = sql`start_date <= ${end} and end_date >= ${start}`;
+  return db
+    .selectFrom('kpt_claims')
+    .where('collection_id', '=', collectionId)
+    .where('test_group', '=', group)
+    .where('status', '<>', 'rejected')
+    .select((eb) => [
+      eb.fn.countAll<Count>().as('n'),
+      sql<Count>`coalesce(sum(case when ${overlap} then 1 else 0 end), 0)`.as('aligned'),
+      sql<Count>`coalesce(sum(case when status = 'pending' and ${overlap} then 1 else 0 end), 0)`.as('aligned_pending'),
+    ]);
+};
+const groupCounts = prepared(groupCountsQuery);
+
+/** groupCounts with the household's claims beside them, as a JSON array (PostgreSQL). */
+const householdAndCounts = prepared((db: Db, householdDid: string, collectionId: string, group: TestGroup, end: string | null, start: string | null) =>
+  groupCountsQuery(db, collectionId, group, end, start).select(
+    sql<HouseholdClaimRow[]>`(select coalesce(json_agg(h order by h.seq), '[]'::json) from (select seq, ${sql.join(
+      HOUSEHOLD_COLUMNS.map((c) => sql.ref(c)),
+    )} from kpt_claims where household_did = ${householdDid}) h)`.as('household'),
+  ),
+);
+
+const insertClaim = prepared((db: Db, row: NewClaimRow) => db.insertInto('kpt_claims').values(row), { 0: CLAIM_COLUMNS });
+
+/** The claim's evidence and the claim in one statement (PostgreSQL). */
+const insertClaimWithEvidence = prepared(
+  (db: Db, evidence: EvidenceRow, row: NewClaimRow) =>
+    db
+      .with('evidence', (q) => q.insertInto('twin_evidence_blobs').values(evidence).onConflict((oc) => oc.column('cid').doNothing()))
+      .insertInto('kpt_claims')
+      .values(row),
+  { 0: EVIDENCE_COLUMNS, 1: CLAIM_COLUMNS },
+);
+
 /** Claims, over the database or a transaction (`inTransaction`). */
 export class ClaimRepository {
   constructor(private readonly sql: Sql) {}
@@ -325,14 +379,7 @@ export class ClaimRepository {
 
   /** Every claim of a household, in any collection, with what the conflict rules compare. */
   async findByHousehold(householdDid: string): Promise<HouseholdClaim[]> {
-    const rows = await this.sql
-      .selectFrom('kpt_claims')
-      .select(HOUSEHOLD_COLUMNS)
-      .$narrowType<Pick<ClaimRow, 'test_group' | 'status'>>()
-      .where('household_did', '=', householdDid)
-      .orderBy('seq')
-      .execute();
-    return rows.map(householdClaimOf);
+    return (await householdClaims(this.sql, householdDid)).rows.map(householdClaimOf);
   }
 
   /**
@@ -340,7 +387,7 @@ export class ClaimRepository {
    * how many of those are pending (only then must they be re-evaluated).
    */
   async countGroupClaims(collectionId: string, group: TestGroup, period?: Period): Promise<GroupCounts> {
-    return countsOf(await groupCounts(this.sql, collectionId, group, period).executeTakeFirstOrThrow());
+    return countsOf((await groupCounts(this.sql, collectionId, group, period?.end ?? null, period?.start ?? null)).rows[0]!);
   }
 
   /**
@@ -356,12 +403,7 @@ export class ClaimRepository {
     if (dbClientOf(this.sql) !== 'postgres') {
       return { household: await this.findByHousehold(householdDid), counts: await this.countGroupClaims(collectionId, group, period) };
     }
-    const household = sql<HouseholdClaimRow[]>`(select coalesce(json_agg(h order by h.seq), '[]'::json) from (select seq, ${sql.join(
-      HOUSEHOLD_COLUMNS.map((c) => sql.ref(c)),
-    )} from kpt_claims where household_did = ${householdDid}) h)`;
-    const row = await groupCounts(this.sql, collectionId, group, period)
-      .select(household.as('household'))
-      .executeTakeFirstOrThrow();
+    const row = (await householdAndCounts(this.sql, householdDid, collectionId, group, period?.end ?? null, period?.start ?? null)).rows[0]!;
     return { household: row.household.map(householdClaimOf), counts: countsOf(row) };
   }
 
@@ -384,18 +426,18 @@ export class ClaimRepository {
    */
   async insert(claim: NewClaim): Promise<StoredClaim> {
     const row = claimRowOf(claim);
-    await this.sql.insertInto('kpt_claims').values(row).execute();
+    await insertClaim(this.sql, row);
     return inserted(row);
   }
 
-  /** `insert` after another insert (its evidence), in one round trip on PostgreSQL. The claim as stored. */
-  async insertAfter<TB extends keyof Database>(before: (sql: Sql) => InsertQueryBuilder<Database, TB, InsertResult>, claim: NewClaim): Promise<StoredClaim> {
+  /** `insert` with the claim's evidence (stored under its CID), in one round trip on PostgreSQL. The claim as stored. */
+  async insertWithEvidence(evidence: EvidenceRow, claim: NewClaim): Promise<StoredClaim> {
     if (dbClientOf(this.sql) !== 'postgres') {
-      await before(this.sql).execute();
+      await insertEvidence(this.sql, evidence);
       return this.insert(claim);
     }
     const row = claimRowOf(claim);
-    await this.sql.with('before', () => before(this.sql)).insertInto('kpt_claims').values(row).execute();
+    await insertClaimWithEvidence(this.sql, evidence, row);
     return inserted(row);
   }
 
@@ -448,24 +490,6 @@ export class ClaimRepository {
     const rows = await this.claims().where('collection_id', '=', collectionId).where('status', '=', 'verified').orderBy('seq').execute();
     return rows.map((r) => ({ household: r.household_did, group: r.test_group, days: r.days, totalKg: r.total_kg }));
   }
-}
-
-/**
- * countGroupClaims's statement: the overlap counts are conditional sums (ISO dates compare as
- * strings).
- */
-function groupCounts(db: Sql, collectionId: string, group: TestGroup, period?: Period) {
-  const overlap = period && sql`start_date <= ${period.end} and end_date >= ${period.start}`;
-  return db
-    .selectFrom('kpt_claims')
-    .where('collection_id', '=', collectionId)
-    .where('test_group', '=', group)
-    .where('status', '<>', 'rejected')
-    .select((eb) => [
-      eb.fn.countAll<Count>().as('n'),
-      (overlap ? sql<Count>`coalesce(sum(case when ${overlap} then 1 else 0 end), 0)` : sql<Count>`0`).as('aligned'),
-      (overlap ? sql<Count>`coalesce(sum(case when status = 'pending' and ${overlap} then 1 else 0 end), 0)` : sql<Count>`0`).as('aligned_pending'),
-    ]);
 }
 
 /** One claim by id, or undefined. */

@@ -24,7 +24,7 @@ import type { ClaimSealer } from './claim-sealer.ts';
 import type { CredentialStatusService } from './credential-status.service.ts';
 import { jcs } from './credentials.ts';
 import { idempotencyKeyReused, requestHash } from './idempotency.ts';
-import { evidenceInsert } from './evidence.ts';
+import { evidenceRow } from './evidence.ts';
 import type { PublicBase } from './kpt-context.ts';
 import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap } from './kpt-rules.ts';
 import { decodeCursor, pageOf } from './paging.ts';
@@ -316,7 +316,7 @@ export class ClaimService {
     });
     // canBeVerified(claim) held for a verified claim, so the seal carries the credential.
     if (outcome.status === 'verified' && !seal.credential) throw new Error(`claim ${id} is verified but was sealed without a credential`);
-    const stored = await claims.insertAfter((trx) => evidenceInsert(trx, seal.claimCid, seal.canonical), {
+    const stored = await claims.insertWithEvidence(evidenceRow(seal.claimCid, seal.canonical), {
       id,
       claimKey,
       request: claim,

@@ -2,6 +2,7 @@
 // query node (area C).
 import type { Selectable } from 'kysely';
 import type { Db } from '../platform/db/index.ts';
+import { prepared } from '../platform/db/prepared.ts';
 import { inTransaction, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
 import type { Collection } from '../../generated/openapi/types.gen.ts';
 import type { KptCollections } from '../../generated/db/database.ts';
@@ -61,9 +62,11 @@ export class CollectionRepository {
 
 /** The collection, read in the caller's transaction (unlocked: a collection never changes once created). */
 export async function findCollection(sql: Sql, id: string): Promise<Collection | undefined> {
-  const row = await sql.selectFrom('kpt_collections').selectAll().where('id', '=', id).executeTakeFirst();
+  const [row] = (await collectionById(sql, id)).rows;
   return row && collectionFromRow(row);
 }
+
+const collectionById = prepared((db: Db, id: string) => db.selectFrom('kpt_collections').selectAll().where('id', '=', id));
 
 /** One collection by id, or undefined. */
 export function getCollection(db: Db, id: string): Promise<Collection | undefined> {

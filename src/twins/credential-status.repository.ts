@@ -1,6 +1,8 @@
 // The only SQL for credential status: the index counter, the state of revoked or suspended
 // indexes, and the audit rows of every change.
 import type { Insertable, Selectable } from 'kysely';
+import type { Db } from '../platform/db/index.ts';
+import { prepared } from '../platform/db/prepared.ts';
 import type { Sql } from '../platform/db/sql.ts';
 import type { TwinCredentialStatusEvents, TwinCredentialStatuses } from '../../generated/db/database.ts';
 
@@ -61,31 +63,32 @@ const eventRowOf = (e: StatusEvent): StatusEventRow => ({
   created_at: e.at,
 });
 
+// Prepared (platform/db/prepared.ts): verified claims reserve indexes in their transaction.
+const counterState = prepared((db: Db) => db.selectFrom('twin_status_index_counter').select(['next_index', 'created_at']).where('name', '=', COUNTER));
+const advanceCounter = prepared((db: Db, count: number) =>
+  db
+    .updateTable('twin_status_index_counter')
+    .set((eb) => ({ next_index: eb('next_index', '+', count) }))
+    .where('name', '=', COUNTER),
+);
+
 export class CredentialStatusRepository {
   constructor(private readonly sql: Sql) {}
 
-  private counter() {
-    return this.sql.selectFrom('twin_status_index_counter').where('name', '=', COUNTER);
-  }
-
   /** Reserves `count` consecutive indexes; the first. Call in a transaction: the update holds the counter to the commit. */
   async reserveIndexes(count: number): Promise<number> {
-    await this.sql
-      .updateTable('twin_status_index_counter')
-      .set((eb) => ({ next_index: eb('next_index', '+', count) }))
-      .where('name', '=', COUNTER)
-      .execute();
+    await advanceCounter(this.sql, count);
     return (await this.nextUnreserved()) - count;
   }
 
   /** The first index not reserved yet. */
   async nextUnreserved(): Promise<number> {
-    return Number((await this.counter().select('next_index').executeTakeFirstOrThrow()).next_index);
+    return Number((await counterState(this.sql)).rows[0]!.next_index);
   }
 
   /** When the lists started: the time of a list nothing has changed yet. */
   async listsCreatedAt(): Promise<string> {
-    return (await this.counter().select('created_at').executeTakeFirstOrThrow()).created_at;
+    return (await counterState(this.sql)).rows[0]!.created_at;
   }
 
   async find(index: number): Promise<IndexState | undefined> {

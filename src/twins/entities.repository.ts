@@ -1,6 +1,7 @@
 // The only SQL for twin entities and their relationship links (but area A's read port, read-port.ts).
 import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../platform/db/index.ts';
+import { prepared } from '../platform/db/prepared.ts';
 import { lockRows, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
 import type { Entity } from '../../generated/openapi/types.gen.ts';
 import type { TwinEntities } from '../../generated/db/database.ts';
@@ -59,9 +60,12 @@ export function findEntityRow(sql: Sql, did: string): Promise<EntityRow | undefi
  * The row, which no other transaction may change until this one ends; a change in flight is
  * waited for and seen (a claim checks its household's controller against the latest one).
  */
-export function findEntityRowForShare(sql: Sql, did: string): Promise<EntityRow | undefined> {
-  return entityByDid(sql, did).$call(lockRows(sql, 'share')).executeTakeFirst();
+export async function findEntityRowForShare(sql: Sql, did: string): Promise<EntityRow | undefined> {
+  return (await entityForShare(sql, did)).rows[0];
 }
+
+// Prepared (platform/db/prepared.ts): every claim submission reads its household so.
+const entityForShare = prepared((db: Db, did: string) => entityByDid(db, did).$call(lockRows(db, 'share')));
 
 export class EntityRepository {
   constructor(private readonly db: Db) {}

@@ -6,7 +6,9 @@ import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { create as createDigest } from 'multiformats/hashes/digest';
 import type { Db } from '../platform/db/index.ts';
-import type { Sql } from '../platform/db/sql.ts';
+import type { Insertable } from 'kysely';
+import { prepared } from '../platform/db/prepared.ts';
+import type { TwinEvidenceBlobs } from '../../generated/db/database.ts';
 
 const SHA2_256 = 0x12;
 
@@ -27,16 +29,21 @@ export interface EvidenceBlob {
   bytes: Buffer;
 }
 
-/**
- * The statement storing text under its CID (`cidOf` its UTF-8 bytes); storing the same bytes
- * again changes nothing. A statement, not a call: claims send it with their own insert.
- */
-export function evidenceInsert(sql: Sql, cid: string, content: string, mediaType = 'application/json') {
-  return sql
-    .insertInto('twin_evidence_blobs')
-    .values({ cid, media_type: mediaType, content, size: Buffer.byteLength(content, 'utf8'), created_at: new Date().toISOString() })
-    .onConflict((oc) => oc.column('cid').doNothing());
+export type EvidenceRow = Insertable<TwinEvidenceBlobs>;
+
+/** Every column an evidence row sets (prepared inserts name them). */
+export const EVIDENCE_COLUMNS = ['cid', 'media_type', 'content', 'size', 'created_at'] as const satisfies readonly (keyof EvidenceRow)[];
+
+/** The row storing text under its CID (`cidOf` its UTF-8 bytes): claims store it with their own insert. */
+export function evidenceRow(cid: string, content: string, mediaType = 'application/json'): EvidenceRow {
+  return { cid, media_type: mediaType, content, size: Buffer.byteLength(content, 'utf8'), created_at: new Date().toISOString() };
 }
+
+/** Stores an evidence row; storing the same bytes again changes nothing. */
+export const insertEvidence = prepared((db: Db, row: EvidenceRow) =>
+  db.insertInto('twin_evidence_blobs').values(row).onConflict((oc) => oc.column('cid').doNothing()),
+  { 0: EVIDENCE_COLUMNS },
+);
 
 export async function findEvidence(db: Db, cid: string): Promise<EvidenceBlob | undefined> {
   const row = await db.selectFrom('twin_evidence_blobs').select(['cid', 'media_type', 'content']).where('cid', '=', cid).executeTakeFirst();

@@ -1,7 +1,7 @@
 // The one way to run a unit of work (inTransaction), and the row locks, advisory locks and
 // commit orders the areas build their queries with. Queries themselves are Kysely's typed builder
 // over generated/db's row types; the same query runs on both databases.
-import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
+import { CompiledQuery, sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import { dbClientOf, type Db } from './index.ts';
 
 /** A database handle inside a unit of work: one transaction's connection (see inTransaction). */
@@ -75,28 +75,37 @@ class SqliteGroupCommit {
   }
 }
 
+// The group's own statements, compiled once: they run several times a group.
+const BEGIN = CompiledQuery.raw('begin immediate');
+const SAVEPOINT = CompiledQuery.raw('savepoint grouped');
+const RELEASE = CompiledQuery.raw('release grouped');
+const ROLLBACK_TO = CompiledQuery.raw('rollback to grouped');
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');
+
 /** One transaction for the group on the held connection; settles each call after the COMMIT. */
 async function commitGroup(conn: Sql, group: Pending[]): Promise<void> {
   const outcomes: Outcome[] = [];
+  const run = (statement: CompiledQuery) => conn.executeQuery(statement);
   try {
-    await sql`begin immediate`.execute(conn);
+    await run(BEGIN);
     for (const p of group) {
-      await sql`savepoint grouped`.execute(conn);
+      await run(SAVEPOINT);
       try {
         const value = await p.fn(conn);
-        await sql`release grouped`.execute(conn);
+        await run(RELEASE);
         outcomes.push({ ok: true, value });
       } catch (error) {
-        await sql`rollback to grouped`.execute(conn);
-        await sql`release grouped`.execute(conn);
+        await run(ROLLBACK_TO);
+        await run(RELEASE);
         outcomes.push({ ok: false, error });
       }
     }
-    await sql`commit`.execute(conn);
+    await run(COMMIT);
   } catch (err) {
     // After a failure the group is lost either way; a connection that cannot even roll back is
     // reported by the next statement.
-    await sql`rollback`.execute(conn).catch(() => undefined);
+    await run(ROLLBACK).catch(() => undefined);
     throw err;
   }
   group.forEach((p, i) => {
