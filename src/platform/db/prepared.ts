@@ -48,7 +48,7 @@ export function prepared<A extends unknown[], R>(
     }
     return template;
   };
-  return (db, ...args) => {
+  return async (db, ...args) => {
     const { sql, values } = templateFor(db);
     const parameters = values.map((v) => (v instanceof Slot ? valueAt(args, v) : v.constant));
     return db.executeQuery<R>(CompiledQuery.raw(sql, parameters));

@@ -1,0 +1,51 @@
+import { expect } from 'chai';
+import type { Kysely } from 'kysely';
+import type { Db } from '../../src/platform/db/index.ts';
+import { prepared } from '../../src/platform/db/prepared.ts';
+import { lockRows } from '../../src/platform/db/sql.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+
+interface Tables {
+  prepared_t: { id: string; n: number; note: string | null };
+}
+const tables = (db: Db) => db as unknown as Kysely<Tables>;
+
+forEachDatabase('prepared queries', (t) => {
+  before(async () => {
+    await tables(t.db)
+      .schema.createTable('prepared_t')
+      .addColumn('id', 'varchar(16)', (c) => c.notNull().primaryKey())
+      .addColumn('n', 'integer', (c) => c.notNull())
+      .addColumn('note', 'varchar(32)')
+      .execute();
+  });
+
+  const insertRow = prepared((db: Db, row: Tables['prepared_t']) => tables(db).insertInto('prepared_t').values(row), { 0: ['id', 'n', 'note'] });
+  const above = prepared((db: Db, min: number, note: string) =>
+    tables(db).selectFrom('prepared_t').select(['id', 'n']).where('n', '>', min).where('note', '<>', note).where('id', '<>', 'constant').orderBy('id').$call(lockRows(db, 'share')),
+  );
+
+  it('runs with each call its own values, in the places the query was built with, beside the constants it was built with', async () => {
+    await insertRow(t.db, { id: 'a', n: 1, note: null });
+    await insertRow(t.db, { id: 'b', n: 5, note: 'x' });
+    await insertRow(t.db, { id: 'c', n: 9, note: 'y' });
+    expect((await above(t.db, 2, 'y')).rows).to.deep.equal([{ id: 'b', n: 5 }]);
+    expect((await above(t.db, 0, 'x')).rows).to.deep.equal([{ id: 'c', n: 9 }]);
+    // The same query as built anew.
+    const built = await tables(t.db).selectFrom('prepared_t').select(['id', 'n']).where('n', '>', 0).where('note', '<>', 'x').where('id', '<>', 'constant').orderBy('id').execute();
+    expect((await above(t.db, 0, 'x')).rows).to.deep.equal(built);
+  });
+
+  it('refuses a row missing a column instead of binding undefined', async () => {
+    let err: unknown;
+    await insertRow(t.db, { id: 'd', n: 1 } as Tables['prepared_t']).catch((e: unknown) => (err = e));
+    expect((err as Error)?.message).to.match(/column note has no value/);
+    expect(await tables(t.db).selectFrom('prepared_t').select('id').where('id', '=', 'd').executeTakeFirst()).to.equal(undefined);
+  });
+
+  it('counts the rows a write changed', async () => {
+    const bump = prepared((db: Db, id: string) => tables(db).updateTable('prepared_t').set((eb) => ({ n: eb('n', '+', 1) })).where('id', '=', id));
+    expect((await bump(t.db, 'a')).numAffectedRows).to.equal(1n);
+    expect((await bump(t.db, 'none')).numAffectedRows).to.equal(0n);
+  });
+});
