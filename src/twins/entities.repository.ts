@@ -52,8 +52,8 @@ export interface EntityFilter {
 const entityByDid = (sql: Sql, did: string) => sql.selectFrom('twin_entities').selectAll().where('did', '=', did);
 
 /** One entity row by DID. */
-export function findEntityRow(sql: Sql, did: string): Promise<EntityRow | undefined> {
-  return entityByDid(sql, did).executeTakeFirst();
+export async function findEntityRow(sql: Sql, did: string): Promise<EntityRow | undefined> {
+  return (await entity(sql, did)).rows[0];
 }
 
 /**
@@ -64,7 +64,9 @@ export async function findEntityRowForShare(sql: Sql, did: string): Promise<Enti
   return (await entityForShare(sql, did)).rows[0];
 }
 
-// Prepared (platform/db/prepared.ts): every claim submission reads its household so.
+// Prepared (platform/db/prepared.ts): every claim submission reads its household so, and the
+// chain gateway reads entities one by one.
+const entity = prepared((db: Db, did: string) => entityByDid(db, did));
 const entityForShare = prepared((db: Db, did: string) => entityByDid(db, did).$call(lockRows(db, 'share')));
 
 export class EntityRepository {

@@ -1,6 +1,7 @@
 // The only SQL of the user-preferences plugin. One row per (user DID, room id).
 import type { Selectable } from 'kysely';
 import type { Db } from '../../../platform/db/index.ts';
+import { prepared } from '../../../platform/db/prepared.ts';
 import type { AgentUserPreferences } from '../../../../generated/db/database.ts';
 import { PREFERENCE_FIELDS, type PreferenceField, type PreferencesPatch, type UserPreferences } from './record.ts';
 
@@ -25,11 +26,16 @@ function toRecord(row: Selectable<AgentUserPreferences>): UserPreferences {
   return record as UserPreferences;
 }
 
+// Prepared (platform/db/prepared.ts): every agent turn reads the preferences.
+const preferencesOf = prepared((db: Db, userDid: string, roomId: string) =>
+  db.selectFrom('agent_user_preferences').selectAll().where('user_did', '=', userDid).where('room_id', '=', roomId),
+);
+
 export class UserPreferencesRepository {
   constructor(private readonly db: Db) {}
 
   async find(userDid: string, roomId: string): Promise<UserPreferences | undefined> {
-    const row = await this.db.selectFrom('agent_user_preferences').selectAll().where('user_did', '=', userDid).where('room_id', '=', roomId).executeTakeFirst();
+    const [row] = (await preferencesOf(this.db, userDid, roomId)).rows;
     return row ? toRecord(row) : undefined;
   }
 
