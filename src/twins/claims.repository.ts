@@ -55,6 +55,18 @@ const CLAIM_COLUMNS = [
   'status_list_index',
 ] as const satisfies readonly (keyof NewClaimRow)[];
 
+/** The columns a verdict sets: the status, its checks and reasons, and the credential (none: none). */
+function verdictColumns(v: Pick<NewClaim, 'status' | 'checks' | 'reasons' | 'credential'>) {
+  return {
+    status: v.status,
+    checks: JSON.stringify(v.checks),
+    reasons: JSON.stringify(v.reasons),
+    credential: v.credential?.summary ?? null,
+    verifiable_credential: v.credential?.verifiableCredential ?? null,
+    verified_at: v.credential?.verifiedAt ?? null,
+  };
+}
+
 function claimRowOf(c: NewClaim): NewClaimRow {
   const { request } = c;
   return {
@@ -63,7 +75,6 @@ function claimRowOf(c: NewClaim): NewClaimRow {
     collection_id: request.collectionId,
     household_did: request.householdId,
     test_group: request.testGroup,
-    status: c.status,
     start_date: request.testPeriod?.startDate ?? null,
     end_date: request.testPeriod?.endDate ?? null,
     days: request.fuelMeasurements.dailyLogs.length,
@@ -71,27 +82,18 @@ function claimRowOf(c: NewClaim): NewClaimRow {
     daily_logs: JSON.stringify(request.fuelMeasurements.dailyLogs),
     body: JSON.stringify(request),
     claim_cid: c.claimCid,
-    checks: JSON.stringify(c.checks),
-    reasons: JSON.stringify(c.reasons),
-    credential: c.credential?.summary ?? null,
-    verifiable_credential: c.credential?.verifiableCredential ?? null,
+    ...verdictColumns(c),
     submitted_by: c.submittedBy,
     created_at: c.at,
     updated_at: c.at,
-    verified_at: c.credential?.verifiedAt ?? null,
     status_list_index: c.statusListIndex,
   };
 }
 
 function claimUpdateOf(c: ClaimChange): ClaimUpdate {
   return {
-    status: c.status,
-    checks: JSON.stringify(c.checks),
-    reasons: JSON.stringify(c.reasons),
-    credential: c.credential?.summary ?? null,
-    verifiable_credential: c.credential?.verifiableCredential ?? null,
+    ...verdictColumns(c),
     updated_at: c.updatedAt,
-    verified_at: c.credential?.verifiedAt ?? null,
     ...(c.statusListIndex === undefined ? {} : { status_list_index: c.statusListIndex }),
   };
 }
