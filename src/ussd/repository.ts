@@ -60,6 +60,17 @@ const toFuelLog = (r: Pick<Selectable<UssdFuelLogs>, 'id' | 'log_date' | 'kg' | 
 
 export const newId = () => randomBytes(16).toString('hex');
 
+/** Runs the insert; false when a unique key it sets is taken already. */
+async function insertedUnlessTaken(insert: { execute(): Promise<unknown> }): Promise<boolean> {
+  try {
+    await insert.execute();
+    return true;
+  } catch (err) {
+    if (isUniqueViolation(err)) return false;
+    throw err;
+  }
+}
+
 export class UssdRepository {
   constructor(private readonly db: Db) {}
 
@@ -88,13 +99,7 @@ export class UssdRepository {
       expires_at: s.expiresAt,
       network_code: s.networkCode,
     };
-    try {
-      await this.db.insertInto('ussd_sessions').values(row).execute();
-      return true;
-    } catch (err) {
-      if (isUniqueViolation(err)) return false;
-      throw err;
-    }
+    return insertedUnlessTaken(this.db.insertInto('ussd_sessions').values(row));
   }
 
   /** Updates only when the row still has `version`; false when another hop got there first. */
@@ -167,13 +172,7 @@ export class UssdRepository {
       created_at: a.createdAt,
       updated_at: a.createdAt,
     };
-    try {
-      await this.db.insertInto('ussd_accounts').values(row).execute();
-      return true;
-    } catch (err) {
-      if (isUniqueViolation(err)) return false;
-      throw err;
-    }
+    return insertedUnlessTaken(this.db.insertInto('ussd_accounts').values(row));
   }
 
   async deleteAccount(id: string): Promise<void> {

@@ -22,10 +22,42 @@ export interface PoolStats {
  * a bounded cache keyed by SQL text makes repeated queries skip the parse, which costs more than
  * running most of ours.
  */
-class SqliteConnection implements DatabaseConnection {
+/** A connection of ours: statements only, no streaming (no query of ours streams). */
+abstract class StatementConnection implements DatabaseConnection {
+  abstract executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>>;
+
+  // eslint-disable-next-line require-yield -- the interface requires the method
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming is not supported');
+  }
+}
+
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');
+
+/** Transactions as plain statements on the held connection; `begin` is the database's own. */
+abstract class StatementTransactions {
+  constructor(private readonly begin: CompiledQuery) {}
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(this.begin);
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(COMMIT);
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(ROLLBACK);
+  }
+}
+
+class SqliteConnection extends StatementConnection {
   private readonly statements = new Map<string, BetterSqlite3.Statement>();
 
-  constructor(readonly raw: BetterSqlite3.Database) {}
+  constructor(readonly raw: BetterSqlite3.Database) {
+    super();
+  }
 
   private prepare(sql: string): BetterSqlite3.Statement {
     let statement = this.statements.get(sql);
@@ -43,11 +75,6 @@ class SqliteConnection implements DatabaseConnection {
     const { changes } = statement.run(bindings);
     return Promise.resolve({ rows: [], numAffectedRows: BigInt(changes) });
   }
-
-  // eslint-disable-next-line require-yield -- no query of ours streams; the interface requires the method
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-    throw new Error('streaming is not supported');
-  }
 }
 
 /** better-sqlite3 binds no booleans. */
@@ -58,12 +85,14 @@ const sqliteBinding = (b: unknown) => (typeof b === 'boolean' ? Number(b) : b);
  * holds it for that statement, a transaction until it ends, so no statement ever runs inside
  * another request's open transaction.
  */
-export class SqliteDriver implements Driver {
+export class SqliteDriver extends StatementTransactions implements Driver {
   private connection?: SqliteConnection;
   private held = false;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(private readonly open: () => BetterSqlite3.Database) {}
+  constructor(private readonly open: () => BetterSqlite3.Database) {
+    super(CompiledQuery.raw('begin immediate'));
+  }
 
   init(): Promise<void> {
     this.connection = new SqliteConnection(this.open());
@@ -87,18 +116,6 @@ export class SqliteDriver implements Driver {
     return Promise.resolve();
   }
 
-  async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-  }
-
-  async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('commit'));
-  }
-
-  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'));
-  }
-
   destroy(): Promise<void> {
     this.connection?.raw.close();
     return Promise.resolve();
@@ -108,11 +125,13 @@ export class SqliteDriver implements Driver {
 /** The message of pg's client-side `query_timeout` error. */
 export const PG_READ_TIMEOUT = 'Query read timeout';
 
-class PgConnection implements DatabaseConnection {
+class PgConnection extends StatementConnection {
   /** Set once the client-side deadline fired: the connection is closed, not pooled again. */
   broken?: Error;
 
-  constructor(readonly client: pg.PoolClient) {}
+  constructor(readonly client: pg.PoolClient) {
+    super();
+  }
 
   async executeQuery<R>({ sql, parameters }: CompiledQuery): Promise<QueryResult<R>> {
     try {
@@ -128,18 +147,15 @@ class PgConnection implements DatabaseConnection {
       throw err;
     }
   }
-
-  // eslint-disable-next-line require-yield -- no query of ours streams; the interface requires the method
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-    throw new Error('streaming is not supported');
-  }
 }
 
 /** PostgreSQL over a pg pool whose connections carry the deadline (see index.ts). */
-export class PgDriver implements Driver {
+export class PgDriver extends StatementTransactions implements Driver {
   private readonly connections = new WeakMap<pg.PoolClient, PgConnection>();
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly pool: pg.Pool) {
+    super(CompiledQuery.raw('begin'));
+  }
 
   init(): Promise<void> {
     return Promise.resolve();
@@ -166,18 +182,6 @@ export class PgDriver implements Driver {
     const { client, broken } = connection as PgConnection;
     client.release(broken);
     return Promise.resolve();
-  }
-
-  async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin'));
-  }
-
-  async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('commit'));
-  }
-
-  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
 
   destroy(): Promise<void> {

@@ -28,9 +28,10 @@ async function adoptKnexHistory(db: Kysely<History>, schema: string | undefined)
   if (!(await tableExists(db, 'knex_migrations'))) return;
   await inTransaction(db as unknown as Db, async (sql) => {
     const trx = sql as unknown as Kysely<History>;
+    const history = schema ? trx.withSchema(schema) : trx;
     // Two instances starting at once copy it one after the other.
     await lockUntilCommit(sql, 'adopt-knex-migrations');
-    await (schema ? trx.schema.withSchema(schema) : trx.schema)
+    await history.schema
       .createTable('kysely_migration')
       .ifNotExists()
       .addColumn('name', 'varchar(255)', (c) => c.notNull().primaryKey())
@@ -38,7 +39,7 @@ async function adoptKnexHistory(db: Kysely<History>, schema: string | undefined)
       .execute();
     const applied = await trx.selectFrom('knex_migrations').select(['name', 'migration_time']).orderBy('id').execute();
     for (const { name, migration_time } of applied) {
-      await (schema ? trx.withSchema(schema) : trx)
+      await history
         .insertInto('kysely_migration')
         .values({ name, timestamp: new Date(migration_time as string | number | Date).toISOString() })
         .onConflict((oc) => oc.column('name').doNothing())
