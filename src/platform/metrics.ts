@@ -4,7 +4,7 @@
 // templates, methods and statuses, never ids, so their number stays bounded.
 import { timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Router } from 'express';
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { poolStats, type Db } from './db/index.ts';
 import { unauthorized } from './http/errors.ts';
 import { caseSensitiveRouter } from './http/scope.ts';
@@ -25,6 +25,15 @@ export function createMetrics(db: Db): Registry {
       this.set({ state: 'used' }, used);
       this.set({ state: 'free' }, free);
       this.set({ state: 'pending' }, pending);
+    },
+  });
+  new Counter({
+    name: 'hearth_db_round_trips_total',
+    help: 'Exchanges with the database: on PostgreSQL one per batch of statements written together and answered, on SQLite one per statement.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(poolStats(db).roundTrips);
     },
   });
   return registry;

@@ -3,7 +3,7 @@
 import { sql, type Selectable } from 'kysely';
 import { dbClientOf, type Db } from '../platform/db/index.ts';
 import { prepared } from '../platform/db/prepared.ts';
-import { advisoryLockCalls, locksUntilCommit, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
+import { advisoryLockCalls, inOneRoundTrip, locksUntilCommit, writeBehind, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
 import { CLAIM_WRITERS, commitOrder } from './claim-order.ts';
 import type { ClaimStatus, Collection, Entity, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
 import type { KptClaims } from '../../generated/db/database.ts';
@@ -173,6 +173,38 @@ export interface IdempotentClaim {
   requestHash: string | null;
 }
 
+const idempotentClaimOf = (row: (ClaimRow & { request_hash: string | null }) | undefined): IdempotentClaim | undefined =>
+  row && { claim: new StoredClaim(row), requestHash: row.request_hash };
+
+/** A caller's Idempotency-Key. */
+interface KeyOfCaller {
+  principalDid: string;
+  key: string;
+}
+
+/** What a submission opens with (ClaimRepository.openSubmission). */
+export interface SubmissionToOpen {
+  householdDid: string;
+  collectionId: string;
+  /** The claim's group. */
+  group: TestGroup;
+  /** The group whose claims of the collection are counted: the claim's partners. */
+  countedGroup: TestGroup;
+  period: Period | undefined;
+  correction: boolean;
+  idempotency: KeyOfCaller | undefined;
+}
+
+/** What a submission reads first (ClaimRepository.openSubmission). */
+export interface OpenedSubmission {
+  collection: Collection | undefined;
+  household: SubmissionHousehold | undefined;
+  householdClaims: HouseholdClaim[];
+  counts: GroupCounts;
+  /** The claim the caller's Idempotency-Key is bound to, if asked and bound. */
+  bound: IdempotentClaim | undefined;
+}
+
 /** What the conflict rules compare of a household's claims. */
 export interface HouseholdClaim {
   id: string;
@@ -241,6 +273,9 @@ type ClaimUpdate = Pick<ClaimRow, 'status' | 'checks' | 'reasons' | 'credential'
 /** The advisory lock a submission to a group of a collection holds (shared) until its commit. */
 const groupLockName = (collectionId: string, group: TestGroup) => `kpt-group:${collectionId}:${group}`;
 
+/** The advisory lock a submission for a household holds until its commit. */
+const householdLockName = (householdDid: string) => `kpt-household:${householdDid}`;
+
 const HOUSEHOLD_COLUMNS = ['id', 'claim_key', 'collection_id', 'test_group', 'status', 'start_date', 'end_date', 'daily_logs'] as const;
 
 export interface GroupCounts {
@@ -290,6 +325,40 @@ const householdAndCounts = prepared((db: Db, householdDid: string, collectionId:
   ),
 );
 
+/** Every column of claims, with their groups and statuses as the contract types them. */
+const claimsIn = (db: Db) => db.selectFrom('kpt_claims').selectAll('kpt_claims').$narrowType<Pick<ClaimRow, 'test_group' | 'status'>>();
+
+/** The claim a caller's key is bound to, with the hash of the request that bound it. */
+const boundToKey = prepared((db: Db, principalDid: string, key: string) =>
+  claimsIn(db)
+    .innerJoin('kpt_idempotency_keys as k', 'k.claim_id', 'kpt_claims.id')
+    .select('k.request_hash')
+    .where('k.principal_did', '=', principalDid)
+    .where('k.idempotency_key', '=', key),
+);
+
+/**
+ * openSubmission's first statement on PostgreSQL: its locks, in order, then the collection and the
+ * household's entity (locked for share). CLAIM_WRITERS comes before the row lock, which gives the
+ * transaction its id.
+ */
+function opening(db: Db, locks: AdvisoryLock[], collectionId: string, householdDid: string) {
+  const statement = sql<{ collection: CollectionRow | null; household: EntityRow | null }>`select ${advisoryLockCalls([CLAIM_WRITERS, ...locks])},
+       (select row_to_json(c) from kpt_collections c where c.id = ${collectionId}) as collection,
+       (select row_to_json(e) from twin_entities e where e.did = ${householdDid} for share) as household`;
+  return { compile: () => statement.compile(db) };
+}
+
+/** A submission waits for the household's other submissions, and marks its group of the collection in flight. */
+const openingOfSubmission = prepared((db: Db, householdLock: string, groupLock: string, collectionId: string, householdDid: string) =>
+  opening(db, [{ name: householdLock, mode: 'exclusive' }, { name: groupLock, mode: 'shared' }], collectionId, householdDid),
+);
+
+/** A correction runs alone in its collection: it waits for every submission to either group, and holds new ones back. */
+const openingOfCorrection = prepared((db: Db, householdLock: string, referenceLock: string, interventionLock: string, collectionId: string, householdDid: string) =>
+  opening(db, [{ name: householdLock, mode: 'exclusive' }, { name: referenceLock, mode: 'exclusive' }, { name: interventionLock, mode: 'exclusive' }], collectionId, householdDid),
+);
+
 const insertClaim = prepared((db: Db, row: NewClaimRow) => db.insertInto('kpt_claims').values(row), { 0: CLAIM_COLUMNS });
 
 /** The claim's evidence and the claim in one statement (PostgreSQL). */
@@ -307,7 +376,7 @@ export class ClaimRepository {
   constructor(private readonly sql: Sql) {}
 
   private claims() {
-    return this.sql.selectFrom('kpt_claims').selectAll('kpt_claims').$narrowType<Pick<ClaimRow, 'test_group' | 'status'>>();
+    return claimsIn(this.sql);
   }
 
   async findById(id: string): Promise<StoredClaim | undefined> {
@@ -320,54 +389,60 @@ export class ClaimRepository {
 
   /** The claim a caller's Idempotency-Key is bound to, with the hash of the request it came with. */
   async findByIdempotencyKey(principalDid: string, key: string): Promise<IdempotentClaim | undefined> {
-    const row = await this.claims()
-      .innerJoin('kpt_idempotency_keys as k', 'k.claim_id', 'kpt_claims.id')
-      .select('k.request_hash')
-      .where('k.principal_did', '=', principalDid)
-      .where('k.idempotency_key', '=', key)
-      .executeTakeFirst();
-    return row && { claim: new StoredClaim(row), requestHash: row.request_hash };
-  }
-
-  /** Binds a caller's key to a claim; a key already bound stays as it is (`ifUnbound`: the caller checks). */
-  async bindIdempotencyKey(principalDid: string, key: string, binding: { claimId: string; requestHash: string; at: string }, ifUnbound = false): Promise<void> {
-    await this.sql
-      .insertInto('kpt_idempotency_keys')
-      .values({ principal_did: principalDid, idempotency_key: key, claim_id: binding.claimId, request_hash: binding.requestHash, created_at: binding.at })
-      .$if(ifUnbound, (q) => q.onConflict((oc) => oc.columns(['principal_did', 'idempotency_key']).doNothing()))
-      .execute();
+    return idempotentClaimOf((await boundToKey(this.sql, principalDid, key)).rows[0]);
   }
 
   /**
-   * What a submission reads first, its collection and its household's entity (locked for share:
-   * findEntityRowForShare), with the locks that make submissions for one household wait for
-   * each other until the transaction ends, whatever their collection (two contradictory claims
-   * cannot both pass the overlap check), and that mark a submission to the group of the
-   * collection in flight until then (`waitForGroup`): submissions to a collection never wait for
-   * each other here. A correction (rare) changes a claim other submissions may re-evaluate: it
-   * runs alone in its collection instead. One round trip on PostgreSQL.
+   * Binds a caller's key to a claim; a key already bound stays as it is (`ifUnbound`: the caller
+   * checks). In a submission's transaction the binding goes out with its COMMIT (writeBehind):
+   * a key bound meanwhile fails the submission there.
    */
-  async openSubmission(
-    householdDid: string,
-    collectionId: string,
-    group: TestGroup,
-    correction: boolean,
-  ): Promise<{ collection: Collection | undefined; household: SubmissionHousehold | undefined }> {
+  async bindIdempotencyKey(principalDid: string, key: string, binding: { claimId: string; requestHash: string; at: string }, ifUnbound = false): Promise<void> {
+    const insert = this.sql
+      .insertInto('kpt_idempotency_keys')
+      .values({ principal_did: principalDid, idempotency_key: key, claim_id: binding.claimId, request_hash: binding.requestHash, created_at: binding.at });
+    if (ifUnbound) await insert.onConflict((oc) => oc.columns(['principal_did', 'idempotency_key']).doNothing()).execute();
+    else await writeBehind(this.sql, insert.compile());
+  }
+
+  /**
+   * What a submission reads first: its collection, its household's entity (locked for share:
+   * findEntityRowForShare), the household's claims in every collection, the counts of the
+   * partner group's claims of the collection (countGroupClaims) and, for a caller's
+   * Idempotency-Key, the claim bound to it. On PostgreSQL it first takes the locks that make
+   * submissions for one household wait for each other until the transaction ends, whatever
+   * their collection (two contradictory claims cannot both pass the overlap check), and that mark
+   * a submission to the group of the collection in flight until then (`waitForGroup`):
+   * submissions to a collection never wait for each other here. A correction (rare) changes a
+   * claim other submissions may re-evaluate: it runs alone in its collection instead. One round
+   * trip on PostgreSQL: the reads after the locks are statements of their own, so they see every
+   * claim committed while the locks were waited for.
+   */
+  async openSubmission(s: SubmissionToOpen): Promise<OpenedSubmission> {
     if (dbClientOf(this.sql) !== 'postgres') {
-      return { collection: await findCollection(this.sql, collectionId), household: householdOf(await findEntityRowForShare(this.sql, householdDid)) };
+      const { household: householdClaims, counts } = await this.householdAndGroupCounts(s.householdDid, s.collectionId, s.countedGroup, s.period);
+      return {
+        collection: await findCollection(this.sql, s.collectionId),
+        household: householdOf(await findEntityRowForShare(this.sql, s.householdDid)),
+        householdClaims,
+        counts,
+        bound: s.idempotency && (await this.findByIdempotencyKey(s.idempotency.principalDid, s.idempotency.key)),
+      };
     }
-    const groups: TestGroup[] = correction ? ['reference', 'intervention'] : [group];
-    // The locks first: CLAIM_WRITERS before the row lock below gives the transaction its id.
-    const locks: AdvisoryLock[] = [
-      CLAIM_WRITERS,
-      { name: `kpt-household:${householdDid}`, mode: 'exclusive' },
-      ...groups.map((g): AdvisoryLock => ({ name: groupLockName(collectionId, g), mode: correction ? 'exclusive' : 'shared' })),
-    ];
-    const { rows } = await sql<{ collection: CollectionRow | null; household: EntityRow | null }>`select ${advisoryLockCalls(locks)},
-         (select row_to_json(c) from kpt_collections c where c.id = ${collectionId}) as collection,
-         (select row_to_json(e) from twin_entities e where e.did = ${householdDid} for share) as household`.execute(this.sql);
-    const { collection, household } = rows[0]!;
-    return { collection: collection ? collectionFromRow(collection) : undefined, household: householdOf(household ?? undefined) };
+    const opening = s.correction
+      ? openingOfCorrection.query(this.sql, householdLockName(s.householdDid), groupLockName(s.collectionId, 'reference'), groupLockName(s.collectionId, 'intervention'), s.collectionId, s.householdDid)
+      : openingOfSubmission.query(this.sql, householdLockName(s.householdDid), groupLockName(s.collectionId, s.group), s.collectionId, s.householdDid);
+    const reads = householdAndCounts.query(this.sql, s.householdDid, s.collectionId, s.countedGroup, s.period?.end ?? null, s.period?.start ?? null);
+    const [opened, read, bound] = await inOneRoundTrip(this.sql, [opening, reads, ...(s.idempotency ? [boundToKey.query(this.sql, s.idempotency.principalDid, s.idempotency.key)] : [])] as const);
+    const { collection, household } = opened.rows[0]!;
+    const row = read.rows[0]!;
+    return {
+      collection: collection ? collectionFromRow(collection) : undefined,
+      household: householdOf(household ?? undefined),
+      householdClaims: row.household.map(householdClaimOf),
+      counts: countsOf(row),
+      bound: idempotentClaimOf(bound?.rows[0]),
+    };
   }
 
   /**
@@ -423,23 +498,20 @@ export class ClaimRepository {
   }
 
   /**
-   * Inserts a claim. It waits for no other insert: on PostgreSQL its row records its transaction,
-   * which is how followers page (commitOrder in claim-order.ts).
+   * Inserts a claim with its evidence (stored under its CID). It waits for no other insert: on
+   * PostgreSQL its row records its transaction, which is how followers page (commitOrder in
+   * claim-order.ts), and both go in one statement that leaves with the transaction's next
+   * statement or its COMMIT (writeBehind): a claim stored meanwhile under the same key fails the
+   * unit of work there. The claim as stored.
    */
-  async insert(claim: NewClaim): Promise<StoredClaim> {
-    const row = claimRowOf(claim);
-    await insertClaim(this.sql, row);
-    return inserted(row);
-  }
-
-  /** `insert` with the claim's evidence (stored under its CID), in one round trip on PostgreSQL. The claim as stored. */
   async insertWithEvidence(evidence: EvidenceRow, claim: NewClaim): Promise<StoredClaim> {
-    if (dbClientOf(this.sql) !== 'postgres') {
-      await insertEvidence(this.sql, evidence);
-      return this.insert(claim);
-    }
     const row = claimRowOf(claim);
-    await insertClaimWithEvidence(this.sql, evidence, row);
+    if (dbClientOf(this.sql) === 'postgres') {
+      await writeBehind(this.sql, insertClaimWithEvidence.query(this.sql, evidence, row));
+    } else {
+      await insertEvidence(this.sql, evidence);
+      await insertClaim(this.sql, row);
+    }
     return inserted(row);
   }
 

@@ -256,10 +256,24 @@ export class ClaimService {
   async admit(sql: Sql, submission: ClaimSubmission): Promise<Admission> {
     const { principal, id, at: now, claim, claimKey, conflicts, seal, idempotency } = submission;
     const claims = new ClaimRepository(sql);
+    const period = periodOf(claim);
     // The collection is read unlocked: it is never changed or deleted once created. The household
     // entity is locked for share: a controller transfer in flight is waited for, and none starts
-    // until this commits.
-    const { collection, household } = await claims.openSubmission(claim.householdId, claim.collectionId, claim.testGroup, !!claim.corrects);
+    // until this commits. READ COMMITTED: the claims are read after the locks, and see every
+    // claim committed before, here every earlier claim of the household (openSubmission's lock)
+    // and of the other group of the collection but those in flight. If this claim ends pending
+    // for one of those, the reconcile after the commit catches up (`reconciled`); if it is
+    // verified, that one's count or its reconcile sees it.
+    const opened = await claims.openSubmission({
+      householdDid: claim.householdId,
+      collectionId: claim.collectionId,
+      group: claim.testGroup,
+      countedGroup: otherGroup(claim.testGroup),
+      period,
+      correction: !!claim.corrects,
+      idempotency: idempotency && { principalDid: principal.did, key: idempotency.key },
+    });
+    const { collection, household } = opened;
     if (!collection) {
       throw refusedInput(`No collection ${claim.collectionId}.`, [
         { path: ['collectionId'], message: `names no collection (create it with POST /v1/collections)`, rule: 'collection-exists' },
@@ -269,17 +283,11 @@ export class ClaimService {
       throw forbiddenAction(`${claim.householdId} is a registered entity controlled by ${household.controller}; only its controller may submit claims for it.`);
     }
     if (conflicts.length || !seal) throw conflictWith(`The measurement data conflict: ${conflicts.map((c) => c.message).join('; ')}`, conflicts, 'conflicting-measurements');
-    if (idempotency) {
-      const previous = await claims.findByIdempotencyKey(principal.did, idempotency.key);
-      if (previous && isSameRequest(previous, idempotency, claimKey)) return { replay: previous.claim };
-      if (previous) throw idempotencyKeyReused(idempotency.key, 'claim');
+    if (idempotency && opened.bound) {
+      if (isSameRequest(opened.bound, idempotency, claimKey)) return { replay: opened.bound.claim };
+      throw idempotencyKeyReused(idempotency.key, 'claim');
     }
-    // READ COMMITTED: a statement sees every claim committed before it starts, here every earlier
-    // claim of the household (openSubmission's lock) and of the other group of the collection but
-    // those in flight. If this claim ends pending for one of those, the reconcile after the commit
-    // catches up (`reconciled`); if it is verified, that one's count or its reconcile sees it.
-    const period = periodOf(claim);
-    let { household: householdClaims, counts: partners } = await claims.householdAndGroupCounts(claim.householdId, claim.collectionId, otherGroup(claim.testGroup), period);
+    let { householdClaims, counts: partners } = opened;
     // The claim being corrected may hold the same measurements: it is superseded, not replayed.
     const identical = householdClaims.find((c) => c.claimKey === claimKey && c.id !== claim.corrects);
     if (identical) {

@@ -76,6 +76,7 @@ forEachDatabase('request ids, trace context and metrics', (t) => {
     expect(text).to.include('hearth_ussd_hops_total{reply="CON"} 1');
     expect(text).to.match(/hearth_ussd_sessions_active \d+/);
     expect(text).to.match(/hearth_db_pool_connections\{state="used"\} \d+/);
+    expect(text).to.match(/# TYPE hearth_db_round_trips_total counter\nhearth_db_round_trips_total [1-9]\d*\n/);
     expect(text).to.include('# TYPE hearth_kpt_claims gauge');
     // ids never become labels
     expect(text).not.to.include('abcd');

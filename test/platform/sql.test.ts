@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { sql as raw, type Kysely } from 'kysely';
-import type { Db } from '../../src/platform/db/index.ts';
-import { inTransaction, lockRows } from '../../src/platform/db/sql.ts';
+import { poolStats, type Db } from '../../src/platform/db/index.ts';
+import { inOneRoundTrip, inTransaction, lockRows, writeBehind } from '../../src/platform/db/sql.ts';
 import { createTestDatabase, forEachDatabase } from '../helpers/databases.ts';
 
 /** The test's own tables, beside the migrated ones. */
@@ -123,6 +123,96 @@ forEachDatabase('Kysely over our drivers', (t) => {
       expect((await other.selectFrom('sql_runner_t').select('id').where('id', 'like', 'g%').orderBy('id').execute()).map((r) => r.id)).to.deep.equal(['g1', 'g2', 'g4']);
     } finally {
       await db.deleteFrom('sql_runner_t').where('id', 'like', 'g%').execute();
+    }
+  });
+
+  const ids = async (prefix: string) => (await db.selectFrom('sql_runner_t').select('id').where('id', 'like', `${prefix}%`).orderBy('id').execute()).map((r) => r.id);
+  const insertRow = (trx: Db, id: string) => tables(trx).insertInto('sql_runner_t').values({ id, flag: true }).compile();
+  const countRows = (trx: Db, prefix: string) =>
+    tables(trx).selectFrom('sql_runner_t').select((eb) => eb.fn.countAll().as('n')).where('id', 'like', `${prefix}%`).compile();
+
+  it('inOneRoundTrip runs its statements in order, each seeing what the ones before it wrote, and fails with the first failure, undoing the transaction', async () => {
+    try {
+      const [inserted, counted] = await inTransaction(t.db, (trx) => inOneRoundTrip(trx, [insertRow(trx, 'p1'), countRows(trx, 'p')] as const));
+      expect(inserted.numAffectedRows).to.equal(1n);
+      expect(Number(counted.rows[0]!.n)).to.equal(1);
+      let caught: unknown;
+      await inTransaction(t.db, async (trx) => {
+        await tables(trx).insertInto('sql_runner_t').values({ id: 'p2', flag: true }).execute();
+        await inOneRoundTrip(trx, [insertRow(trx, 'p1'), insertRow(trx, 'p3')] as const);
+      }).catch((err: unknown) => (caught = err));
+      expect((caught as { code?: string })?.code).to.be.oneOf(['23505', 'SQLITE_CONSTRAINT_PRIMARYKEY']);
+      expect(await ids('p')).to.deep.equal(['p1']);
+    } finally {
+      await db.deleteFrom('sql_runner_t').where('id', 'like', 'p%').execute();
+    }
+  });
+
+  it('writeBehind: the write is in place for the statements after it, its failure fails the unit of work with nothing stored, and a unit of work that throws drops it', async () => {
+    try {
+      const seen = await inTransaction(t.db, async (trx) => {
+        await writeBehind(trx, insertRow(trx, 'w1'));
+        return Number((await trx.executeQuery(countRows(trx, 'w'))).rows[0]!.n);
+      });
+      expect(seen).to.equal(1);
+      let caught: unknown;
+      await inTransaction(t.db, async (trx) => {
+        await tables(trx).insertInto('sql_runner_t').values({ id: 'w2', flag: true }).execute();
+        await writeBehind(trx, insertRow(trx, 'w1'));
+      }).catch((err: unknown) => (caught = err));
+      expect((caught as { code?: string })?.code).to.be.oneOf(['23505', 'SQLITE_CONSTRAINT_PRIMARYKEY']);
+      await inTransaction(t.db, async (trx) => {
+        await writeBehind(trx, insertRow(trx, 'w3'));
+        throw new Error('changed its mind');
+      }).catch((err: Error) => (caught = err));
+      expect((caught as Error).message).to.equal('changed its mind');
+      expect(await ids('w')).to.deep.equal(['w1']);
+      // The connection is usable again and not left inside a transaction.
+      await db.insertInto('sql_runner_t').values({ id: 'w4', flag: true }).execute();
+      expect(await ids('w')).to.deep.equal(['w1', 'w4']);
+    } finally {
+      await db.deleteFrom('sql_runner_t').where('id', 'like', 'w%').execute();
+    }
+  });
+
+  // SQLite undoes only the failed statement, so there a unit of work may go on after one.
+  if (t.kind === 'postgres') {
+    it('a unit of work that caught a failed statement and went on is not reported stored: its COMMIT (answered ROLLBACK) fails, and nothing of it is kept', async () => {
+      let caught: unknown;
+      await inTransaction(t.db, async (trx) => {
+        await tables(trx).insertInto('sql_runner_t').values({ id: 'k1', flag: true }).execute();
+        await tables(trx).insertInto('sql_runner_t').values({ id: 'k1', flag: true }).execute().catch(() => undefined);
+      }).catch((err: unknown) => (caught = err));
+      expect((caught as Error)?.message).to.equal('the transaction was rolled back: one of its statements had failed');
+      expect(await ids('k')).to.deep.equal([]);
+    });
+  }
+
+  it('round trips (hearth_db_round_trips_total): PostgreSQL sends a transaction\'s BEGIN with its first statement, its writes behind with its COMMIT, and statements run together at once; SQLite counts statements', async () => {
+    const trips = async (fn: () => Promise<unknown>) => {
+      const before = poolStats(t.db).roundTrips;
+      await fn();
+      return poolStats(t.db).roundTrips - before;
+    };
+    try {
+      const together = await trips(() => inOneRoundTrip(t.db, [countRows(t.db, 'r'), countRows(t.db, 'r'), countRows(t.db, 'r')] as const));
+      const unitOfWork = await trips(() =>
+        inTransaction(t.db, async (trx) => {
+          await inOneRoundTrip(trx, [countRows(trx, 'r'), countRows(trx, 'r')] as const);
+          await writeBehind(trx, insertRow(trx, 'r1'));
+          await writeBehind(trx, insertRow(trx, 'r2'));
+        }),
+      );
+      const idle = await trips(() => inTransaction(t.db, () => Promise.resolve('nothing to do')));
+      if (t.kind === 'postgres') {
+        expect({ together, unitOfWork, idle }).to.deep.equal({ together: 1, unitOfWork: 2, idle: 0 });
+      } else {
+        // SQLite: each statement, and the group commit's BEGIN, SAVEPOINT, RELEASE and COMMIT.
+        expect({ together, unitOfWork, idle }).to.deep.equal({ together: 3, unitOfWork: 8, idle: 4 });
+      }
+      expect(await ids('r')).to.deep.equal(['r1', 'r2']);
+    } finally {
+      await db.deleteFrom('sql_runner_t').where('id', 'like', 'r%').execute();
     }
   });
 

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { createCollection, createEntity, getClaim, listClaims, submitClaim } from '../../generated/openapi/sdk.gen.ts';
 import type { KptClaim, KptClaimRequest, Problem } from '../../generated/openapi/types.gen.ts';
 import { sql, type Kysely } from 'kysely';
-import type { Db } from '../../src/platform/db/index.ts';
+import { poolStats, type Db } from '../../src/platform/db/index.ts';
 import { inTransaction, type Sql } from '../../src/platform/db/sql.ts';
 import { conflictWith, DomainError } from '../../src/platform/domain-errors.ts';
 import { toAppError } from '../../src/platform/http/errors.ts';
@@ -66,6 +66,23 @@ forEachDatabase('KPT claims', (t) => {
       expectContractResponse('get', '/v1/claims/{id}', { status: 200, headers: got.response.headers, body: got.data });
       expect(got.data).to.deep.equal(res.claim);
     });
+
+    if (t.kind === 'postgres') {
+      it('a new verified claim costs PostgreSQL two round trips: its locks and reads together, then its writes with the COMMIT', async () => {
+        const collectionId = `trips-${Date.now()}`;
+        await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: 'Round trips' } });
+        await pair({ collectionId });
+        const trips: number[] = [];
+        // Two claims: one of them may also reserve a block of status-list indexes.
+        for (let i = 0; i < 2; i++) {
+          const before = poolStats(t.db).roundTrips;
+          const res = await submit(kptClaim({ collectionId, testGroup: 'intervention' }));
+          expect(res.claim.status).to.equal('verified');
+          trips.push(poolStats(t.db).roundTrips - before);
+        }
+        expect(Math.min(...trips)).to.equal(2);
+      });
+    }
 
     it('200 with the stored claim for an identical resubmission, storing nothing new', async () => {
       const body = kptClaim();

@@ -1,7 +1,8 @@
 // Kysely drivers for our two databases. Kysely's own dialects fit neither as we run them: SQLite
 // here shares its one connection between requests, held by one caller at a time (a transaction
-// holds it across awaits), with prepared statements reused; PostgreSQL drops a connection its
-// client-side deadline fired on instead of returning it to the pool.
+// holds it across awaits), with prepared statements reused; PostgreSQL pipelines a transaction's
+// statements (pg's pipeline mode) and drops a connection its client-side deadline fired on
+// instead of returning it to the pool.
 import type BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 import type pg from 'pg';
@@ -9,19 +10,20 @@ import { setBounded } from '../bounded-map.ts';
 
 const STATEMENT_CACHE_SIZE = 500;
 
-/** Connections by state, for the metrics. */
+/** Connections by state, and the exchanges with the database so far, for the metrics. */
 export interface PoolStats {
   used: number;
   free: number;
   pending: number;
+  /** PostgreSQL: batches of statements written together and answered; SQLite: statements. */
+  roundTrips: number;
 }
 
-/**
- * One better-sqlite3 connection. better-sqlite3 statements are reusable (execution is
- * synchronous, so never interleaved), and SQLite re-prepares them itself after a schema change:
- * a bounded cache keyed by SQL text makes repeated queries skip the parse, which costs more than
- * running most of ours.
- */
+/** A driver's count of round trips, shared by its connections. */
+class RoundTrips {
+  count = 0;
+}
+
 /** A connection of ours: statements only, no streaming (no query of ours streams). */
 abstract class StatementConnection implements DatabaseConnection {
   abstract executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>>;
@@ -32,30 +34,23 @@ abstract class StatementConnection implements DatabaseConnection {
   }
 }
 
+const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate');
 const COMMIT = CompiledQuery.raw('commit');
 const ROLLBACK = CompiledQuery.raw('rollback');
 
-/** Transactions as plain statements on the held connection; `begin` is the database's own. */
-abstract class StatementTransactions {
-  constructor(private readonly begin: CompiledQuery) {}
-
-  async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(this.begin);
-  }
-
-  async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(COMMIT);
-  }
-
-  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(ROLLBACK);
-  }
-}
-
+/**
+ * One better-sqlite3 connection. better-sqlite3 statements are reusable (execution is
+ * synchronous, so never interleaved), and SQLite re-prepares them itself after a schema change:
+ * a bounded cache keyed by SQL text makes repeated queries skip the parse, which costs more than
+ * running most of ours.
+ */
 class SqliteConnection extends StatementConnection {
   private readonly statements = new Map<string, BetterSqlite3.Statement>();
 
-  constructor(readonly raw: BetterSqlite3.Database) {
+  constructor(
+    readonly raw: BetterSqlite3.Database,
+    private readonly trips: RoundTrips,
+  ) {
     super();
   }
 
@@ -69,6 +64,7 @@ class SqliteConnection extends StatementConnection {
   }
 
   executeQuery<R>({ sql, parameters }: CompiledQuery): Promise<QueryResult<R>> {
+    this.trips.count++;
     const statement = this.prepare(sql);
     const bindings = parameters.map(sqliteBinding);
     if (statement.reader) return Promise.resolve({ rows: statement.all(bindings) as R[] });
@@ -85,17 +81,28 @@ const sqliteBinding = (b: unknown) => (typeof b === 'boolean' ? Number(b) : b);
  * holds it for that statement, a transaction until it ends, so no statement ever runs inside
  * another request's open transaction.
  */
-export class SqliteDriver extends StatementTransactions implements Driver {
+export class SqliteDriver implements Driver {
   private connection?: SqliteConnection;
+  private readonly trips = new RoundTrips();
   private held = false;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(private readonly open: () => BetterSqlite3.Database) {
-    super(CompiledQuery.raw('begin immediate'));
+  constructor(private readonly open: () => BetterSqlite3.Database) {}
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(BEGIN_IMMEDIATE);
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(COMMIT);
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(ROLLBACK);
   }
 
   init(): Promise<void> {
-    this.connection = new SqliteConnection(this.open());
+    this.connection = new SqliteConnection(this.open(), this.trips);
     return Promise.resolve();
   }
 
@@ -106,7 +113,7 @@ export class SqliteDriver extends StatementTransactions implements Driver {
   }
 
   stats(): PoolStats {
-    return { used: this.held ? 1 : 0, free: this.held || !this.connection ? 0 : 1, pending: this.waiting.length };
+    return { used: this.held ? 1 : 0, free: this.held || !this.connection ? 0 : 1, pending: this.waiting.length, roundTrips: this.trips.count };
   }
 
   releaseConnection(): Promise<void> {
@@ -125,36 +132,157 @@ export class SqliteDriver extends StatementTransactions implements Driver {
 /** The message of pg's client-side `query_timeout` error. */
 export const PG_READ_TIMEOUT = 'Query read timeout';
 
+/** Queries run as one: their parts, in order (see `together`). */
+const batches = new WeakMap<CompiledQuery, readonly CompiledQuery[]>();
+/** Statements PostgreSQL keeps parsed and planned on each connection, by name (see `named`). */
+const names = new WeakMap<CompiledQuery, string>();
+/** Writes whose outcome no one waits for (see `behind`). */
+const writesBehind = new WeakSet<CompiledQuery>();
+
+/**
+ * The parts as one query: on PostgreSQL they are written together and answered in one round trip
+ * (pipelined; each still runs as a statement of its own, in order). Its result's rows are the
+ * parts' results. Run it only on a PostgreSQL connection.
+ */
+export function together(parts: readonly CompiledQuery[]): CompiledQuery {
+  const batch = CompiledQuery.raw('-- pipelined batch');
+  batches.set(batch, parts);
+  return batch;
+}
+
+/**
+ * A write whose outcome no one waits for: inside a PostgreSQL transaction it goes out with the
+ * next statement or with the COMMIT, whose failure (or that statement's) then reports its error.
+ * Elsewhere it runs at once.
+ */
+export function behind(write: CompiledQuery): CompiledQuery {
+  writesBehind.add(write);
+  return write;
+}
+
+/**
+ * The query as a statement each PostgreSQL connection prepares once (parse, analysis, and after a
+ * few runs a generic plan) and then only binds: for the few fixed statements every request runs
+ * (prepared.ts). `name` must stand for this SQL text alone.
+ */
+export function named<R>(query: CompiledQuery<R>, name: string): CompiledQuery<R> {
+  names.set(query, name);
+  return query;
+}
+
+const BEGIN = CompiledQuery.raw('begin');
+
+/**
+ * A pooled pg client in pipeline mode. A transaction costs no round trip of its own: its BEGIN
+ * goes out with its first statement, and its writes behind (`behind`) with the statement after
+ * them or with its COMMIT. A claim submission is then two round trips, not five (its reads,
+ * `together`; its writes and COMMIT), each of which woke this process and a backend on shared
+ * cores.
+ */
 class PgConnection extends StatementConnection {
   /** Set once the client-side deadline fired: the connection is closed, not pooled again. */
   broken?: Error;
+  /** Statements to write ahead of the next one: an unsent BEGIN, then writes behind. */
+  private ahead: CompiledQuery[] = [];
+  private inTransaction = false;
 
-  constructor(readonly client: pg.PoolClient) {
+  constructor(
+    readonly client: pg.PoolClient,
+    private readonly trips: RoundTrips,
+  ) {
     super();
   }
 
-  async executeQuery<R>({ sql, parameters }: CompiledQuery): Promise<QueryResult<R>> {
+  begin(): void {
+    this.inTransaction = true;
+    this.ahead = [BEGIN];
+  }
+
+  /**
+   * COMMIT, or nothing for a transaction that sent no statement. PostgreSQL answers the COMMIT of
+   * a transaction a failed statement aborted with ROLLBACK, not an error: that is thrown here, so
+   * a caller that caught the statement's error cannot take its unit of work for stored.
+   */
+  async commit(): Promise<void> {
+    const ahead = this.end();
+    if (ahead.length === 1 && ahead[0] === BEGIN) return;
+    const results = await this.send([...ahead, COMMIT]);
+    if (results.at(-1)!.command === 'ROLLBACK') throw new Error('the transaction was rolled back: one of its statements had failed');
+  }
+
+  /** ROLLBACK of what was sent; writes not yet sent are dropped. */
+  async rollback(): Promise<void> {
+    const ahead = this.end();
+    // A failed COMMIT has already ended the transaction; nothing was sent while BEGIN waits.
+    if (ahead[0] === BEGIN || this.client.getTransactionStatus?.() === 'I') return;
+    await this.send([ROLLBACK]);
+  }
+
+  private end(): CompiledQuery[] {
+    this.inTransaction = false;
+    return this.ahead.splice(0);
+  }
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (writesBehind.has(query) && this.inTransaction) {
+      this.ahead.push(query);
+      return { rows: [] };
+    }
+    const parts = batches.get(query);
+    const ahead = this.ahead.splice(0);
+    const results = await this.send([...ahead, ...(parts ?? [query])]);
+    const own = results.slice(ahead.length).map((r) => ({ rows: r.rows, numAffectedRows: r.rowCount === null ? undefined : BigInt(r.rowCount) }));
+    return (parts ? { rows: own } : own[0]!) as QueryResult<R>;
+  }
+
+  /**
+   * Writes the statements at once (one write on the socket) and waits for every answer; the
+   * first failure, in order, is thrown (in a transaction the statements after it fail with it).
+   */
+  private async send(queries: CompiledQuery[]): Promise<pg.QueryResult[]> {
+    const { stream } = (this.client as unknown as { connection: { stream: { cork(): void; uncork(): void; destroy(): void } } }).connection;
+    this.trips.count++;
+    stream.cork();
+    let answers: Promise<pg.QueryResult>[];
     try {
-      const result = await this.client.query<R & pg.QueryResultRow>({ text: sql, values: parameters as unknown[] });
-      return { rows: result.rows, numAffectedRows: result.rowCount === null ? undefined : BigInt(result.rowCount) };
-    } catch (err) {
+      answers = queries.map((q) => this.client.query({ name: names.get(q), text: q.sql, values: q.parameters as unknown[] }));
+    } finally {
+      stream.uncork();
+    }
+    const settled = await Promise.allSettled(answers);
+    const failure = settled.find((s) => s.status === 'rejected');
+    if (failure) {
+      const err = failure.reason as Error;
       // The statement may still run on the server: the connection would carry it (or its
       // half-done transaction) to the next request.
-      if ((err as Error)?.message?.endsWith(PG_READ_TIMEOUT)) {
-        this.broken = err as Error;
-        (this.client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      if (err?.message?.endsWith(PG_READ_TIMEOUT)) {
+        this.broken = err;
+        stream.destroy();
       }
       throw err;
     }
+    return settled.map((s) => (s as PromiseFulfilledResult<pg.QueryResult>).value);
   }
 }
 
 /** PostgreSQL over a pg pool whose connections carry the deadline (see index.ts). */
-export class PgDriver extends StatementTransactions implements Driver {
+export class PgDriver implements Driver {
   private readonly connections = new WeakMap<pg.PoolClient, PgConnection>();
+  private readonly trips = new RoundTrips();
 
-  constructor(private readonly pool: pg.Pool) {
-    super(CompiledQuery.raw('begin'));
+  constructor(private readonly pool: pg.Pool) {}
+
+  beginTransaction(connection: DatabaseConnection): Promise<void> {
+    (connection as PgConnection).begin();
+    return Promise.resolve();
+  }
+
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return (connection as PgConnection).commit();
+  }
+
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return (connection as PgConnection).rollback();
   }
 
   init(): Promise<void> {
@@ -162,14 +290,14 @@ export class PgDriver extends StatementTransactions implements Driver {
   }
 
   stats(): PoolStats {
-    return { used: this.pool.totalCount - this.pool.idleCount, free: this.pool.idleCount, pending: this.pool.waitingCount };
+    return { used: this.pool.totalCount - this.pool.idleCount, free: this.pool.idleCount, pending: this.pool.waitingCount, roundTrips: this.trips.count };
   }
 
   async acquireConnection(): Promise<PgConnection> {
     const client = await this.pool.connect();
     let connection = this.connections.get(client);
     if (!connection) {
-      const created = new PgConnection(client);
+      const created = new PgConnection(client, this.trips);
       // A connection lost while checked out: its statement fails with the same error, and it is
       // closed on release, not pooled again. (The pool watches only idle ones.)
       client.on('error', (err) => (created.broken = err));

@@ -64,7 +64,7 @@ export function createDb(opts: DbOptions): Db {
 
 /** The database's connections by state (the metrics' gauge). */
 export function poolStats(db: Db): PoolStats {
-  return drivers.get(db)?.stats() ?? { used: 0, free: 0, pending: 0 };
+  return drivers.get(db)?.stats() ?? { used: 0, free: 0, pending: 0, roundTrips: 0 };
 }
 
 /**
@@ -84,6 +84,8 @@ function postgresPool(opts: DbOptions, deadline: number): pg.Pool {
     // A transaction left open by a caller that died must not hold its locks forever.
     idle_in_transaction_session_timeout: Math.max(deadline * 2, 10_000),
     keepAlive: true,
+    // Statements go out without waiting for the answer to the one before (drivers.ts).
+    pipeline: true,
     ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
   });
   // An idle connection the server closed is dropped by the pool; the next request reports any

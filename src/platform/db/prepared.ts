@@ -5,7 +5,10 @@
 // SQL it replaced, and 8% fewer preference reads. The query is still Kysely's typed builder:
 // only its values are left open.
 import { CompiledQuery, type Compilable, type QueryResult } from 'kysely';
+import { named } from './drivers.ts';
 import { dbClientOf, type Db, type DbClient } from './index.ts';
+
+let templateCount = 0;
 
 /** Where a value goes: argument `arg`, or its property `key` (for a row given as an object). */
 class Slot {
@@ -16,6 +19,8 @@ class Slot {
 }
 
 interface Template {
+  /** The statement's name on PostgreSQL connections (drivers.ts `named`). */
+  name: string;
   sql: string;
   /** Each bound value: a slot to fill from the arguments, or a constant of the query itself. */
   values: (Slot | { constant: unknown })[];
@@ -32,7 +37,7 @@ interface Template {
 export function prepared<A extends unknown[], R>(
   build: (db: Db, ...args: A) => Compilable<R>,
   rows: Partial<Record<number, readonly string[]>> = {},
-): (db: Db, ...args: A) => Promise<QueryResult<R>> {
+): Prepared<A, R> {
   const arity = build.length - 1;
   const templates = new Map<DbClient, Template>();
   const templateFor = (db: Db): Template => {
@@ -44,17 +49,22 @@ export function prepared<A extends unknown[], R>(
         return columns ? Object.fromEntries(columns.map((c) => [c, new Slot(i, c)])) : new Slot(i);
       });
       const compiled = build(db, ...(placeholders as A)).compile();
-      template = { sql: compiled.sql, values: compiled.parameters.map((p) => (p instanceof Slot ? p : { constant: p })) };
+      template = { name: `hearth_${++templateCount}`, sql: compiled.sql, values: compiled.parameters.map((p) => (p instanceof Slot ? p : { constant: p })) };
       templates.set(dialect, template);
     }
     return template;
   };
-  return async (db, ...args) => {
-    const { sql, values } = templateFor(db);
-    const parameters = values.map((v) => (v instanceof Slot ? valueAt(args, v) : v.constant));
-    return db.executeQuery<R>(CompiledQuery.raw(sql, parameters));
+  const query = (db: Db, ...args: A): CompiledQuery<R> => {
+    const { name, sql, values } = templateFor(db);
+    return named(CompiledQuery.raw(sql, values.map((v) => (v instanceof Slot ? valueAt(args, v) : v.constant))) as CompiledQuery<R>, name);
   };
+  return Object.assign(async (db: Db, ...args: A) => db.executeQuery(query(db, ...args)), { query });
 }
+
+/** A prepared query: run it, or take it compiled (`query`) to run with others (sql.ts `inOneRoundTrip`, `writeBehind`). */
+export type Prepared<A extends unknown[], R> = ((db: Db, ...args: A) => Promise<QueryResult<R>>) & {
+  query(db: Db, ...args: A): CompiledQuery<R>;
+};
 
 function valueAt(args: unknown[], { arg, key }: Slot): unknown {
   if (key === undefined) return args[arg];

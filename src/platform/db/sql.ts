@@ -1,7 +1,8 @@
 // The one way to run a unit of work (inTransaction), and the row locks, advisory locks and
 // commit orders the areas build their queries with. Queries themselves are Kysely's typed builder
 // over generated/db's row types; the same query runs on both databases.
-import { CompiledQuery, sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
+import { CompiledQuery, sql, type Expression, type QueryResult, type RawBuilder, type SqlBool } from 'kysely';
+import { behind, together } from './drivers.ts';
 import { dbClientOf, type Db } from './index.ts';
 
 /** A database handle inside a unit of work: one transaction's connection (see inTransaction). */
@@ -26,6 +27,32 @@ export function inTransaction<T>(db: Db, fn: (sql: Sql) => Promise<T>): Promise<
   let group = sqliteGroups.get(db);
   if (!group) sqliteGroups.set(db, (group = new SqliteGroupCommit(db)));
   return group.run(fn);
+}
+
+/** The result of each compiled query of a list. */
+export type ResultsOf<Q extends readonly CompiledQuery[]> = { -readonly [K in keyof Q]: Q[K] extends CompiledQuery<infer R> ? QueryResult<R> : never };
+
+/**
+ * Runs the queries in order, each a statement of its own, and gives their results: on PostgreSQL
+ * in one round trip (pipelined). Each statement sees what the ones before it did and waited for
+ * (in READ COMMITTED it takes its snapshot when it starts). A failure of any fails the call: in
+ * a transaction the ones after it do not run; outside one each is a transaction of its own.
+ */
+export async function inOneRoundTrip<Q extends readonly CompiledQuery[]>(db: Sql, queries: Q): Promise<ResultsOf<Q>> {
+  if (dbClientOf(db) === 'postgres') return (await db.executeQuery(together(queries))).rows as ResultsOf<Q>;
+  const results: QueryResult<unknown>[] = [];
+  for (const q of queries) results.push(await db.executeQuery(q));
+  return results as ResultsOf<Q>;
+}
+
+/**
+ * Runs a write whose outcome the caller does not wait for: in a PostgreSQL transaction it goes
+ * out with the transaction's next statement or its COMMIT, and its failure fails that one (so the
+ * unit of work). Use it for a transaction's last writes, whose errors the caller of
+ * `inTransaction` handles; elsewhere it runs at once.
+ */
+export async function writeBehind(db: Sql, write: CompiledQuery): Promise<void> {
+  await db.executeQuery(behind(write));
 }
 
 /** Calls per group: bounds how long the first of them waits for the others. */
