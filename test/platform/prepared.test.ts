@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Db } from '../../src/platform/db/index.ts';
 import { prepared } from '../../src/platform/db/prepared.ts';
-import { lockRows } from '../../src/platform/db/sql.ts';
+import { inTransaction, lockRows } from '../../src/platform/db/sql.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 
 interface Tables {
@@ -42,6 +42,21 @@ forEachDatabase('prepared queries', (t) => {
     expect((err as Error)?.message).to.match(/column note has no value/);
     expect(await tables(t.db).selectFrom('prepared_t').select('id').where('id', '=', 'd').executeTakeFirst()).to.equal(undefined);
   });
+
+  if (t.kind === 'postgres') {
+    it('PostgreSQL: each connection prepares a prepared query once (by name) and plans it for each run\'s values, never from a plan cached while the table was small', async () => {
+      const { names, mode } = await inTransaction(t.db, async (trx) => {
+        await above(trx, 0, 'x');
+        await above(trx, 1, 'y');
+        const statements = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(trx);
+        const planning = await sql<{ plan_cache_mode: string }>`show plan_cache_mode`.execute(trx);
+        return { names: statements.rows.filter((r) => r.statement.includes('"prepared_t"') && r.statement.includes('"note" <>')).map((r) => r.name), mode: planning.rows[0]!.plan_cache_mode };
+      });
+      expect(names).to.have.length(1);
+      expect(names[0]).to.match(/^hearth_\d+$/);
+      expect(mode).to.equal('force_custom_plan');
+    });
+  }
 
   it('counts the rows a write changed', async () => {
     const bump = prepared((db: Db, id: string) => tables(db).updateTable('prepared_t').set((eb) => ({ n: eb('n', '+', 1) })).where('id', '=', id));

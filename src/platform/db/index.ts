@@ -86,7 +86,11 @@ function postgresPool(opts: DbOptions, deadline: number): pg.Pool {
     keepAlive: true,
     // Statements go out without waiting for the answer to the one before (drivers.ts).
     pipeline: true,
-    ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
+    // Statements prepared on a connection (prepared.ts) keep their parse but are planned for
+    // each run's values: a generic plan, made once while a table was small or for values the
+    // statistics cannot tell apart (a collection's rare group), scanned whole tables
+    // (make bench on a fresh database: 1,065 claims a second planned each time, 693 with it).
+    options: ['-c plan_cache_mode=force_custom_plan', ...(opts.schema ? [`-c search_path=${opts.schema}`] : [])].join(' '),
   });
   // An idle connection the server closed is dropped by the pool; the next request reports any
   // lasting failure, so this is not an error of its own.
