@@ -19,7 +19,5 @@ export interface BenchCase {
   targetRatio?: number;
   /** p99 target in ms, if the issue sets one. */
   targetP99Ms?: number;
-  /** Also measured on PostgreSQL, on one instance and on two sharing the database (see run.ts). */
-  postgres?: boolean;
   prepare(target: BenchTarget): Promise<Partial<autocannon.Options>>;
 }

@@ -4,8 +4,8 @@
 //   BENCH_DURATION (seconds per case, default 5), BENCH_WARMUP (uncounted seconds of load before
 //   each case, default 3), BENCH_CONNECTIONS (default 50), BENCH_ONLY (substring filter on case names).
 // The cases run on SQLite (or BENCH_DATABASE_URL). With a PostgreSQL URL (BENCH_DATABASE_URL, else
-// TEST_DATABASE_URL), the cases marked `postgres` run again on it: on one instance, then on two
-// instances of the same database sharing the connections (their aggregate throughput).
+// TEST_DATABASE_URL), every case runs again on it: on one instance, then on two instances of the
+// same database sharing the connections (their aggregate throughput).
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,7 +58,7 @@ async function measureInstances(name: string, c: BenchCase, targets: ReturnType<
   };
 }
 
-/** The `postgres` cases on one, then on two instances of one PostgreSQL database. */
+/** The cases on one, then on two instances of one PostgreSQL database. */
 async function postgresRows(cases: BenchCase[], baseline: Row): Promise<CaseRow[]> {
   const env = { BENCH_DATABASE_URL: postgresUrl };
   const rows: CaseRow[] = [];
@@ -92,8 +92,7 @@ async function main() {
   } finally {
     hearth.child.kill();
   }
-  const onPostgres = cases.filter((c) => c.postgres);
-  if (postgresUrl && onPostgres.length) rows.push(...(await postgresRows(onPostgres, baseline)));
+  if (postgresUrl && cases.length) rows.push(...(await postgresRows(cases, baseline)));
 
   const w = Math.max(...rows.map((r) => r.name.length));
   console.log(`\n${'case'.padEnd(w)}  ${'req/s'.padStart(9)}  ${'p50 ms'.padStart(7)}  ${'p99 ms'.padStart(7)}  ${'ratio'.padStart(6)}  notes`);

@@ -17,11 +17,11 @@ async function post(target: BenchTarget, path: string, body: unknown): Promise<a
   return res.json();
 }
 
-const byUrl = new Map<string, Promise<ChainBenchData>>();
+const byDatabase = new Map<string, Promise<ChainBenchData>>();
 
-/** Creates the bench data once per target. */
+/** Creates the bench data once per database (instances sharing one share it). */
 export function seedChainData(target: BenchTarget): Promise<ChainBenchData> {
-  let p = byUrl.get(target.baseUrl);
+  let p = byDatabase.get(target.database);
   if (!p) {
     p = (async () => {
       const entity = await post(target, '/v1/entities', {
@@ -45,7 +45,7 @@ export function seedChainData(target: BenchTarget): Promise<ChainBenchData> {
       }
       return { entityDid: entity.did as string };
     })();
-    byUrl.set(target.baseUrl, p);
+    byDatabase.set(target.database, p);
   }
   return p;
 }

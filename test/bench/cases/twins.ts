@@ -49,7 +49,6 @@ export const cases: BenchCase[] = [
     name: 'POST /v1/claims (new verified claim)',
     targetRatio: 0.25,
     targetP99Ms: 50,
-    postgres: true,
     async prepare(target) {
       await prepareCollection(target);
       const prefix = randomBytes(8).toString('hex');

@@ -1,4 +1,4 @@
-// Area B: USSD hops against SQLite. Every request uses its own sessionId (new-session dials), or
+// Area B: USSD hops (on each database the bench runs on). Every request uses its own sessionId (new-session dials), or
 // each connection walks fresh sessions three hops deep with cumulative text (dial, 1, 1*2).
 import { randomBytes } from 'node:crypto';
 import type { BenchCase } from '../case.ts';
