@@ -2,7 +2,7 @@
 // annotations. See README "Area C" and ../shared/design/chain-gateway.md.
 import type { Area, AreaContext } from '../platform/area.ts';
 import { isUnder } from '../platform/http/scope.ts';
-import { renderCosmosError } from './gateway/errors.ts';
+import { cosmosErrorRenderer } from './gateway/errors.ts';
 import { cosmosEdge, gatewayMounts, gatewayRouter } from './gateway/router.ts';
 import { buildRoutes, RouteTable } from './gateway/routes.ts';
 import { embeddedUpstream, grpcUpstream } from './gateway/upstream.ts';
@@ -46,10 +46,11 @@ export async function createChainArea(ctx: AreaContext, twins: TwinsReadPort): P
   if (config.CHAIN_GATEWAY_STYLE === 'v1') router.use(cosmosEdge(mounts, gateway));
   else for (const mount of mounts) router.use(mount, gateway);
   const isChainPath = (path: string) => mounts.some((m) => isUnder(path, m));
+  const renderError = cosmosErrorRenderer(config.CHAIN_GATEWAY_STYLE);
   return {
     uncontractedRouter: router,
     // Errors before the gateway's router (a bad request target, an outage) on a gateway path, too.
-    errorRendererFor: (req) => (isChainPath(req.path) ? renderCosmosError : undefined),
+    errorRendererFor: (req) => (isChainPath(req.path) ? renderError : undefined),
     routeLabelFor: (req) => (isChainPath(req.originalUrl.split('?')[0]!) ? 'chain' : undefined),
     grpcPort,
   };

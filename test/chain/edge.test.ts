@@ -6,8 +6,7 @@ import { expect } from 'chai';
 import { buildRequest, parseScalar } from '../../src/chain/gateway/request.ts';
 import { DisputeTargetRole } from '../../generated/proto/ixo/claims/v1beta1/claims_pb.ts';
 import { QueryDisputeBySubjectRequestSchema } from '../../generated/proto/ixo/claims/v1beta1/query_pb.ts';
-import { decodeTargetPath, redirectLocation } from '../../src/chain/gateway/target.ts';
-import { cleanPath } from '../../src/platform/http/request-target.ts';
+import { cleanPath, decodeTargetPath, goEscapedPath } from '../../src/platform/http/request-target.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('./vectors/go-strconv-base0.json', import.meta.url), 'utf8')) as Record<string, { in: string; out: string | null }[]>;
 
@@ -88,9 +87,9 @@ describe('chain gateway v1 edge', () => {
     expect(decodeTargetPath('/chain/%4')).to.equal(undefined);
   });
 
-  it('writes the Location as Go escapes a path, with the query as received', () => {
-    expect(redirectLocation('/chain/entity/did:ixo:a b', 'x=1')).to.equal('/chain/entity/did:ixo:a%20b?x=1');
-    expect(redirectLocation("/chain/é!'()*", undefined)).to.equal('/chain/%C3%A9%21%27%28%29%2A');
-    expect(redirectLocation('/chain/$&+,;=@~', '')).to.equal('/chain/$&+,;=@~?');
+  it('escapes a path for the Location as Go does (url.URL.EscapedPath)', () => {
+    expect(goEscapedPath('/chain/entity/did:ixo:a b')).to.equal('/chain/entity/did:ixo:a%20b');
+    expect(goEscapedPath("/chain/é!'()*?#")).to.equal('/chain/%C3%A9%21%27%28%29%2A%3F%23');
+    expect(goEscapedPath('/chain/$&+,;=@~')).to.equal('/chain/$&+,;=@~');
   });
 });

@@ -102,6 +102,20 @@ forEachDatabase('chain gateway routing', (t) => {
       expect(res.body.params.nftContractAddress).to.equal('Params');
     });
 
+    it('writes strings as Go encoding/json does (<, >, &, U+2028, U+2029 escaped), as application/json without charset', async () => {
+      const res = await fetch(`${server.baseUrl}/chain/entity/${encodeURIComponent('a&<b>\u2028\u2029')}`);
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('content-type')).to.equal('application/json');
+      const text = await res.text();
+      expect(text).to.contain('"id":"a\\u0026\\u003cb\\u003e\\u2028\\u2029"');
+      expect(res.headers.get('content-length')).to.equal(String(Buffer.byteLength(text)));
+      const unknown = await fetch(`${server.baseUrl}/chain/nope`);
+      expect(unknown.headers.get('content-type')).to.equal('application/json');
+      expect(await unknown.text()).to.equal(JSON.stringify(NOT_IMPLEMENTED));
+      const odd = await fetch(`${server.baseUrl}/chain/claims/claim/odd-details`);
+      expect(odd.headers.get('content-type')).to.equal('application/json');
+    });
+
     it('takes a DID with colons as one path segment, raw or percent-encoded', async () => {
       expect((await get('/chain/entity/did:ixo:entity:abc')).body.entity).to.include({ id: 'did:ixo:entity:abc', type: 'Entity' });
       expect((await get('/chain/entity/did%3Aixo%3Aentity%3Aabc')).body.entity.id).to.equal('did:ixo:entity:abc');
@@ -215,6 +229,7 @@ forEachDatabase('chain gateway routing', (t) => {
         ['/chain/entity/a%2F..%2Fparams', '/chain/entity/params'],
         ['/v1/../chain/token/params', '/chain/token/params'],
         ['/chain/entity/did:ixo:x%20y/./metadata', '/chain/entity/did:ixo:x%20y/metadata'],
+        ['/chain//entity/did%3Aixo%3Ax?a=%3A', '/chain/entity/did:ixo:x?a=%3A'],
       ]) {
         const res = await raw(path!);
         expect(res.status, path).to.equal(301);
@@ -370,13 +385,13 @@ forEachDatabase('chain gateway configuration', (t) => {
     await node?.close();
   });
 
-  async function withServer(env: Record<string, string>, fn: (get: (path: string, init?: RequestInit) => Promise<{ status: number; headers: Headers; body: any }>) => Promise<void>) {
+  async function withServer(env: Record<string, string>, fn: (get: (path: string, init?: RequestInit) => Promise<{ status: number; headers: Headers; body: any; text: string }>) => Promise<void>) {
     const server = await startTestServer(t.db, { CHAIN_GRPC_URL: node.url, ...env });
     try {
       await fn(async (path, init) => {
         const res = await fetch(server.baseUrl + path, init);
         const text = await res.text();
-        return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+        return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
       });
     } finally {
       await server.stop();
@@ -455,6 +470,8 @@ forEachDatabase('chain gateway configuration', (t) => {
       expect(post.body.code).to.equal(12);
       expect((await get('/chain/token/params/')).body).to.deep.equal({ params: { ixo1155_contract_code: '9' } });
       expect((await get('/chain/token/params', { method: 'HEAD' })).status).to.equal(200);
+      // protojson escapes DEL, not HTML characters.
+      expect((await get('/chain/entity/a%26%7F')).text).to.contain('"id":"a&\\u007f"');
       // No redirect once decoded: %2F stays inside the segment.
       expect((await get('/chain/entity/a%2F..%2Fparams', { redirect: 'manual' })).body.entity.id).to.equal('a/../params');
       expect((await get('/chain%2Ftoken%2Fparams')).status).to.equal(404);

@@ -58,6 +58,12 @@ describe('request-target rule (unit)', () => {
     expect(judgeRequestTarget('/v1/./claims')).to.deep.equal({ redirect: '/v1/claims' });
   });
 
+  it('writes the Location as Go does: each segment decoded and escaped again, an encoded slash kept, a bad escape as sent', () => {
+    expect(judgeRequestTarget('/chain//entity/did%3Aixo%3Ax?a=%3A')).to.deep.equal({ redirect: '/chain/entity/did:ixo:x?a=%3A' });
+    expect(judgeRequestTarget('/v1//entities/a%2fb%20c!')).to.deep.equal({ redirect: '/v1/entities/a%2Fb%20c%21' });
+    expect(judgeRequestTarget('/v1/./x%zz/%C3%A9')).to.deep.equal({ redirect: '/v1/x%zz/%C3%A9' });
+  });
+
   it('cleans paths as Go does: a trailing slash stays, nothing climbs above the root', () => {
     expect(cleanPath('/a/b/')).to.equal('/a/b/');
     expect(cleanPath('/a//b//')).to.equal('/a/b/');

@@ -7,6 +7,7 @@ import type { ErrorRenderer } from '../../platform/http/errors.ts';
 import { file_google_rpc_error_details } from '../../../generated/proto/google/rpc/error_details_pb.ts';
 import { QUERY_SERVICES } from '../services.ts';
 import { renderMessage, type Json } from './render.ts';
+import { sendGatewayJson, type GatewayStyle } from './reply.ts';
 
 const HTTP_FOR_GRPC: Record<Code, number> = {
   [Code.Canceled]: 408,
@@ -37,10 +38,13 @@ export function grpcCodeForHttp(status: number): number {
   return table[status] ?? (status >= 500 ? 13 : 2);
 }
 
-/** An error on a gateway path as a Cosmos node's gateway answers: its HTTP status, the gRPC code in the body. */
-export const renderCosmosError: ErrorRenderer = (err, _req, res, headers) => {
-  res.set(headers).status(err.status).json({ code: grpcCodeForHttp(err.status), message: err.detail ?? err.title, details: [] });
-};
+/** Errors on a gateway path as the node's gateway answers them: the HTTP status, the gRPC code in the body. */
+export const cosmosErrorRenderer =
+  (style: GatewayStyle): ErrorRenderer =>
+  (err, _req, res, headers) => {
+    res.set(headers);
+    sendGatewayJson(res, err.status, { code: grpcCodeForHttp(err.status), message: err.detail ?? err.title, details: [] }, style);
+  };
 
 /** Detail types a node's gateway can marshal: the standard google.rpc ones and the IXO messages. */
 const DETAIL_TYPES = createRegistry(file_google_rpc_error_details, ...QUERY_SERVICES.map((s) => s.file));

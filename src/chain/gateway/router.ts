@@ -12,12 +12,12 @@ import { cors } from '../../platform/http/cors.ts';
 import type { ApiKeyService } from '../../platform/keys/service.ts';
 import type { Logger } from '../../platform/logging.ts';
 import { methodFullName } from '../services.ts';
-import { httpStatusForGrpc, renderCosmosError, renderErrorDetails, UNMARSHALABLE_ERROR_BODY } from './errors.ts';
+import { cosmosErrorRenderer, httpStatusForGrpc, renderErrorDetails, UNMARSHALABLE_ERROR_BODY } from './errors.ts';
+import { sendGatewayJson, sendJsonText, type GatewayStyle } from './reply.ts';
 import { renderMessage } from './render.ts';
 import { buildRequest, RequestParseError } from './request.ts';
 import { RouteTable } from './routes.ts';
-import { decodeTargetPath, redirectLocation } from './target.ts';
-import { cleanPath } from '../../platform/http/request-target.ts';
+import { cleanPath, decodeTargetPath, goEscapedPath } from '../../platform/http/request-target.ts';
 import type { Upstream } from './upstream.ts';
 import { caseSensitiveRouter, isUnder } from '../../platform/http/scope.ts';
 
@@ -53,7 +53,7 @@ export function cosmosEdge(mounts: readonly string[], gateway: RequestHandler): 
     const clean = cleanPath(path);
     if (clean !== path) {
       if (!mountOf(clean)) return next();
-      res.status(301).setHeader('Location', redirectLocation(clean, q >= 0 ? req.url.slice(q + 1) : undefined));
+      res.status(301).setHeader('Location', `${goEscapedPath(clean)}${q >= 0 ? req.url.slice(q) : ''}`);
       res.end();
       return;
     }
@@ -98,15 +98,12 @@ function v1Dispatch(req: Request): { verb: string; query: string; fallback: bool
   return { verb, query: [body, urlQuery].filter(Boolean).join('&'), fallback: verb === 'POST' };
 }
 
-function sendGrpcError(res: Response, err: ConnectError, retryAfterSeconds: number): void {
+function sendGrpcError(res: Response, err: ConnectError, retryAfterSeconds: number, style: GatewayStyle): void {
   const details = renderErrorDetails(err);
-  if (!details) {
-    res.status(500).type('application/json').send(UNMARSHALABLE_ERROR_BODY);
-    return;
-  }
+  if (!details) return sendJsonText(res, 500, UNMARSHALABLE_ERROR_BODY);
   const status = httpStatusForGrpc(err.code);
   if (status === 503) res.setHeader('Retry-After', String(retryAfterSeconds));
-  res.status(status).json({ code: err.code, message: err.rawMessage, details });
+  sendGatewayJson(res, status, { code: err.code, message: err.rawMessage, details }, style);
 }
 
 export function gatewayRouter(deps: GatewayDeps): Router {
@@ -144,15 +141,16 @@ export function gatewayRouter(deps: GatewayDeps): Router {
     }
     try {
       const answer = await upstream.call(method, request);
-      res.json(renderMessage(method.output, answer));
+      sendGatewayJson(res, 200, renderMessage(method.output, answer), config.CHAIN_GATEWAY_STYLE);
     } catch (err) {
       const ce = ConnectError.from(err);
       if (httpStatusForGrpc(ce.code) >= 500) logger.warn({ method: name, code: ce.code, err: ce.cause ?? ce.rawMessage }, 'chain upstream call failed');
-      sendGrpcError(res, ce, config.RETRY_AFTER_SECONDS);
+      sendGrpcError(res, ce, config.RETRY_AFTER_SECONDS, config.CHAIN_GATEWAY_STYLE);
     }
   });
   // Errors in the Cosmos shape here, not by the app's path test: a v1 path may reach the gateway
   // only once decoded (/chain%2Fentity%2Fparams).
-  router.use(errorHandler(logger, { rendererFor: () => renderCosmosError, retryAfterSeconds: config.RETRY_AFTER_SECONDS }));
+  const renderError = cosmosErrorRenderer(config.CHAIN_GATEWAY_STYLE);
+  router.use(errorHandler(logger, { rendererFor: () => renderError, retryAfterSeconds: config.RETRY_AFTER_SECONDS }));
   return router;
 }

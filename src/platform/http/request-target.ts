@@ -7,8 +7,11 @@
 //   - a fragment (`#...`), the asterisk-form (`*`) or anything not starting with `/` is refused
 //     (400): no client sends one;
 //   - a path with empty or dot segments (`//`, `/./`, `/../`, also percent-encoded dots) is
-//     redirected to its cleaned form, as Go's ServeMux does in front of Cosmos' gateway: 301
-//     for GET and HEAD, 308 (method and body kept) for the rest.
+//     redirected to its cleaned form, as Go's ServeMux and gorilla/mux do in front of Cosmos'
+//     gateway, with the Location Go writes (each segment decoded and escaped again as Go escapes
+//     paths: `did%3Aixo` becomes `did:ixo`, an encoded slash stays one): 301 for GET and HEAD;
+//     308 for the rest, where Go answers 301 too, because clients resend a 301 as a GET without
+//     its body (a USSD callback would be lost).
 import type { RequestHandler } from 'express';
 import { badRequest } from './errors.ts';
 
@@ -37,7 +40,7 @@ export function judgeRequestTarget(target: string): TargetVerdict {
   const path = queryAt === -1 ? url : url.slice(0, queryAt);
   const query = queryAt === -1 ? '' : url.slice(queryAt);
   const cleaned = cleanPath(path);
-  if (cleaned !== path) return { redirect: `${cleaned}${query}` };
+  if (cleaned !== path) return { redirect: `${cleaned.split('/').map(goSegment).join('/')}${query}` };
   return { ok: true, url };
 }
 
@@ -51,6 +54,35 @@ export function cleanPath(path: string): string {
   }
   const cleaned = `/${out.join('/')}`;
   return path.endsWith('/') && cleaned !== '/' ? `${cleaned}/` : cleaned;
+}
+
+/** Go's URL.Path for a raw path: every %XX decoded; undefined for a bad escape (Go answers 400). */
+export function decodeTargetPath(raw: string): string | undefined {
+  if (/%(?![0-9A-Fa-f]{2})/.test(raw)) return undefined;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Characters Go's URL.EscapedPath leaves as they are; every other byte becomes %XX (upper case). */
+const PATH_SAFE = /^[A-Za-z0-9\-_.~$&+,/:;=@]$/;
+
+/** A decoded path escaped as Go escapes one (url.URL.EscapedPath), as in the Location of Go's redirects. */
+export function goEscapedPath(path: string): string {
+  let escaped = '';
+  for (const byte of Buffer.from(path, 'utf8')) {
+    const c = String.fromCharCode(byte);
+    escaped += byte < 0x80 && PATH_SAFE.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return escaped;
+}
+
+/** A raw segment as Go writes it back: decoded and escaped again, an encoded slash kept encoded; a bad escape as sent. */
+function goSegment(raw: string): string {
+  const decoded = decodeTargetPath(raw);
+  return decoded === undefined ? raw : goEscapedPath(decoded).replaceAll('/', '%2F');
 }
 
 /** First middleware of the app: every later one sees only clean origin-form targets. */
