@@ -39,7 +39,7 @@ describe('chain gateway v1 edge', () => {
       expect(role({ targetRole: '0x2' }, '')).to.equal(DisputeTargetRole.EVALUATOR);
       expect(role({}, 'targetRole=2')).to.equal(DisputeTargetRole.EVALUATOR);
       expect(role({}, 'targetRole=%2B1')).to.equal(DisputeTargetRole.SUBMITTER);
-      expect(() => role({}, 'targetRole=0x2')).to.throw('targetRole: must be one of');
+      expect(() => role({}, 'targetRole=0x2')).to.throw('0x2 is not a valid types.DisputeTargetRole');
     });
 
     it('keeps plain decimal integers in the v2 dialect', () => {
