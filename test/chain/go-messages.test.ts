@@ -94,6 +94,20 @@ forEachDatabase('chain gateway v1: Go error texts for parameters that do not par
     await expectGoError('/chain/claims/claims?pagination.limit=%4&a=1', 'invalid URL escape "%4"');
     await expectGoError('/chain/claims/claims?a%3=1', 'invalid URL escape "%3"');
   });
+
+  it('reads no query where the path binds every field of the request (the handler has no query parameters)', async () => {
+    expect((await get('/chain/token/params?x=%zz')).status).to.equal(200);
+    expect((await get('/chain/entity/did:ixo:entity:nope?pagination.limit=abc;')).body).to.deep.equal({ code: 5, message: 'entity did:ixo:entity:nope not found', details: [] });
+  });
+
+  it('parses the form of a POST the mux reroutes before any handler, even one that reads no query', async () => {
+    const post = (path: string, headers: Record<string, string>, body: string) =>
+      fetch(server.baseUrl + path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body }).then(async (res) => ({ status: res.status, body: JSON.parse(await res.text()) as unknown }));
+    expect(await post('/chain/token/params', {}, 'x=%zz')).to.deep.equal({ status: 400, body: goError('invalid URL escape "%zz"') });
+    expect(await post('/chain/token/params', {}, 'x=1')).to.have.property('status', 200);
+    // X-HTTP-Method-Override: parsed before the route is looked up (an unknown one included).
+    expect(await post('/chain/nope?x=%zz', { 'x-http-method-override': 'GET' }, '')).to.deep.equal({ status: 400, body: goError('invalid URL escape "%zz"') });
+  });
 });
 
 describe('chain gateway v1: Go error texts for scalar kinds no query proto has yet', () => {

@@ -354,6 +354,14 @@ function goParseQuery(query: string): Map<string, string[]> {
 }
 
 /**
+ * The mux's own Request.ParseForm for a form POST it reroutes (X-HTTP-Method-Override, or the
+ * path length fallback): a query or form Go cannot parse is a 400 before any handler runs.
+ */
+export function assertGoForm(query: string): void {
+  goParseQuery(query);
+}
+
+/**
  * query.go's walk along a parameter name: undefined when a part names no field (ignored), a
  * GoError where Go refuses the path.
  */
@@ -404,6 +412,8 @@ function buildGoRequest<D extends DescMessage>(desc: D, pathVars: Record<string,
       throw new RequestParseError([{ pointer: `/params/${name}`, message: err.message }], `type mismatch, parameter: ${name}, error: ${err.message}`);
     }
   }
+  // A handler whose path binds every field reads no query (its generator's HasQueryParam).
+  if (desc.fields.every((f) => Object.hasOwn(pathVars, f.name))) return create(desc, init as never);
   // The handler's filter: a parameter under a path variable's field path is skipped.
   const filters = Object.keys(pathVars).map((v) => v.split('.'));
   const setByQuery = new Set<string>();

@@ -15,7 +15,7 @@ import { methodFullName } from '../services.ts';
 import { cosmosErrorRenderer, httpStatusForGrpc, renderErrorDetails, UNMARSHALABLE_ERROR_BODY } from './errors.ts';
 import { sendGatewayJson, sendJsonText, type GatewayStyle } from './reply.ts';
 import { renderMessage } from './render.ts';
-import { buildRequest, RequestParseError } from './request.ts';
+import { assertGoForm, buildRequest, RequestParseError } from './request.ts';
 import { RouteTable } from './routes.ts';
 import { cleanPath, decodeTargetPath, goEscapedPath } from '../../platform/http/request-target.ts';
 import type { Upstream } from './upstream.ts';
@@ -81,21 +81,41 @@ function segmentsOf(req: Request): string[] {
 
 const FORM = 'application/x-www-form-urlencoded';
 
+interface Dispatch {
+  verb: string;
+  /** The parameters: the query, after the form's when one was posted. */
+  query: string;
+  /** A form POST that may be served by another method's route (the path length fallback). */
+  fallback: boolean;
+  /** A form POST routed as its X-HTTP-Method-Override. */
+  overridden: boolean;
+}
+
 /**
  * grpc-gateway v1's path length fallback: a POST whose Content-Type is exactly the form type is
  * served by the route of another method (GET here) with the form as parameters, or, with
  * X-HTTP-Method-Override, as that method. Returns the method to route and the parameters
  * (Go's Request.Form: body values before query values; a body only when the method has one).
  */
-function v1Dispatch(req: Request): { verb: string; query: string; fallback: boolean } {
+function v1Dispatch(req: Request): Dispatch {
   const q = req.url.indexOf('?');
   const urlQuery = q >= 0 ? req.url.slice(q + 1) : '';
-  if (req.method !== 'POST' || req.headers['content-type'] !== FORM) return { verb: req.method, query: urlQuery, fallback: false };
+  if (req.method !== 'POST' || req.headers['content-type'] !== FORM) return { verb: req.method, query: urlQuery, fallback: false, overridden: false };
   const override = req.get('X-HTTP-Method-Override');
   const verb = override ? override.toUpperCase() : 'POST';
-  if (!['POST', 'PUT', 'PATCH'].includes(verb)) return { verb, query: urlQuery, fallback: false };
+  if (!['POST', 'PUT', 'PATCH'].includes(verb)) return { verb, query: urlQuery, fallback: false, overridden: true };
   const body = typeof req.body === 'string' ? req.body : new URLSearchParams((req.body as Record<string, string> | undefined) ?? {}).toString();
-  return { verb, query: [body, urlQuery].filter(Boolean).join('&'), fallback: verb === 'POST' };
+  return { verb, query: [body, urlQuery].filter(Boolean).join('&'), fallback: verb === 'POST', overridden: !!override };
+}
+
+/** `parse()`, or a 400 with the parameters' errors. */
+function parseOrRefuse<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    if (err instanceof RequestParseError) throw badRequest(err.message, err.fieldErrors);
+    throw err;
+  }
 }
 
 function sendGrpcError(res: Response, err: ConnectError, retryAfterSeconds: number, style: GatewayStyle): void {
@@ -117,10 +137,13 @@ export function gatewayRouter(deps: GatewayDeps): Router {
   if (v1) router.use(express.text({ type: (req) => req.method === 'POST' && req.headers['content-type'] === FORM, limit: config.BODY_LIMIT }));
   router.use(async (req, res) => {
     const q = req.url.indexOf('?');
-    const dispatch = v1 ? v1Dispatch(req) : { verb: req.method, query: q >= 0 ? req.url.slice(q + 1) : '', fallback: false };
+    const dispatch = v1 ? v1Dispatch(req) : { verb: req.method, query: q >= 0 ? req.url.slice(q + 1) : '', fallback: false, overridden: false };
     const parts = v1 ? v1Segments(res.locals.chainPath as string) : segmentsOf(req);
+    // grpc-gateway v1's mux parses the form of a request it reroutes itself, before any handler.
+    if (dispatch.overridden) parseOrRefuse(() => assertGoForm(dispatch.query));
     const { match: own, allowed } = routes.find(dispatch.verb, parts);
     const match = own ?? (dispatch.fallback ? routes.find('GET', parts).match : undefined);
+    if (match && !own) parseOrRefuse(() => assertGoForm(dispatch.query));
     if (!match) {
       // grpc-gateway v1 answers an unknown route and a wrong method alike (its ErrUnknownURI).
       if (v1) throw new AppError(501, 'Not Implemented');
@@ -132,13 +155,7 @@ export function gatewayRouter(deps: GatewayDeps): Router {
     const method = match.route.method as DescMethodUnary;
     const name = methodFullName(method);
     if (disabled.has(name)) throw new AppError(501, 'Not Implemented', { detail: `method ${name} is disabled on this gateway` });
-    let request;
-    try {
-      request = buildRequest(method.input, match.vars, dispatch.query, config.CHAIN_GATEWAY_STYLE);
-    } catch (err) {
-      if (err instanceof RequestParseError) throw badRequest(err.message, err.fieldErrors);
-      throw err;
-    }
+    const request = parseOrRefuse(() => buildRequest(method.input, match.vars, dispatch.query, config.CHAIN_GATEWAY_STYLE));
     try {
       const answer = await upstream.call(method, request);
       sendGatewayJson(res, 200, renderMessage(method.output, answer), config.CHAIN_GATEWAY_STYLE);
