@@ -58,10 +58,25 @@ describe('request-target rule (unit)', () => {
     expect(judgeRequestTarget('/v1/./claims')).to.deep.equal({ redirect: '/v1/claims' });
   });
 
-  it('writes the Location as Go does: each segment decoded and escaped again, an encoded slash kept, a bad escape as sent', () => {
+  it('writes the Location as Go does: each segment decoded and escaped again, an encoded slash kept encoded', () => {
     expect(judgeRequestTarget('/chain//entity/did%3Aixo%3Ax?a=%3A')).to.deep.equal({ redirect: '/chain/entity/did:ixo:x?a=%3A' });
     expect(judgeRequestTarget('/v1//entities/a%2fb%20c!')).to.deep.equal({ redirect: '/v1/entities/a%2Fb%20c%21' });
-    expect(judgeRequestTarget('/v1/./x%zz/%C3%A9')).to.deep.equal({ redirect: '/v1/x%zz/%C3%A9' });
+    expect(judgeRequestTarget('/v1/./x/%C3%A9%e9')).to.deep.equal({ redirect: '/v1/x/%C3%A9%E9' });
+  });
+
+  it('never redirects to another host: a backslash, a bad escape and an encoded slash stay escaped in the Location', () => {
+    for (const [target, location] of [
+      ['/\\evil.example\\%zz//x', '/%5Cevil.example%5C%25zz/x'],
+      ['/./\\evil.example\\%', '/%5Cevil.example%5C%25'],
+      ['/\\evil.example\\%C3//', '/%5Cevil.example%5C%C3/'],
+      ['/%2F%2Fevil.example//', '/%2F%2Fevil.example/'],
+      ['//%2Fevil', '/%2Fevil'],
+      ['/..//evil.example', '/evil.example'],
+    ]) {
+      const verdict = judgeRequestTarget(target!);
+      expect(verdict, target).to.deep.equal({ redirect: location });
+      expect(new URL(location!, 'https://hearth.example').host, target).to.equal('hearth.example');
+    }
   });
 
   it('cleans paths as Go does: a trailing slash stays, nothing climbs above the root', () => {

@@ -344,7 +344,9 @@ function goParseQuery(query: string): Map<string, string[]> {
     try {
       const key = goQueryUnescape(eq < 0 ? pair : pair.slice(0, eq));
       const value = goQueryUnescape(eq < 0 ? '' : pair.slice(eq + 1));
-      form.set(key, [...(form.get(key) ?? []), value]);
+      const values = form.get(key);
+      if (values) values.push(value);
+      else form.set(key, [value]);
     } catch (err) {
       error ??= (err as GoError).message;
     }
@@ -392,7 +394,9 @@ function resolveGoPath(desc: DescMessage, parts: string[]): DescField[] | undefi
 }
 
 // query.go's valuesKeyRegexp: `name[k]=v` is name with the values k, v (Go's `.` stops at \n only).
-const GO_VALUES_KEY = /^([^\n]*)\[([^\n]*)\]$/;
+// The greedy name already ends at the last `[`: the value excludes `[`, so the match is linear
+// (RE2 is; a backtracking `[^\n]*` there was quadratic in a run of `[`).
+const GO_VALUES_KEY = /^([^\n]*)\[([^\n[]*)\]$/;
 
 /**
  * A generated v1 handler: each path variable (a failure is "type mismatch, parameter: <template

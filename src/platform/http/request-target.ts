@@ -69,20 +69,37 @@ export function decodeTargetPath(raw: string): string | undefined {
 /** Characters Go's URL.EscapedPath leaves as they are; every other byte becomes %XX (upper case). */
 const PATH_SAFE = /^[A-Za-z0-9\-_.~$&+,/:;=@]$/;
 
-/** A decoded path escaped as Go escapes one (url.URL.EscapedPath), as in the Location of Go's redirects. */
-export function goEscapedPath(path: string): string {
+/** Bytes escaped as Go escapes a path (url.URL.EscapedPath); `/` kept only as a separator. */
+function escapeBytes(bytes: Uint8Array, keepSlash: boolean): string {
   let escaped = '';
-  for (const byte of Buffer.from(path, 'utf8')) {
+  for (const byte of bytes) {
     const c = String.fromCharCode(byte);
-    escaped += byte < 0x80 && PATH_SAFE.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    escaped += byte < 0x80 && PATH_SAFE.test(c) && (keepSlash || c !== '/') ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
   }
   return escaped;
 }
 
-/** A raw segment as Go writes it back: decoded and escaped again, an encoded slash kept encoded; a bad escape as sent. */
+/** A decoded path escaped as Go escapes one (url.URL.EscapedPath), as in the Location of Go's redirects. */
+export function goEscapedPath(path: string): string {
+  return escapeBytes(Buffer.from(path, 'utf8'), true);
+}
+
+/**
+ * A raw segment as Go writes it back: its bytes (each %XX decoded, anything else as sent) escaped
+ * again. Every byte that is not plainly safe is escaped, an encoded slash, a backslash and a bad
+ * escape's `%` included, so no Location can start `//` or `/\` (another host, to a browser).
+ */
 function goSegment(raw: string): string {
-  const decoded = decodeTargetPath(raw);
-  return decoded === undefined ? raw : goEscapedPath(decoded).replaceAll('/', '%2F');
+  const bytes: number[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] === '%' && /^[0-9A-Fa-f]{2}$/.test(raw.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(raw.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else {
+      bytes.push(...Buffer.from(raw[i]!, 'utf8'));
+    }
+  }
+  return escapeBytes(Uint8Array.from(bytes), false);
 }
 
 /** First middleware of the app: every later one sees only clean origin-form targets. */
