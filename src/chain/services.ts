@@ -1,12 +1,16 @@
 // The query services this codebase compiles in. The node implements them and the gateway reads
 // their google.api.http annotations; nothing else lists methods or paths.
 import type { DescService } from '@bufbuild/protobuf';
+import type { Config } from '../config.ts';
 import { Query as ClaimsQuery } from '../../generated/proto/ixo/claims/v1beta1/query_pb.ts';
 import { Query as EntityQuery } from '../../generated/proto/ixo/entity/v1beta1/query_pb.ts';
 import { Query as IidQuery } from '../../generated/proto/ixo/iid/v1beta1/query_pb.ts';
 import { Query as TokenQuery } from '../../generated/proto/ixo/token/v1beta1/query_pb.ts';
 
 export { ClaimsQuery, EntityQuery, IidQuery, TokenQuery };
+
+/** The edge the gateway answers with (CHAIN_GATEWAY_STYLE): grpc-gateway v1 on a Cosmos node, or v2. */
+export type GatewayStyle = Config['CHAIN_GATEWAY_STYLE'];
 
 export const QUERY_SERVICES: readonly DescService[] = [EntityQuery, IidQuery, ClaimsQuery, TokenQuery];
 

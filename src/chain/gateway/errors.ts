@@ -5,9 +5,9 @@ import { create, createRegistry, fromBinary } from '@bufbuild/protobuf';
 import { Code, type ConnectError } from '@connectrpc/connect';
 import type { ErrorRenderer } from '../../platform/http/errors.ts';
 import { file_google_rpc_error_details } from '../../../generated/proto/google/rpc/error_details_pb.ts';
-import { QUERY_SERVICES } from '../services.ts';
+import { QUERY_SERVICES, type GatewayStyle } from '../services.ts';
 import { renderMessage, type Json } from './render.ts';
-import { sendGatewayJson, type GatewayStyle } from './reply.ts';
+import { sendGatewayJson } from './reply.ts';
 
 const HTTP_FOR_GRPC: Record<Code, number> = {
   [Code.Canceled]: 408,

@@ -3,19 +3,13 @@
 // with Go's encoding/json, which escapes <, > and & and the JavaScript line terminators U+2028
 // and U+2029 as \u00XX; v2 (protojson) escapes DEL as \u007f. JSON.stringify escapes none of them.
 import type { Response } from 'express';
-import type { Config } from '../../config.ts';
+import type { GatewayStyle } from '../services.ts';
 import type { Json } from './render.ts';
-
-export type GatewayStyle = Config['CHAIN_GATEWAY_STYLE'];
 
 const ESCAPED: Record<GatewayStyle, RegExp> = { v1: /[<>&\u2028\u2029]/g, v2: /\x7f/g };
 
 const unicodeEscape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
-/** `body` as the node's gateway serialises it. Only string contents can hold these characters. */
-export function gatewayJson(body: Json, style: GatewayStyle): string {
-  return JSON.stringify(body).replace(ESCAPED[style], unicodeEscape);
-}
 
 /** Sends `text` (a JSON document) as the node's gateway does: status, exact content type, length. */
 export function sendJsonText(res: Response, status: number, text: string): void {
@@ -25,6 +19,7 @@ export function sendJsonText(res: Response, status: number, text: string): void 
   res.end(text);
 }
 
+/** Sends `body` serialised as the node's gateway does (only string contents hold the escaped characters). */
 export function sendGatewayJson(res: Response, status: number, body: Json, style: GatewayStyle): void {
-  sendJsonText(res, status, gatewayJson(body, style));
+  sendJsonText(res, status, JSON.stringify(body).replace(ESCAPED[style], unicodeEscape));
 }

@@ -8,6 +8,7 @@
 // decimal integers, lenient base64, and refuses a repeated parameter.
 import { create, ScalarType, type DescEnum, type DescField, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
 import type { FieldError } from '../../platform/http/errors.ts';
+import type { GatewayStyle } from '../services.ts';
 
 export class RequestParseError extends Error {
   /** `message` replaces the "name: problem; ..." summary (v1 answers with Go's error text). */
@@ -28,8 +29,6 @@ export class RequestParseError extends Error {
 }
 
 type Init = Record<string, unknown>;
-
-export type QueryDialect = 'v1' | 'v2';
 
 // strconv.ParseBool's spellings, which v2 accepts too.
 const BOOL_VALUES: Record<string, boolean> = { true: true, True: true, TRUE: true, t: true, T: true, '1': true, false: false, False: false, FALSE: false, f: false, F: false, '0': false };
@@ -469,7 +468,7 @@ function parseDecimal(raw: string): bigint {
  * A scalar from its text. v1 reads `raw` as a Go byte string (one char per byte, as Buffer's
  * 'latin1'; ASCII is itself) and throws Go's error text.
  */
-export function parseScalar(type: ScalarType, raw: string, dialect: QueryDialect): unknown {
+export function parseScalar(type: ScalarType, raw: string, dialect: GatewayStyle): unknown {
   if (dialect === 'v1') return parseGoScalar(type, raw);
   switch (type) {
     case ScalarType.STRING:
@@ -517,7 +516,7 @@ function parseLeaf(field: DescField, raw: string): unknown {
  * Path variables are already decoded; `query` is the raw query string (without "?"). In v2 a
  * field bound by the path cannot be set by the query.
  */
-export function buildRequest<D extends DescMessage>(desc: D, pathVars: Record<string, string>, query: string, dialect: QueryDialect): MessageShape<D> {
+export function buildRequest<D extends DescMessage>(desc: D, pathVars: Record<string, string>, query: string, dialect: GatewayStyle): MessageShape<D> {
   if (dialect === 'v1') return buildGoRequest(desc, pathVars, query);
   const init: Init = {};
   const errors: FieldError[] = [];

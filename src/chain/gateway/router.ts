@@ -11,9 +11,9 @@ import { requireApiKey } from '../../platform/http/auth.ts';
 import { cors } from '../../platform/http/cors.ts';
 import type { ApiKeyService } from '../../platform/keys/service.ts';
 import type { Logger } from '../../platform/logging.ts';
-import { methodFullName } from '../services.ts';
+import { methodFullName, type GatewayStyle } from '../services.ts';
 import { cosmosErrorRenderer, httpStatusForGrpc, renderErrorDetails, UNMARSHALABLE_ERROR_BODY } from './errors.ts';
-import { sendGatewayJson, sendJsonText, type GatewayStyle } from './reply.ts';
+import { sendGatewayJson, sendJsonText } from './reply.ts';
 import { renderMessage } from './render.ts';
 import { assertGoForm, buildRequest, RequestParseError } from './request.ts';
 import { RouteTable } from './routes.ts';
@@ -139,11 +139,11 @@ export function gatewayRouter(deps: GatewayDeps): Router {
     const q = req.url.indexOf('?');
     const dispatch = v1 ? v1Dispatch(req) : { verb: req.method, query: q >= 0 ? req.url.slice(q + 1) : '', fallback: false, overridden: false };
     const parts = v1 ? v1Segments(res.locals.chainPath as string) : segmentsOf(req);
-    // grpc-gateway v1's mux parses the form of a request it reroutes itself, before any handler.
-    if (dispatch.overridden) parseOrRefuse(() => assertGoForm(dispatch.query));
     const { match: own, allowed } = routes.find(dispatch.verb, parts);
     const match = own ?? (dispatch.fallback ? routes.find('GET', parts).match : undefined);
-    if (match && !own) parseOrRefuse(() => assertGoForm(dispatch.query));
+    // grpc-gateway v1's mux parses the form of a request it reroutes itself (by its override, or
+    // to another method's route), before any handler and before it answers "no route".
+    if (dispatch.overridden || (match && !own)) parseOrRefuse(() => assertGoForm(dispatch.query));
     if (!match) {
       // grpc-gateway v1 answers an unknown route and a wrong method alike (its ErrUnknownURI).
       if (v1) throw new AppError(501, 'Not Implemented');

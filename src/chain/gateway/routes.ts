@@ -4,7 +4,7 @@
 import { getOption, type DescMethod } from '@bufbuild/protobuf';
 import { http } from '../../../generated/proto/google/api/annotations_pb.ts';
 import type { HttpRule } from '../../../generated/proto/google/api/http_pb.ts';
-import { QUERY_SERVICES } from '../services.ts';
+import { QUERY_SERVICES, type GatewayStyle } from '../services.ts';
 
 export const ANNOTATION_PREFIX = '/chain';
 
@@ -69,9 +69,7 @@ export function buildRoutes(): Route[] {
  * a last segment starting with ":" (an empty custom verb) matches nothing. v2 ignores a
  * trailing slash, wants a variable non-empty and answers HEAD as GET.
  */
-export type RouteDialect = 'v1' | 'v2';
-
-function matches(route: Route, parts: string[], dialect: RouteDialect): Record<string, string> | undefined {
+function matches(route: Route, parts: string[], dialect: GatewayStyle): Record<string, string> | undefined {
   if (route.segments.length !== parts.length) return undefined;
   const vars: Record<string, string> = {};
   for (let i = 0; i < parts.length; i++) {
@@ -89,7 +87,7 @@ function matches(route: Route, parts: string[], dialect: RouteDialect): Record<s
 export class RouteTable {
   constructor(
     readonly routes: Route[],
-    readonly dialect: RouteDialect,
+    readonly dialect: GatewayStyle,
   ) {}
 
   /** `parts` are the decoded path segments after the prefix. */
