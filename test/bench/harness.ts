@@ -2,6 +2,7 @@
 // BENCH_CONNECTIONS in flight) and the target processes (test/bench/server.ts), each in a
 // process of its own so the load generator never shares the server's event loop.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -44,6 +45,64 @@ export async function startTarget(mode: 'baseline' | 'hearth', env: NodeJS.Proce
   return { child, ...JSON.parse(line) };
 }
 
+/**
+ * CPU busy in a row's measured seconds, in cores (1 = one core all the time): the server under
+ * test (Hearth's instances, every thread of them, or the baseline), PostgreSQL (its processes on
+ * this machine) and this process (the load generator). Divided by req/s it is the CPU time each
+ * spends on a request. A ratio to the baseline depends on how many cores a case can use, which it
+ * shares with its database and its load; CPU per request does not. Read from Linux's /proc;
+ * elsewhere it is not measured.
+ */
+export interface CpuCores {
+  server: number;
+  postgres: number;
+  load: number;
+}
+
+/** Seconds of CPU each of them has used so far (the processes' user and system time). */
+type CpuSeconds = CpuCores;
+
+/** /proc's clock ticks a second (USER_HZ): 100 on every Linux Node runs on. */
+const TICKS_PER_SECOND = 100;
+
+/** Command name and user + system seconds of a process, from /proc/<pid>/stat; undefined once it has exited. */
+function processCpu(pid: string): { command: string; seconds: number } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The command name is in parentheses and may itself contain spaces or parentheses.
+  const close = stat.lastIndexOf(')');
+  const fields = stat.slice(close + 2).split(' ');
+  return { command: stat.slice(stat.indexOf('(') + 1, close), seconds: (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND };
+}
+
+function cpuSeconds(serverPids: number[]): CpuSeconds {
+  const own = process.cpuUsage();
+  let server = 0;
+  let postgres = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const p = processCpu(pid);
+    if (!p) continue;
+    if (serverPids.includes(Number(pid))) server += p.seconds;
+    else if (p.command === 'postgres') postgres += p.seconds;
+  }
+  return { server, postgres, load: (own.user + own.system) / 1e6 };
+}
+
+/** Where CPU can be read per process (Linux). */
+const cpuReadable = (() => {
+  try {
+    readFileSync('/proc/self/stat');
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
 /** One measured row: throughput, latency percentiles and failed requests. */
 export interface Row {
   name: string;
@@ -55,6 +114,8 @@ export interface Row {
   /** Connection errors and timeouts. */
   errors: number;
   non2xx: number;
+  /** CPU busy in the measured seconds (see CpuCores), when measured. */
+  cpu?: CpuCores;
 }
 
 /** p50 and p99 (nearest rank) of latencies in ms; 0 for none (the row then reports its errors). */
@@ -76,18 +137,24 @@ const CONNECT_GRACE = 15;
  * behind the others (seen: 50 connections accepted over 4 s) and count in the row's p99 as a
  * start-up artefact, not as the latency of 50 connections in use.
  */
-export async function measureHttp(name: string, opts: Partial<autocannon.Options>): Promise<Row> {
+export async function measureHttp(name: string, opts: Partial<autocannon.Options>, cpuOf: { serverPids: number[] } = { serverPids: [] }): Promise<Row> {
   const wanted = opts.connections ?? connections;
   const latencies: number[] = [];
   const answered = new Set<unknown>();
   let non2xx = 0;
   let startedAt = 0;
   let window: { from: number; to?: number } | undefined;
+  const cpu: { from?: CpuSeconds; to?: CpuSeconds } = {};
+  const windowEnds = () => {
+    if (!window || window.to !== undefined) return;
+    window.to = performance.now();
+    if (cpuReadable) cpu.to = cpuSeconds(cpuOf.serverPids);
+  };
   let stopAt: NodeJS.Timeout | undefined;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon({ connections: wanted, ...opts, duration: warmup + duration + CONNECT_GRACE } as autocannon.Options, (err, res) => {
       clearTimeout(stopAt);
-      if (window) window.to ??= performance.now();
+      windowEnds();
       if (err) reject(err instanceof Error ? err : new Error(String(err)));
       else resolve(res);
     });
@@ -96,9 +163,10 @@ export async function measureHttp(name: string, opts: Partial<autocannon.Options
       if (!window) {
         answered.add(client);
         if (answered.size < wanted || performance.now() - startedAt < warmup * 1000) return;
+        if (cpuReadable) cpu.from = cpuSeconds(cpuOf.serverPids);
         window = { from: performance.now() };
         stopAt = setTimeout(() => {
-          window!.to = performance.now();
+          windowEnds();
           instance.stop();
         }, duration * 1000);
         return;
@@ -108,10 +176,13 @@ export async function measureHttp(name: string, opts: Partial<autocannon.Options
       if (statusCode < 200 || statusCode >= 300) non2xx++;
     });
   });
+  const seconds = window ? (window.to! - window.from) / 1000 : 0;
+  const busy = (k: keyof CpuCores) => (cpu.to![k] - cpu.from![k]) / seconds;
   return {
     name,
     latencies,
-    rps: window ? latencies.length / ((window.to! - window.from) / 1000) : 0,
+    rps: window ? latencies.length / seconds : 0,
+    ...(cpu.from && cpu.to ? { cpu: { server: busy('server'), postgres: busy('postgres'), load: busy('load') } } : {}),
     ...latencyPercentiles(latencies),
     // Over the whole run, warm-up included, so no failure is left out; connections that never
     // answered count too.

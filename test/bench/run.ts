@@ -7,6 +7,7 @@
 // TEST_DATABASE_URL), every case runs again on it: on one instance, then on two instances of the
 // same database sharing the connections (their aggregate throughput).
 import { readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchCase } from './case.ts';
@@ -30,7 +31,16 @@ async function loadCases(): Promise<BenchCase[]> {
 
 const fmt = (n: number, w: number) => n.toFixed(n >= 100 ? 0 : 1).padStart(w);
 
-const benchTarget = (t: Target, database: string) => ({ baseUrl: `http://127.0.0.1:${t.port}`, key: t.key!, database });
+const benchTarget = (t: Target, database: string) => ({ baseUrl: `http://127.0.0.1:${t.port}`, key: t.key!, database, pid: t.child.pid! });
+
+const CPU_WIDTH = 34;
+
+/** CPU time per request of the server, the database and the load generator, and their sum (harness.ts CpuCores). */
+function cpuPerRequest({ cpu, rps }: Row): string {
+  if (!cpu || !rps) return '-';
+  const ms = (cores: number) => ((cores * 1000) / rps).toFixed(3);
+  return `${ms(cpu.server)} + ${ms(cpu.postgres)} + ${ms(cpu.load)} = ${ms(cpu.server + cpu.postgres + cpu.load)}`;
+}
 
 /** Ratio to the baseline and the verdict against the case's targets. */
 function judge(c: BenchCase, row: CaseRow, baseline: Row): CaseRow {
@@ -47,7 +57,9 @@ function judge(c: BenchCase, row: CaseRow, baseline: Row): CaseRow {
 async function measureInstances(name: string, c: BenchCase, targets: ReturnType<typeof benchTarget>[]): Promise<CaseRow> {
   const options = await Promise.all(targets.map((t) => c.prepare(t)));
   const share = Math.ceil(connections / targets.length);
-  const rows = await Promise.all(options.map((o, i) => measureHttp(`${name} #${i}`, { ...o, connections: share })));
+  // The runs' windows start and end together: the first one's CPU reading counts every instance.
+  const everyInstance = { serverPids: targets.map((t) => t.pid) };
+  const rows = await Promise.all(options.map((o, i) => measureHttp(`${name} #${i}`, { ...o, connections: share }, i === 0 ? everyInstance : undefined)));
   const latencies = rows.flatMap((r) => r.latencies ?? []);
   return {
     name,
@@ -55,6 +67,7 @@ async function measureInstances(name: string, c: BenchCase, targets: ReturnType<
     ...latencyPercentiles(latencies),
     errors: rows.reduce((sum, r) => sum + r.errors, 0),
     non2xx: rows.reduce((sum, r) => sum + r.non2xx, 0),
+    ...(rows[0]!.cpu ? { cpu: rows[0]!.cpu } : {}),
   };
 }
 
@@ -66,7 +79,7 @@ async function postgresRows(cases: BenchCase[], baseline: Row): Promise<CaseRow[
   let second: Target | undefined;
   try {
     const one = benchTarget(first, postgresUrl!);
-    for (const c of cases) rows.push(judge(c, await measureHttp(`${c.name} [PostgreSQL]`, await c.prepare(one)), baseline));
+    for (const c of cases) rows.push(judge(c, await measureHttp(`${c.name} [PostgreSQL]`, await c.prepare(one), { serverPids: [one.pid] }), baseline));
     second = await startTarget('hearth', env);
     const two = [one, benchTarget(second, postgresUrl!)];
     for (const c of cases) rows.push(judge(c, await measureInstances(`${c.name} [PostgreSQL, 2 instances]`, c, two), baseline));
@@ -79,26 +92,26 @@ async function postgresRows(cases: BenchCase[], baseline: Row): Promise<CaseRow[
 
 async function main() {
   const cases = await loadCases();
-  console.log(`Benchmark: ${connections} connections, ${duration}s per case, 127.0.0.1, node ${process.version}`);
+  console.log(`Benchmark: ${connections} connections, ${duration}s per case, 127.0.0.1, node ${process.version}, ${availableParallelism()} cores`);
   const baselineTarget = await startTarget('baseline');
-  const baseline = await measureHttp('bare Express 5 baseline', { url: `http://127.0.0.1:${baselineTarget.port}/baseline` });
+  const baseline = await measureHttp('bare Express 5 baseline', { url: `http://127.0.0.1:${baselineTarget.port}/baseline` }, { serverPids: [baselineTarget.child.pid!] });
   baselineTarget.child.kill();
 
   const hearth = await startTarget('hearth');
   const target = benchTarget(hearth, process.env.BENCH_DATABASE_URL || 'sqlite');
   const rows: CaseRow[] = [baseline];
   try {
-    for (const c of cases) rows.push(judge(c, await measureHttp(c.name, await c.prepare(target)), baseline));
+    for (const c of cases) rows.push(judge(c, await measureHttp(c.name, await c.prepare(target), { serverPids: [target.pid] }), baseline));
   } finally {
     hearth.child.kill();
   }
   if (postgresUrl && cases.length) rows.push(...(await postgresRows(cases, baseline)));
 
   const w = Math.max(...rows.map((r) => r.name.length));
-  console.log(`\n${'case'.padEnd(w)}  ${'req/s'.padStart(9)}  ${'p50 ms'.padStart(7)}  ${'p99 ms'.padStart(7)}  ${'ratio'.padStart(6)}  notes`);
+  console.log(`\n${'case'.padEnd(w)}  ${'req/s'.padStart(9)}  ${'p50 ms'.padStart(7)}  ${'p99 ms'.padStart(7)}  ${'ratio'.padStart(6)}  ${'CPU ms per request: server+db+load'.padEnd(CPU_WIDTH)}  notes`);
   for (const r of rows) {
     console.log(
-      `${r.name.padEnd(w)}  ${fmt(r.rps, 9)}  ${fmt(r.p50, 7)}  ${fmt(r.p99, 7)}  ${(r.ratio === undefined ? 'base' : (r.ratio * 100).toFixed(0) + '%').padStart(6)}  ${r.verdict ?? ''}`,
+      `${r.name.padEnd(w)}  ${fmt(r.rps, 9)}  ${fmt(r.p50, 7)}  ${fmt(r.p99, 7)}  ${(r.ratio === undefined ? 'base' : (r.ratio * 100).toFixed(0) + '%').padStart(6)}  ${cpuPerRequest(r).padEnd(CPU_WIDTH)}  ${r.verdict ?? ''}`,
     );
   }
 }
