@@ -65,7 +65,12 @@ type CpuSeconds = CpuCores;
 /** /proc's clock ticks a second (USER_HZ): 100 on every Linux Node runs on. */
 const TICKS_PER_SECOND = 100;
 
-/** Command name and user + system seconds of a process, from /proc/<pid>/stat; undefined once it has exited. */
+/**
+ * Command name and user + system seconds of a process and of its children it has reaped, from
+ * /proc/<pid>/stat; undefined once it has exited. With the reaped children's, a PostgreSQL
+ * backend that exits in a row (an idle pooled connection closed) moves its CPU to the postmaster
+ * instead of taking it out of the sum.
+ */
 function processCpu(pid: string): { command: string; seconds: number } | undefined {
   let stat: string;
   try {
@@ -76,7 +81,7 @@ function processCpu(pid: string): { command: string; seconds: number } | undefin
   // The command name is in parentheses and may itself contain spaces or parentheses.
   const close = stat.lastIndexOf(')');
   const fields = stat.slice(close + 2).split(' ');
-  return { command: stat.slice(stat.indexOf('(') + 1, close), seconds: (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND };
+  return { command: stat.slice(stat.indexOf('(') + 1, close), seconds: (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND };
 }
 
 function cpuSeconds(serverPids: number[]): CpuSeconds {
