@@ -4,7 +4,7 @@
 // generated *.pb.gw.go handler, strconv, encoding/base64, net/url).
 import { ScalarType } from '@bufbuild/protobuf';
 import { expect } from 'chai';
-import { parseScalar } from '../../src/chain/gateway/request.ts';
+import { parseGoScalar } from '../../src/chain/gateway/request.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -113,7 +113,7 @@ forEachDatabase('chain gateway v1: Go error texts for parameters that do not par
 describe('chain gateway v1: Go error texts for scalar kinds no query proto has yet', () => {
   const message = (type: ScalarType, raw: string) => {
     try {
-      return String(parseScalar(type, raw, 'v1'));
+      return String(parseGoScalar(type, raw));
     } catch (err) {
       return (err as Error).message;
     }

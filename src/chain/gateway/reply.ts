@@ -10,7 +10,6 @@ const ESCAPED: Record<GatewayStyle, RegExp> = { v1: /[<>&\u2028\u2029]/g, v2: /\
 
 const unicodeEscape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
-
 /** Sends `text` (a JSON document) as the node's gateway does: status, exact content type, length. */
 export function sendJsonText(res: Response, status: number, text: string): void {
   // setHeader, not Express' set, which appends a charset to a JSON type.

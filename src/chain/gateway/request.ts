@@ -255,8 +255,11 @@ function goBase64ErrorAt(src: string, alphabet: string): number | undefined {
   return undefined;
 }
 
-/** grpc-gateway v1's runtime conversion of each scalar kind (convert.go), on a byte string. */
-function parseGoScalar(type: ScalarType, raw: string): unknown {
+/**
+ * grpc-gateway v1's runtime conversion of each scalar kind (convert.go). `raw` is a Go byte
+ * string (one char per byte, as Buffer's 'latin1'; ASCII is itself); throws Go's error text.
+ */
+export function parseGoScalar(type: ScalarType, raw: string): unknown {
   switch (type) {
     case ScalarType.STRING:
       return fromGoBytes(raw);
@@ -464,12 +467,8 @@ function parseDecimal(raw: string): bigint {
   return BigInt(raw);
 }
 
-/**
- * A scalar from its text. v1 reads `raw` as a Go byte string (one char per byte, as Buffer's
- * 'latin1'; ASCII is itself) and throws Go's error text.
- */
-export function parseScalar(type: ScalarType, raw: string, dialect: GatewayStyle): unknown {
-  if (dialect === 'v1') return parseGoScalar(type, raw);
+/** A scalar from its text, as v2 reads it (v1: parseGoScalar). */
+export function parseScalar(type: ScalarType, raw: string): unknown {
   switch (type) {
     case ScalarType.STRING:
       return raw;
@@ -509,7 +508,7 @@ function parseLeaf(field: DescField, raw: string): unknown {
     if (n !== undefined && e.values.some((v) => v.number === n)) return n;
     throw new Error(`must be one of ${e.values.map((v) => v.name).join(', ')}`);
   }
-  return parseScalar(field.scalar!, raw, 'v2');
+  return parseScalar(field.scalar!, raw);
 }
 
 /**

@@ -91,6 +91,12 @@ interface Dispatch {
   overridden: boolean;
 }
 
+/** The request as it came: its method, its URL's query, no rerouting (v2, and v1 but for a form POST). */
+function plainDispatch(req: Request): Dispatch {
+  const q = req.url.indexOf('?');
+  return { verb: req.method, query: q >= 0 ? req.url.slice(q + 1) : '', fallback: false, overridden: false };
+}
+
 /**
  * grpc-gateway v1's path length fallback: a POST whose Content-Type is exactly the form type is
  * served by the route of another method (GET here) with the form as parameters, or, with
@@ -98,9 +104,9 @@ interface Dispatch {
  * (Go's Request.Form: body values before query values; a body only when the method has one).
  */
 function v1Dispatch(req: Request): Dispatch {
-  const q = req.url.indexOf('?');
-  const urlQuery = q >= 0 ? req.url.slice(q + 1) : '';
-  if (req.method !== 'POST' || req.headers['content-type'] !== FORM) return { verb: req.method, query: urlQuery, fallback: false, overridden: false };
+  const plain = plainDispatch(req);
+  if (req.method !== 'POST' || req.headers['content-type'] !== FORM) return plain;
+  const urlQuery = plain.query;
   const override = req.get('X-HTTP-Method-Override');
   const verb = override ? override.toUpperCase() : 'POST';
   if (!['POST', 'PUT', 'PATCH'].includes(verb)) return { verb, query: urlQuery, fallback: false, overridden: true };
@@ -136,8 +142,7 @@ export function gatewayRouter(deps: GatewayDeps): Router {
   // Only v1 reads a body, and only a form posted for the path length fallback.
   if (v1) router.use(express.text({ type: (req) => req.method === 'POST' && req.headers['content-type'] === FORM, limit: config.BODY_LIMIT }));
   router.use(async (req, res) => {
-    const q = req.url.indexOf('?');
-    const dispatch = v1 ? v1Dispatch(req) : { verb: req.method, query: q >= 0 ? req.url.slice(q + 1) : '', fallback: false, overridden: false };
+    const dispatch = v1 ? v1Dispatch(req) : plainDispatch(req);
     const parts = v1 ? v1Segments(res.locals.chainPath as string) : segmentsOf(req);
     const { match: own, allowed } = routes.find(dispatch.verb, parts);
     const match = own ?? (dispatch.fallback ? routes.find('GET', parts).match : undefined);
