@@ -5,7 +5,7 @@ import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
 import type {
   UssdDebugResponse, UssdRequest, UssdSessionEvent, UssdSessionEventRecorded, UssdSessionsResponse,
 } from '../../generated/openapi/types.gen.ts';
-import { badRequest, notFound, toAppError, unavailable } from '../platform/http/errors.ts';
+import { badRequest, noRoute, toAppError, unavailable } from '../platform/http/errors.ts';
 import { sendUssdText } from './reply.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
 import type { Logger } from '../platform/logging.ts';
@@ -24,7 +24,7 @@ export function ussdGate(rateLimit: RequestHandler, debugEnabled: boolean): Rout
   const router = caseSensitiveRouter();
   router.use('/api/ussd', rateLimit);
   if (!debugEnabled) {
-    router.use(['/api/ussd/debug', '/api/ussd/sessions'], (req, _res, next) => next(notFound(`No route for ${req.method} ${req.path}.`)));
+    router.use(['/api/ussd/debug', '/api/ussd/sessions'], (req, _res, next) => next(noRoute(req)));
   }
   return router;
 }

@@ -416,6 +416,8 @@ forEachDatabase('USSD operator endpoints', (t) => {
       for (const path of ['/api/ussd/sessions', '/api/ussd/debug/abc']) {
         const res = await fetch(server.baseUrl + path, { headers: { Authorization: `Bearer ${key}` } });
         expect(res.status).to.equal(404);
+        // The whole path, not the part after the router's mount point.
+        expect(((await res.json()) as { detail: string }).detail).to.equal(`No route for GET ${path}.`);
       }
     } finally {
       await server.stop();

@@ -3,7 +3,7 @@
 // sections). An excluded plugin was never created: no tools, routes, state or prompt section.
 import type { RequestHandler } from 'express';
 import type { AgentContext, AgentPlugins, ExcludedPlugin, PromptSection, ToolDefinition as ToolSchema } from '../../../generated/openapi/types.gen.ts';
-import { notFound } from '../../platform/http/errors.ts';
+import { noRoute } from '../../platform/http/errors.ts';
 import { scopedRouter } from '../../platform/http/scope.ts';
 import type { Logger } from '../../platform/logging.ts';
 import { resolvePlugins, type FeaturesSource } from './features.ts';
@@ -117,7 +117,7 @@ export class AgentRuntime {
   unloadedRoutesGuard(): RequestHandler {
     return (req, _res, next) => {
       if (this.unloadedPaths.has(routeKey(req.path))) {
-        next(notFound(`No route for ${req.method} ${req.path}: the plugin serving it is not loaded.`));
+        next(noRoute(req, 'the plugin serving it is not loaded'));
         return;
       }
       next();

@@ -143,6 +143,9 @@ function parsesAsJson(text: string): boolean {
   }
 }
 
+/** The path of a request as it came (after the request-target rule), wherever a router is mounted. */
+const requestPath = (req: Request) => req.originalUrl.split('?')[0]!;
+
 export function problemBody(err: AppError, req: Request) {
   const ids = requestContextOf(req);
   return {
@@ -150,7 +153,7 @@ export function problemBody(err: AppError, req: Request) {
     title: err.title,
     status: err.status,
     ...(err.detail ? { detail: err.detail } : {}),
-    instance: req.originalUrl.split('?')[0],
+    instance: requestPath(req),
     ...(err.errors?.length ? { errors: err.errors } : {}),
     ...(err.extensions ?? {}),
     ...(ids ? { requestId: ids.requestId, traceId: ids.traceId } : {}),
@@ -186,7 +189,13 @@ export function errorHandler(
   };
 }
 
+/**
+ * 404 for a request no route answers, naming its whole path (in a router mounted on a path,
+ * req.path is only the rest of it). `why` is said after the path.
+ */
+export const noRoute = (req: Request, why?: string) => notFound(`No route for ${req.method} ${requestPath(req)}${why ? `: ${why}` : ''}.`);
+
 /** 404 for anything no router answered; rendered by errorHandler in the area's shape. */
 export const notFoundHandler: RequestHandler = (req, _res, next) => {
-  next(notFound(`No route for ${req.method} ${req.path}.`));
+  next(noRoute(req));
 };
