@@ -35,11 +35,12 @@ export function ussdTwinsPort(
       throw asClaimRefusal(err);
     });
   return {
-    async newHousehold(trx, { customerId, village }) {
-      // The name stays in the USSD account; the twin carries no personal data beyond the village.
+    async newHousehold(trx, { village }) {
+      // The name and the Customer ID (half of the household's login) stay in the USSD account; the
+      // twin, which any twins:read key can list, carries no personal data beyond the village.
       const entity = await twins.entities.checkNew(trx, principal, {
         type: HOUSEHOLD_ENTITY_TYPE,
-        properties: { customerId, channel: 'ussd', ...(village ? { village } : {}) },
+        properties: { channel: 'ussd', ...(village ? { village } : {}) },
       });
       return { did: entity.did, store: (storeTrx) => twins.entities.insertNew(storeTrx, entity) };
     },

@@ -4,6 +4,8 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { ConfigError, configWith } from '../../src/config.ts';
+import type { MigrationDb } from '../../src/platform/db/migrations/index.ts';
+import { up as withoutCustomerIds } from '../../src/platform/db/migrations/207_ussd_household_without_customer_id.ts';
 import { CollectionService } from '../../src/twins/index.ts';
 import type { UssdTwinsPort } from '../../src/ussd/index.ts';
 import { ussdTwinsPort } from '../../src/ussd/twins-adapter.ts';
@@ -39,8 +41,23 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     expect(entity.body.did).to.equal(account.household_did);
     expect(entity.body.type).to.equal('Household');
     expect(entity.body.controller).to.equal(GATEWAY_DID);
-    expect(entity.body.properties.customerId).to.equal(customerId);
-    expect(JSON.stringify(entity.body)).to.not.include('Jane');
+    expect(entity.body.properties).to.deep.equal({ channel: 'ussd', village: 'Kibera' });
+    // Neither the name nor the Customer ID (half of the login) is readable through area A.
+    expect(JSON.stringify(entity.body)).to.not.include('Jane').and.not.include(customerId);
+  });
+
+  it('migration 207 takes the Customer ID out of the twins of households created before it', async () => {
+    const s = new GatewaySession([server.baseUrl]);
+    const customerId = await createAccount(s, '24680');
+    const { household_did: did } = await t.db.selectFrom('ussd_accounts').select('household_did').where('customer_id', '=', customerId).executeTakeFirstOrThrow();
+    // As the twin was stored before: the ID beside the other properties.
+    await t.db.updateTable('twin_entities').set({ properties: JSON.stringify({ customerId, channel: 'ussd', village: 'Kisumu' }) }).where('did', '=', did!).execute();
+    const other = await t.db.selectFrom('twin_entities').select(['did', 'properties']).where('did', '<>', did!).orderBy('did').execute();
+    await withoutCustomerIds(t.db as unknown as MigrationDb);
+    const after = await get(`/v1/entities/${encodeURIComponent(did!)}`);
+    expect(after.body.properties).to.deep.equal({ channel: 'ussd', village: 'Kisumu' });
+    // Entities that are not a USSD household's are left as they were.
+    expect(await t.db.selectFrom('twin_entities').select(['did', 'properties']).where('did', '<>', did!).orderBy('did').execute()).to.deep.equal(other);
   });
 
   it('3 logged days become a KPT claim through the claim service; claim status reads it back', async () => {
