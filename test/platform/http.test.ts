@@ -160,13 +160,18 @@ describe('request values that cannot be stored', () => {
     expect(jsonPointer('body', 'a/b', 'c~d', 0)).to.equal('/body/a~1b/c~0d/0');
   });
 
-  it('finds the first NUL string or key, non-finite number, or over-deep nesting', () => {
+  it('finds the first NUL or lone-surrogate string or key, non-finite number, or over-deep nesting', () => {
     expect(unstorableValue({ a: [1, 'ok', { b: null, c: true }] })).to.equal(undefined);
     expect(unstorableValue({ a: [1, 'x\u0000'] }, ['body'])).to.deep.include({ pointer: '/body/a/1', rule: 'no-nul-character' });
     expect(unstorableValue({ 'k\u0000': 1 }, ['body'])).to.deep.include({ pointer: '/body/k\u0000', rule: 'no-nul-character' });
     expect(unstorableValue(JSON.parse('{"n":[1e400]}'), ['body'])).to.deep.include({ pointer: '/body/n/0', rule: 'finite-number' });
     // The path walked into a clean member is left again before the next one.
     expect(unstorableValue({ a: { b: [1, { c: 2 }] }, d: 'x\u0000' }, ['body'])).to.deep.include({ pointer: '/body/d', rule: 'no-nul-character' });
+    expect(unstorableValue(JSON.parse('{"a":["x\\ud800y"]}'), ['body'])).to.deep.include({ pointer: '/body/a/0', rule: 'no-lone-surrogate' });
+    expect(unstorableValue(JSON.parse('{"a":"\\udc00"}'), ['body'])).to.deep.include({ pointer: '/body/a', rule: 'no-lone-surrogate' });
+    expect(unstorableValue(JSON.parse('{"k\\udbff":1}'), ['body'])).to.deep.include({ pointer: '/body/k\udbff', rule: 'no-lone-surrogate' });
+    // A surrogate pair is one character (😀), and fine.
+    expect(unstorableValue(JSON.parse('{"a":"\\ud83d\\ude00"}'), ['body'])).to.equal(undefined);
     expect(unstorableValue(JSON.parse('['.repeat(70) + ']'.repeat(70)))).to.deep.include({ rule: 'max-depth' });
     expect(unstorableValue(JSON.parse('['.repeat(60) + ']'.repeat(60)))).to.equal(undefined);
   });
@@ -463,6 +468,48 @@ forEachDatabase('app assembly', (t) => {
     expect(await ussd.text()).to.equal('END Invalid input. Please try again.');
     expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', 'nul-test').executeTakeFirst()).to.equal(undefined);
     const chain = await fetch(`${server.baseUrl}/chain/entity?pagination.key=%00`);
+    expect(chain.status).to.equal(400);
+    expect(await chain.json()).to.include({ code: 3 });
+    // A rerouted form POST is a query too.
+    const form = await fetch(`${server.baseUrl}/chain/claims/claims`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'pagination.limit=1&x=%00' });
+    expect(form.status).to.equal(400);
+    expect(await form.json()).to.include({ code: 3 });
+  });
+
+  it('a lone surrogate (not text: RFC 7493) is a 400 naming it, in every area, and nothing is stored', async () => {
+    const key = await createTestKey(t.db);
+    const send = (method: string, path: string, body: string, headers: Record<string, string> = {}) =>
+      fetch(`${server.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body });
+    const lone = { pointer: '/body/name', message: 'must not contain a lone surrogate (half of a UTF-16 pair), which is not a character', rule: 'no-lone-surrogate' };
+    const collection = await send('POST', '/v1/collections', '{"id":"lone-test","name":"a\\ud800b"}', { 'idempotency-key': 'lone-1' });
+    expect(collection.status).to.equal(400);
+    expect((await collection.json()).errors).to.deep.equal([lone]);
+    expect(await t.db.selectFrom('kpt_collections').selectAll().where('id', '=', 'lone-test').executeTakeFirst()).to.equal(undefined);
+    const claim = await send(
+      'POST',
+      '/v1/claims',
+      JSON.stringify({
+        type: 'KPTClaim',
+        collectionId: 'default',
+        householdId: 'did:ixo:entity:00000000000000000000000000000077',
+        testGroup: 'reference',
+        fuelMeasurements: { total: 7.5, dailyLogs: [2.5, 2.4, 2.6] },
+        externalFactors: { season: 'long', culturalEvents: ['none'], occupationalFactors: ['x'] },
+      }).replace('"long"', '"long\\udfff"'),
+    );
+    expect(claim.status).to.equal(400);
+    expect((await claim.json()).errors[0]).to.include({ pointer: '/body/externalFactors/season', rule: 'no-lone-surrogate' });
+    expect(await t.db.selectFrom('kpt_claims').selectAll().where('household_did', '=', 'did:ixo:entity:00000000000000000000000000000077').execute()).to.deep.equal([]);
+    const verify = await send('POST', '/v1/credentials/verify', '{"verifiableCredential":{"credentialSubject":{"a":"\\ud800"}}}');
+    expect(verify.status).to.equal(400);
+    expect((await verify.json()).errors[0]).to.include({ pointer: '/body/verifiableCredential/credentialSubject/a', rule: 'no-lone-surrogate' });
+    const preference = await send('POST', '/agent/tools/set_user_preferences/invoke', '{"roomId":"lone","arguments":{"userName":"x\\ud800"}}');
+    expect(preference.status).to.equal(400);
+    expect(await t.db.selectFrom('agent_user_preferences').selectAll().where('room_id', '=', 'lone').execute()).to.deep.equal([]);
+    const ussd = await send('POST', '/api/ussd', JSON.stringify({ sessionId: 'lone-test', serviceCode: '*384#', phoneNumber: '+254712345678', text: '1' }).replace('"1"', '"1\\ud800"'));
+    expect(await ussd.text()).to.equal('END Invalid input. Please try again.');
+    expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', 'lone-test').executeTakeFirst()).to.equal(undefined);
+    const chain = await fetch(`${server.baseUrl}/chain/entity?pagination.key=%ED%A0%80`);
     expect(chain.status).to.equal(400);
     expect(await chain.json()).to.include({ code: 3 });
   });

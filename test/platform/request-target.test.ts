@@ -9,7 +9,7 @@ import { operationOf, operationResolver } from '../../src/platform/http/operatio
 import { loadOpenApiDocument } from '../../src/platform/contract.ts';
 import { contractOnly } from '../../src/platform/openapi.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 
 interface RawAnswer {
   status: number;
@@ -18,10 +18,11 @@ interface RawAnswer {
 }
 
 /** Sends `target` as the request line's target, byte for byte (no client normalises it). */
-function rawRequest(baseUrl: string, method: string, target: string, body?: string): Promise<RawAnswer> {
+function rawRequest(baseUrl: string, method: string, target: string, body?: string, key?: string): Promise<RawAnswer> {
   const { hostname, port } = new URL(baseUrl);
+  const headers = { ...(body ? { 'Content-Type': 'application/json' } : {}), ...(key ? { Authorization: `Bearer ${key}` } : {}) };
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: hostname, port, method, path: target, headers: body ? { 'Content-Type': 'application/json' } : {} }, (res) => {
+    const req = httpRequest({ host: hostname, port, method, path: target, headers }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c) => (text += c));
@@ -42,6 +43,21 @@ describe('request-target rule (unit)', () => {
   it('reduces absolute-form to origin-form', () => {
     expect(judgeRequestTarget('http://example.org/v1/claims?x=1')).to.deep.equal({ ok: true, url: '/v1/claims?x=1' });
     expect(judgeRequestTarget('HTTPS://example.org')).to.deep.equal({ ok: true, url: '/' });
+    expect(judgeRequestTarget('http://example.org:8080?x=1')).to.deep.equal({ ok: true, url: '/?x=1' });
+  });
+
+  it('judges an absolute-form target by the path as sent, before a URL parser resolves its dot segments', () => {
+    expect(judgeRequestTarget('http://x/v1/claims/../claims')).to.deep.equal({ redirect: '/v1/claims' });
+    expect(judgeRequestTarget('http://x/./health')).to.deep.equal({ redirect: '/health' });
+    expect(judgeRequestTarget('http://x/%2e/chain/token/params?a=1')).to.deep.equal({ redirect: '/chain/token/params?a=1' });
+  });
+
+  it('refuses a path whose escapes are not UTF-8 text or decode to NUL', () => {
+    for (const target of ['/v1/claims/kpt_%zz', '/chain/entity/%E0%A4%A', '/v1/entities/did:ixo:entity:%ED%A0%80', '/x/%FF', '/chain/entity/x%00y', 'http://h/api/ussd/debug/a%00b']) {
+      expect(judgeRequestTarget(target), target).to.have.property('ok', false);
+    }
+    // In the query, each area reads the value itself (input.ts refuses NUL there).
+    expect(judgeRequestTarget('/v1/claims/kpt_%C3%A9?x=%00')).to.deep.equal({ ok: true, url: '/v1/claims/kpt_%C3%A9?x=%00' });
   });
 
   it('refuses fragments, the asterisk-form and targets that are no path', () => {
@@ -219,6 +235,21 @@ forEachDatabase('no odd request-target reaches a handler unauthenticated', (t) =
     expect(verify.status).to.equal(400);
   });
 
+  it('a path with an escaped NUL or escapes that are not UTF-8 is a 400 in each area shape, on either database', async () => {
+    const key = await createTestKey(t.db, { scopes: ['twins:read', 'claims:read', 'ussd:debug', 'agent:read'] });
+    for (const target of ['/v1/claims/kpt_%00', '/v1/entities/did:ixo:entity:%ED%A0%80', '/api/ussd/debug/a%00b', '/agent/tools/x%00/invoke']) {
+      const res = await rawRequest(server.baseUrl, 'GET', target, undefined, key);
+      expect(res.status, target).to.equal(400);
+      expect(res.headers['content-type'], target).to.match(/^application\/problem\+json/);
+      expect(JSON.parse(res.body), target).to.include({ type: 'urn:hearth:problem:invalid-request-target' });
+    }
+    for (const target of ['/chain/entity/x%00y', '/chain/claims/claim/%00', '/chain/entity/%FF/metadata']) {
+      const res = await rawRequest(server.baseUrl, 'GET', target);
+      expect(res.status, target).to.equal(400);
+      expect(JSON.parse(res.body), target).to.include({ code: 3 });
+    }
+  });
+
   it('a USSD hop with a fragment is END Invalid input and stores no session', async () => {
     const hop = JSON.stringify({ sessionId: 'frag-1', serviceCode: '*384#', phoneNumber: 'not-a-phone', text: '' });
     const res = await rawRequest(server.baseUrl, 'POST', '/api/ussd#', hop);
@@ -234,6 +265,12 @@ forEachDatabase('no odd request-target reaches a handler unauthenticated', (t) =
     const health = await rawRequest(server.baseUrl, 'GET', 'http://attacker.example/health');
     expect(health.status).to.equal(200);
     expect(JSON.parse(health.body)).to.include({ status: 'ok' });
+  });
+
+  it('an absolute-form target with dot segments is redirected as its origin-form is', async () => {
+    const res = await rawRequest(server.baseUrl, 'GET', 'http://x/v1/claims/../claims');
+    expect(res.status).to.equal(301);
+    expect(res.headers.location).to.equal('/v1/claims');
   });
 
   it('a dot or empty segment is redirected to the cleaned path: 301 for GET, 308 for other methods', async () => {

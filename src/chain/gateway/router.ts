@@ -19,6 +19,7 @@ import { assertGoForm, buildRequest, RequestParseError } from './request.ts';
 import { RouteTable } from './routes.ts';
 import { cleanPath, decodeTargetPath, goEscapedPath } from '../../platform/http/request-target.ts';
 import type { Upstream } from './upstream.ts';
+import { unstorableForm } from '../../platform/http/input.ts';
 import { caseSensitiveRouter, isUnder } from '../../platform/http/scope.ts';
 
 export interface GatewayDeps {
@@ -48,8 +49,8 @@ export function cosmosEdge(mounts: readonly string[], gateway: RequestHandler): 
   return (req, res, next) => {
     const q = req.url.indexOf('?');
     const rawPath = q >= 0 ? req.url.slice(0, q) : req.url;
-    const path = decodeTargetPath(rawPath);
-    if (path === undefined) return mountOf(rawPath) ? next(badRequest('The path is not valid percent-encoding.')) : next();
+    // The request-target rule (app.ts) let through only paths that decode.
+    const path = decodeTargetPath(rawPath)!;
     const clean = cleanPath(path);
     if (clean !== path) {
       if (!mountOf(clean)) return next();
@@ -72,11 +73,8 @@ function v1Segments(rest: string): string[] {
 /** v2: decoded path segments after the mount point; a trailing slash adds nothing. */
 function segmentsOf(req: Request): string[] {
   const raw = req.path.split('/').filter((s, i, all) => s !== '' || (i > 0 && i < all.length - 1));
-  try {
-    return raw.map((s) => decodeURIComponent(s));
-  } catch {
-    throw badRequest('The path is not valid percent-encoding.');
-  }
+  // The request-target rule (app.ts) let through only paths that decode, and so every segment does.
+  return raw.map((s) => decodeURIComponent(s));
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -140,7 +138,11 @@ export function gatewayRouter(deps: GatewayDeps): Router {
 
   const v1 = config.CHAIN_GATEWAY_STYLE === 'v1';
   // Only v1 reads a body, and only a form posted for the path length fallback.
-  if (v1) router.use(express.text({ type: (req) => req.method === 'POST' && req.headers['content-type'] === FORM, limit: config.BODY_LIMIT }));
+  if (v1) {
+    router.use(express.text({ type: (req) => req.method === 'POST' && req.headers['content-type'] === FORM, limit: config.BODY_LIMIT }));
+    // The app refused NUL in the query; a rerouted form is a query too.
+    router.use((req, _res, next) => next(typeof req.body === 'string' ? unstorableForm(req.body) : undefined));
+  }
   router.use(async (req, res) => {
     const dispatch = v1 ? v1Dispatch(req) : plainDispatch(req);
     const parts = v1 ? v1Segments(res.locals.chainPath as string) : segmentsOf(req);

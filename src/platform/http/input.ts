@@ -1,23 +1,32 @@
-// Values a request may not carry, whatever the route: the two that the contract's JSON types
-// admit but the databases cannot store as sent. Checked once here, so every area refuses them
+// Values a request may not carry, whatever the route: those the contract's JSON types admit but
+// the databases cannot store as sent. Checked once here, so every area refuses them
 // with a 400 in its own error shape, and SQLite and PostgreSQL behave alike.
 import type { RequestHandler } from 'express';
 import { jsonPointer } from '../json-pointer.ts';
-import { badRequest, type FieldError } from './errors.ts';
+import { badRequest, type AppError, type FieldError } from './errors.ts';
 
 /** Whole documents are walked, but no deeper than this: JSON nested deeper is refused outright. */
 const MAX_DEPTH = 64;
 
 /**
- * The first value under `value` that cannot be stored: a string or key holding U+0000
- * (PostgreSQL text refuses it) or a number that is not finite (JSON.parse reads 1e400 as
- * Infinity, which would be stored as null). `path` names `value`; it is one stack pushed and
- * popped during the walk (every request's body is walked), and is only read for a finding.
+ * Why a string cannot be stored, if it cannot: it holds U+0000 (PostgreSQL text refuses it) or a
+ * lone surrogate, which is not text (RFC 7493 §2.1 I-JSON: canonical JSON refuses it, and
+ * PostgreSQL would store U+FFFD in its place). `lead` says how the string is part of the input.
+ */
+function unstorableText(text: string, path: (string | number)[], lead: string): FieldError | undefined {
+  if (text.includes('\u0000')) return { pointer: jsonPointer(...path), message: `${lead} the NUL character (U+0000)`, rule: 'no-nul-character' };
+  if (!text.isWellFormed()) return { pointer: jsonPointer(...path), message: `${lead} a lone surrogate (half of a UTF-16 pair), which is not a character`, rule: 'no-lone-surrogate' };
+  return undefined;
+}
+
+/**
+ * The first value under `value` that cannot be stored: a string or key that is not storable text
+ * (unstorableText) or a number that is not finite (JSON.parse reads 1e400 as Infinity, which would
+ * be stored as null). `path` names `value`; it is one stack pushed and popped during the walk
+ * (every request's body is walked), and is only read for a finding.
  */
 export function unstorableValue(value: unknown, path: (string | number)[] = [], depth = 0): FieldError | undefined {
-  if (typeof value === 'string') {
-    return value.includes('\u0000') ? { pointer: jsonPointer(...path), message: 'must not contain the NUL character (U+0000)', rule: 'no-nul-character' } : undefined;
-  }
+  if (typeof value === 'string') return unstorableText(value, path, 'must not contain');
   if (typeof value === 'number') {
     return Number.isFinite(value) ? undefined : { pointer: jsonPointer(...path), message: 'must be a finite number', rule: 'finite-number' };
   }
@@ -33,8 +42,12 @@ export function unstorableValue(value: unknown, path: (string | number)[] = [], 
     return undefined;
   }
   for (const key of Object.keys(value)) {
-    if (key.includes('\u0000')) return { pointer: jsonPointer(...path, key), message: 'names a member with the NUL character (U+0000)', rule: 'no-nul-character' };
     path.push(key);
+    const badKey = unstorableText(key, path, 'names a member with');
+    if (badKey) {
+      path.pop();
+      return badKey;
+    }
     const found = unstorableValue((value as Record<string, unknown>)[key], path, depth + 1);
     path.pop();
     if (found) return found;
@@ -42,11 +55,21 @@ export function unstorableValue(value: unknown, path: (string | number)[] = [], 
   return undefined;
 }
 
+const refusal = (found: FieldError) => badRequest(`The request cannot be accepted: ${found.pointer} ${found.message}.`, [found], 'unstorable-value');
+
 /** 400 for a body or query that holds an unstorable value; mounted after the body parsers. */
 export function rejectUnstorableInput(): RequestHandler {
   return (req, _res, next) => {
     const found = unstorableValue(req.query, ['query']) ?? unstorableValue(req.body, ['body']);
-    if (!found) return next();
-    next(badRequest(`The request cannot be accepted: ${found.pointer} ${found.message}.`, [found], 'unstorable-value'));
+    next(found && refusal(found));
   };
+}
+
+/** The 400 for a form body (as sent) that holds an unstorable value, for a router that reads one itself. */
+export function unstorableForm(form: string): AppError | undefined {
+  for (const [name, value] of new URLSearchParams(form)) {
+    const found = unstorableValue({ [name]: value }, ['body']);
+    if (found) return refusal(found);
+  }
+  return undefined;
 }

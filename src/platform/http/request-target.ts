@@ -3,7 +3,7 @@
 // `?`) read a target differently; once every target is a plain origin-form path, both see the
 // same string, so a request the validator did not authenticate cannot reach a handler:
 //   - absolute-form (`http://host/path?q`) is reduced to its origin-form (`/path?q`), as RFC 9112
-//     §3.2.2 has servers accept it;
+//     §3.2.2 has servers accept it, and judged as that;
 //   - a fragment (`#...`), the asterisk-form (`*`) or anything not starting with `/` is refused
 //     (400): no client sends one;
 //   - a path with empty or dot segments (`//`, `/./`, `/../`, also percent-encoded dots) is
@@ -11,7 +11,9 @@
 //     gateway, with the Location Go writes (each segment decoded and escaped again as Go escapes
 //     paths: `did%3Aixo` becomes `did:ixo`, an encoded slash stays one): 301 for GET and HEAD;
 //     308 for the rest, where Go answers 301 too, because clients resend a 301 as a GET without
-//     its body (a USSD callback would be lost).
+//     its body (a USSD callback would be lost);
+//   - a path whose escapes do not decode to UTF-8 text, or decode to NUL (which no database
+//     stores), is refused (400), as bodies and queries holding NUL are (input.ts).
 import type { RequestHandler } from 'express';
 import { badRequest } from './errors.ts';
 
@@ -26,13 +28,8 @@ export function judgeRequestTarget(target: string): TargetVerdict {
   let url = target;
   if (ABSOLUTE_FORM.test(url)) {
     if (url.includes('#')) return { ok: false, reason: 'The request target must not contain a fragment (#).' };
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      return { ok: false, reason: 'The request target is not a valid absolute URL.' };
-    }
-    url = `${parsed.pathname}${parsed.search}`;
+    if (!URL.canParse(url)) return { ok: false, reason: 'The request target is not a valid absolute URL.' };
+    url = originForm(url);
   }
   if (!url.startsWith('/')) return { ok: false, reason: 'The request target must be a path starting with /.' };
   if (url.includes('#')) return { ok: false, reason: 'The request target must not contain a fragment (#).' };
@@ -41,7 +38,23 @@ export function judgeRequestTarget(target: string): TargetVerdict {
   const query = queryAt === -1 ? '' : url.slice(queryAt);
   const cleaned = cleanPath(path);
   if (cleaned !== path) return { redirect: `${cleaned.split('/').map(goSegment).join('/')}${query}` };
+  if (path.includes('%')) {
+    const decoded = decodeTargetPath(path);
+    if (decoded === undefined) return { ok: false, reason: 'The request target\'s path is not valid percent-encoding of UTF-8 text.' };
+    if (decoded.includes('\u0000')) return { ok: false, reason: 'The request target\'s path must not contain the NUL character (%00).' };
+  }
   return { ok: true, url };
+}
+
+/**
+ * The path and query of an absolute-form target as sent: WHATWG's URL would resolve its dot
+ * segments (and re-escape it), so the rule would not see what the client asked for.
+ */
+function originForm(absolute: string): string {
+  const afterAuthority = absolute.slice(absolute.indexOf('//') + 2);
+  const at = afterAuthority.search(/[/?]/);
+  if (at === -1) return '/';
+  return afterAuthority[at] === '?' ? `/${afterAuthority.slice(at)}` : afterAuthority.slice(at);
 }
 
 /** `path` without empty and dot segments; a trailing slash stays (Go's cleanPath). */
