@@ -192,11 +192,12 @@ export class EntityService {
   private async checkAgainstProtocol(repo: EntityRepository, input: EntityShape, protocol: Entity | undefined, selfDid?: string): Promise<InputIssue[]> {
     const errors: InputIssue[] = [];
     // A protocol's properties are name -> type name (checkProtocolShape), its relationships role -> type.
-    const declaredProps = (protocol?.properties ?? {}) as Record<string, string>;
-    const declaredRoles = protocol?.relationships ?? {};
+    // Maps, not objects: a name such as `valueOf` or `__proto__` is declared only if the protocol declares it.
+    const declaredProps = new Map(Object.entries((protocol?.properties ?? {}) as Record<string, string>));
+    const declaredRoles = new Map(Object.entries(protocol?.relationships ?? {}));
     if (protocol) {
       for (const [name, value] of Object.entries(input.properties ?? {})) {
-        const declared = declaredProps[name];
+        const declared = declaredProps.get(name);
         if (!declared) {
           errors.push({ path: ['properties', name], message: `is not a property of protocol ${protocol.did}`, rule: 'property-declared' });
         } else if (typeOfValue(value) !== declared) {
@@ -210,15 +211,15 @@ export class EntityService {
     for (const [role, targetDid] of links) {
       const path = ['relationships', role];
       if (errors.some((e) => e.path[0] === 'relationships' && e.path[1] === role)) continue;
-      if (protocol && !declaredRoles[role]) {
+      if (protocol && !declaredRoles.has(role)) {
         errors.push({ path, message: `is not a relationship of protocol ${protocol.did}`, rule: 'relationship-declared' });
         continue;
       }
       const target = targets.get(targetDid);
       if (!target || targetDid === selfDid) {
         errors.push({ path, message: `${targetDid} is not an existing entity`, rule: 'relationship-target-exists' });
-      } else if (protocol && target.type !== declaredRoles[role]) {
-        errors.push({ path, message: `${targetDid} is a ${target.type}, the protocol requires a ${declaredRoles[role]}`, rule: 'relationship-target-type' });
+      } else if (protocol && target.type !== declaredRoles.get(role)) {
+        errors.push({ path, message: `${targetDid} is a ${target.type}, the protocol requires a ${declaredRoles.get(role)}`, rule: 'relationship-target-type' });
       }
     }
     return errors;

@@ -94,6 +94,16 @@ forEachDatabase('twin entities and protocols', (t) => {
     // Names are escaped into RFC 6901 pointers.
     const escaped = await rejected({ type: 'CleanCookingDevice', protocol: protocol.did, properties: { 'a/b~c': 1 } }, 400);
     expect(escaped.errors![0]).to.include({ pointer: '/body/properties/a~1b~0c', rule: 'property-declared' });
+    // A name every object inherits is declared only if the protocol declares it.
+    const inherited = await rejected(
+      { type: 'CleanCookingDevice', protocol: protocol.did, properties: { valueOf: 1, hasOwnProperty: 'x' }, relationships: { constructor: oracle.did } },
+      400,
+    );
+    expect(inherited.errors!.map((e) => [e.pointer, e.rule])).to.have.deep.members([
+      ['/body/properties/valueOf', 'property-declared'],
+      ['/body/properties/hasOwnProperty', 'property-declared'],
+      ['/body/relationships/constructor', 'relationship-declared'],
+    ]);
   });
 
   it('400 when the protocol does not exist or is not a Protocol, and for DID URLs', async () => {
