@@ -14,6 +14,7 @@ import { principalOf } from '../platform/http/auth.ts';
 import { DomainError } from '../platform/domain-errors.ts';
 import { domainToAppError } from '../platform/http/errors.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
+import { unstorableValue } from '../platform/http/input.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import { DEFAULT_ROOM_ID } from './runtime/plugin.ts';
 import type { AgentRuntime } from './runtime/runtime.ts';
@@ -21,6 +22,17 @@ import type { AgentRuntime } from './runtime/runtime.ts';
 export const MCP_PATH = '/agent/mcp';
 const STATE_URI = /^hearth:\/\/state\/([A-Za-z0-9_-]+)\/([^/]+)$/;
 const stateUri = (key: string, roomId: string) => `hearth://state/${key}/${encodeURIComponent(roomId)}`;
+
+/** The room a resource URI names; undefined for a bad escape or a room id no request could carry (input.ts). */
+function roomIdOf(escaped: string): string | undefined {
+  let roomId: string;
+  try {
+    roomId = decodeURIComponent(escaped);
+  } catch {
+    return undefined;
+  }
+  return unstorableValue(roomId) ? undefined : roomId;
+}
 
 function mcpServer(runtime: AgentRuntime, principal: Principal, version: string): Server {
   const server = new Server({ name: 'hearth-agent', version }, { capabilities: { tools: {}, resources: {} } });
@@ -68,10 +80,11 @@ function mcpServer(runtime: AgentRuntime, principal: Principal, version: string)
 
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const m = STATE_URI.exec(request.params.uri);
-    const roomId = m && decodeURIComponent(m[2]!);
-    const state = m && (await runtime.buildContext({ userDid: principal.did, roomId: roomId! })).state;
-    if (!m || !state || !(m[1]! in state)) throw new McpError(ErrorCode.InvalidParams, `No resource ${request.params.uri}.`);
-    return { contents: [{ uri: request.params.uri, mimeType: 'application/json', text: JSON.stringify(state[m[1]!]) }] };
+    const roomId = m ? roomIdOf(m[2]!) : undefined;
+    const state = roomId === undefined ? undefined : (await runtime.buildContext({ userDid: principal.did, roomId })).state;
+    // Own keys only: `constructor` or `__proto__` name no resource.
+    if (!state || !Object.hasOwn(state, m![1]!)) throw new McpError(ErrorCode.InvalidParams, `No resource ${request.params.uri}.`);
+    return { contents: [{ uri: request.params.uri, mimeType: 'application/json', text: JSON.stringify(state[m![1]!]) }] };
   });
 
   return server;
