@@ -224,6 +224,23 @@ describe('logging', () => {
     for (const secret of ['254712345678', 'Jane Doe']) expect(out).to.not.include(secret);
   });
 
+  it('logs a failure (5xx) at error level, but not a 501 for what Hearth does not serve', async () => {
+    const { lines, sink } = logSink();
+    const app = express();
+    app.get('/unserved', () => {
+      throw new AppError(501, 'Not Implemented');
+    });
+    app.get('/failing', () => {
+      throw new Error('boom');
+    });
+    app.use(errorHandler(pino({ level: 'info' }, sink)));
+    expect((await request(app).get('/unserved')).status).to.equal(501);
+    expect(lines).to.deep.equal([]);
+    expect((await request(app).get('/failing')).status).to.equal(500);
+    expect(lines).to.have.length(1);
+    expect(JSON.parse(lines[0]!)).to.include({ level: 50, msg: 'request failed' });
+  });
+
   it('masks phone numbers', () => {
     expect(maskPhone('+254712345678')).to.equal('+254*******78');
     expect(maskPhone('garbage')).to.equal('[phone]');

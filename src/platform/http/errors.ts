@@ -182,7 +182,8 @@ export function errorHandler(
   const retryAfter = String(opts.retryAfterSeconds ?? 5);
   return (err, req, res, _next) => {
     const appErr = toAppError(err, opts.locateInput?.(req));
-    if (appErr.status >= 500) logger.error({ err: appErr.cause ?? err, path: req.path, requestId: requestContextOf(req)?.requestId }, 'request failed');
+    // 501 answers a request for what Hearth does not serve (a Cosmos route, say): not a failure.
+    if (appErr.status >= 500 && appErr.status !== 501) logger.error({ err: appErr.cause ?? err, path: req.path, requestId: requestContextOf(req)?.requestId }, 'request failed');
     if (res.headersSent) return;
     const headers = appErr.status === 503 && !appErr.headers['Retry-After'] && !res.hasHeader('Retry-After') ? { ...appErr.headers, 'Retry-After': retryAfter } : appErr.headers;
     (opts.rendererFor?.(req) ?? renderProblem)(appErr, req, res, headers);
