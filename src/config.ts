@@ -3,6 +3,7 @@
 // Every variable is documented in README.md ("Configuration"). Areas keep their own block.
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
+import { parse32ByteKey } from './platform/key-bytes.ts';
 import { LANGUAGES } from './ussd/i18n/catalogue.ts';
 
 const bool = z
@@ -14,6 +15,8 @@ const positiveInt = z.coerce.number().int().positive();
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const timerMs = positiveInt.max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (a timer's limit)`);
 const timerSeconds = positiveInt.max(Math.floor(MAX_TIMER_MS / 1000), `must be at most ${Math.floor(MAX_TIMER_MS / 1000)} (a timer's limit)`);
+/** A 32-byte key, as 64 hex characters or base64. */
+const key32 = (what: string) => z.string().refine((v) => parse32ByteKey(v) !== undefined, `must be ${what}: 32 bytes as 64 hex characters or base64`);
 const list = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
 /** Addresses and CIDR ranges (and proxy-addr's names loopback, linklocal, uniquelocal). */
 const addressList = list.refine((entries) => {
@@ -67,7 +70,7 @@ const platformSchema = {
 // ---- area A: twins, claims, credentials -------------------------------------------------------
 const twinsSchema = {
   PUBLIC_BASE_URL: z.url().optional(),
-  VALIDATOR_PRIVATE_KEY: z.string().min(1).optional(),
+  VALIDATOR_PRIVATE_KEY: key32('an Ed25519 seed').optional(),
   KPT_TOTAL_TOLERANCE_KG: z.coerce.number().nonnegative().default(0.01),
 };
 
@@ -91,7 +94,7 @@ const ussdSchema = {
   // limited per phone number instead of per address.
   USSD_GATEWAY_ADDRESSES: addressList.default([]),
   USSD_PHONE_RATE_LIMIT_PER_MINUTE: positiveInt.default(30),
-  PIN_ENCRYPTION_KEY: z.string().min(1).optional(),
+  PIN_ENCRYPTION_KEY: key32('an AES-256 key').optional(),
   // The zone whose calendar days (today, yesterday, the day before) fuel is logged for.
   USSD_TIMEZONE: z
     .string()
@@ -186,6 +189,9 @@ export type Config = z.infer<typeof envSchema> & {
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
+
+/** A value found wrong after parsing (against the database, the compiled-in methods), said as loadConfig says one. */
+export const invalidConfig = (variable: string, message: string) => new ConfigError(`Invalid configuration:\n  ${variable}: ${message}`);
 
 /** Parses an environment (process.env by default). Empty strings count as unset. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {

@@ -1,7 +1,7 @@
 // The query services this codebase compiles in. The node implements them and the gateway reads
 // their google.api.http annotations; nothing else lists methods or paths.
 import type { DescService } from '@bufbuild/protobuf';
-import type { Config } from '../config.ts';
+import { invalidConfig, type Config } from '../config.ts';
 import { Query as ClaimsQuery } from '../../generated/proto/ixo/claims/v1beta1/query_pb.ts';
 import { Query as EntityQuery } from '../../generated/proto/ixo/entity/v1beta1/query_pb.ts';
 import { Query as IidQuery } from '../../generated/proto/ixo/iid/v1beta1/query_pb.ts';
@@ -22,7 +22,7 @@ export function disabledMethodSet(names: readonly string[]): Set<string> {
   const known = new Set(QUERY_SERVICES.flatMap((s) => s.methods.map(methodFullName)));
   const unknown = names.filter((n) => !known.has(n));
   if (unknown.length) {
-    throw new Error(`CHAIN_DISABLED_METHODS names unknown methods: ${unknown.join(', ')} (known: ${[...known].join(', ')})`);
+    throw invalidConfig('CHAIN_DISABLED_METHODS', `names unknown methods: ${unknown.join(', ')} (known: ${[...known].join(', ')})`);
   }
   return new Set(names);
 }

@@ -12,7 +12,7 @@ import { EntityService } from './entities.service.ts';
 import { findEvidence } from './evidence.ts';
 import { twinsRouter } from './routes.ts';
 import type { PublicBase } from './kpt-context.ts';
-import { knownValidatorDids, loadValidatorKey, parseSeed, type ValidatorKey } from './validator-key.ts';
+import { knownValidatorDids, loadValidatorKey, type ValidatorKey } from './validator-key.ts';
 import { twinsReadPort, type TwinsReadPort } from './read-port.ts';
 
 export interface TwinsArea extends Area {
@@ -28,8 +28,6 @@ export interface TwinsArea extends Area {
 
 export function createTwinsArea(ctx: AreaContext): TwinsArea {
   const { db, config, logger } = ctx;
-  // A malformed configured key stops start-up instead of failing the first claim.
-  if (config.VALIDATOR_PRIVATE_KEY) parseSeed(config.VALIDATOR_PRIVATE_KEY);
   let keyPromise: Promise<ValidatorKey> | undefined;
   const validatorKey = () => {
     keyPromise ??= loadValidatorKey(db, config.VALIDATOR_PRIVATE_KEY).catch((err) => {

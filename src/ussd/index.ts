@@ -22,7 +22,7 @@
 //   pin.ts            PIN rules and encryption; simulator.ts a terminal phone for `make ussd`
 import { Counter, Gauge } from 'prom-client';
 import type { Area, AreaContext } from '../platform/area.ts';
-import { ConfigError, type Config } from '../config.ts';
+import { invalidConfig, type Config } from '../config.ts';
 import { USSD_DEFAULT_COLLECTION_ID } from '../platform/db/migrations/203_ussd_default_collection.ts';
 import type { Logger } from '../platform/logging.ts';
 import { PinCipher, resolvePinKey } from './pin.ts';
@@ -76,20 +76,39 @@ async function checkCollection(config: Config, twins: UssdTwinsPort, logger: Log
     : !collection.selectionMethod
       ? `collection "${id}" documents no selectionMethod, so every USSD claim in it would be rejected (random selection); use a collection that documents one`
       : undefined;
-  if (problem) throw new ConfigError(`Invalid configuration:\n  USSD_COLLECTION_ID: ${problem}`);
+  if (problem) throw invalidConfig('USSD_COLLECTION_ID', problem);
   if (id === USSD_DEFAULT_COLLECTION_ID && config.NODE_ENV === 'production') {
     logger.warn({ collection: id }, 'USSD claims go to the self-enrolment collection; set USSD_COLLECTION_ID to a campaign collection with random selection');
+  }
+}
+
+/**
+ * A PIN key other than the one the stored PINs were sealed with would lock every household out,
+ * each told the service is unavailable: start-up stops instead, saying so.
+ */
+async function checkPinKey(pins: PinCipher, repo: UssdRepository): Promise<void> {
+  const sealed = await repo.newestSealedPin();
+  if (sealed === undefined) return;
+  try {
+    pins.open(sealed);
+  } catch {
+    throw invalidConfig(
+      'PIN_ENCRYPTION_KEY',
+      'does not open the PINs already stored, which were sealed with another key (in development, the one in $DATA_DIR/pin-encryption.key). Set that key: under a new one no household can log in.',
+    );
   }
 }
 
 export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opts: { now?: () => Date } = {}): Promise<UssdArea> {
   const { config, db, logger } = ctx;
   if (config.USSD_FUEL_KG_MIN >= config.USSD_FUEL_KG_MAX) {
-    throw new ConfigError('Invalid configuration:\n  USSD_FUEL_KG_MIN: must be less than USSD_FUEL_KG_MAX');
+    throw invalidConfig('USSD_FUEL_KG_MIN', 'must be less than USSD_FUEL_KG_MAX');
   }
   await checkCollection(config, twins, logger);
   const pins = new PinCipher(resolvePinKey(config, logger));
-  const service = new UssdService(new UssdRepository(db), {
+  const repo = new UssdRepository(db);
+  await checkPinKey(pins, repo);
+  const service = new UssdService(repo, {
     db,
     appName: config.USSD_APP_NAME,
     idleSeconds: config.USSD_SESSION_IDLE_SECONDS,

@@ -3,7 +3,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, type Config } from '../config.ts';
+import { invalidConfig, type Config } from '../config.ts';
 import type { Logger } from '../platform/logging.ts';
 import { parse32ByteKey } from '../platform/key-bytes.ts';
 
@@ -25,17 +25,16 @@ export function pinProblem(pin: string): 'format' | 'trivial' | undefined {
  */
 export function resolvePinKey(config: Config, logger: Logger): Buffer {
   if (config.PIN_ENCRYPTION_KEY !== undefined) {
-    const key = parse32ByteKey(config.PIN_ENCRYPTION_KEY);
-    if (!key) throw new ConfigError('Invalid configuration:\n  PIN_ENCRYPTION_KEY: must be 32 bytes as 64 hex characters or base64');
-    return key;
+    // Its form was checked with the configuration.
+    return parse32ByteKey(config.PIN_ENCRYPTION_KEY)!;
   }
   if (config.NODE_ENV === 'production') {
-    throw new ConfigError('Invalid configuration:\n  PIN_ENCRYPTION_KEY: required in production (32 bytes, hex or base64)');
+    throw invalidConfig('PIN_ENCRYPTION_KEY', 'required in production (32 bytes, hex or base64)');
   }
   const file = join(config.DATA_DIR, 'pin-encryption.key');
   if (existsSync(file)) {
     const key = parse32ByteKey(readFileSync(file, 'utf8'));
-    if (!key) throw new ConfigError(`Invalid configuration:\n  ${file}: not a 32-byte hex key; delete it or set PIN_ENCRYPTION_KEY`);
+    if (!key) throw invalidConfig(file, 'not a 32-byte hex key; delete it or set PIN_ENCRYPTION_KEY');
     return key;
   }
   mkdirSync(config.DATA_DIR, { recursive: true });

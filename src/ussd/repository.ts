@@ -147,6 +147,12 @@ export class UssdRepository {
     return this.account('customer_id', customerId);
   }
 
+  /** The sealed PIN of the newest account, if there is one (the start-up key check). */
+  async newestSealedPin(): Promise<string | undefined> {
+    const row = await this.db.selectFrom('ussd_accounts').select('pin_encrypted').orderBy('created_at', 'desc').limit(1).executeTakeFirst();
+    return row?.pin_encrypted;
+  }
+
   findAccount(id: string): Promise<Account | undefined> {
     return this.account('id', id);
   }

@@ -9,6 +9,7 @@ import { CID } from 'multiformats/cid';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { getClaim, getEvidence, submitClaim, verifyCredential } from '../../generated/openapi/sdk.gen.ts';
 import type { KptClaim, KptClaimRequest, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
+import { ConfigError } from '../../src/config.ts';
 import { up as addProofContexts } from '../../src/platform/db/migrations/102_twins_proof_context.ts';
 import type { MigrationDb } from '../../src/platform/db/migrations/index.ts';
 import { signCredential } from '../../src/twins/credentials.ts';
@@ -281,7 +282,9 @@ forEachDatabase('credentials and evidence', (t) => {
       } catch (e) {
         err = e;
       }
-      expect(String(err), seed).to.match(/VALIDATOR_PRIVATE_KEY/);
+      // A ConfigError, which start-up prints as it prints every bad variable: no stack.
+      expect(err, seed).to.be.instanceOf(ConfigError);
+      expect((err as Error).message, seed).to.match(/^Invalid configuration:\n {2}VALIDATOR_PRIVATE_KEY: must be an Ed25519 seed/);
     }
   });
 });

@@ -1,8 +1,9 @@
 import type { Sql } from '../../src/platform/db/sql.ts';
 import { expect } from 'chai';
 import { createHearth } from '../../src/app.ts';
-import { configWith } from '../../src/config.ts';
+import { ConfigError, configWith } from '../../src/config.ts';
 import { createDb } from '../../src/platform/db/index.ts';
+import { migrateLatest } from '../../src/platform/db/migrate.ts';
 import { createLogger } from '../../src/platform/logging.ts';
 import { listen } from '../../src/platform/server.ts';
 import { PinCipher } from '../../src/ussd/pin.ts';
@@ -509,14 +510,16 @@ forEachDatabase('USSD operator endpoints', (t) => {
 describe('USSD start-up and PIN key', () => {
   it('production refuses to start without PIN_ENCRYPTION_KEY, or with a bad one', async () => {
     const db = createDb({ url: 'sqlite::memory:', dataDir: '.', poolMax: 1 });
+    await migrateLatest(db);
     try {
       const logger = createLogger(configWith());
-      for (const env of [{}, { PIN_ENCRYPTION_KEY: 'short' }]) {
-        const config = configWith({ NODE_ENV: 'production', ...env });
-        let error: unknown;
-        await createHearth({ config, db, logger }).catch((e) => (error = e));
-        expect(String(error)).to.match(/PIN_ENCRYPTION_KEY/);
-      }
+      let error: unknown;
+      await createHearth({ config: configWith({ NODE_ENV: 'production' }), db, logger }).catch((e) => (error = e));
+      expect(error).to.be.instanceOf(ConfigError);
+      expect(String(error)).to.match(/PIN_ENCRYPTION_KEY: required in production/);
+      // A malformed key is refused with the configuration, in any environment.
+      expect(() => configWith({ NODE_ENV: 'production', PIN_ENCRYPTION_KEY: 'short' })).to.throw(ConfigError, /PIN_ENCRYPTION_KEY: must be an AES-256 key/);
+      expect(() => configWith({ PIN_ENCRYPTION_KEY: 'short' })).to.throw(ConfigError, /PIN_ENCRYPTION_KEY/);
       const ok = await createHearth({ config: configWith({ NODE_ENV: 'production', PIN_ENCRYPTION_KEY: TEST_PIN_KEY }), db, logger });
       await ok.close();
     } finally {
@@ -526,11 +529,37 @@ describe('USSD start-up and PIN key', () => {
 
   it('the production config starts and listens with a valid key', async () => {
     const db = createDb({ url: 'sqlite::memory:', dataDir: '.', poolMax: 1 });
+    await migrateLatest(db);
     const config = configWith({ NODE_ENV: 'production', PIN_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') });
     const hearth = await createHearth({ config, db, logger: createLogger(config) });
     const running = await listen(hearth.app, 0, '127.0.0.1', 1000);
     await running.stop();
     await hearth.close();
     await db.destroy();
+  });
+});
+
+forEachDatabase('USSD PIN key at start-up', (t) => {
+  it('a key that does not open the stored PINs stops start-up, naming the variable; the key they were sealed with starts', async () => {
+    const sealedWith = Buffer.alloc(32, 1);
+    const inserted = await new UssdRepository(t.db).insertAccount({
+      id: 'acc-pin-key',
+      customerId: '48151623',
+      phoneNumber: '+254700000042',
+      name: 'Amina',
+      village: null,
+      testGroup: 'reference',
+      sealedPin: new PinCipher(sealedWith).seal('24680'),
+      createdAt: new Date().toISOString(),
+      language: 'en',
+    });
+    expect(inserted).to.equal(true);
+    const logger = createLogger(configWith({ LOG_LEVEL: 'silent' }));
+    let error: unknown;
+    await createHearth({ config: configWith({ PIN_ENCRYPTION_KEY: Buffer.alloc(32, 2).toString('hex') }), db: t.db, logger }).catch((e) => (error = e));
+    expect(error).to.be.instanceOf(ConfigError);
+    expect(String(error)).to.match(/PIN_ENCRYPTION_KEY: does not open the PINs already stored/);
+    const ok = await createHearth({ config: configWith({ PIN_ENCRYPTION_KEY: sealedWith.toString('hex') }), db: t.db, logger });
+    await ok.close();
   });
 });
