@@ -14,6 +14,9 @@ export interface SimulatorOptions {
 
 export class SimulatorConnectionError extends Error {}
 
+/** A hop the server answered other than 200: the demo cannot go on (a gateway would show the text as END). */
+export class SimulatorHopError extends SimulatorConnectionError {}
+
 async function hop(opts: SimulatorOptions, sessionId: string, text: string): Promise<string> {
   const res = await fetch(new URL('/api/ussd', opts.url), {
     method: 'POST',
@@ -65,12 +68,16 @@ export async function runSimulator(opts: SimulatorOptions): Promise<void> {
 async function demoSession(opts: SimulatorOptions, inputs: string[], write: (s: string) => void): Promise<string> {
   const sessionId = `demo_${randomBytes(6).toString('hex')}`;
   write(`(dial ${opts.serviceCode})`);
-  let reply = await hop(opts, sessionId, '');
-  write(reply);
+  const answered = async (text: string) => {
+    const reply = await hop(opts, sessionId, text);
+    write(reply);
+    if (reply.startsWith('END (HTTP ')) throw new SimulatorHopError(`The demo stopped: the server refused a hop (${reply.slice(4)}).`);
+    return reply;
+  };
+  let reply = await answered('');
   for (let i = 0; i < inputs.length && reply.startsWith('CON '); i++) {
     write(`> ${inputs[i]}`);
-    reply = await hop(opts, sessionId, inputs.slice(0, i + 1).join('*'));
-    write(reply);
+    reply = await answered(inputs.slice(0, i + 1).join('*'));
   }
   write('');
   return reply;
@@ -80,7 +87,8 @@ async function demoSession(opts: SimulatorOptions, inputs: string[], write: (s: 
  * The household journey against a running server, with its defaults: two new households on the
  * two stoves (one in English, one in Swahili) create accounts, log today, yesterday and the day
  * before, send their claims and check the status. Prints the transcript; throws when an
- * account cannot be created (the rest of the journey needs its Customer ID).
+ * account cannot be created (the rest of the journey needs its Customer ID) or the server refuses
+ * a hop (SimulatorHopError: rate-limited, say), so the command fails.
  */
 export async function runDemo(opts: Omit<SimulatorOptions, 'phoneNumber' | 'input'>): Promise<void> {
   const out = opts.output ?? process.stdout;

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { expect } from 'chai';
-import { runDemo, runSimulator } from '../../src/ussd/simulator.ts';
+import { runDemo, runSimulator, SimulatorHopError } from '../../src/ussd/simulator.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { startUssdServer } from './helpers.ts';
 
@@ -43,6 +43,22 @@ forEachDatabase('USSD terminal simulator', (t) => {
       expect(printed).to.match(/END Dai limetumwa\. Kumbukumbu [A-Z0-9]{8}\. Hali: Limekubaliwa\./);
       expect(printed).to.match(/CON Claim [A-Z0-9]{8} of \d{4}-\d{2}-\d{2}: Accepted\./);
       expect(printed).to.match(/CON Dai [A-Z0-9]{8} la \d{4}-\d{2}-\d{2}: Limekubaliwa\./);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('the demo fails (and its command exits non-zero) when the server refuses a hop, rate-limited say', async () => {
+    const server = await startUssdServer(t.db, { USSD_RATE_LIMIT_PER_MINUTE: '5' }, { clock: { now: new Date() } });
+    try {
+      const output = new PassThrough();
+      let printed = '';
+      output.on('data', (c) => (printed += String(c)));
+      let error: unknown;
+      await runDemo({ url: server.baseUrl, serviceCode: '*384*1234#', output }).catch((e) => (error = e));
+      expect(error).to.be.instanceOf(SimulatorHopError);
+      expect(String(error)).to.match(/The demo stopped: the server refused a hop \(\(HTTP 429\) /);
+      expect(printed).to.include('END (HTTP 429)');
     } finally {
       await server.stop();
     }
