@@ -103,6 +103,43 @@ export interface VerifyOptions {
 
 const isObject = (v: unknown): v is Json => !!v && typeof v === 'object' && !Array.isArray(v);
 
+const isUrl = (v: unknown): boolean => typeof v === 'string' && URL.canParse(v);
+
+/** Why `value` (one or a set) is not objects each with a `type`, or undefined (VC 2.0 sections 4.10, 4.12, 5.5, 5.6). */
+function typedObjectsError(name: string, value: unknown): string | undefined {
+  for (const item of asArray(value)) {
+    if (!isObject(item) || !('type' in item)) return `every ${name} must be an object with a type`;
+    if ('id' in item && !isUrl(item.id)) return `${name}.id must be a URL`;
+  }
+  return undefined;
+}
+
+/**
+ * Why a credential breaks the VC 2.0 data model (section 4) where a verifier must refuse it, or
+ * undefined. Its dates are checked with the validity period; its proofs with the proof checks.
+ */
+function dataModelError(credential: Json, issuer: string | undefined): string | undefined {
+  const context = credential['@context'];
+  if (!Array.isArray(context) || context[0] !== VC_V2_CONTEXT) return `@context must be a list starting with ${VC_V2_CONTEXT}`;
+  if (credential.id !== undefined && !isUrl(credential.id)) return 'id must be a URL';
+  const { type } = credential;
+  if (!(typeof type === 'string' || (Array.isArray(type) && type.every((t) => typeof t === 'string'))) || !asArray(type).includes('VerifiableCredential')) {
+    return 'type must be VerifiableCredential or a list including it';
+  }
+  if (!isUrl(issuer)) return 'issuer must be a URL, or an object whose id is one';
+  const subjects = credential.credentialSubject === undefined ? [] : asArray(credential.credentialSubject);
+  if (!subjects.length) return 'credentialSubject is required';
+  for (const subject of subjects) {
+    if (!isObject(subject) || !Object.keys(subject).length) return 'every credentialSubject must be an object that makes a claim';
+    if ('id' in subject && !isUrl(subject.id)) return 'credentialSubject.id must be a URL';
+  }
+  for (const name of ['credentialStatus', 'evidence', 'termsOfUse'] as const) {
+    const error = credential[name] === undefined ? undefined : typedObjectsError(name, credential[name]);
+    if (error) return error;
+  }
+  return undefined;
+}
+
 /** Why a proof's dates are unusable, or undefined (Data Integrity section 2.1: dateTimeStamp). */
 function proofDatesError(proof: Json, now: Date): string | undefined {
   if (proof.created !== undefined && dateTimeStampMs(proof.created) === undefined) return `proof.created ${JSON.stringify(proof.created)} is not an XML Schema dateTimeStamp`;
@@ -152,12 +189,9 @@ export async function verifyCredential(credential: Json, opts: VerifyOptions): P
     return record(check, failures.length ? failures.join('; ') : undefined);
   };
 
-  const context = credential['@context'];
-  const shapeOk =
-    Array.isArray(context) && context[0] === VC_V2_CONTEXT && typeof issuer === 'string' &&
-    Array.isArray(credential.type) && credential.type.includes('VerifiableCredential') &&
-    proofs.length > 0 && proofs.every((p) => isObject(p) && typeof p.proofValue === 'string');
-  if (!record('shape', shapeOk ? undefined : 'not a VC 2.0 credential with a proof (needs @context, type, issuer, and a proof or proof set whose proofs have a proofValue)')) return done();
+  const proofsOk = proofs.length > 0 && proofs.every((p) => isObject(p) && typeof p.proofValue === 'string');
+  const shapeError = dataModelError(credential, issuer) ?? (proofsOk ? undefined : 'a proof or proof set is required, each proof with a proofValue');
+  if (!record('shape', shapeError && `not a VC 2.0 verifiable credential: ${shapeError}`)) return done();
 
   if (!eachProof('cryptosuite', (p) =>
     p.type === 'DataIntegrityProof' && p.cryptosuite === 'eddsa-jcs-2022' && p.proofPurpose === 'assertionMethod'

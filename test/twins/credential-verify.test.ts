@@ -1,6 +1,8 @@
-// The verifier's rules beyond the signature: proof dates (XML Schema dateTimeStamp), the
-// credential's validity period, proof sets, and the XML date-time parser they rest on.
+// The verifier's rules beyond the signature: the VC 2.0 data model (against Digital Bazaar's
+// checks), proof dates (XML Schema dateTimeStamp), the credential's validity period, proof sets,
+// and the XML date-time parser they rest on.
 import { randomBytes } from 'node:crypto';
+import { _checkCredential as checkCredentialIndependently } from '@digitalbazaar/vc';
 import { expect } from 'chai';
 import type { VerifiableCredential } from '../../generated/openapi/types.gen.ts';
 import { CHECKS, signCredential, verifyCredential, type UnsignedCredential } from '../../src/twins/credentials.ts';
@@ -115,6 +117,58 @@ describe('credential verification rules', () => {
       expect((await failed({ ...vc, proof: [vc.proof, 'x'] })).check).to.equal('shape');
       const chained = { ...vc, proof: [{ ...vc.proof, id: 'urn:p1' }, { ...signCredential(unsigned(), witness).proof, previousProof: 'urn:p1' }] };
       expect(await failed(chained)).to.deep.include({ check: 'cryptosuite', message: 'proof[1]: proof chains (previousProof) are not supported; a proof set is' });
+    });
+  });
+
+  describe('the VC 2.0 data model (section 4): the shape check agrees with Digital Bazaar\'s @digitalbazaar/vc', () => {
+    /** Whether @digitalbazaar/vc's credential checks (all but the proof's) accept the document, and why not. */
+    const independent = (credential: object): string | undefined => {
+      try {
+        checkCredentialIndependently({ credential, now: NOW });
+        return undefined;
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
+    const subject = { id: 'did:ixo:entity:0000000000000000000000000000cccc', fuelKg: 7.5 };
+    const cases: [string, Partial<UnsignedCredential> | Record<string, unknown>, boolean][] = [
+      ['as issued', {}, true],
+      ['type as one string', { type: 'VerifiableCredential' }, true],
+      ['issuer as an object', { issuer: { id: issuer.did, name: 'Hearth' } }, true],
+      ['several subjects', { credentialSubject: [subject, { id: 'https://example.org/h/2', fuelKg: 3 }] }, true],
+      ['typed evidence with a URL id', { evidence: [{ id: 'ipfs://bafkreiabc', type: ['Evidence'] }] }, true],
+      ['a typed status entry', { credentialStatus: { id: 'https://example.org/status/0#3', type: 'BitstringStatusListEntry' } }, true],
+      ['type without VerifiableCredential', { type: ['KPTCredential'] }, false],
+      ['no type', { type: undefined }, false],
+      ['no credentialSubject', { credentialSubject: undefined }, false],
+      ['an empty credentialSubject', { credentialSubject: {} }, false],
+      ['a subject that is not an object', { credentialSubject: 'household 42' }, false],
+      ['an empty subject among several', { credentialSubject: [subject, {}] }, false],
+      ['a subject id that is not a URL', { credentialSubject: { id: 'household 42', fuelKg: 7.5 } }, false],
+      ['an issuer that is not a URL', { issuer: 'household 42' }, false],
+      ['an issuer object without an id', { issuer: { name: 'Hearth' } }, false],
+      ['evidence without a type', { evidence: [{ id: 'ipfs://bafkreiabc' }] }, false],
+      ['evidence whose id is not a URL', { evidence: { id: 'photo 1', type: 'Evidence' } }, false],
+      ['a status entry without a type', { credentialStatus: { id: 'https://example.org/status/0#3' } }, false],
+      ['a status entry whose id is not a URL', { credentialStatus: { id: 'list 0 bit 3', type: 'BitstringStatusListEntry' } }, false],
+      ['empty termsOfUse', { termsOfUse: {} }, false],
+    ];
+    for (const [name, change, valid] of cases) {
+      it(`${valid ? 'accepts' : 'refuses'} ${name}`, async () => {
+        const doc = JSON.parse(JSON.stringify({ ...unsigned({ credentialSubject: subject }), ...change })) as UnsignedCredential;
+        const refusal = independent(doc);
+        if (valid) expect(refusal, 'Digital Bazaar').to.equal(undefined);
+        else expect(refusal, 'Digital Bazaar').to.be.a('string');
+        const res = await verify(signCredential(doc, issuer));
+        expect(res.checks[0]!.check).to.equal('shape');
+        expect(res.checks[0]!.passed, res.checks[0]!.message).to.equal(valid);
+        if (valid) expect(res.verified, JSON.stringify(res.checks)).to.equal(true);
+      });
+    }
+
+    it('also refuses a credential id that is not a URL (section 4.4), which @digitalbazaar/vc does not check', async () => {
+      const res = await verify(signCredential({ ...unsigned(), id: 'kpt_123' }, issuer));
+      expect(res.checks[0]).to.deep.equal({ check: 'shape', passed: false, message: 'not a VC 2.0 verifiable credential: id must be a URL' });
     });
   });
 

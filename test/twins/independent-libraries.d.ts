@@ -7,6 +7,7 @@ declare module '@digitalbazaar/ed25519-multikey';
 declare module '@digitalbazaar/eddsa-jcs-2022-cryptosuite';
 declare module '@digitalbazaar/multikey-context';
 declare module '@digitalbazaar/bitstring';
+declare module '@digitalbazaar/vc';
 declare module 'did-context';
 declare module 'jsonld-signatures';
 declare module 'jsonld';
