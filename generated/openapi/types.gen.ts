@@ -375,7 +375,7 @@ export type EvidenceItem = {
      */
     type: string;
     /**
-     * Storage URI; ipfs://, ar:// or https://.
+     * Storage URI; ipfs://, ar:// or https://. An ipfs:// URI names a CID (ipfs://<cid> or ipfs://<cid>/<path>), else 400 rule ipfs-cid.
      */
     uri: string;
     description?: string;

@@ -24,7 +24,7 @@ import type { ClaimSealer } from './claim-sealer.ts';
 import type { CredentialStatusService } from './credential-status.service.ts';
 import { jcs } from './credentials.ts';
 import { idempotencyKeyReused, requestHash } from './idempotency.ts';
-import { evidenceRow } from './evidence.ts';
+import { evidenceRow, ipfsAddressIssues } from './evidence.ts';
 import type { PublicBase } from './kpt-context.ts';
 import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap } from './kpt-rules.ts';
 import { decodeCursor, pageOf } from './paging.ts';
@@ -162,6 +162,8 @@ export class ClaimService {
   /** Checks the claim against the contract and seals it, before any transaction. Throws DomainError (invalid). */
   async prepare(principal: Principal, body: KptClaimRequest, opts: SubmitOptions = {}): Promise<ClaimSubmission> {
     assertMatchesSchema<KptClaimRequest>('KptClaimRequest', body, 'KPT claim');
+    const addressIssues = ipfsAddressIssues(body.evidence);
+    if (addressIssues.length) throw invalidInput('The body is not a valid KPT claim', addressIssues);
 
     const claim = normalise(body);
     const claimKey = claimKeyOf(claim);

@@ -6,6 +6,7 @@ import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { create as createDigest } from 'multiformats/hashes/digest';
 import type { Db } from '../platform/db/index.ts';
+import type { InputIssue } from '../platform/domain-errors.ts';
 import type { Insertable } from 'kysely';
 import { prepared } from '../platform/db/prepared.ts';
 import type { TwinEvidenceBlobs } from '../../generated/db/database.ts';
@@ -21,6 +22,22 @@ export const evidenceUrl = (base: string, cid: string) => `${base}/v1/evidence/$
 export function cidOf(bytes: Uint8Array): string {
   const digest = createDigest(SHA2_256, hash('sha256', bytes, 'buffer'));
   return CID.createV1(raw.code, digest).toString();
+}
+
+/**
+ * Issues for each `ipfs://` evidence address of a claim that does not start with a CID
+ * (`ipfs://<cid>[/path]`): it is signed into the credential, where it must name content.
+ */
+export function ipfsAddressIssues(evidence: readonly { uri: string }[] | undefined): InputIssue[] {
+  return (evidence ?? []).flatMap(({ uri }, i) => {
+    if (!uri.startsWith('ipfs://')) return [];
+    try {
+      CID.parse(uri.slice('ipfs://'.length).split(/[/?#]/, 1)[0]!);
+      return [];
+    } catch {
+      return [{ path: ['evidence', i, 'uri'], message: 'must name a CID after ipfs:// (ipfs://<cid> or ipfs://<cid>/<path>)', rule: 'ipfs-cid' }];
+    }
+  });
 }
 
 export interface EvidenceBlob {

@@ -126,6 +126,18 @@ forEachDatabase('KPT claims', (t) => {
       expect(p.errors![0]!.message).to.match(/DID URL/);
     });
 
+    it('400 for an ipfs:// evidence address that names no CID, storing nothing; a CID with a path is one', async () => {
+      const before = await twinsTableContents(t.db);
+      for (const uri of ['ipfs://notacid', 'ipfs://bafy', 'ipfs:///bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi']) {
+        const p = await rejected(kptClaim({ evidence: [{ type: 'photo', uri: 'https://example.org/p.jpg' }, { type: 'photo', uri }] }), 400);
+        expect(p.errors, uri).to.deep.equal([{ pointer: '/body/evidence/1/uri', message: 'must name a CID after ipfs:// (ipfs://<cid> or ipfs://<cid>/<path>)', rule: 'ipfs-cid' }]);
+      }
+      expect(await twinsTableContents(t.db)).to.deep.equal(before);
+      for (const uri of ['ipfs://QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG/photos/1.jpg', 'ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi']) {
+        expect((await submit(kptClaim({ evidence: [{ type: 'photo', uri }] }))).status, uri).to.equal(201);
+      }
+    });
+
     it('400 for an unknown collection', async () => {
       const p = await rejected(kptClaim({ collectionId: 'no-such-campaign' }), 400);
       expect(p.errors![0]).to.include({ pointer: '/body/collectionId', rule: 'collection-exists' });
