@@ -3,6 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Express } from 'express';
+import { answerUnreadableRequest } from './http/errors.ts';
 
 export interface RunningServer {
   server: Server;
@@ -47,6 +48,7 @@ export async function listen(
   );
   // Keep-alive longer than typical load balancer idle timeouts avoids races on reused sockets.
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', answerUnreadableRequest);
   return {
     server,
     port: await listenOn(server, port, host),

@@ -1,6 +1,7 @@
 // The one request-target rule: every odd target form is refused, redirected or reduced to the
 // path it names, so no request reaches a handler past authentication (issue #16, item 1).
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import express from 'express';
 import request from 'supertest';
 import { expect } from 'chai';
@@ -15,6 +16,19 @@ interface RawAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+}
+
+/** Writes `bytes` to the server as they are and reads until it closes the connection. */
+function rawExchange(baseUrl: string, bytes: string): Promise<string> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    let answer = '';
+    const socket = connect(Number(port), hostname, () => socket.write(bytes));
+    socket.setEncoding('utf8');
+    socket.on('data', (c) => (answer += c));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+  });
 }
 
 /** Sends `target` as the request line's target, byte for byte (no client normalises it). */
@@ -247,6 +261,21 @@ forEachDatabase('no odd request-target reaches a handler unauthenticated', (t) =
       const res = await rawRequest(server.baseUrl, 'GET', target);
       expect(res.status, target).to.equal(400);
       expect(JSON.parse(res.body), target).to.include({ code: 3 });
+    }
+  });
+
+  it("a request Node's HTTP parser cannot read is answered problem+json (not a bare status line), and the connection closes", async () => {
+    const cases: [string, number, string][] = [
+      ['GET v1/claims HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'unreadable-request'],
+      ['POST /api/ussd HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'unreadable-request'],
+      [`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'request-header-fields-too-large'],
+    ];
+    for (const [bytes, status, type] of cases) {
+      const answer = await rawExchange(server.baseUrl, bytes);
+      const [head, body] = answer.split('\r\n\r\n');
+      expect(head, bytes.slice(0, 40)).to.match(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(head).to.include('Content-Type: application/problem+json').and.include('Connection: close');
+      expect(JSON.parse(body!)).to.include({ type: `urn:hearth:problem:${type}`, status });
     }
   });
 

@@ -4,6 +4,7 @@
 // request belongs to (each area gives its ErrorRenderer: the USSD gateway's plain-text END reply,
 // the chain gateway's gRPC-status JSON), else as RFC 9457 application/problem+json.
 import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { ProblemFieldError } from '../../../generated/openapi/types.gen.ts';
 import { isDatabaseUnavailable } from '../db/index.ts';
@@ -200,3 +201,32 @@ export const noRoute = (req: Request, why?: string) => notFound(`No route for ${
 export const notFoundHandler: RequestHandler = (req, _res, next) => {
   next(noRoute(req));
 };
+
+/** What Node's HTTP parser could not read, by its error code: the status, and why. */
+function unreadableRequest(code: string | undefined): AppError {
+  if (code === 'HPE_HEADER_OVERFLOW') return new AppError(431, 'Request Header Fields Too Large', { detail: 'The request headers are too large.' });
+  if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return new AppError(413, 'Content Too Large', { detail: 'The request has too large chunk extensions.' });
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new AppError(408, 'Request Timeout', { detail: 'The request was not received in time.' });
+  return new AppError(400, 'Bad Request', { type: 'unreadable-request', detail: 'The request is not valid HTTP/1.1 (its request line, a header or its framing).' });
+}
+
+/**
+ * The http.Server 'clientError' listener: a request Node's parser cannot read reaches no area,
+ * so it is answered as problem+json (not Node's bare status line), and the connection closes as
+ * Node closes it. Nothing is written once a response on the connection has begun.
+ */
+export function answerUnreadableRequest(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!inFlight?.headersSent) {
+    const problem = unreadableRequest(err.code);
+    const body = JSON.stringify({ type: `urn:hearth:problem:${problem.type}`, title: problem.title, status: problem.status, detail: problem.detail });
+    socket.write(
+      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
