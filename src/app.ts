@@ -128,7 +128,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   );
   app.use(openApiRequestValidator(contract));
   app.use(rejectUnstorableInput());
-  const methodNotAllowed = methodNotAllowedHandler(contract);
+  const methodNotAllowed = methodNotAllowedHandler(contract, DOCS_PATHS);
   // OPTIONS before the routers, which would answer it themselves (200 with Allow).
   app.use((req, res, next) => (req.method === 'OPTIONS' ? methodNotAllowed(req, res, next) : next()));
 

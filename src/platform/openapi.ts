@@ -98,16 +98,20 @@ const HTTP_METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options'
 /**
  * 405 with `Allow` for a documented path asked with a method it does not document (the
  * validator lets such requests through as undocumented). HEAD is allowed wherever GET is.
+ * `readOnlyPaths` are served outside the contract with GET and HEAD only (the reference page).
  * Mounted after every router, and for OPTIONS before them.
  */
-export function methodNotAllowedHandler(doc: OpenApiDocument): RequestHandler {
-  const templates = Object.entries(doc.paths ?? {}).map(([path, item]) => {
-    const allowed = HTTP_METHODS.filter((m) => m in item || (m === 'head' && 'get' in item));
-    return {
-      pattern: templatePattern(path),
-      allow: allowed.map((m) => m.toUpperCase()),
-    };
-  });
+export function methodNotAllowedHandler(doc: OpenApiDocument, readOnlyPaths: readonly string[] = []): RequestHandler {
+  const templates = [
+    ...Object.entries(doc.paths ?? {}).map(([path, item]) => {
+      const allowed = HTTP_METHODS.filter((m) => m in item || (m === 'head' && 'get' in item));
+      return {
+        pattern: templatePattern(path),
+        allow: allowed.map((m) => m.toUpperCase()),
+      };
+    }),
+    ...readOnlyPaths.map((path) => ({ pattern: templatePattern(path), allow: ['GET', 'HEAD'] })),
+  ];
   return (req, _res, next) => {
     const match = templates.find((t) => t.pattern.test(req.path));
     if (!match || match.allow.includes(req.method)) return next();

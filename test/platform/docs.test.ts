@@ -65,6 +65,18 @@ describe('API docs: /openapi.json and /docs', () => {
     expect(await res.json()).to.deep.equal(loadOpenApiDocument());
   });
 
+  it('answers every method but GET and HEAD with 405 problem+json and Allow, as contract paths do', async () => {
+    for (const path of ['/openapi.json', '/docs', '/docs/redoc.standalone.js']) {
+      for (const method of ['OPTIONS', 'POST', 'PATCH', 'DELETE']) {
+        const res = await fetch(`${server.baseUrl}${path}`, { method });
+        expect(res.status, `${method} ${path}`).to.equal(405);
+        expect(res.headers.get('allow'), `${method} ${path}`).to.equal('GET, HEAD');
+        expect(res.headers.get('content-type'), `${method} ${path}`).to.match(/^application\/problem\+json/);
+      }
+      expect((await fetch(`${server.baseUrl}${path}`, { method: 'HEAD' })).status, `HEAD ${path}`).to.equal(200);
+    }
+  });
+
   it('serves the reference page with its script from this server and a policy that allows no other host', async () => {
     const res = await fetch(`${server.baseUrl}/docs`);
     expect(res.status).to.equal(200);
