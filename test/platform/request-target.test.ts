@@ -279,6 +279,20 @@ forEachDatabase('no odd request-target reaches a handler unauthenticated', (t) =
     }
   });
 
+  it('a repeated Host or Authorization header is a 400 in each area shape (RFC 9112 section 3.2), before the key is read', async () => {
+    const key = await createTestKey(t.db);
+    const twice = (path: string, header: string, extra = '') =>
+      rawExchange(server.baseUrl, `GET ${path} HTTP/1.1\r\nHost: x\r\n${header}\r\n${header}\r\n${extra}Connection: close\r\n\r\n`);
+    const problem = (await twice('/v1/claims', `Authorization: Bearer ${key}`)).split('\r\n\r\n');
+    expect(problem[0]).to.match(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(problem[1]!)).to.include({ type: 'urn:hearth:problem:repeated-header', detail: 'The request must carry one Authorization header, not several.' });
+    const host = (await twice('/chain/token/params', 'Host: y', `Authorization: Bearer ${key}\r\n`)).split('\r\n\r\n');
+    expect(host[0]).to.match(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(host[1]!)).to.include({ code: 3 });
+    // One of each is fine.
+    expect(await rawExchange(server.baseUrl, `GET /v1/claims HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`)).to.match(/^HTTP\/1\.1 200 /);
+  });
+
   it('a USSD hop with a fragment is END Invalid input and stores no session', async () => {
     const hop = JSON.stringify({ sessionId: 'frag-1', serviceCode: '*384#', phoneNumber: 'not-a-phone', text: '' });
     const res = await rawRequest(server.baseUrl, 'POST', '/api/ussd#', hop);

@@ -73,3 +73,22 @@ export function unstorableForm(form: string): AppError | undefined {
   }
   return undefined;
 }
+
+/** Header fields a request carries once at most: which Host it is for, and whose key it uses. */
+const SINGLETON_HEADERS = new Set(['host', 'authorization']);
+
+/**
+ * 400 for a request that repeats Host (RFC 9112 section 3.2: a server must refuse it) or
+ * Authorization (Node would keep the first silently: which key a request uses must not be a
+ * guess). Mounted with the request-target rule, before anything reads them.
+ */
+export const rejectRepeatedSingletonHeaders: RequestHandler = (req, _res, next) => {
+  const seen = new Set<string>();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!.toLowerCase();
+    if (!SINGLETON_HEADERS.has(name)) continue;
+    if (seen.has(name)) return next(badRequest(`The request must carry one ${req.rawHeaders[i]} header, not several.`, undefined, 'repeated-header'));
+    seen.add(name);
+  }
+  next();
+};
