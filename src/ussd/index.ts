@@ -86,8 +86,15 @@ async function checkCollection(config: Config, twins: UssdTwinsPort, logger: Log
  * A PIN key other than the one the stored PINs were sealed with would lock every household out,
  * each told the service is unavailable: start-up stops instead, saying so.
  */
-async function checkPinKey(pins: PinCipher, repo: UssdRepository): Promise<void> {
-  const sealed = await repo.newestSealedPin();
+async function checkPinKey(pins: PinCipher, repo: UssdRepository, logger: Logger): Promise<void> {
+  let sealed: string | undefined;
+  try {
+    sealed = await repo.newestSealedPin();
+  } catch (err) {
+    // As for the collection: a database down at start-up is an outage, not a configuration error.
+    logger.warn({ err }, 'PIN_ENCRYPTION_KEY could not be checked against the stored PINs at start-up: the database did not answer');
+    return;
+  }
   if (sealed === undefined) return;
   try {
     pins.open(sealed);
@@ -107,7 +114,7 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
   await checkCollection(config, twins, logger);
   const pins = new PinCipher(resolvePinKey(config, logger));
   const repo = new UssdRepository(db);
-  await checkPinKey(pins, repo);
+  await checkPinKey(pins, repo, logger);
   const service = new UssdService(repo, {
     db,
     appName: config.USSD_APP_NAME,

@@ -61,9 +61,9 @@ forEachDatabase('USSD household journey (make start defaults)', (t) => {
     expect(await a2.send('24680')).to.equal(
       'CON Welcome, Amina.\nServices\n1. Log fuel used\n2. Review logged days\n3. Send claim\n4. Claim status\n5. Change PIN\n0. Back',
     );
-    expect(await a2.send('1')).to.equal('CON Fuel used on which day?\n1. Today\n2. Yesterday\n3. Day before yesterday\n0. Back');
-    expect(await a2.send('3')).to.equal('CON Enter kg of fuel used day before yesterday (e.g. 2.5)\n0. Back');
-    expect(await a2.send('3')).to.match(/^CON Saved 3 kg for day before yesterday\.\nServices\n/);
+    expect(await a2.send('1')).to.equal('CON Fuel used on which day?\n1. Today\n2. Yesterday\n3. The day before yesterday\n0. Back');
+    expect(await a2.send('3')).to.equal('CON Enter kg of fuel used the day before yesterday (e.g. 2.5)\n0. Back');
+    expect(await a2.send('3')).to.match(/^CON Saved 3 kg for the day before yesterday\.\nServices\n/);
     expect(await a2.walk('1', '2', '3.5')).to.match(/^CON Saved 3\.5 kg for yesterday\.\n/);
     expect(await a2.walk('1', '1', '2.5')).to.match(/^CON Saved 2\.5 kg for today\.\n/);
     expect(await a2.send('2')).to.equal(

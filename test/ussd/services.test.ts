@@ -84,17 +84,17 @@ forEachDatabase('USSD services and PINs', (t) => {
     server.clock.now = new Date('2026-03-04T09:00:00Z');
     const d = session(s.phoneNumber);
     await login(d, id, '13579');
-    expect(await d.send('1')).to.equal('CON Fuel used on which day?\n1. Today\n2. Yesterday\n3. Day before yesterday\n0. Back');
+    expect(await d.send('1')).to.equal('CON Fuel used on which day?\n1. Today\n2. Yesterday\n3. The day before yesterday\n0. Back');
     expect(await d.send('4')).to.match(/^CON Invalid choice\. Try again\.\nFuel used on which day\?/);
-    expect(await d.send('3')).to.equal('CON Enter kg of fuel used day before yesterday (e.g. 2.5)\n0. Back');
-    expect(await d.send('2.5')).to.match(/^CON Saved 2\.5 kg for day before yesterday\.\nServices/);
+    expect(await d.send('3')).to.equal('CON Enter kg of fuel used the day before yesterday (e.g. 2.5)\n0. Back');
+    expect(await d.send('2.5')).to.match(/^CON Saved 2\.5 kg for the day before yesterday\.\nServices/);
     expect(await d.send('3')).to.match(/^CON A claim needs 3 days in a row not yet sent\. You have 1\.\nServices/);
     expect(await d.walk('1', '2', 'abc')).to.match(/^CON Enter a number of kg/);
     expect(await d.send('-1')).to.match(/^CON Enter a number of kg/);
     expect(await d.send('0.0')).to.match(/^CON Enter a number of kg/);
     expect(await d.send('3')).to.match(/^CON Saved 3 kg for yesterday\./);
     // the same day again replaces the reading
-    expect(await d.walk('1', '3', '2,75')).to.match(/^CON Changed day before yesterday to 2\.75 kg\./);
+    expect(await d.walk('1', '3', '2,75')).to.match(/^CON Changed the day before yesterday to 2\.75 kg\./);
     expect(await d.walk('1', '1', '2.25')).to.match(/^CON Saved 2\.25 kg for today\./);
 
     const r = session(s.phoneNumber);

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { pino } from 'pino';
 import { ConfigError, configWith } from '../../src/config.ts';
 import type { MigrationDb } from '../../src/platform/db/migrations/index.ts';
-import { up as withoutCustomerIds } from '../../src/platform/db/migrations/207_ussd_household_without_customer_id.ts';
+import { up as withoutCustomerIds } from '../../src/platform/db/migrations/401_ussd_household_without_customer_id.ts';
 import { CollectionService } from '../../src/twins/index.ts';
 import type { UssdTwinsPort } from '../../src/ussd/index.ts';
 import { ussdTwinsPort } from '../../src/ussd/twins-adapter.ts';
@@ -46,7 +46,7 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     expect(JSON.stringify(entity.body)).to.not.include('Jane').and.not.include(customerId);
   });
 
-  it('migration 207 takes the Customer ID out of the twins of households created before it', async () => {
+  it('migration 401 takes the Customer ID out of the twins of households created before it', async () => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '24680');
     const { household_did: did } = await t.db.selectFrom('ussd_accounts').select('household_did').where('customer_id', '=', customerId).executeTakeFirstOrThrow();

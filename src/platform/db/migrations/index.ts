@@ -1,7 +1,8 @@
 // Migrations are the TypeScript files in this folder, applied in file-name order by Kysely's
 // Migrator (platform/db/migrate.ts). Each area adds its own files (NNN_<area>_<what>.ts), so
-// areas never edit the same file. Built (dist/), they are .js files of the same names: a
-// migration's name leaves out the extension.
+// areas never edit the same file; a new file's number comes after every existing one, whatever
+// its area: the Migrator refuses a database whose history a new name would sort into. Built
+// (dist/), they are .js files of the same names: a migration's name leaves out the extension.
 import { readdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
