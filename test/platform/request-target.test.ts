@@ -25,7 +25,7 @@ function rawExchange(baseUrl: string, bytes: string): Promise<string> {
     let answer = '';
     const socket = connect(Number(port), hostname, () => socket.write(bytes));
     socket.setEncoding('utf8');
-    socket.on('data', (c) => (answer += c));
+    socket.on('data', (c: string) => (answer += c));
     socket.on('close', () => resolve(answer));
     socket.on('error', reject);
   });
