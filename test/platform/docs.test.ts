@@ -3,6 +3,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { expect } from 'chai';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { loadOpenApiDocument } from '../../src/platform/contract.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { useChromium } from '../helpers/chromium.ts';
@@ -34,6 +35,13 @@ function examples(): { where: string; schema: string; example: unknown }[] {
 }
 
 describe('API docs: /openapi.json and /docs', () => {
+  it('the bundled contract is a valid OpenAPI 3.1 document, as an independent validator (its JSON Schemas of the OAS) reads it', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(loadOpenApiDocument()) as Record<string, unknown>);
+    expect(result.valid, JSON.stringify(result.errors)).to.equal(true);
+    expect(validator.version).to.equal('3.1');
+  });
+
   it('every request and response example in the contract matches its schema', () => {
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     (addFormatsModule as unknown as (a: Ajv2020) => void)(ajv);

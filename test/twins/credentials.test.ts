@@ -13,6 +13,7 @@ import { ConfigError } from '../../src/config.ts';
 import { up as addProofContexts } from '../../src/platform/db/migrations/102_twins_proof_context.ts';
 import type { MigrationDb } from '../../src/platform/db/migrations/index.ts';
 import { signCredential } from '../../src/twins/credentials.ts';
+import { cidOf } from '../../src/twins/evidence.ts';
 import { loadValidatorKey } from '../../src/twins/validator-key.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
@@ -67,6 +68,28 @@ function tampered<T>(value: T, path: (string | number)[]): T {
   return copy;
 }
 
+
+/**
+ * A CIDv1 written out as the CID and multibase specs lay it out, with no CID library: version 1,
+ * codec raw (0x55), multihash sha2-256 (0x12, 32 bytes), in base32 lower case without padding
+ * (RFC 4648) behind the multibase prefix "b".
+ */
+function cidByHand(bytes: Uint8Array): string {
+  const all = [0x01, 0x55, 0x12, 0x20, ...createHash('sha256').update(bytes).digest()];
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+  let out = 'b';
+  let buffer = 0;
+  let bits = 0;
+  for (const byte of all) {
+    buffer = (buffer << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += alphabet[(buffer >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  return bits ? out + alphabet[(buffer << (5 - bits)) & 31] : out;
+}
 forEachDatabase('credentials and evidence', (t) => {
   let server: TestServer;
   let key: string;
@@ -140,6 +163,12 @@ forEachDatabase('credentials and evidence', (t) => {
     expect(res.response.status).to.equal(400);
   });
 
+  it("a claim's CID is the one `ipfs add --cid-version 1 --raw-leaves` gives: the published CID of \"hello world\"", () => {
+    const hello = new TextEncoder().encode('hello world');
+    expect(cidByHand(hello)).to.equal('bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e');
+    expect(cidOf(hello)).to.equal(cidByHand(hello));
+  });
+
   it('GET /v1/evidence/{cid} returns the stored canonical claim byte for byte; its CIDv1 is the path', async () => {
     const claim = await verifiedClaim(server, key);
     const res = await fetch(`${server.baseUrl}/v1/evidence/${claim.claimCid}`, { headers: { authorization: `Bearer ${key}` } });
@@ -150,6 +179,8 @@ forEachDatabase('credentials and evidence', (t) => {
     expect(cid.version).to.equal(1);
     expect(cid.multihash.code).to.equal(sha256.code);
     expect(CID.createV1(cid.code, await sha256.digest(bytes)).toString()).to.equal(claim.claimCid);
+    // And without multiformats (which Hearth uses too): the CID's bytes as the spec lays them out.
+    expect(cidByHand(bytes)).to.equal(claim.claimCid);
     const text = new TextDecoder().decode(bytes);
     expect(canonicalize(JSON.parse(text))).to.equal(text);
     expect(JSON.parse(text)).to.deep.include({ id: claim.id, householdId: claim.householdId, fuelMeasurements: claim.fuelMeasurements });
