@@ -3,6 +3,7 @@
 declare module '@digitalbazaar/credentials-context';
 declare module '@digitalbazaar/data-integrity-context';
 declare module '@digitalbazaar/data-integrity';
+declare module '@digitalbazaar/did-method-key';
 declare module '@digitalbazaar/ed25519-multikey';
 declare module '@digitalbazaar/eddsa-jcs-2022-cryptosuite';
 declare module '@digitalbazaar/multikey-context';

@@ -1,8 +1,10 @@
 // An independent eddsa-jcs-2022 implementation for tests: Digital Bazaar's cryptosuite with
 // @digitalbazaar/data-integrity and jsonld-signatures, over an offline
-// document loader that knows only the contexts given to it and did:key verification methods.
+// document loader that knows only the contexts given to it and did:key documents (resolved by
+// @digitalbazaar/did-method-key).
 import * as credentialsContext from '@digitalbazaar/credentials-context';
 import dataIntegrityContext from '@digitalbazaar/data-integrity-context';
+import { driver as didKeyDriver } from '@digitalbazaar/did-method-key';
 import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
 import * as Ed25519Multikey from '@digitalbazaar/ed25519-multikey';
 import { createSignCryptosuite, createVerifyCryptosuite } from '@digitalbazaar/eddsa-jcs-2022-cryptosuite';
@@ -13,6 +15,9 @@ import jsigs from 'jsonld-signatures';
 const { AssertionProofPurpose } = jsigs.purposes;
 
 type Doc = Record<string, unknown>;
+
+const didKeys = didKeyDriver();
+didKeys.use({ multibaseMultikeyHeader: 'z6Mk', fromMultibase: Ed25519Multikey.from });
 
 /** A document loader that reads nothing from the network: the standard contexts, `extra`, and did:key documents. */
 export function offlineLoader(extra: Record<string, unknown> = {}) {
@@ -25,14 +30,8 @@ export function offlineLoader(extra: Record<string, unknown> = {}) {
   ]);
   return async (url: string) => {
     if (docs.has(url)) return { contextUrl: null, documentUrl: url, document: docs.get(url) };
-    if (url.startsWith('did:key:')) {
-      const [did, fragment = url.slice('did:key:'.length)] = url.split('#');
-      const method = { id: `${did}#${fragment}`, type: 'Multikey', controller: did, publicKeyMultibase: fragment };
-      const document = url.includes('#')
-        ? { '@context': multikeyContext.CONTEXT_URL, ...method }
-        : { '@context': [didContext.CONTEXT_URL, multikeyContext.CONTEXT_URL], id: did, verificationMethod: [method], assertionMethod: [method.id] };
-      return { contextUrl: null, documentUrl: url, document };
-    }
+    // did:key documents and their verification methods as Digital Bazaar's did:key driver resolves them.
+    if (url.startsWith('did:key:')) return { contextUrl: null, documentUrl: url, document: (await didKeys.get({ url })) as unknown };
     throw new Error(`offline document loader: ${url} is not available`);
   };
 }
