@@ -9,6 +9,7 @@ import request from 'supertest';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { parse as parseDid } from 'did-resolver';
 import { contractSchema, loadOpenApiDocument } from '../../src/platform/contract.ts';
 import { DID_PATTERN, didSyntaxError, isDid } from '../../src/platform/did.ts';
 import { conflictWith, DomainError, forbiddenAction, invalidInput, notFoundError } from '../../src/platform/domain-errors.ts';
@@ -187,6 +188,15 @@ describe('DID syntax', () => {
     for (const d of ['did:IXO:abc', 'did:ixo:', 'ixo:abc', 'did:ixo:abc:', 'did:ixo:a b']) {
       expect(isDid(d), d).to.equal(false);
     }
+  });
+
+  it('agrees with an independent DID parser (did-resolver, after DID Core\'s ABNF): a DID is what it parses whole', () => {
+    const cases = [
+      'did:ixo:entity:0123456789abcdef0123456789abcdef', 'did:key:z6MkhaXgBZD', 'did:web:example.com%3A8443', 'did:ixo:a:b:c', 'did:ixo::a',
+      'did:ixo:a_b-c.d', 'did:ixo:a%20b', 'did:1:x', 'did:ixo:a:', 'did:IXO:a', 'did:ixo:%zz', 'did:ixo:%2', 'did:ixo:', 'did::x', 'DID:ixo:a',
+      'ixo:abc', 'did:ixo:a b', 'did:ixo:a/b', 'did:ixo:a?x=1', 'did:ixo:a#f', 'did:ixo:a;p=1', 'did:ixo:ä',
+    ];
+    for (const d of cases) expect(isDid(d), d).to.equal(parseDid(d)?.did === d);
   });
 
   it('is the contract\'s Did pattern, which a partner\'s own validator applies alike', () => {
