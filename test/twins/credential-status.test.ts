@@ -1,6 +1,7 @@
 // Bitstring Status List v1.0: credentialStatus on new credentials, the signed public status list
-// credentials, the audited revoke / suspend / reinstate route, the status check of verify, and
-// a later correction of a claim revoking its credential. On SQLite and PostgreSQL.
+// credentials, the audited revoke / suspend / reinstate route, the status check of verify (and
+// Digital Bazaar's whole status check agreeing), and a later correction of a claim revoking its
+// credential. On SQLite and PostgreSQL.
 import { expect } from 'chai';
 import { Bitstring } from '@digitalbazaar/bitstring';
 import {
@@ -18,7 +19,7 @@ import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey } from '../helpers/server.ts';
 import { householdDid, kptClaim, PARTNER_DID, startTwinsHarness, type TwinsHarness } from './fixtures.ts';
-import { independentVerify } from './independent-verifier.ts';
+import { independentStatusCheck, independentVerify } from './independent-verifier.ts';
 
 const BASE = 'https://hearth.example.org';
 let periods = 0;
@@ -57,6 +58,13 @@ forEachDatabase('credential status (Bitstring Status List v1.0)', (t) => {
     return res;
   };
 
+  /** Digital Bazaar's whole status check of a credential, its lists read from this server. */
+  const independentBits = async (vc: VerifiableCredential) => {
+    const check = await independentStatusCheck(vc, async (url) => (await fetch(url.replace(BASE, h.server.baseUrl))).json());
+    expect(check.verified, String(check.error)).to.equal(true);
+    return check.bits;
+  };
+
   /** The bit of a credential's entry, read from the served list with Digital Bazaar's bitstring. */
   async function bitOf(vc: VerifiableCredential, purpose: 'revocation' | 'suspension'): Promise<boolean> {
     const entry = vc.credentialStatus!.find((e) => e.statusPurpose === purpose)!;
@@ -81,6 +89,7 @@ forEachDatabase('credential status (Bitstring Status List v1.0)', (t) => {
     expect(revocation!.statusListIndex).to.equal(suspension!.statusListIndex);
     expect(revocation!.id).to.equal(`${revocation!.statusListCredential}#${revocation!.statusListIndex}`);
     expect((await statusCheck(vc))!.passed).to.equal(true);
+    expect(await independentBits(vc)).to.deep.equal({ revocation: false, suspension: false });
   });
 
   it('the status list credentials are public, signed (our verifier and Digital Bazaar agree) and the same until a change', async () => {
@@ -128,6 +137,7 @@ forEachDatabase('credential status (Bitstring Status List v1.0)', (t) => {
 
     expect(await bitOf(vc, 'revocation')).to.equal(true);
     expect(await bitOf(vc, 'suspension')).to.equal(false);
+    expect(await independentBits(vc)).to.deep.equal({ revocation: true, suspension: false });
     const verdict = await verifyVc(vc);
     expect(verdict.verified).to.equal(false);
     expect(verdict.checks.at(-1)).to.deep.equal({ check: 'status', passed: false, message: 'the credential is revoked' });
@@ -148,12 +158,14 @@ forEachDatabase('credential status (Bitstring Status List v1.0)', (t) => {
     expect((await change(id, 'reinstate')).response.status).to.equal(409);
     expect((await change(id, 'suspend', 'under review')).data).to.deep.include({ revoked: false, suspended: true });
     expect(await bitOf(vc, 'suspension')).to.equal(true);
+    expect(await independentBits(vc)).to.deep.equal({ revocation: false, suspension: true });
     expect(await statusCheck(vc)).to.deep.equal({ check: 'status', passed: false, message: 'the credential is suspended' });
     expect((await change(id, 'suspend')).response.status).to.equal(409);
     const reinstated = await change(id, 'reinstate', 'review passed');
     expect(reinstated.data).to.deep.include({ revoked: false, suspended: false });
     expect(reinstated.data!.events.map((e) => e.action)).to.deep.equal(['suspend', 'reinstate']);
     expect(await bitOf(vc, 'suspension')).to.equal(false);
+    expect(await independentBits(vc)).to.deep.equal({ revocation: false, suspension: false });
     expect((await verifyVc(vc)).verified).to.equal(true);
   });
 

@@ -9,6 +9,7 @@ declare module '@digitalbazaar/eddsa-jcs-2022-cryptosuite';
 declare module '@digitalbazaar/multikey-context';
 declare module '@digitalbazaar/bitstring';
 declare module '@digitalbazaar/vc';
+declare module '@digitalbazaar/vc-bitstring-status-list';
 declare module 'did-context';
 declare module 'jsonld-signatures';
 declare module 'jsonld';

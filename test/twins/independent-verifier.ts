@@ -9,6 +9,7 @@ import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
 import * as Ed25519Multikey from '@digitalbazaar/ed25519-multikey';
 import { createSignCryptosuite, createVerifyCryptosuite } from '@digitalbazaar/eddsa-jcs-2022-cryptosuite';
 import multikeyContext from '@digitalbazaar/multikey-context';
+import { checkStatus } from '@digitalbazaar/vc-bitstring-status-list';
 import didContext from 'did-context';
 import jsigs from 'jsonld-signatures';
 
@@ -41,6 +42,24 @@ export async function independentVerify(vc: Doc, loader = offlineLoader()): Prom
   const suite = new DataIntegrityProof({ cryptosuite: createVerifyCryptosuite() });
   const result = await jsigs.verify(structuredClone(vc), { suite, purpose: new AssertionProofPurpose(), documentLoader: loader });
   return { verified: result.verified, ...(result.verified ? {} : { error: result.error ?? result.results }) };
+}
+
+/**
+ * Digital Bazaar's Bitstring Status List check of a credential: each entry's list credential
+ * fetched (`fetchList`), its signature verified, its issuer matched with the credential's and
+ * its bit read. The bit of each purpose (true: set), or the check's error.
+ */
+export async function independentStatusCheck(vc: Doc, fetchList: (url: string) => Promise<unknown>): Promise<{ verified: boolean; bits: Record<string, boolean>; error?: unknown }> {
+  const offline = offlineLoader();
+  const loader = async (url: string) => offline(url).catch(async () => ({ contextUrl: null, documentUrl: url, document: await fetchList(url) }));
+  const suite = new DataIntegrityProof({ cryptosuite: createVerifyCryptosuite() });
+  const result = (await checkStatus({ credential: structuredClone(vc), documentLoader: loader, suite, verifyBitstringStatusListCredential: true, verifyMatchingIssuers: true })) as {
+    verified: boolean;
+    results?: { credentialStatus: { statusPurpose: string }; status: boolean }[];
+    error?: unknown;
+  };
+  const bits = Object.fromEntries((result.results ?? []).map((r) => [r.credentialStatus.statusPurpose, r.status]));
+  return { verified: result.verified, bits, ...(result.error ? { error: result.error } : {}) };
 }
 
 /** Signs with Digital Bazaar's signer as the did:key of an Ed25519 seed. */
