@@ -14,6 +14,7 @@ import { principalOf } from '../platform/http/auth.ts';
 import { DomainError } from '../platform/domain-errors.ts';
 import { domainToAppError } from '../platform/http/errors.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
+import { contractValidator } from '../platform/contract-validators.ts';
 import { unstorableValue } from '../platform/http/input.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import { DEFAULT_ROOM_ID } from './runtime/plugin.ts';
@@ -23,15 +24,18 @@ export const MCP_PATH = '/agent/mcp';
 const STATE_URI = /^hearth:\/\/state\/([A-Za-z0-9_-]+)\/([^/]+)$/;
 const stateUri = (key: string, roomId: string) => `hearth://state/${key}/${encodeURIComponent(roomId)}`;
 
-/** The room a resource URI names; undefined for a bad escape or a room id no request could carry (input.ts). */
+/** `value` as a room id, if it is one the HTTP routes would take (the contract's RoomId, storable text). */
+function asRoomId(value: unknown): string | undefined {
+  return contractValidator<string>('RoomId')(value) && !unstorableValue(value) ? value : undefined;
+}
+
+/** The room a resource URI names; undefined for a bad escape or no room id (asRoomId). */
 function roomIdOf(escaped: string): string | undefined {
-  let roomId: string;
   try {
-    roomId = decodeURIComponent(escaped);
+    return asRoomId(decodeURIComponent(escaped));
   } catch {
     return undefined;
   }
-  return unstorableValue(roomId) ? undefined : roomId;
 }
 
 function mcpServer(runtime: AgentRuntime, principal: Principal, version: string): Server {
@@ -43,8 +47,11 @@ function mcpServer(runtime: AgentRuntime, principal: Principal, version: string)
 
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     if (!principal.scopes.includes('agent:write')) throw new McpError(ErrorCode.InvalidRequest, 'This API key lacks the scope agent:write.');
-    // Tools act in the user's default room, as POST /agent/tools/{name}/invoke does without roomId.
-    const roomId = typeof request.params._meta?.roomId === 'string' ? request.params._meta.roomId : DEFAULT_ROOM_ID;
+    // Tools act in the user's default room, as POST /agent/tools/{name}/invoke does without roomId,
+    // or in the room _meta.roomId names, which must be one that route would take.
+    const given = request.params._meta?.roomId;
+    const roomId = given === undefined ? DEFAULT_ROOM_ID : asRoomId(given);
+    if (roomId === undefined) throw new McpError(ErrorCode.InvalidParams, '_meta.roomId must be a room id: text of 1 to 255 characters.');
     try {
       const result = await runtime.invokeTool(request.params.name, request.params.arguments ?? {}, { userDid: principal.did, roomId });
       return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: { result } };

@@ -70,6 +70,21 @@ forEachDatabase('agent MCP server', (t) => {
     expect(JSON.parse((kitchen.contents[0] as { text: string }).text)).to.include({ tone: 'dry', userName: null });
   });
 
+  it('a _meta.roomId that is not a room id (empty, too long, not text) is refused and writes nothing, not even to the default room', async () => {
+    const client = await connect(alice);
+    await client.callTool({ name: 'set_user_preferences', arguments: { tone: 'calm' } });
+    const before = await t.db.selectFrom('agent_user_preferences').selectAll().orderBy('room_id').execute();
+    for (const roomId of ['', 'r'.repeat(256), 5, { a: 1 }, null]) {
+      let refused: unknown;
+      await client.callTool({ name: 'set_user_preferences', arguments: { tone: 'x' }, _meta: { roomId } }).catch((err: unknown) => (refused = err));
+      expect(refused, JSON.stringify(roomId)).to.have.property('code', -32602);
+    }
+    expect(await t.db.selectFrom('agent_user_preferences').selectAll().orderBy('room_id').execute()).to.deep.equal(before);
+    // The longest room id the HTTP routes take is taken here too.
+    const longest = await client.callTool({ name: 'set_user_preferences', arguments: { tone: 'warm' }, _meta: { roomId: 'r'.repeat(255) } });
+    expect(longest.isError).to.not.equal(true);
+  });
+
   it('bad arguments are a tool error naming the field; an unknown tool or resource is a protocol error', async () => {
     const client = await connect(alice);
     const bad = await client.callTool({ name: 'set_user_preferences', arguments: { tone: 42 } });

@@ -121,14 +121,15 @@ forEachDatabase('user-preferences plugin', (t) => {
     const { runtime } = runtimeOn(t.db);
     await set(runtime, 'clear', { tone: 'warm', emoji: 'liberal' });
     expect(await set(runtime, 'clear', { emoji: null })).to.deep.include({ ...EMPTY, tone: 'warm' });
-    expect(await set(runtime, 'clear', { tone: null })).to.deep.include(EMPTY);
+    // Nothing set: the tool answers null, as GET /user-preferences does.
+    expect(await set(runtime, 'clear', { tone: null })).to.equal(null);
     expect((await runtime.buildContext(ctx('clear'))).state).to.deep.equal({ userPreferences: null });
   });
 
   it('a blank text clears its field like null: the record and the prompt agree on what is set', async () => {
     const { runtime } = runtimeOn(t.db);
     await set(runtime, 'blank', { tone: 'warm', userName: 'Amina' });
-    expect(await set(runtime, 'blank', { userName: '', tone: '   ' })).to.deep.include(EMPTY);
+    expect(await set(runtime, 'blank', { userName: '', tone: '   ' })).to.equal(null);
     const context = await runtime.buildContext(ctx('blank'));
     expect(context.state).to.deep.equal({ userPreferences: null });
     expect(context.promptSections).to.deep.equal([]);

@@ -536,6 +536,8 @@ forEachDatabase('chain gateway configuration', (t) => {
         expect(pre.status).to.equal(204);
         expect(pre.headers.get('access-control-allow-origin')).to.equal('https://app.example');
         expect(pre.headers.get('access-control-allow-headers')).to.contain('Authorization');
+        // v1 (the default) offers only GET: HEAD and OPTIONS are 501 there, as on a node.
+        expect(pre.headers.get('access-control-allow-methods')).to.equal('GET');
         // Errors carry the header too, so the browser can read them.
         const unauth = await get('/chain/token/params', { headers: { origin: 'https://app.example' } });
         expect(unauth.status).to.equal(401);

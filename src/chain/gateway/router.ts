@@ -133,10 +133,11 @@ function sendGrpcError(res: Response, err: ConnectError, retryAfterSeconds: numb
 export function gatewayRouter(deps: GatewayDeps): Router {
   const { config, keys, routes, upstream, disabled, logger } = deps;
   const router = caseSensitiveRouter();
-  if (config.CHAIN_CORS_ORIGINS.length) router.use(cors({ origins: config.CHAIN_CORS_ORIGINS, methods: ['GET', 'HEAD'], allowHeaders: ['Authorization', 'Content-Type'] }));
+  const v1 = config.CHAIN_GATEWAY_STYLE === 'v1';
+  // A preflight offers only what the style's routes answer: v1 has no HEAD (501), as on a node.
+  if (config.CHAIN_CORS_ORIGINS.length) router.use(cors({ origins: config.CHAIN_CORS_ORIGINS, methods: v1 ? ['GET'] : ['GET', 'HEAD'], allowHeaders: ['Authorization', 'Content-Type'] }));
   if (config.CHAIN_GATEWAY_AUTH === 'apikey') router.use(requireApiKey(keys, 'chain:read'));
 
-  const v1 = config.CHAIN_GATEWAY_STYLE === 'v1';
   // Only v1 reads a body, and only a form posted for the path length fallback.
   if (v1) {
     router.use(express.text({ type: (req) => req.method === 'POST' && req.headers['content-type'] === FORM, limit: config.BODY_LIMIT }));

@@ -23,7 +23,8 @@ export function cors(policy: CorsPolicy): RequestHandler {
     res.setHeader('Access-Control-Allow-Origin', any ? '*' : origin);
     if (policy.exposeHeaders?.length) res.setHeader('Access-Control-Expose-Headers', policy.exposeHeaders.join(', '));
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
-      res.setHeader('Access-Control-Allow-Methods', [...policy.methods, 'OPTIONS'].join(', '));
+      // OPTIONS itself is no method a script may use (a preflight is the browser's own).
+      res.setHeader('Access-Control-Allow-Methods', policy.methods.join(', '));
       res.setHeader('Access-Control-Allow-Headers', policy.allowHeaders.join(', '));
       res.setHeader('Access-Control-Max-Age', '600');
       res.status(204).end();

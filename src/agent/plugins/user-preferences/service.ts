@@ -18,13 +18,14 @@ export class UserPreferencesService {
   }
 
   /**
-   * Merges the given fields into the stored record and returns the merged record. A blank text
-   * (empty or only spaces) says nothing, so it clears its field like null: a field is either
-   * set, and shown in the prompt, or not.
+   * Merges the given fields into the stored record and returns the merged record, or null when
+   * nothing is set after it (as get() answers). A blank text (empty or only spaces) says nothing,
+   * so it clears its field like null: a field is either set, and shown in the prompt, or not.
    */
   async set(userDid: string, roomId: string, patch: PreferencesPatch): Promise<UserPreferences | null> {
     if (!PREFERENCE_FIELDS.some((f) => patch[f] !== undefined)) return this.get(userDid, roomId);
     const cleared = Object.fromEntries(Object.entries(patch).map(([f, v]) => [f, typeof v === 'string' && v.trim() === '' ? null : v])) as PreferencesPatch;
-    return this.repository.mergeFields(userDid, roomId, cleared, this.now().toISOString());
+    const merged = await this.repository.mergeFields(userDid, roomId, cleared, this.now().toISOString());
+    return hasAnyPreference(merged) ? merged : null;
   }
 }
