@@ -1,7 +1,7 @@
 // Revocation and suspension of KPT credentials (Bitstring Status List v1.0): index allocation,
 // audited status changes, the signed status list credentials and the status check of verify.
 import type { Db } from '../platform/db/index.ts';
-import { inTransaction, type Sql } from '../platform/db/sql.ts';
+import { inTransaction, lockUntilCommit, type Sql } from '../platform/db/sql.ts';
 import { conflictWith, notFoundError } from '../platform/domain-errors.ts';
 import type { CredentialStatus, CredentialStatusChangeRequest, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
 import { credentialIdOf } from './claim-seal.ts';
@@ -66,30 +66,20 @@ export class CredentialStatusService {
 
   /** Revokes a claim's credential in the caller's transaction, unless it is revoked already. */
   async revokeIn(sql: Sql, actor: StatusActor, claimId: string, reason: string): Promise<void> {
-    const index = await statusIndexOfClaim(sql, claimId);
-    if ((await new CredentialStatusRepository(sql).find(index))?.revoked) return;
-    await this.changeIn(sql, actor, claimId, 'revoke', reason);
+    const current = await currentStatus(sql, claimId);
+    if (!current.revoked) await applyChange(sql, actor, current, 'revoke', reason);
   }
 
   /** Applies a change in the caller's transaction (409 when it does not apply) and records who made it and why. */
   async changeIn(sql: Sql, actor: StatusActor, claimId: string, action: StatusAction, reason: string): Promise<void> {
-    const repo = new CredentialStatusRepository(sql);
-    const index = await statusIndexOfClaim(sql, claimId);
-    const now = new Date().toISOString();
-    const current: IndexState = (await repo.find(index)) ?? { index, claimId, revoked: false, suspended: false, updatedAt: now };
+    const current = await currentStatus(sql, claimId);
     const refusal =
       current.revoked ? `The credential of claim ${claimId} is revoked; revocation is final.` :
       action === 'suspend' && current.suspended ? `The credential of claim ${claimId} is already suspended.` :
       action === 'reinstate' && !current.suspended ? `The credential of claim ${claimId} is not suspended.` :
       undefined;
     if (refusal) throw conflictWith(refusal, undefined, 'credential-status-unchanged');
-    await repo.save({
-      ...current,
-      revoked: current.revoked || action === 'revoke',
-      suspended: action === 'suspend' ? true : action === 'reinstate' ? false : current.suspended,
-      updatedAt: now,
-    });
-    await repo.addEvent({ claimId, index, action, reason, actorDid: actor.did, apiKeyId: actor.keyId ?? null, at: now });
+    await applyChange(sql, actor, current, action, reason);
   }
 
   private async view(repo: CredentialStatusRepository, claimId: string, index: number): Promise<CredentialStatus> {
@@ -145,6 +135,32 @@ export class CredentialStatusService {
 }
 
 /** The status index of a claim's credential: 404 without the claim, 409 without a credential that has one. */
+/**
+ * A claim's credential status, read once its lock is held until the caller's transaction ends:
+ * changes of one credential (an operator's, a correction's revocation) run one at a time, each
+ * deciding on the state the one before it left. Unlocked, two changes read the same state and
+ * the later write undid the earlier (a revocation lost to a suspension).
+ */
+async function currentStatus(sql: Sql, claimId: string): Promise<IndexState> {
+  const index = await statusIndexOfClaim(sql, claimId);
+  await lockUntilCommit(sql, `credential-status:${index}`);
+  const stored = await new CredentialStatusRepository(sql).find(index);
+  return stored ?? { index, claimId, revoked: false, suspended: false, updatedAt: new Date().toISOString() };
+}
+
+/** Writes the state `action` leaves, and who took it and why. */
+async function applyChange(sql: Sql, actor: StatusActor, current: IndexState, action: StatusAction, reason: string): Promise<void> {
+  const repo = new CredentialStatusRepository(sql);
+  const now = new Date().toISOString();
+  await repo.save({
+    ...current,
+    revoked: current.revoked || action === 'revoke',
+    suspended: action === 'suspend' ? true : action === 'reinstate' ? false : current.suspended,
+    updatedAt: now,
+  });
+  await repo.addEvent({ claimId: current.claimId, index: current.index, action, reason, actorDid: actor.did, apiKeyId: actor.keyId ?? null, at: now });
+}
+
 async function statusIndexOfClaim(sql: Sql, claimId: string): Promise<number> {
   const claim = await new ClaimRepository(sql).findById(claimId);
   if (!claim) throw notFoundError(`No claim ${claimId}.`);

@@ -184,6 +184,32 @@ forEachDatabase('credential status (Bitstring Status List v1.0)', (t) => {
     expect(await t.db.selectFrom('twin_credential_status_events').selectAll().where('claim_id', '=', claim.id).execute()).to.have.length(0);
   });
 
+  it('concurrent changes of one credential run one after another: a revocation is never lost, no change is applied twice, and the audit replays to the state', async () => {
+    /** The state the audited events lead to, applying each as the service does. */
+    const replay = (actions: string[]) =>
+      actions.reduce((s, a) => ({ revoked: s.revoked || a === 'revoke', suspended: a === 'suspend' ? true : a === 'reinstate' ? false : s.suspended }), { revoked: false, suspended: false });
+    for (let round = 0; round < 6; round++) {
+      const claim = await verified();
+      const answers = await Promise.all((['revoke', 'suspend', 'suspend', 'reinstate', 'suspend'] as const).map(async (action) => ({ action, status: (await change(claim.id, action)).response.status })));
+      const read = (await getCredentialStatus({ client: h.server.client, auth: h.key, path: { id: claim.id } })).data!;
+      // The revoke was taken (nothing before it could refuse it), and it is final.
+      expect(answers[0]!.status, JSON.stringify(answers)).to.equal(200);
+      expect(read.revoked, JSON.stringify(answers)).to.equal(true);
+      // Each 200 is one audited event, in an order the rules allow, which leads to the state read.
+      expect(read.events.map((e) => e.action).sort()).to.deep.equal(answers.filter((a) => a.status === 200).map((a) => a.action).sort());
+      expect(answers.filter((a) => a.action === 'suspend' && a.status === 200).length, JSON.stringify(answers)).to.be.at.most(2);
+      expect(replay(read.events.map((e) => e.action))).to.deep.equal({ revoked: read.revoked, suspended: read.suspended });
+      for (const a of answers) expect(a.status, JSON.stringify(answers)).to.be.oneOf([200, 409]);
+      const vc = (await getClaim({ client: h.server.client, auth: h.key, path: { id: claim.id } })).data!.verifiableCredential!;
+      expect(await bitOf(vc, 'revocation')).to.equal(true);
+    }
+    // Only one of many concurrent suspensions applies.
+    const claim = await verified();
+    const suspensions = await Promise.all(Array.from({ length: 12 }, async () => (await change(claim.id, 'suspend')).response.status));
+    expect(suspensions.filter((s) => s === 200)).to.have.length(1);
+    expect(suspensions.filter((s) => s === 409)).to.have.length(11);
+  });
+
   it('a status entry naming a list this service does not publish fails the status check', async () => {
     const trusted = await loadValidatorKey(t.db, '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60');
     const foreign = signCredential({
@@ -230,6 +256,22 @@ forEachDatabase('credential status (Bitstring Status List v1.0)', (t) => {
       expect(status.events[0]).to.deep.include({ action: 'revoke', reason: `corrected by claim ${res.data!.id}`, actor: PARTNER_DID });
       expect((await statusCheck(original.verifiableCredential))!.message).to.equal('the credential is revoked');
       expect((await verifyVc(res.data!.verifiableCredential)).verified).to.equal(true);
+    });
+
+    it("a correction racing an operator's suspension still revokes the credential, whichever runs first, and nothing answers 500", async () => {
+      for (let round = 0; round < 5; round++) {
+        const original = await verified();
+        const body = kptClaim({ householdId: original.householdId, testGroup: 'intervention', testPeriod: original.testPeriod!, fuelMeasurements: { total: 6, dailyLogs: [2, 2, 2] }, corrects: original.id });
+        const [corrected, suspended] = await Promise.all([submitClaim({ client: h.server.client, auth: h.key, body }), change(original.id, 'suspend', 'under review')]);
+        expect(corrected.response.status).to.equal(201);
+        // Before the correction's revocation, or after it (revocation is final): never lost.
+        expect(suspended.response.status).to.be.oneOf([200, 409]);
+        const status = (await getCredentialStatus({ client: h.server.client, auth: h.key, path: { id: original.id } })).data!;
+        expect(status.revoked, JSON.stringify(status.events)).to.equal(true);
+        expect(status.events.map((e) => e.action)).to.deep.equal(suspended.response.status === 200 ? ['suspend', 'revoke'] : ['revoke']);
+        expect((await change(original.id, 'reinstate')).response.status).to.equal(409);
+        expect((await verifyVc(original.verifiableCredential)).verified).to.equal(false);
+      }
     });
 
     it('refuses a correction of an unknown claim or of another household (400), by another caller (403), of a rejected claim (409), changing nothing', async () => {
