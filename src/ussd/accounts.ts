@@ -9,6 +9,8 @@ import { newId } from './repository.ts';
 import type { EffectDeps } from './effects.ts';
 
 const MAX_PIN_ATTEMPTS = 3;
+/** Far longer than counting and comparing one PIN takes: an attempt counted this long ago is settled. */
+const PIN_CHECK_MS = 30_000;
 /** Far longer than any creation takes: an account this old without a household was abandoned. */
 const ABANDONED_ACCOUNT_MS = 60_000;
 /** Customer IDs are 8 digits: short to read out and type, drawn at random so they cannot be guessed in order. */
@@ -28,7 +30,7 @@ export async function checkPin(deps: EffectDeps, accountId: string, pin: string)
   // The attempt is counted before the PIN is compared: concurrent guesses (other sessions,
   // other instances) get no more than MAX_PIN_ATTEMPTS comparisons between them.
   const attempts = await repo.reservePinAttempt(account.id, MAX_PIN_ATTEMPTS, nowIso);
-  if (attempts === undefined) return { outcome: 'locked' };
+  if (attempts === undefined) return noAttemptLeft(deps, account.id);
   if (deps.pins.matches(account.sealedPin, pin)) {
     await repo.resetFailedPins(account.id, nowIso);
     return { outcome: 'ok' };
@@ -39,6 +41,23 @@ export async function checkPin(deps: EffectDeps, accountId: string, pin: string)
     return { outcome: 'locked' };
   }
   return { outcome: 'retry', notice: { key: 'wrongPin', params: { left: MAX_PIN_ATTEMPTS - attempts } } };
+}
+
+/**
+ * No attempt was left to count: the account is locked, or every attempt it had left is being
+ * checked in other sessions (a correct PIN among them frees them again), and this one is asked
+ * to try again. Attempts counted long ago and never settled (an instance died between the count
+ * and the lock) lock the account now.
+ */
+async function noAttemptLeft(deps: EffectDeps, accountId: string): Promise<EffectResult> {
+  const account = await deps.repo.findAccount(accountId);
+  if (!account || account.lockedAt) return { outcome: 'locked' };
+  const now = deps.now();
+  if (now.getTime() - Date.parse(account.updatedAt) > PIN_CHECK_MS) {
+    await deps.repo.lockAccount(account.id, now.toISOString());
+    return { outcome: 'locked' };
+  }
+  return { outcome: 'retry', notice: { key: 'pinBusy' } };
 }
 
 /**

@@ -59,6 +59,8 @@ export interface Account {
   failedPinAttempts: number;
   lockedAt: string | null;
   createdAt: string;
+  /** Its last change: a PIN attempt counted, say. */
+  updatedAt: string;
 }
 
 /** An account as created: no household, no PIN failures yet, in a language of the catalogues. */

@@ -53,6 +53,7 @@ const toAccount = (r: Selectable<UssdAccounts>): Account => ({
   failedPinAttempts: r.failed_pin_attempts,
   lockedAt: r.locked_at,
   createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
 
 // PostgreSQL returns numeric columns as strings.

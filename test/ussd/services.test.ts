@@ -43,6 +43,28 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect((await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow()).failed_pin_attempts).to.equal(0);
   });
 
+  it('a correct PIN while every attempt left is being checked elsewhere is asked again, never told the account is locked', async () => {
+    const s = session();
+    const id = await createAccount(s, '86423');
+    // Three attempts counted just now by other sessions, not settled yet.
+    await t.db.updateTable('ussd_accounts').set({ failed_pin_attempts: 3, updated_at: server.clock.now.toISOString() }).where('customer_id', '=', id).execute();
+    const busy = session(s.phoneNumber);
+    expect(await login(busy, id, '86423')).to.equal('CON Please try again in a moment.\nEnter your 5-digit PIN\n0. Back');
+    // Counted long ago and never settled (an instance died before the lock): the account locks.
+    await t.db.updateTable('ussd_accounts').set({ updated_at: new Date(server.clock.now.getTime() - 60_000).toISOString() }).where('customer_id', '=', id).execute();
+    expect(await busy.send('86423')).to.match(/^END Your account is locked/);
+    expect((await t.db.selectFrom('ussd_accounts').select('locked_at').where('customer_id', '=', id).executeTakeFirstOrThrow()).locked_at).to.be.a('string');
+  });
+
+  it('concurrent logins with the correct PIN all log in or are asked again; none is told the account is locked', async () => {
+    const s = session();
+    const id = await createAccount(s, '86424');
+    const replies = await Promise.all(Array.from({ length: 8 }, () => login(session(s.phoneNumber), id, '86424')));
+    for (const reply of replies) expect(reply).to.match(/^CON (Welcome, Jane|Please try again in a moment\.)/);
+    expect(replies.some((r) => r.startsWith('CON Welcome'))).to.equal(true);
+    expect((await t.db.selectFrom('ussd_accounts').select('locked_at').where('customer_id', '=', id).executeTakeFirstOrThrow()).locked_at).to.equal(null);
+  });
+
   describe('forgot Customer ID', () => {
     const recover = async (phone: string, pin: string) => {
       const r = session(phone);

@@ -72,6 +72,8 @@ export interface Catalogue {
     invalidChoice: string;
     unknownCustomer: string;
     wrongPin: (left: number) => string;
+    /** Every attempt the account has left is being checked in other sessions. */
+    pinBusy: string;
     pinFormat: string;
     pinTrivial: string;
     pinMismatch: string;

@@ -86,6 +86,7 @@ export const en: Catalogue = {
     invalidChoice: 'Invalid choice. Try again.',
     unknownCustomer: 'Customer ID not found. Check it and try again.',
     wrongPin: (left) => `Wrong PIN. ${plural(left, 'attempt', 'attempts')} left.`,
+    pinBusy: 'Please try again in a moment.',
     pinFormat: 'PIN must be 5 digits.',
     pinTrivial: 'PIN too easy. Avoid repeated or consecutive digits.',
     pinMismatch: 'PINs did not match. Start again.',

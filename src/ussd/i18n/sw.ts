@@ -84,6 +84,7 @@ export const sw: Catalogue = {
     invalidChoice: 'Chaguo si sahihi. Jaribu tena.',
     unknownCustomer: 'Nambari ya mteja haipatikani. Iangalie ujaribu tena.',
     wrongPin: (left) => `PIN si sahihi. Majaribio ${left} yamebaki.`,
+    pinBusy: 'Tafadhali jaribu tena baada ya muda mfupi.',
     pinFormat: 'PIN lazima iwe tarakimu 5.',
     pinTrivial: 'PIN ni rahisi mno. Epuka tarakimu zinazojirudia au zinazofuatana.',
     pinMismatch: 'PIN hazilingani. Anza tena.',
