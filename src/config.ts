@@ -190,7 +190,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-/** A value found wrong after parsing (against the database, the compiled-in methods), said as loadConfig says one. */
+/** A value found wrong outside the schema (a file, the database, Redis, the compiled-in methods), said as loadConfig says one. */
 export const invalidConfig = (variable: string, message: string) => new ConfigError(`Invalid configuration:\n  ${variable}: ${message}`);
 
 /** Parses an environment (process.env by default). Empty strings count as unset. */

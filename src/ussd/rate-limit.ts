@@ -10,7 +10,7 @@ import { rateLimit, type Options, type Store } from 'express-rate-limit';
 import proxyaddr from 'proxy-addr';
 import { createClient } from 'redis';
 import type { UssdRequest } from '../../generated/openapi/types.gen.ts';
-import { ConfigError, type Config } from '../config.ts';
+import { invalidConfig, type Config } from '../config.ts';
 import { sendUssdText } from './reply.ts';
 import { SlidingWindowMemoryStore, SlidingWindowRedisStore } from '../platform/http/sliding-window.ts';
 import type { Logger } from '../platform/logging.ts';
@@ -26,7 +26,7 @@ const REDIS_CONNECT_TIMEOUT_MS = 5000;
 async function connectWithin(client: { connect(): Promise<unknown>; destroy(): void }, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ConfigError(`Invalid configuration:\n  REDIS_URL: no Redis answered within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(invalidConfig('REDIS_URL', `no Redis answered within ${ms} ms`)), ms);
   });
   try {
     await Promise.race([client.connect(), timeout]);

@@ -4,7 +4,7 @@
 // excluded too, with the reason.
 import { readFileSync } from 'node:fs';
 import type { ExcludedPlugin } from '../../../generated/openapi/types.gen.ts';
-import { ConfigError, featuresMapSchema, type Config } from '../../config.ts';
+import { ConfigError, featuresMapSchema, invalidConfig, type Config } from '../../config.ts';
 import { AgentBootError, validateManifest } from './manifest.ts';
 import type { AgentPlugin } from './plugin.ts';
 
@@ -40,13 +40,13 @@ export function loadFeaturesMap(config: Pick<Config, 'AGENT_FEATURES' | 'AGENT_F
   try {
     raw = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError(`Invalid configuration:\n  ${source}: cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw invalidConfig(source, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   let json: unknown;
   try {
     json = JSON.parse(raw);
   } catch {
-    throw new ConfigError(`Invalid configuration:\n  ${source}: is not valid JSON`);
+    throw invalidConfig(source, 'is not valid JSON');
   }
   const parsed = featuresMapSchema.safeParse(json);
   if (!parsed.success) {
