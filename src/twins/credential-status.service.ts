@@ -59,8 +59,8 @@ export class CredentialStatusService {
 
   async change(actor: StatusActor, claimId: string, request: CredentialStatusChangeRequest): Promise<CredentialStatus> {
     return inTransaction(this.db, async (sql) => {
-      await this.changeIn(sql, actor, claimId, request.action, request.reason);
-      return this.view(new CredentialStatusRepository(sql), claimId, await statusIndexOfClaim(sql, claimId));
+      const index = await this.changeIn(sql, actor, claimId, request.action, request.reason);
+      return this.view(new CredentialStatusRepository(sql), claimId, index);
     });
   }
 
@@ -70,8 +70,11 @@ export class CredentialStatusService {
     if (!current.revoked) await applyChange(sql, actor, current, 'revoke', reason);
   }
 
-  /** Applies a change in the caller's transaction (409 when it does not apply) and records who made it and why. */
-  async changeIn(sql: Sql, actor: StatusActor, claimId: string, action: StatusAction, reason: string): Promise<void> {
+  /**
+   * Applies a change in the caller's transaction (409 when it does not apply) and records who
+   * made it and why. The credential's status index.
+   */
+  private async changeIn(sql: Sql, actor: StatusActor, claimId: string, action: StatusAction, reason: string): Promise<number> {
     const current = await currentStatus(sql, claimId);
     const refusal =
       current.revoked ? `The credential of claim ${claimId} is revoked; revocation is final.` :
@@ -80,6 +83,7 @@ export class CredentialStatusService {
       undefined;
     if (refusal) throw conflictWith(refusal, undefined, 'credential-status-unchanged');
     await applyChange(sql, actor, current, action, reason);
+    return current.index;
   }
 
   private async view(repo: CredentialStatusRepository, claimId: string, index: number): Promise<CredentialStatus> {
@@ -134,7 +138,6 @@ export class CredentialStatusService {
   }
 }
 
-/** The status index of a claim's credential: 404 without the claim, 409 without a credential that has one. */
 /**
  * A claim's credential status, read once its lock is held until the caller's transaction ends:
  * changes of one credential (an operator's, a correction's revocation) run one at a time, each
@@ -161,6 +164,7 @@ async function applyChange(sql: Sql, actor: StatusActor, current: IndexState, ac
   await repo.addEvent({ claimId: current.claimId, index: current.index, action, reason, actorDid: actor.did, apiKeyId: actor.keyId ?? null, at: now });
 }
 
+/** The status index of a claim's credential: 404 without the claim, 409 without a credential that has one. */
 async function statusIndexOfClaim(sql: Sql, claimId: string): Promise<number> {
   const claim = await new ClaimRepository(sql).findById(claimId);
   if (!claim) throw notFoundError(`No claim ${claimId}.`);
