@@ -17,7 +17,13 @@ export class SimulatorConnectionError extends Error {}
 /** A hop the server answered other than 200: the demo cannot go on (a gateway would show the text as END). */
 export class SimulatorHopError extends SimulatorConnectionError {}
 
-async function hop(opts: SimulatorOptions, sessionId: string, text: string): Promise<string> {
+/** A hop's reply as a phone shows it; `refused` when the server answered other than 200 (shown as END). */
+interface HopAnswer {
+  reply: string;
+  refused: boolean;
+}
+
+async function hop(opts: SimulatorOptions, sessionId: string, text: string): Promise<HopAnswer> {
   const res = await fetch(new URL('/api/ussd', opts.url), {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
@@ -26,8 +32,7 @@ async function hop(opts: SimulatorOptions, sessionId: string, text: string): Pro
     throw new SimulatorConnectionError(`Cannot reach ${opts.url} (${(err.cause as Error | undefined)?.message ?? err.message}). Is the server running (make start)?`);
   });
   const body = await res.text();
-  if (res.status !== 200) return `END (HTTP ${res.status}) ${body}`;
-  return body;
+  return res.status === 200 ? { reply: body, refused: false } : { reply: `END (HTTP ${res.status}) ${body}`, refused: true };
 }
 
 /** Runs sessions until the person types /quit (or input ends). */
@@ -47,13 +52,13 @@ export async function runSimulator(opts: SimulatorOptions): Promise<void> {
     for (;;) {
       const sessionId = `sim_${randomBytes(6).toString('hex')}`;
       const inputs: string[] = [];
-      let reply = await hop(opts, sessionId, '');
+      let { reply } = await hop(opts, sessionId, '');
       while (reply.startsWith('CON ')) {
         write('\n' + reply.slice(4));
         const line = await ask('> ');
         if (line === undefined || line.trim() === '/quit') return;
         inputs.push(line.trim());
-        reply = await hop(opts, sessionId, inputs.join('*'));
+        ({ reply } = await hop(opts, sessionId, inputs.join('*')));
       }
       write('\n' + reply.replace(/^END /, '') + '\n[session ended]');
       const again = await ask('Press Enter to dial again, or type /quit: ');
@@ -69,9 +74,9 @@ async function demoSession(opts: SimulatorOptions, inputs: string[], write: (s: 
   const sessionId = `demo_${randomBytes(6).toString('hex')}`;
   write(`(dial ${opts.serviceCode})`);
   const answered = async (text: string) => {
-    const reply = await hop(opts, sessionId, text);
+    const { reply, refused } = await hop(opts, sessionId, text);
     write(reply);
-    if (reply.startsWith('END (HTTP ')) throw new SimulatorHopError(`The demo stopped: the server refused a hop (${reply.slice(4)}).`);
+    if (refused) throw new SimulatorHopError(`The demo stopped: the server refused a hop (${reply.slice(4)}).`);
     return reply;
   };
   let reply = await answered('');
