@@ -3,7 +3,7 @@
 import { sql, type Selectable } from 'kysely';
 import { dbClientOf, type Db } from '../platform/db/index.ts';
 import { prepared } from '../platform/db/prepared.ts';
-import { advisoryLockCalls, inOneRoundTrip, locksUntilCommit, writeBehind, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
+import { advisoryLockCalls, inOneRoundTrip, lockRows, locksUntilCommit, writeBehind, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
 import { CLAIM_WRITERS, commitOrder } from './claim-order.ts';
 import type { ClaimStatus, Collection, Entity, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
 import type { KptClaims } from '../../generated/db/database.ts';
@@ -381,6 +381,14 @@ export class ClaimRepository {
 
   async findById(id: string): Promise<StoredClaim | undefined> {
     return stored(await this.claims().where('id', '=', id).executeTakeFirst());
+  }
+
+  /**
+   * findById, the row locked for share until the transaction ends: a transaction changing it
+   * (a correction rejecting it) waits for this one, or this read waits for that change.
+   */
+  async findByIdForShare(id: string): Promise<StoredClaim | undefined> {
+    return stored(await this.claims().where('id', '=', id).$call(lockRows(this.sql, 'share')).executeTakeFirst());
   }
 
   async findByClaimKey(claimKey: string): Promise<StoredClaim | undefined> {

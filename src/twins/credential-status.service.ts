@@ -145,7 +145,10 @@ export class CredentialStatusService {
  * the later write undid the earlier (a revocation lost to a suspension).
  */
 async function currentStatus(sql: Sql, claimId: string): Promise<IndexState> {
-  const index = await statusIndexOfClaim(sql, claimId);
+  // The claim first, then the credential: a correction holds its claim's row when it revokes,
+  // and a change that took the credential's lock first would deadlock with it on that row (the
+  // status row references the claim).
+  const index = await statusIndexOfClaim(sql, claimId, 'share');
   await lockUntilCommit(sql, `credential-status:${index}`);
   const stored = await new CredentialStatusRepository(sql).find(index);
   return stored ?? { index, claimId, revoked: false, suspended: false, updatedAt: new Date().toISOString() };
@@ -164,9 +167,13 @@ async function applyChange(sql: Sql, actor: StatusActor, current: IndexState, ac
   await repo.addEvent({ claimId: current.claimId, index: current.index, action, reason, actorDid: actor.did, apiKeyId: actor.keyId ?? null, at: now });
 }
 
-/** The status index of a claim's credential: 404 without the claim, 409 without a credential that has one. */
-async function statusIndexOfClaim(sql: Sql, claimId: string): Promise<number> {
-  const claim = await new ClaimRepository(sql).findById(claimId);
+/**
+ * The status index of a claim's credential: 404 without the claim, 409 without a credential that
+ * has one. `share`: the claim's row stays locked for share until the transaction ends.
+ */
+async function statusIndexOfClaim(sql: Sql, claimId: string, lock?: 'share'): Promise<number> {
+  const claims = new ClaimRepository(sql);
+  const claim = await (lock ? claims.findByIdForShare(claimId) : claims.findById(claimId));
   if (!claim) throw notFoundError(`No claim ${claimId}.`);
   if (!claim.credential || claim.statusListIndex === null) {
     throw conflictWith(`Claim ${claimId} has no credential with a status entry (it is not verified, or was verified before status lists).`, undefined, 'no-credential-status');
