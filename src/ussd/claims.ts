@@ -80,8 +80,16 @@ const tooFew = (days: number): EffectResult => ({ outcome: 'tooFew', notice: { k
 export async function prepareClaim(deps: EffectDeps, accountId: string): Promise<EffectResult> {
   const logs = latestUnclaimedRun(await deps.repo.fuelLogs(accountId));
   if (logs.length < MIN_CLAIM_DAYS) return tooFew(logs.length);
-  return { outcome: 'ok', assign: { claimDraft: { days: logs.length, total: sum(logs.map((l) => l.kg)) } } };
+  return { outcome: 'ok', assign: { claimDraft: { days: logs.length, total: sum(logs.map((l) => l.kg)), startDate: logs[0]!.date, endDate: logs.at(-1)!.date } } };
 }
+
+/** The claim every one of the days went into, if one did (another session of the household sent them). */
+function claimOfAll(logs: FuelLog[]): string | undefined {
+  const claimId = logs[0]?.claimId;
+  return claimId && logs.every((l) => l.claimId === claimId) ? claimId : undefined;
+}
+
+const notSent = (reason: ReasonKey): EffectResult => ({ outcome: 'rejected', notice: { key: 'claimNotSent', params: { reason } } });
 
 /**
  * The claim submission, a use case spanning area A (the claim) and area B (the days it used and
@@ -124,13 +132,21 @@ async function sendClaim(
   return submission.replayed();
 }
 
-/** Submits the latest run of unclaimed days with the answers given; a refusal is shown in plain words. */
+/**
+ * Submits the days the household confirmed (the draft) with the answers given; a refusal is shown
+ * in plain words. Days another session of the household sent meanwhile answer with that claim;
+ * days changed since they were confirmed are not sent.
+ */
 export async function submitClaim(deps: EffectDeps, c: UssdContext): Promise<EffectResult> {
   const { repo, logger } = deps;
   const account = await repo.findAccount(c.accountId!);
-  if (!account?.householdDid) return { outcome: 'rejected', notice: { key: 'claimNotSent', params: { reason: 'other' } } };
-  const logs = latestUnclaimedRun(await repo.fuelLogs(account.id));
-  if (logs.length < MIN_CLAIM_DAYS) return tooFew(logs.length);
+  const draft = c.claimDraft;
+  if (!account?.householdDid || !draft) return notSent('other');
+  const logs = (await repo.fuelLogs(account.id)).filter((l) => l.date >= draft.startDate && l.date <= draft.endDate);
+  const sentIn = claimOfAll(logs);
+  const sent = sentIn && (await deps.twins.claim(sentIn));
+  if (sent) return { outcome: 'ok', assign: { claimResult: claimView(sent) } };
+  if (logs.length !== draft.days || logs.some((l) => l.claimId) || sum(logs.map((l) => l.kg)) !== draft.total) return notSent('readingChanged');
   const request = {
     householdDid: account.householdDid,
     testGroup: account.testGroup,
@@ -157,7 +173,7 @@ export async function submitClaim(deps: EffectDeps, c: UssdContext): Promise<Eff
     // The household reads a plain reason; the operator's detail goes to the log.
     const refusal = err instanceof ClaimRefusedError ? { detail: err.detail, problems: err.problems } : {};
     logger.warn({ customerId: account.customerId, reason, ...refusal }, 'ussd claim refused');
-    return { outcome: 'rejected', notice: { key: 'claimNotSent', params: { reason } } };
+    return notSent(reason);
   }
   if (claim.status === 'rejected') {
     // Days of a claim that was not accepted are free again: once the cause is fixed (answers,

@@ -40,7 +40,8 @@ export interface UssdContext {
   /** Whether an amount waiting for confirmation is above or below the plausible range. */
   unusualKg?: 'high' | 'low';
   review?: { date: string; kg: number }[];
-  claimDraft?: { days: number; total: number };
+  /** The days a claim would send, as the household confirmed them: the first and last day, their count and total. */
+  claimDraft?: { days: number; total: number; startDate: string; endDate: string };
   /** The KPT's external factors (rules 4 and 8), asked before submission. */
   claimFactors?: { season?: string; culturalEvents?: string; occupation?: string };
   claimResult?: ClaimView;
@@ -277,7 +278,6 @@ export const ussdMachine = machineSetup.createMachine({
     submittingClaim: effect([
       { guard: outcome('ok'), ...enter('claimSubmitted', fromResult) },
       { guard: outcome('rejected'), ...withNotice('services', resultNotice) },
-      { guard: outcome('tooFew'), ...withNotice('services', resultNotice) },
     ]),
     claimSubmitted: { type: 'final' },
     loadingClaimStatus: effect([{ guard: outcome('ok'), ...enter('claimStatus', (a) => ({ claimResult: undefined, ...fromResult(a) })) }]),

@@ -102,6 +102,10 @@ export function ussdTwinsPort(
       });
       return found && { id: found.id, selectionMethod: found.selectionMethod };
     },
+    async claim(claimId) {
+      const found = await twins.claims.get(claimId);
+      return found && { ...summary(found), submittedOn: found.createdAt.slice(0, 10) };
+    },
     async latestClaim(householdDid) {
       let latest: ClaimSummary | undefined;
       let cursor: string | undefined;

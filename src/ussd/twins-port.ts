@@ -75,6 +75,8 @@ export interface UssdTwinsPort {
     endDate: string;
     idempotencyKey: string;
   }): Promise<KptClaimSubmission>;
+  /** A claim by its id, if there is one. */
+  claim(claimId: string): Promise<ClaimSummary | undefined>;
   /** The household's most recent claim, if any. */
   latestClaim(householdDid: string): Promise<ClaimSummary | undefined>;
   /** The collection (KPT campaign) claims go to, checked at start-up; undefined if there is none. */

@@ -159,6 +159,9 @@ export class RecordingTwins implements UssdTwinsPort {
       replayed: async () => claim,
     };
   }
+  async claim(claimId: string) {
+    return this.claims.find((c) => c.id === claimId);
+  }
   async latestClaim(householdDid: string) {
     return this.claims.filter((c) => c.householdDid === householdDid).at(-1);
   }

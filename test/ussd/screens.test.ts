@@ -31,7 +31,7 @@ function contexts(lang: Language): UssdContext[] {
     draft: {},
     page: 0,
     review: Array.from({ length: 14 }, (_, i) => ({ date: `2026-03-${String(i + 1).padStart(2, '0')}`, kg: 9999.999 })),
-    claimDraft: { days: 14, total: 139999.986 },
+    claimDraft: { days: 14, total: 139999.986, startDate: '2026-03-01', endDate: '2026-03-14' },
     pendingKg: 9999.999,
   };
   const claims = (['verified', 'pending', 'rejected'] as const).flatMap((status) =>

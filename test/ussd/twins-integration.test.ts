@@ -203,6 +203,68 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     expect(Number(await households())).to.equal(before + 1);
   });
 
+  /** Sessions of one household, each logged in and at the last question before its claim is sent. */
+  const atLastQuestion = async (phone: string, customerId: string, pin: string, count: number) => {
+    const sessions: GatewaySession[] = [];
+    for (let i = 0; i < count; i++) {
+      const c = new GatewaySession([server.baseUrl], phone);
+      await login(c, customerId, pin);
+      expect(await c.walk('3', '1', '1', '1')).to.match(/^CON /);
+      sessions.push(c);
+    }
+    return sessions;
+  };
+  const sentRef = (reply: string) => {
+    const m = /^END Claim sent\. Reference (\S+)\. Status: /.exec(reply);
+    expect(m, reply).to.not.equal(null);
+    return m![1]!;
+  };
+
+  it('days another session of the household sent meanwhile answer with that claim\'s reference, one after the other or at once', async () => {
+    const s = new GatewaySession([server.baseUrl]);
+    const customerId = await createAccount(s, '86420');
+    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', customerId).executeTakeFirstOrThrow();
+    const claimsStored = async () => (await t.db.selectFrom('kpt_claims').select('id').where('household_did', '=', account.household_did).execute()).length;
+    await logFuelDays(server, s.phoneNumber, customerId, '86420', ['2026-05-01', '2026-05-02', '2026-05-03']);
+    const [first, second] = await atLastQuestion(s.phoneNumber, customerId, '86420', 2);
+    const ref = sentRef(await first!.send('1'));
+    expect(sentRef(await second!.send('1'))).to.equal(ref);
+    expect(await claimsStored()).to.equal(1);
+
+    await logFuelDays(server, s.phoneNumber, customerId, '86420', ['2026-05-04', '2026-05-05', '2026-05-06']);
+    const racing = await atLastQuestion(s.phoneNumber, customerId, '86420', 4);
+    const refs = (await Promise.all(racing.map((c) => c.send('1')))).map(sentRef);
+    expect(new Set(refs).size, refs.join()).to.equal(1);
+    expect(refs[0]).to.not.equal(ref);
+    expect(await claimsStored()).to.equal(2);
+  });
+
+  it('a claim sends the days as the household confirmed them: a day logged since waits for the next claim, a reading changed since stops it', async () => {
+    const s = new GatewaySession([server.baseUrl]);
+    const customerId = await createAccount(s, '86421');
+    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', customerId).executeTakeFirstOrThrow();
+    const marks = async () =>
+      (await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).orderBy('log_date').execute()).map((l: { log_date: string; claim_id: string | null }) => [l.log_date, l.claim_id]);
+    await logFuelDays(server, s.phoneNumber, customerId, '86421', ['2026-04-01', '2026-04-02', '2026-04-03']);
+    server.clock.now = new Date('2026-04-04T09:00:00Z');
+    const [confirmed] = await atLastQuestion(s.phoneNumber, customerId, '86421', 1);
+    // Another session logs today, the day after the confirmed ones.
+    await logFuelDays(server, s.phoneNumber, customerId, '86421', ['2026-04-04']);
+    const id = await claimIdOf(sentRef(await confirmed!.send('1')));
+    const claim = await get(`/v1/claims/${id}`);
+    expect(claim.body.testPeriod).to.include({ startDate: '2026-04-01', endDate: '2026-04-03' });
+    expect(claim.body.fuelMeasurements.dailyLogs).to.deep.equal([2, 2, 2]);
+    expect(await marks()).to.deep.equal([['2026-04-01', id], ['2026-04-02', id], ['2026-04-03', id], ['2026-04-04', null]]);
+
+    await logFuelDays(server, s.phoneNumber, customerId, '86421', ['2026-04-05', '2026-04-06']);
+    const [again] = await atLastQuestion(s.phoneNumber, customerId, '86421', 1);
+    // Another session changes a confirmed day's reading before this one sends.
+    await t.db.updateTable('ussd_fuel_logs').set({ kg: 3 }).where('account_id', '=', account.id).where('log_date', '=', '2026-04-05').execute();
+    const reply = await again!.send('1');
+    expect(reply.startsWith('CON Claim not sent. A reading changed while sending. Please send again.\nServices'), reply).to.equal(true);
+    expect((await marks()).slice(3)).to.deep.equal([['2026-04-04', null], ['2026-04-05', null], ['2026-04-06', null]]);
+  });
+
   it('after a gap the latest run of consecutive days is submitted; fewer than 3 in a row is explained', async () => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '97531');
