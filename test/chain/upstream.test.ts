@@ -194,31 +194,34 @@ forEachDatabase('chain gateway with an unreachable upstream', (t) => {
   });
 
   async function getVia(url: string, path: string) {
-    const server = await startTestServer(t.db, { CHAIN_GRPC_URL: url, CHAIN_GRPC_TIMEOUT_MS: String(TIMEOUT_MS) });
+    const server = await startTestServer(t.db, { CHAIN_GRPC_URL: url, CHAIN_GRPC_TIMEOUT_MS: String(TIMEOUT_MS), RETRY_AFTER_SECONDS: '17' });
     try {
       const res = await fetch(server.baseUrl + path);
-      return { status: res.status, body: (await res.json()) };
+      return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) };
     } finally {
       await server.stop();
     }
   }
 
-  it('answers 503 with code 14 when the upstream drops the connection', async () => {
+  it('answers 503 with code 14 and Retry-After: RETRY_AFTER_SECONDS when the upstream drops the connection', async () => {
     const res = await getVia(dropper.url, '/chain/entity/did:ixo:entity:abc');
     expect(res.status).to.equal(503);
     expect(res.body.code).to.equal(14);
+    expect(res.retryAfter).to.equal('17');
   });
 
-  it('answers 503 with code 14 when nothing listens at CHAIN_GRPC_URL', async () => {
+  it('answers 503 with code 14 and Retry-After: RETRY_AFTER_SECONDS when nothing listens at CHAIN_GRPC_URL', async () => {
     const res = await getVia(closedPortUrl, '/chain/token/params');
     expect(res.status).to.equal(503);
     expect(res.body.code).to.equal(14);
+    expect(res.retryAfter).to.equal('17');
   });
 
-  it('answers 504 with code 4 when the upstream accepts the connection and stays silent', async () => {
+  it('answers 504 with code 4, without Retry-After, when the upstream accepts the connection and stays silent', async () => {
     const res = await getVia(silentUrl, '/chain/token/params');
     expect(res.status).to.equal(504);
     expect(res.body.code).to.equal(4);
+    expect(res.retryAfter).to.equal(null);
   });
 });
 
