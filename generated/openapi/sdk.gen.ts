@@ -43,7 +43,7 @@ export const buildAgentContext = <ThrowOnError extends boolean = false>(options?
 /**
  * Model Context Protocol endpoint (Streamable HTTP, stateless)
  *
- * One JSON-RPC 2.0 message (or a batch) of the Model Context Protocol per POST, answered as JSON: the loaded plugins' tools (`tools/list`, `tools/call`; calling needs `agent:write`) and each plugin's state as resources (`hearth://state/userPreferences/{roomId}`). No session is kept, so any instance answers; GET and DELETE are 405.
+ * One JSON-RPC 2.0 message of the Model Context Protocol per POST (no batches: MCP 2025-06-18 removed them), answered as JSON: the loaded plugins' tools (`tools/list`, `tools/call`; calling needs `agent:write`) and each plugin's state as resources (`hearth://state/userPreferences/{roomId}`). No session is kept, so any instance answers; GET and DELETE are 405. A request whose params do not fit its method is answered 200 with the JSON-RPC error -32602 (Invalid params); a body that is no JSON-RPC message is 400 with -32600 (Invalid Request). A page in a browser may call it only from an origin API_CORS_ORIGINS lists (or the server's own on a loopback address); another Origin is 403.
  */
 export const postAgentMcp = <ThrowOnError extends boolean = false>(options: Options<PostAgentMcpData, ThrowOnError>) => (options.client ?? client).post<PostAgentMcpResponses, PostAgentMcpErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -43,6 +43,19 @@ export type ProblemFieldError = {
 };
 
 /**
+ * A JSON-RPC 2.0 error response (section 5.1); `id` is null when the request's id could not be read.
+ */
+export type JsonRpcErrorResponse = {
+    jsonrpc: '2.0';
+    id: string | number | null;
+    error: {
+        code: number;
+        message: string;
+        data?: unknown;
+    };
+};
+
+/**
  * Opaque room id of the orchestrator (e.g. a Matrix room id).
  */
 export type RoomId = string;
@@ -835,9 +848,13 @@ export type BuildAgentContextResponse = BuildAgentContextResponses[keyof BuildAg
 export type PostAgentMcpData = {
     body: {
         [key: string]: unknown;
-    } | Array<{
-        [key: string]: unknown;
-    }>;
+    };
+    headers?: {
+        /**
+         * The MCP version the client negotiated in `initialize` (e.g. `2025-11-25`); a version the server does not support is 400.
+         */
+        'MCP-Protocol-Version'?: string;
+    };
     path?: never;
     query?: never;
     url: '/agent/mcp';
@@ -845,7 +862,7 @@ export type PostAgentMcpData = {
 
 export type PostAgentMcpErrors = {
     /**
-     * The request is malformed or fails validation.
+     * The body is not JSON, or is a batch (a problem); or it is no JSON-RPC message (the JSON-RPC error -32600 Invalid Request), or the MCP-Protocol-Version is not supported (-32000).
      */
     400: Problem;
     /**
@@ -857,9 +874,9 @@ export type PostAgentMcpErrors = {
      */
     403: Problem;
     /**
-     * The Accept header does not allow application/json.
+     * The Accept header does not accept both application/json and text/event-stream (MCP Streamable HTTP).
      */
-    406: unknown;
+    406: JsonRpcErrorResponse;
     /**
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
@@ -882,9 +899,7 @@ export type PostAgentMcpResponses = {
      */
     200: {
         [key: string]: unknown;
-    } | Array<{
-        [key: string]: unknown;
-    }>;
+    };
     /**
      * A notification or response was accepted; nothing to answer.
      */

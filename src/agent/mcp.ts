@@ -2,17 +2,19 @@
 // /agent/mcp: the loaded plugins' tools (the same registry, argument validation and errors as
 // POST /agent/tools/{name}/invoke) and each plugin's per-user state, such as the user's
 // preferences, as resources hearth://state/{key}/{roomId}. Stateless: every POST carries one
-// JSON-RPC message and gets its answer, so any instance behind a balancer can serve it.
+// JSON-RPC message and gets its answer, so any instance behind a balancer can serve it. The edge
+// here checks what the SDK's transport would answer less precisely: the Origin (DNS rebinding),
+// the message's shape (-32600) and its params (-32602), and the scope tools/call needs (403).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
-  CallToolRequestSchema, ErrorCode, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema,
-  McpError, ReadResourceRequestSchema, type CallToolResult,
+  CallToolRequestSchema, ErrorCode, InitializeRequestSchema, isJSONRPCRequest, JSONRPCMessageSchema, ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema, ListToolsRequestSchema, PingRequestSchema, ReadResourceRequestSchema, type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import { principalOf } from '../platform/http/auth.ts';
 import { DomainError } from '../platform/domain-errors.ts';
-import { domainToAppError } from '../platform/http/errors.ts';
+import { domainToAppError, forbidden, insufficientScope } from '../platform/http/errors.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
 import { contractValidator } from '../platform/contract-validators.ts';
 import { unstorableValue } from '../platform/http/input.ts';
@@ -23,6 +25,59 @@ import type { AgentRuntime } from './runtime/runtime.ts';
 export const MCP_PATH = '/agent/mcp';
 const STATE_URI = /^hearth:\/\/state\/([A-Za-z0-9_-]+)\/([^/]+)$/;
 const stateUri = (key: string, roomId: string) => `hearth://state/${key}/${encodeURIComponent(roomId)}`;
+
+/**
+ * A JSON-RPC error the SDK answers as it is: an McpError would put "MCP error <code>: " before
+ * its message, which the SDK's client then prefixes again.
+ */
+class JsonRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The methods this server answers, by the SDK's schema of their request: their params are checked before the SDK runs them. */
+const REQUEST_SCHEMAS = new Map<string, RequestSchema>(
+  [InitializeRequestSchema, PingRequestSchema, ListToolsRequestSchema, CallToolRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ReadResourceRequestSchema].map(
+    (schema) => [schema.shape.method.value, schema],
+  ),
+);
+
+type SchemaIssue = { path: readonly PropertyKey[]; message: string };
+interface RequestSchema {
+  safeParse(value: unknown): { success: true } | { success: false; error: { issues: readonly SchemaIssue[] } };
+}
+
+/** What is wrong with a message's params, in the message's own terms (`params.arguments: ...`). */
+function paramsIssues(issues: readonly SchemaIssue[]): string {
+  return issues.map((i) => `${i.path.map(String).join('.') || 'message'}: ${i.message}`).join('; ');
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Whether a browser page at `origin` may call the endpoint (MCP Streamable HTTP: a server MUST
+ * refuse an Origin it does not accept, against DNS rebinding). API_CORS_ORIGINS lists them; the
+ * server's own pages on a loopback address are its own origin (a rebound page names its own host,
+ * never a loopback one).
+ */
+function originAccepted(origin: string, req: Request, listed: readonly string[]): boolean {
+  if (listed.includes('*') || listed.includes(origin)) return true;
+  try {
+    const url = new URL(origin);
+    return LOOPBACK_HOSTS.has(url.hostname) && url.host === req.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+/** A JSON-RPC error as the answer of one POST (`id` null when the message's id cannot be told). */
+function sendJsonRpcError(res: Response, status: number, id: string | number | null, code: number, message: string): void {
+  res.status(status).json({ jsonrpc: '2.0', id, error: { code, message } });
+}
 
 /** `value` as a room id, if it is one the HTTP routes would take (the contract's RoomId, storable text). */
 function asRoomId(value: unknown): string | undefined {
@@ -46,22 +101,24 @@ function mcpServer(runtime: AgentRuntime, principal: Principal, version: string)
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    if (!principal.scopes.includes('agent:write')) throw new McpError(ErrorCode.InvalidRequest, 'This API key lacks the scope agent:write.');
     // Tools act in the user's default room, as POST /agent/tools/{name}/invoke does without roomId,
     // or in the room _meta.roomId names, which must be one that route would take.
     const given = request.params._meta?.roomId;
     const roomId = given === undefined ? DEFAULT_ROOM_ID : asRoomId(given);
-    if (roomId === undefined) throw new McpError(ErrorCode.InvalidParams, '_meta.roomId must be a room id: text of 1 to 255 characters.');
+    if (roomId === undefined) throw new JsonRpcError(ErrorCode.InvalidParams, '_meta.roomId must be a room id: text of 1 to 255 characters.');
     try {
       const result = await runtime.invokeTool(request.params.name, request.params.arguments ?? {}, { userDid: principal.did, roomId });
-      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: { result } };
+      // The text block is the structured content serialized, for clients that read only text.
+      const structuredContent = { result };
+      return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
     } catch (err) {
-      if (err instanceof DomainError && err.kind === 'not-found') throw new McpError(ErrorCode.InvalidParams, err.message);
+      if (err instanceof DomainError && err.kind === 'not-found') throw new JsonRpcError(ErrorCode.InvalidParams, err.message);
       // Bad arguments are the model's to correct: a tool result marked as an error, naming the
-      // fields as POST /agent/tools/{name}/invoke does (the arguments are its body's).
+      // fields as POST /agent/tools/{name}/invoke does, by pointers into the call's params.
       if (err instanceof DomainError && err.kind === 'invalid') {
         const problem = domainToAppError(err);
-        return { isError: true, content: [{ type: 'text', text: JSON.stringify({ detail: problem.detail, errors: problem.errors ?? [] }) }] };
+        const errors = (problem.errors ?? []).map((e) => ({ ...e, pointer: e.pointer.replace(/^\/body(?=\/|$)/, '') }));
+        return { isError: true, content: [{ type: 'text', text: JSON.stringify({ detail: problem.detail, errors }) }] };
       }
       throw err;
     }
@@ -90,17 +147,43 @@ function mcpServer(runtime: AgentRuntime, principal: Principal, version: string)
     const roomId = m ? roomIdOf(m[2]!) : undefined;
     const state = roomId === undefined ? undefined : (await runtime.buildContext({ userDid: principal.did, roomId })).state;
     // Own keys only: `constructor` or `__proto__` name no resource.
-    if (!state || !Object.hasOwn(state, m![1]!)) throw new McpError(ErrorCode.InvalidParams, `No resource ${request.params.uri}.`);
+    if (!state || !Object.hasOwn(state, m![1]!)) throw new JsonRpcError(ErrorCode.InvalidParams, `No resource ${request.params.uri}.`);
     return { contents: [{ uri: request.params.uri, mimeType: 'application/json', text: JSON.stringify(state[m![1]!]) }] };
   });
 
   return server;
 }
 
-export function mcpRouter(runtime: AgentRuntime, version: string): Router {
+/**
+ * The checks before the SDK sees a message: true when it may go on, else the answer is sent or
+ * thrown (403 problems for the Origin and the scope).
+ */
+function admitMessage(req: Request, res: Response, principal: Principal, corsOrigins: readonly string[]): boolean {
+  const origin = req.headers.origin;
+  if (origin !== undefined && !originAccepted(origin, req, corsOrigins)) {
+    throw forbidden(`Pages at ${origin} may not call the MCP endpoint: list the origin in API_CORS_ORIGINS.`);
+  }
+  const message = JSONRPCMessageSchema.safeParse(req.body);
+  if (!message.success) {
+    sendJsonRpcError(res, 400, null, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response.');
+    return false;
+  }
+  if (!isJSONRPCRequest(message.data)) return true;
+  const { id, method } = message.data;
+  const checked = REQUEST_SCHEMAS.get(method)?.safeParse(message.data);
+  if (checked && !checked.success) {
+    sendJsonRpcError(res, 200, id, ErrorCode.InvalidParams, `Invalid params: ${paramsIssues(checked.error.issues)}`);
+    return false;
+  }
+  if (method === 'tools/call' && !principal.scopes.includes('agent:write')) throw insufficientScope(['agent:write']);
+  return true;
+}
+
+export function mcpRouter(runtime: AgentRuntime, version: string, corsOrigins: readonly string[]): Router {
   const router = caseSensitiveRouter();
   router.post(MCP_PATH, async (req, res) => {
     const principal = principalOf(req);
+    if (!admitMessage(req, res, principal, corsOrigins)) return;
     const server = mcpServer(runtime, principal, version);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {

@@ -26,6 +26,16 @@ forEachDatabase('agent MCP server', (t) => {
     await server.stop();
   });
 
+  /** One POST to the endpoint as a client would send it, answered with its status, headers and body. */
+  async function mcpPost(message: unknown, opts: { key?: string; headers?: Record<string, string> } = {}) {
+    const res = await fetch(`${server.baseUrl}/agent/mcp`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${opts.key ?? alice}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...opts.headers },
+      body: JSON.stringify(message),
+    });
+    return { status: res.status, headers: res.headers, body: (await res.json()) };
+  }
+
   async function connect(key: string): Promise<Client> {
     const client = new Client({ name: 'hearth-test', version: '1.0.0' });
     const transport = new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/agent/mcp`), {
@@ -90,7 +100,8 @@ forEachDatabase('agent MCP server', (t) => {
     const bad = await client.callTool({ name: 'set_user_preferences', arguments: { tone: 42 } });
     expect(bad.isError).to.equal(true);
     const body = JSON.parse((bad.content as { text: string }[])[0]!.text);
-    expect(body.errors[0]).to.include({ pointer: '/body/arguments/tone' });
+    // A pointer into the call's params, not into an HTTP body.
+    expect(body.errors[0]).to.include({ pointer: '/arguments/tone' });
     let unknown: unknown;
     await client.callTool({ name: 'no_such_tool', arguments: {} }).catch((err: unknown) => (unknown = err));
     expect(String(unknown)).to.match(/no_such_tool/);
@@ -106,12 +117,17 @@ forEachDatabase('agent MCP server', (t) => {
     }
   });
 
-  it('a key without agent:write may list and read but not call tools; no key is 401', async () => {
+  it('a key without agent:write may list and read but not call tools (403 with the insufficient_scope challenge); no key is 401', async () => {
     const client = await connect(readOnly);
     expect((await client.listTools()).tools.length).to.be.greaterThan(0);
     let refused: unknown;
     await client.callTool({ name: 'set_user_preferences', arguments: { tone: 'dry' } }).catch((err: unknown) => (refused = err));
     expect(String(refused)).to.match(/agent:write/);
+    const call = await mcpPost({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'set_user_preferences', arguments: { tone: 'dry' } } }, { key: readOnly });
+    expect(call.status).to.equal(403);
+    expect(call.headers.get('www-authenticate')).to.equal('Bearer realm="hearth", error="insufficient_scope", scope="agent:write"');
+    expect(call.body).to.include({ status: 403, detail: 'This API key lacks the scope agent:write.' });
+    expectContractResponse('post', '/agent/mcp', call);
     const res = await fetch(`${server.baseUrl}/agent/mcp`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
@@ -121,6 +137,70 @@ forEachDatabase('agent MCP server', (t) => {
     expect(res.headers.get('www-authenticate')).to.equal('Bearer realm="hearth"');
     const get = await fetch(`${server.baseUrl}/agent/mcp`, { headers: { Authorization: `Bearer ${alice}` } });
     expect(get.status).to.equal(405);
+  });
+
+  it('a page at another Origin is refused 403 (DNS rebinding); the server\'s own loopback origin and listed origins are served', async () => {
+    const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+    for (const origin of ['http://evil.example', `http://evil.example:${new URL(server.baseUrl).port}`, 'null', `http://localhost:${new URL(server.baseUrl).port}`]) {
+      const res = await mcpPost(ping, { headers: { Origin: origin } });
+      expect(res.status, origin).to.equal(403);
+      expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
+      expect(res.body.detail).to.equal(`Pages at ${origin} may not call the MCP endpoint: list the origin in API_CORS_ORIGINS.`);
+      expectContractResponse('post', '/agent/mcp', res);
+    }
+    expect((await mcpPost(ping, { headers: { Origin: server.baseUrl } })).body).to.deep.equal({ result: {}, jsonrpc: '2.0', id: 1 });
+    expect((await mcpPost(ping)).status).to.equal(200);
+    const listing = await startTestServer(t.db, { API_CORS_ORIGINS: 'https://console.example' });
+    try {
+      const res = await fetch(`${listing.baseUrl}/agent/mcp`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${alice}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Origin: 'https://console.example' },
+        body: JSON.stringify(ping),
+      });
+      expect(res.status).to.equal(200);
+    } finally {
+      await listing.stop();
+    }
+  });
+
+  it('a batch is 400; a body that is no JSON-RPC message is -32600; params that do not fit the method are -32602 with a readable message', async () => {
+    const batch = await mcpPost([{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
+    expect(batch.status).to.equal(400);
+    expect(batch.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    expectContractResponse('post', '/agent/mcp', batch);
+    for (const message of [{ foo: 1 }, { jsonrpc: '1.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: null, method: 'ping' }]) {
+      const res = await mcpPost(message);
+      expect(res.status, JSON.stringify(message)).to.equal(400);
+      expect(res.body, JSON.stringify(message)).to.deep.equal({
+        jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 request, notification or response.' },
+      });
+      expectContractResponse('post', '/agent/mcp', res);
+    }
+    const cases: [unknown, RegExp][] = [
+      [{ jsonrpc: '2.0', id: 7, method: 'tools/call' }, /^Invalid params: params: /],
+      [{ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'set_user_preferences', arguments: [1] } }, /^Invalid params: params\.arguments: /],
+      [{ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { arguments: {} } }, /^Invalid params: params\.name: /],
+      [{ jsonrpc: '2.0', id: 7, method: 'resources/read', params: {} }, /^Invalid params: params\.uri: /],
+    ];
+    for (const [message, text] of cases) {
+      const res = await mcpPost(message);
+      expect(res.status, JSON.stringify(message)).to.equal(200);
+      expect(res.body.id).to.equal(7);
+      expect(res.body.error.code, JSON.stringify(message)).to.equal(-32602);
+      expect(res.body.error.message, JSON.stringify(message)).to.match(text);
+      expect(res.body.error.message).to.not.match(/expected.*\n|\[\s*\{/);
+    }
+    // Errors the handlers raise carry their message once, without the SDK's "MCP error <code>: ".
+    const unknown = await mcpPost({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } });
+    expect(unknown.body.error).to.deep.equal({ code: -32602, message: 'No tool named "no_such_tool" is loaded.' });
+  });
+
+  it("a tool result's text block is its structured content serialized", async () => {
+    const res = await mcpPost({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'set_user_preferences', arguments: { emoji: 'none' } } });
+    expect(res.status).to.equal(200);
+    expect(JSON.parse(res.body.result.content[0].text)).to.deep.equal(res.body.result.structuredContent);
+    expect(res.body.result.structuredContent.result).to.include({ emoji: 'none' });
+    expectContractResponse('post', '/agent/mcp', res);
   });
 
   it('GET /agent/tools/openai and /agent/tools/anthropic give the same tools in those APIs\' shapes', async () => {

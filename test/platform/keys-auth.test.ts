@@ -131,11 +131,12 @@ forEachDatabase('API keys', (t) => {
       expect(res.body.detail).to.match(/unknown or revoked/);
     });
 
-    it('answers 403 for a key without the scope', async () => {
+    it('answers 403 for a key without the scope, with the insufficient_scope challenge naming it (RFC 6750 §3.1)', async () => {
       const { key } = await keys.create({ name: 'narrow', principalDid: 'did:ixo:entity:abc', scopes: ['twins:read'] });
       const res = await request(app).get('/private').set('Authorization', `Bearer ${key}`);
       expect(res.status).to.equal(403);
       expect(res.body.detail).to.equal('This API key lacks the scope claims:read.');
+      expect(res.headers['www-authenticate']).to.equal('Bearer realm="hearth", error="insufficient_scope", scope="claims:read"');
     });
 
     it('passes the principal on for a key with the scope', async () => {

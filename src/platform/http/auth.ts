@@ -4,7 +4,7 @@
 // without the scope 403. Routes outside the document (area C) use `requireApiKey`.
 import type { Request, RequestHandler } from 'express';
 import type { ApiKeyService, Principal, Scope } from '../keys/service.ts';
-import { forbidden, unauthorized } from './errors.ts';
+import { insufficientScope, unauthorized } from './errors.ts';
 
 const principals = new WeakMap<Request, Principal>();
 
@@ -20,7 +20,7 @@ export async function authorizeRequest(keys: ApiKeyService, req: Request, scopes
   const principal = await keys.authenticate(token);
   if (!principal) throw unauthorized('The API key is unknown or revoked.');
   const missing = scopes.filter((s) => !principal.scopes.includes(s as Scope));
-  if (missing.length) throw forbidden(`This API key lacks the scope ${missing.join(', ')}.`);
+  if (missing.length) throw insufficientScope(missing);
   principals.set(req, principal);
   return principal;
 }

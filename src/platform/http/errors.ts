@@ -59,6 +59,12 @@ export const unauthorized = (detail = 'A valid API key is required: send Authori
     headers: { 'WWW-Authenticate': 'Bearer realm="hearth"' },
   });
 export const forbidden = (detail: string) => new AppError(403, 'Forbidden', { detail });
+/** 403 for a key without the scopes an operation needs, with RFC 6750's challenge naming them (§3.1 insufficient_scope). */
+export const insufficientScope = (scopes: readonly string[]) =>
+  new AppError(403, 'Forbidden', {
+    detail: `This API key lacks the scope ${scopes.join(', ')}.`,
+    headers: { 'WWW-Authenticate': `Bearer realm="hearth", error="insufficient_scope", scope="${scopes.join(' ')}"` },
+  });
 export const notFound = (detail: string) => new AppError(404, 'Not Found', { detail });
 /** 503: the service cannot answer now (database out of reach, deadline passed); the error handler adds Retry-After. */
 export const unavailable = (detail = 'The service is temporarily unavailable; retry later.', cause?: unknown) =>
