@@ -205,6 +205,13 @@ export interface UssdSessions {
   version: number;
 }
 
+export interface UssdSweptSessions {
+  id: string;
+  language: string;
+  service_code: string;
+  swept_at: string;
+}
+
 export interface DB {
   agent_user_preferences: AgentUserPreferences;
   api_keys: ApiKeys;
@@ -223,4 +230,5 @@ export interface DB {
   ussd_claim_refs: UssdClaimRefs;
   ussd_fuel_logs: UssdFuelLogs;
   ussd_sessions: UssdSessions;
+  ussd_swept_sessions: UssdSweptSessions;
 }

@@ -9,6 +9,9 @@ import type { UssdAccounts, UssdFuelLogs, UssdSessions } from '../../generated/d
 import type { Language } from './i18n/index.ts';
 import type { Account, FuelLog, NewAccount, Session, SessionChanges, SessionEnd, SessionStatus } from './model.ts';
 
+/** Sessions removed by one transaction of the sweep: each statement stays well under SQLite's bound parameters. */
+const SWEEP_BATCH = 500;
+
 const toSession = (r: Selectable<UssdSessions>): Session => ({
   id: r.id,
   phoneNumber: r.phone_number,
@@ -129,13 +132,44 @@ export class UssdRepository {
     return rows.map((r) => r.id);
   }
 
-  /** Removes closed sessions whose expiry is at or before `closedBy`, and any expiring at or before `expiredBy`; returns how many. */
-  async sweepSessions(closedBy: string, expiredBy: string): Promise<number> {
-    const { numDeletedRows } = await this.db
-      .deleteFrom('ussd_sessions')
-      .where((eb) => eb.or([eb.and([eb('status', '=', 'closed'), eb('expires_at', '<=', closedBy)]), eb('expires_at', '<=', expiredBy)]))
-      .executeTakeFirst();
-    return Number(numDeletedRows);
+  /**
+   * Removes closed sessions whose expiry is at or before `closedBy`, and any expiring at or before
+   * `expiredBy`, each leaving its id, service code and language (`languageOf` its snapshot) among
+   * the swept sessions; forgets those swept at or before `forgetBy`. Returns how many it removed.
+   */
+  async sweepSessions(
+    { closedBy, expiredBy, forgetBy, now }: { closedBy: string; expiredBy: string; forgetBy: string; now: string },
+    languageOf: (snapshot: string) => Language,
+  ): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const swept = await inTransaction(this.db, async (sql) => {
+        const rows = await sql
+          .selectFrom('ussd_sessions')
+          .select(['id', 'service_code', 'snapshot'])
+          .where((eb) => eb.or([eb.and([eb('status', '=', 'closed'), eb('expires_at', '<=', closedBy)]), eb('expires_at', '<=', expiredBy)]))
+          .limit(SWEEP_BATCH)
+          .execute();
+        if (!rows.length) return 0;
+        await sql
+          .insertInto('ussd_swept_sessions')
+          .values(rows.map((r) => ({ id: r.id, service_code: r.service_code, language: languageOf(r.snapshot), swept_at: now })))
+          .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ service_code: eb.ref('excluded.service_code'), language: eb.ref('excluded.language'), swept_at: now })))
+          .execute();
+        await sql.deleteFrom('ussd_sessions').where('id', 'in', rows.map((r) => r.id)).execute();
+        return rows.length;
+      });
+      removed += swept;
+      if (swept < SWEEP_BATCH) break;
+    }
+    await this.db.deleteFrom('ussd_swept_sessions').where('swept_at', '<=', forgetBy).execute();
+    return removed;
+  }
+
+  /** A session the sweep removed (and has not forgotten yet): what its expired reply needs. */
+  async findSweptSession(id: string): Promise<{ serviceCode: string; language: Language } | undefined> {
+    const row = await this.db.selectFrom('ussd_swept_sessions').select(['service_code', 'language']).where('id', '=', id).executeTakeFirst();
+    return row && { serviceCode: row.service_code, language: row.language as Language };
   }
 
   // ---- accounts ---------------------------------------------------------------------------

@@ -36,8 +36,12 @@ const HOP_ATTEMPTS = 5;
 const LOST = Symbol('lost race');
 type Attempt = string | typeof LOST;
 
-/** The language a session's screens are in. */
-const languageOf = (s: Session): Language => asLanguage((JSON.parse(s.snapshot) as { context?: Partial<UssdContext> }).context?.lang) ?? 'en';
+/** The language of the screens of a session, by its snapshot. */
+const languageOfSnapshot = (snapshot: string): Language => asLanguage((JSON.parse(snapshot) as { context?: Partial<UssdContext> }).context?.lang) ?? 'en';
+const languageOf = (s: Session): Language => languageOfSnapshot(s.snapshot);
+
+/** How long the id of a swept session is remembered: far longer than any gateway retries a hop. */
+const SWEPT_SESSION_MEMORY_MS = 86_400_000;
 
 export class UssdService {
   private readonly now: () => Date;
@@ -89,6 +93,9 @@ export class UssdService {
     }
     if (!session) {
       if (req.text === '') return this.dial(req, now);
+      // A late retry of a hop of a session the sweep removed: expired, not replayed.
+      const swept = await this.repo.findSweptSession(req.sessionId);
+      if (swept) return TEXT.expired(swept.serviceCode, swept.language);
       // A dial shortcut (`*384*1*2#`): a new session with every input of the text replayed.
       const started = await this.start(req, now);
       return started ? this.apply(started, req, this.sessions.markOf(req.text), req.text.split('*'), now) : LOST;
@@ -213,10 +220,15 @@ export class UssdService {
    * Removes sessions closed one idle period ago (their expiry is set at the closing hop) and
    * sessions idle for twice the idle time: a closed or expired session stays one more idle
    * period, so a gateway's retry of its last hop still gets the stored reply (or the expired
-   * one) instead of replaying the session as a dial shortcut.
+   * one). After that its id is remembered for a day: a later retry is told the session expired
+   * instead of replaying it as a dial shortcut.
    */
   sweep(): Promise<number> {
     const now = this.now();
-    return this.repo.sweepSessions(now.toISOString(), new Date(now.getTime() - this.opts.idleSeconds * 1000).toISOString());
+    const before = (ms: number) => new Date(now.getTime() - ms).toISOString();
+    return this.repo.sweepSessions(
+      { closedBy: now.toISOString(), expiredBy: before(this.opts.idleSeconds * 1000), forgetBy: before(SWEPT_SESSION_MEMORY_MS), now: now.toISOString() },
+      languageOfSnapshot,
+    );
   }
 }

@@ -309,6 +309,64 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     }
   });
 
+  it('a late retry of a swept session is told it expired, in its language, and replays nothing (no PIN attempt, no reading); its id is forgotten a day later', async () => {
+    const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60' });
+    const service = sweeperFor(server);
+    try {
+      const s = new GatewaySession([server.baseUrl]);
+      const customerId = await createAccount(s, '24680');
+      const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', customerId).executeTakeFirstOrThrow();
+      const readings = async () => (await t.db.selectFrom('ussd_fuel_logs').select('kg').where('account_id', '=', account.id).execute()).map((r: { kg: number }) => Number(r.kg));
+      const first = new GatewaySession([server.baseUrl], s.phoneNumber);
+      await first.dial();
+      await first.walk('9', '2', '2', '1', customerId, '24680');
+      expect(await first.walk('1', '1', '4')).to.match(/^CON Kilo 4 zimehifadhiwa kwa leo\./);
+      // Another session changes the reading and the PIN.
+      const second = new GatewaySession([server.baseUrl], s.phoneNumber);
+      await login(second, customerId, '24680');
+      await second.walk('1', '1', '6');
+      expect(await second.walk('5', '24680', '13579', '13579')).to.match(/^CON /);
+      server.clock.now = new Date(server.clock.now.getTime() + 200_000);
+      await service.sweep();
+      expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', first.sessionId).executeTakeFirst()).to.equal(undefined);
+      expect(await first.retry()).to.match(/^END Muda wa kipindi chako umekwisha\./);
+      expect(await readings()).to.deep.equal([6]);
+      const after = await t.db.selectFrom('ussd_accounts').selectAll().where('id', '=', account.id).executeTakeFirstOrThrow();
+      expect(Number(after.failed_pin_attempts)).to.equal(0);
+      expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', first.sessionId).executeTakeFirst(), 'no session replayed').to.equal(undefined);
+      // A day on, the id is forgotten.
+      server.clock.now = new Date(server.clock.now.getTime() + 86_400_000);
+      await service.sweep();
+      expect(await t.db.selectFrom('ussd_swept_sessions').selectAll().where('id', '=', first.sessionId).executeTakeFirst()).to.equal(undefined);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('the sweep removes any number of sessions, in batches, and remembers each one swept', async () => {
+    const server = await startUssdServer(t.db, { USSD_SESSION_IDLE_SECONDS: '60' });
+    const service = sweeperFor(server);
+    try {
+      const long = new Date(server.clock.now.getTime() - 3_600_000).toISOString();
+      const ids = Array.from({ length: 1001 }, (_, i) => `bulk-${i}-${newSessionId()}`);
+      for (let i = 0; i < ids.length; i += 100) {
+        await t.db
+          .insertInto('ussd_sessions')
+          .values(ids.slice(i, i + 100).map((id) => ({
+            id, phone_number: '+254700000000', service_code: '*384*1234#', snapshot: JSON.stringify({ context: { lang: 'sw' } }), state: 'welcome',
+            is_authenticated: false, last_text_digest: '', last_text_length: 0, last_reply: 'CON', status: 'active', version: 1, created_at: long, updated_at: long, expires_at: long,
+          })))
+          .execute();
+      }
+      expect(await service.sweep()).to.equal(1001);
+      const swept = await t.db.selectFrom('ussd_swept_sessions').select(['id', 'language']).where('id', 'like', 'bulk-%').execute();
+      expect(swept.map((r: { id: string }) => r.id).sort()).to.deep.equal([...ids].sort());
+      expect(new Set(swept.map((r: { language: string }) => r.language))).to.deep.equal(new Set(['sw']));
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('database down: END Service temporarily unavailable', async () => {
     const db = t.open();
     const server = await startUssdServer(db);
