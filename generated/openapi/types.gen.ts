@@ -698,9 +698,9 @@ export type UssdRequest = {
      */
     text: string;
     /**
-     * The subscriber's mobile network (MCC+MNC, e.g. 63902), recorded on the session.
+     * The subscriber's mobile network (MCC+MNC, e.g. 63902; text or a number), recorded on the session when it is at most 16 characters; anything longer is ignored.
      */
-    networkCode?: string;
+    networkCode?: string | number;
 };
 
 /**

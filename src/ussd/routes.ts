@@ -40,7 +40,7 @@ export function ussdRouter(service: UssdService, perPhoneLimit: RequestHandler, 
         serviceCode: body.serviceCode,
         phoneNumber: body.phoneNumber,
         text: body.text,
-        ...(body.networkCode ? { networkCode: body.networkCode } : {}),
+        ...(body.networkCode !== undefined ? { networkCode: body.networkCode } : {}),
       })
       .catch((err: unknown) => {
         throw httpErrorOf(err);

@@ -40,6 +40,15 @@ type Attempt = string | typeof LOST;
 const languageOfSnapshot = (snapshot: string): Language => asLanguage((JSON.parse(snapshot) as { context?: Partial<UssdContext> }).context?.lang) ?? 'en';
 const languageOf = (s: Session): Language => languageOfSnapshot(s.snapshot);
 
+/** The longest network code a session records (MCC+MNC is 5 or 6 digits). */
+const NETWORK_CODE_MAX = 16;
+
+/** The gateway's network code as the session records it: as text, or null when there is none or it is too long to be one. */
+function recordedNetworkCode(code: UssdRequest['networkCode']): string | null {
+  const text = code === undefined ? '' : String(code);
+  return text !== '' && text.length <= NETWORK_CODE_MAX ? text : null;
+}
+
 /** How long the id of a swept session is remembered: far longer than any gateway retries a hop. */
 const SWEPT_SESSION_MEMORY_MS = 86_400_000;
 
@@ -135,7 +144,7 @@ export class UssdService {
       createdAt: now.toISOString(),
       updatedAt: now.toISOString(),
       expiresAt: this.sessions.expiry(now),
-      networkCode: req.networkCode ?? null,
+      networkCode: recordedNetworkCode(req.networkCode),
     };
     if (!(await this.sessions.insert(session))) return undefined;
     this.opts.logger.info({ sessionId: req.sessionId, phone: maskPhone(req.phoneNumber) }, 'ussd session started');

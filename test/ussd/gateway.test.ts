@@ -74,6 +74,26 @@ forEachDatabase('USSD request validation', (t) => {
     expect(res.text).to.match(/^CON Welcome to Hearth/);
   });
 
+  it('a JSON gateway may send networkCode as a number; one too long to be a network code is ignored; a query on the callback URL is not judged', async () => {
+    const networkCodeOf = async (sessionId: string) => (await t.db.selectFrom('ussd_sessions').select('network_code').where('id', '=', sessionId).executeTakeFirstOrThrow()).network_code;
+    const numeric = { ...valid(), networkCode: 63902 };
+    expect((await postUssd(server.baseUrl, numeric)).text).to.match(/^CON Welcome to Hearth/);
+    expect(await networkCodeOf(numeric.sessionId)).to.equal('63902');
+    const long = { ...valid(), networkCode: '6'.repeat(40) };
+    expect((await postUssd(server.baseUrl, long)).text).to.match(/^CON Welcome to Hearth/);
+    expect(await networkCodeOf(long.sessionId)).to.equal(null);
+    const tagged = valid();
+    const res = await fetch(`${server.baseUrl}/api/ussd?tag=ke-1&token=abc`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(tagged).toString() });
+    expect(await res.text()).to.match(/^CON Welcome to Hearth/);
+    const event = await fetch(`${server.baseUrl}/api/ussd/events?tag=ke-1`, {
+      method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ sessionId: tagged.sessionId, status: 'Success' }).toString(),
+    });
+    expect(event.status).to.equal(200);
+    expect(await event.json()).to.deep.equal({ sessionId: tagged.sessionId, recorded: true });
+    // A networkCode that is neither text nor a number is still refused.
+    expect((await postUssd(server.baseUrl, { ...valid(), networkCode: { mcc: 639 } })).text).to.equal(INVALID);
+  });
+
   it('malformed JSON and a non-object body are END Invalid input', async () => {
     const bad = await fetch(`${server.baseUrl}/api/ussd`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"sessionId":' });
     expect(await bad.text()).to.equal(INVALID);
