@@ -28,7 +28,7 @@ import type { Logger } from '../platform/logging.ts';
 import { PinCipher, resolvePinKey } from './pin.ts';
 import { ussdRateLimits } from './rate-limit.ts';
 import { UssdRepository } from './repository.ts';
-import { failureReplies, ussdErrorRendererFor } from './reply.ts';
+import { ussdErrorRendererFor } from './reply.ts';
 import { ussdGate, ussdRefusalLog, ussdRouter } from './routes.ts';
 import { UssdService } from './service.ts';
 import type { UssdTwinsPort } from './twins-port.ts';
@@ -151,7 +151,7 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
     // Rate limits and the operator switch, before anything reads the request.
     gates: [ussdGate(limits.perAddress, config.USSD_DEBUG_ENABLED)],
     routers: [{ router: ussdRouter(service, limits.perPhone, (reply) => hops.inc({ reply: reply.slice(0, 3) })), prefixes: ['/api/ussd'] }],
-    errorRendererFor: ussdErrorRendererFor(failureReplies(config.USSD_DEFAULT_LANGUAGE)),
+    errorRendererFor: ussdErrorRendererFor((req) => service.sessionLanguage((req.body as { sessionId?: unknown } | undefined)?.sessionId) ?? config.USSD_DEFAULT_LANGUAGE),
     errorObservers: [ussdRefusalLog(logger.child({ area: 'ussd' }))],
     service,
   };

@@ -1,10 +1,11 @@
 // Replies to a telecom gateway: plain text it shows on the phone as is. Errors on the gateway's
-// POST are replies too (HTTP 200 `END ...`, in USSD_DEFAULT_LANGUAGE): the gateway shows any
-// other answer as a network failure, so the household would never read why.
+// POST are replies too (HTTP 200 `END ...`, in the session's language when this instance knows
+// it, else USSD_DEFAULT_LANGUAGE): the gateway shows any other answer as a network failure, so
+// the household would never read why.
 import type { Request, Response } from 'express';
 import type { ErrorRenderer } from '../platform/http/errors.ts';
 import type { Language } from './i18n/catalogue.ts';
-import { CATALOGUES } from './i18n/index.ts';
+import { CATALOGUES, LANGUAGES } from './i18n/index.ts';
 
 /** A reply to a telecom gateway: plain text, never cached or revalidated (no ETag work). */
 export function sendUssdText(res: Response, status: number, text: string): void {
@@ -24,8 +25,12 @@ export function failureReplies(language: Language): UssdFailureReplies {
   return { invalid: `END ${failures.invalidInput}`, unavailable: `END ${failures.unavailable}` };
 }
 
-/** Errors of the gateway's POST as END replies; a wrong method on it is an ordinary 405 problem. */
-export function ussdErrorRendererFor(replies: UssdFailureReplies): (req: Request) => ErrorRenderer | undefined {
-  const render: ErrorRenderer = (err, _req, res) => sendUssdText(res, 200, err.status < 500 ? replies.invalid : replies.unavailable);
+/** Errors of the gateway's POST as END replies in the hop's language (`languageOf`); a wrong method on it is an ordinary 405 problem. */
+export function ussdErrorRendererFor(languageOf: (req: Request) => Language): (req: Request) => ErrorRenderer | undefined {
+  const replies = new Map(LANGUAGES.map((language) => [language, failureReplies(language)]));
+  const render: ErrorRenderer = (err, req, res) => {
+    const { invalid, unavailable } = replies.get(languageOf(req))!;
+    sendUssdText(res, 200, err.status < 500 ? invalid : unavailable);
+  };
   return (req) => (req.method === 'POST' && (req.path === '/api/ussd' || req.path === '/api/ussd/') ? render : undefined);
 }

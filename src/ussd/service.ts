@@ -3,6 +3,7 @@
 // bound to its phone and service code, and hops that lose a race with another hop started over.
 // The session store keeps the sessions, the menu runner computes each hop (and its effects).
 import type { UssdDebugResponse, UssdRequest } from '../../generated/openapi/types.gen.ts';
+import { setBounded } from '../platform/bounded-map.ts';
 import { maskPhone } from '../platform/logging.ts';
 import { createEffects, type EffectDeps } from './effects.ts';
 import { SessionBusyError, SessionMismatchError } from './errors.ts';
@@ -52,10 +53,15 @@ function recordedNetworkCode(code: UssdRequest['networkCode']): string | null {
 /** How long the id of a swept session is remembered: far longer than any gateway retries a hop. */
 const SWEPT_SESSION_MEMORY_MS = 86_400_000;
 
+/** Sessions whose language an instance remembers for failure replies: far more than are open at once. */
+const REMEMBERED_LANGUAGES = 10_000;
+
 export class UssdService {
   private readonly now: () => Date;
   readonly sessions: SessionStore;
   readonly menus: MenuRunner;
+  /** The language of sessions this instance served lately, by id: a hop that fails is answered in it (reply.ts). */
+  private readonly languages = new Map<string, Language>();
 
   constructor(
     private readonly repo: UssdRepository,
@@ -64,6 +70,15 @@ export class UssdService {
     this.now = opts.now ?? (() => new Date());
     this.sessions = new SessionStore(repo, { pins: opts.pins, idleSeconds: opts.idleSeconds, pause: opts.pause });
     this.menus = new MenuRunner(opts.appName, createEffects({ ...opts, repo, now: this.now }));
+  }
+
+  /** The language of a session this instance served lately (a hop's `sessionId`, as the gateway sent it). */
+  sessionLanguage(sessionId: unknown): Language | undefined {
+    return typeof sessionId === 'string' ? this.languages.get(sessionId) : undefined;
+  }
+
+  private noteLanguage(sessionId: string, snapshot: string): void {
+    setBounded(this.languages, sessionId, languageOfSnapshot(snapshot), REMEMBERED_LANGUAGES);
   }
 
   /** Answers one gateway POST with a `CON ...` or `END ...` reply. */
@@ -90,6 +105,7 @@ export class UssdService {
     // near that subscriber's (possibly logged-in) session.
     if (session && session.phoneNumber !== req.phoneNumber) throw new SessionMismatchError('phoneNumber');
     if (session && session.serviceCode !== req.serviceCode) throw new SessionMismatchError('serviceCode');
+    if (session) this.noteLanguage(session.id, session.snapshot);
     if (session && (session.status === 'expired' || (session.status === 'active' && session.expiresAt <= now.toISOString()))) {
       if (req.text !== '') {
         // The row stays (marked) until the sweep: were it deleted, the gateway's retry of this
@@ -161,7 +177,10 @@ export class UssdService {
     try {
       const outcome = await this.menus.run({ snapshot: session.snapshot, inputs, sessionId: session.id, phoneNumber: req.phoneNumber, beforeEffect: () => lease.take() });
       if (!outcome) return LOST;
-      return (await this.sessions.saveHop(session, lease.version, mark, outcome, now)) ? outcome.reply : LOST;
+      if (!(await this.sessions.saveHop(session, lease.version, mark, outcome, now))) return LOST;
+      // The hop may have changed the language (the language menu).
+      this.noteLanguage(session.id, outcome.snapshot);
+      return outcome.reply;
     } catch (err) {
       await lease.giveBack();
       throw err;

@@ -3,8 +3,8 @@
 import type { Request } from 'express';
 import { cosmosErrorRenderer } from '../../src/chain/gateway/errors.ts';
 import type { ErrorRenderer } from '../../src/platform/http/errors.ts';
-import { failureReplies, ussdErrorRendererFor } from '../../src/ussd/reply.ts';
+import { ussdErrorRendererFor } from '../../src/ussd/reply.ts';
 
-const ussdShape = ussdErrorRendererFor(failureReplies('en'));
+const ussdShape = ussdErrorRendererFor(() => 'en');
 
 export const areaShapes = (req: Request): ErrorRenderer | undefined => ussdShape(req) ?? (req.path.startsWith('/chain') ? cosmosErrorRenderer('v1') : undefined);

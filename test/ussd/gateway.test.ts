@@ -387,6 +387,24 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     }
   });
 
+  it("a hop refused or failed mid-session is answered in the session's language: text past 182 characters, then the database down", async () => {
+    const db = t.open();
+    const server = await startUssdServer(db);
+    try {
+      const s = new GatewaySession([server.baseUrl]);
+      await s.dial();
+      expect(await s.walk('9', '2')).to.match(/^CON Lugha: Kiswahili\./);
+      const tooLong = await postUssd(server.baseUrl, { sessionId: s.sessionId, serviceCode: s.serviceCode, phoneNumber: s.phoneNumber, text: `9*2${'*0'.repeat(95)}` });
+      expect(tooLong.text).to.equal('END Ingizo si sahihi. Tafadhali jaribu tena.');
+      await db.destroy();
+      expect(await s.send('1')).to.equal('END Huduma haipatikani kwa sasa. Tafadhali jaribu tena baadaye.');
+      // A session this instance never served: USSD_DEFAULT_LANGUAGE.
+      expect((await postUssd(server.baseUrl, valid())).text).to.equal('END Service temporarily unavailable. Please try again later.');
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('database down: END Service temporarily unavailable', async () => {
     const db = t.open();
     const server = await startUssdServer(db);

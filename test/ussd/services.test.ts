@@ -35,6 +35,19 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(row.locked_at).to.be.a('string');
   });
 
+  it('in Kiswahili the attempts left agree in number: majaribio 2 yamebaki, jaribio 1 limebaki', async () => {
+    const s = session();
+    const id = await createAccount(s, '86422');
+    const inSwahili = async (pin: string) => {
+      const c = session(s.phoneNumber);
+      await c.dial();
+      await c.walk('9', '2');
+      return c.walk('2', '1', id, pin);
+    };
+    expect(await inSwahili('11112')).to.match(/^CON PIN si sahihi\. Majaribio 2 yamebaki\.\n/);
+    expect(await inSwahili('11113')).to.match(/^CON PIN si sahihi\. Jaribio 1 limebaki\.\n/);
+  });
+
   it('a correct PIN resets the failed-attempt counter', async () => {
     const s = session();
     const id = await createAccount(s, '86421');

@@ -83,7 +83,8 @@ export const sw: Catalogue = {
   notices: {
     invalidChoice: 'Chaguo si sahihi. Jaribu tena.',
     unknownCustomer: 'Nambari ya mteja haipatikani. Iangalie ujaribu tena.',
-    wrongPin: (left) => `PIN si sahihi. Majaribio ${left} yamebaki.`,
+    // Singular and plural differ in noun class: jaribio 1 limebaki, majaribio 2 yamebaki.
+    wrongPin: (left) => (left === 1 ? 'PIN si sahihi. Jaribio 1 limebaki.' : `PIN si sahihi. Majaribio ${left} yamebaki.`),
     pinBusy: 'Tafadhali jaribu tena baada ya muda mfupi.',
     pinFormat: 'PIN lazima iwe tarakimu 5.',
     pinTrivial: 'PIN ni rahisi mno. Epuka tarakimu zinazojirudia au zinazofuatana.',
