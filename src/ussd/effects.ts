@@ -92,7 +92,12 @@ export function createEffects(deps: EffectDeps): Effects {
     },
     verifyingCurrentPin: ({ context: c, input }) => checkPin(deps, c.accountId!, input),
     sealingPin: ({ context: c, input }) => ({ outcome: 'ok', assign: { draft: { ...c.draft, sealedPin: pins.seal(input) } } }),
-    sealingNewPin: ({ input }) => ({ outcome: 'ok', assign: { draft: { sealedPin: pins.seal(input) } } }),
+    async sealingNewPin({ context: c, input }) {
+      // The current PIN again changes nothing: the household is told so instead of "PIN changed".
+      const account = await repo.findAccount(c.accountId!);
+      if (account && pins.matches(account.sealedPin, input)) return { outcome: 'unchanged', notice: { key: 'pinUnchanged' } };
+      return { outcome: 'ok', assign: { draft: { sealedPin: pins.seal(input) } } };
+    },
     creatingAccount: ({ context: c, input, phoneNumber }) => createAccount(deps, c, input, phoneNumber),
     async savingNewPin({ context: c, input, sessionId }) {
       if (!c.draft.sealedPin || !pins.matches(c.draft.sealedPin, input)) return { outcome: 'mismatch' };

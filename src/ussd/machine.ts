@@ -51,7 +51,7 @@ export interface UssdContext {
 export type EffectResult =
   | { outcome: 'ok'; assign?: Partial<UssdContext>; notice?: Notice }
   | { outcome: 'retry'; notice: Notice }
-  | { outcome: 'unknownCustomer' | 'locked' | 'phoneTaken' | 'tooFew' | 'rejected' | 'mismatch' | 'confirm'; notice?: Notice; assign?: Partial<UssdContext> };
+  | { outcome: 'unknownCustomer' | 'locked' | 'phoneTaken' | 'tooFew' | 'rejected' | 'mismatch' | 'confirm' | 'unchanged'; notice?: Notice; assign?: Partial<UssdContext> };
 
 export type UssdEvent = { type: 'INPUT'; value: string } | { type: 'DONE'; result: EffectResult };
 
@@ -125,6 +125,8 @@ const EVENTS = ['none', 'festival or holiday', 'funeral or ceremony'] as const;
 const OCCUPATIONS = ['farming', 'trading', 'wage work', 'other'] as const;
 const choice = (options: readonly unknown[]) => ({ event }: InputArgs) => /^\d+$/.test(input(event)) && Number(input(event)) >= 1 && Number(input(event)) <= options.length;
 const NAME_RE = /^[\p{L}][\p{L} '.-]{1,39}$/u;
+/** A village's name may hold numbers ("Phase 2"), but starts with a letter: a PIN or an emoji typed by mistake is no village. */
+const VILLAGE_RE = /^[\p{L}][\p{L}\p{N} '.-]{1,39}$/u;
 /** A positive kg amount; a decimal comma (2,5) is as common on handsets as a point. */
 function parseKg(value: string): number | undefined {
   const v = value.trim().replace(',', '.');
@@ -207,7 +209,7 @@ export const ussdMachine = machineSetup.createMachine({
     ]),
     createVillage: menu('createVillage', 'createName', [
       { guard: is('00'), ...enter('createGroup', ({ context }) => ({ draft: { ...context.draft, village: null } })) },
-      { guard: ({ event }: InputArgs) => input(event).length >= 2 && input(event).length <= 40, ...enter('createGroup', ({ context, event }) => ({ draft: { ...context.draft, village: input(event) } })) },
+      { guard: ({ event }: InputArgs) => VILLAGE_RE.test(input(event)), ...enter('createGroup', ({ context, event }) => ({ draft: { ...context.draft, village: input(event).replace(/\s+/g, ' ') } })) },
       { actions: update(() => ({ notice: { key: 'villageFormat' } })) },
     ]),
     createGroup: menu('createGroup', 'createVillage', [
@@ -293,7 +295,10 @@ export const ussdMachine = machineSetup.createMachine({
       { guard: (a: Args) => newPinNotice(a) === undefined, ...enter('sealingNewPin') },
       { actions: update((a) => ({ notice: newPinNotice(a) })) },
     ]),
-    sealingNewPin: effect([{ guard: outcome('ok'), ...enter('changePinConfirm', fromResult) }]),
+    sealingNewPin: effect([
+      { guard: outcome('ok'), ...enter('changePinConfirm', fromResult) },
+      { guard: outcome('unchanged'), ...withNotice('changePinNew', resultNotice) },
+    ]),
     changePinConfirm: menu('changePinConfirm', 'changePinNew', [{ ...enter('savingNewPin') }]),
     savingNewPin: effect([
       { guard: outcome('ok'), ...withNotice('services', () => ({ key: 'pinChanged' }), clearDraft) },

@@ -54,6 +54,15 @@ forEachDatabase('USSD menu flows', (t) => {
     expect(await s.send('1')).to.match(/^CON Know More/);
   });
 
+  it('a village starts with a letter and may hold numbers: a PIN or an emoji typed there is refused', async () => {
+    const s = session();
+    await s.dial();
+    await s.walk('2', '2', 'Amina Wanjiru');
+    const refused = 'CON Village must be 2-40 letters or numbers, starting with a letter.\nEnter your village (optional)\n00. Skip\n0. Back';
+    for (const village of ['24680', 'Kijiji\u{1F600}', 'K', 'x'.repeat(41)]) expect(await s.send(village), village).to.equal(refused);
+    expect(await s.send('Kibera  Phase 2')).to.match(/^CON Which stove/);
+  });
+
   it('account creation: name, optional village skipped with 00, stove, PIN twice; creates the household twin', async () => {
     const s = session();
     await s.dial();

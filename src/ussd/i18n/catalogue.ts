@@ -86,6 +86,7 @@ export interface Catalogue {
     needThreeDays: (days: number) => string;
     claimNotSent: (reason: string) => string;
     pinChanged: string;
+    pinUnchanged: string;
     loggedIn: (name: string) => string;
     noAccountForPhone: string;
     languageSet: string;
