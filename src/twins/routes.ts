@@ -1,5 +1,6 @@
 // Area A's HTTP layer: thin handlers over the services. The OpenAPI validator has already
 // checked auth (401/403), parameters and bodies before these run.
+import fresh from 'fresh';
 import type { Request, Response, Router } from 'express';
 import { principalOf } from '../platform/http/auth.ts';
 import { notFound } from '../platform/http/errors.ts';
@@ -117,11 +118,15 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
     const blob = await deps.evidence(req.params.cid);
     if (!blob) throw notFound(`No evidence ${req.params.cid}.`);
     // Content-addressed: the bytes under a CID never change.
-    res
-      .set('Content-Type', blob.mediaType)
-      .set('ETag', `"${req.params.cid}"`)
-      .set('Cache-Control', 'public, max-age=31536000, immutable')
-      .send(blob.bytes);
+    const etag = `"${req.params.cid}"`;
+    res.set('Content-Type', blob.mediaType).set('ETag', etag).set('Cache-Control', 'public, max-age=31536000, immutable');
+    // The origin evaluates If-None-Match whatever the request's Cache-Control (RFC 9110 §13.2.1;
+    // no-cache asks caches to revalidate, which this is): Express's req.fresh would send the bytes.
+    if (fresh({ 'if-none-match': req.headers['if-none-match'] }, { etag })) {
+      res.status(304).end();
+      return;
+    }
+    res.send(blob.bytes);
   });
 
   router.post('/v1/credentials/verify', async (req, res) => {

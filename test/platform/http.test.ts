@@ -283,8 +283,11 @@ describe('logging', () => {
     app.get('/broken', (_req, res) => {
       res.status(500).send('no');
     });
+    app.get('/unserved', (_req, res) => {
+      res.status(501).send('no');
+    });
     const answers = [];
-    for (const path of ['/ok', '/missing', '/broken']) answers.push(await request(app).get(path));
+    for (const path of ['/ok', '/missing', '/broken', '/unserved']) answers.push(await request(app).get(path));
     await new Promise((r) => setImmediate(r));
     const entries = lines.map((l) => JSON.parse(l));
     // each line carries the request and trace ids its answer was sent with
@@ -294,9 +297,11 @@ describe('logging', () => {
       [30, '/ok', 200, 'request completed'],
       [40, '/missing', 404, 'request completed'],
       [50, '/broken', 500, 'request completed'],
+      // a route area C's gateway does not serve: the caller's miss
+      [40, '/unserved', 501, 'request completed'],
     ]);
     expect(entries[0].responseTime).to.be.a('number');
-    expect(new Set(entries.map((e) => e.req.id)).size).to.equal(3);
+    expect(new Set(entries.map((e) => e.req.id)).size).to.equal(4);
   });
 
   it('logs nothing per request when the level is silent', async () => {

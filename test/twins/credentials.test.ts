@@ -197,7 +197,6 @@ forEachDatabase('credentials and evidence', (t) => {
     expect(new Uint8Array(await noKey.arrayBuffer())).to.deep.equal(bytes);
     // Content-addressed: a client holding the bytes revalidates by the CID, and hears 304.
     expect(res.headers.get('etag')).to.equal(`"${claim.claimCid}"`);
-    // node:http, not fetch: fetch adds Cache-Control: no-cache to a conditional request.
     const cached = await new Promise<number>((resolve, reject) =>
       httpGet(`${server.baseUrl}/v1/evidence/${claim.claimCid}`, { headers: { authorization: `Bearer ${key}`, 'if-none-match': `"${claim.claimCid}"` } }, (r) => {
         r.resume();
@@ -205,6 +204,17 @@ forEachDatabase('credentials and evidence', (t) => {
       }).on('error', reject),
     );
     expect(cached).to.equal(304);
+    // fetch adds Cache-Control: no-cache to a conditional request: a request to revalidate, which
+    // the origin answers 304 as well (RFC 9110 §13.2.1), with the validator and caching headers.
+    for (const inm of [`"${claim.claimCid}"`, `W/"${claim.claimCid}"`, `"other", "${claim.claimCid}"`, '*']) {
+      const revalidated = await fetch(`${server.baseUrl}/v1/evidence/${claim.claimCid}`, { headers: { 'if-none-match': inm, 'cache-control': 'no-cache' } });
+      expect(revalidated.status, inm).to.equal(304);
+      expect(revalidated.headers.get('etag')).to.equal(`"${claim.claimCid}"`);
+      expect(await revalidated.text()).to.equal('');
+    }
+    const changed = await fetch(`${server.baseUrl}/v1/evidence/${claim.claimCid}`, { headers: { 'if-none-match': '"bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy"' } });
+    expect(changed.status).to.equal(200);
+    expect(new Uint8Array(await changed.arrayBuffer())).to.deep.equal(bytes);
   });
 
   it('the generated validator key survives a restart; earlier credentials stay verifiable', async () => {
