@@ -10,7 +10,7 @@ import { createDb, sqliteFile, type Db } from '../../src/platform/db/index.ts';
 import { migrateLatest } from '../../src/platform/db/migrate.ts';
 import { migrationProvider } from '../../src/platform/db/migrations/index.ts';
 import { inTransaction } from '../../src/platform/db/sql.ts';
-import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
+import { createTestDatabase, forEachDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
 
 /** The test's own tables, beside the migrated ones. */
 interface Tables {
@@ -79,6 +79,16 @@ describe('migrations', () => {
       await db.destroy();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+forEachDatabase('migrations renamed after some database applied them', (t) => {
+  it('a history naming 207_ussd_household_without_customer_id (its first name) is moved to 401: nothing runs again, start-up goes on', async () => {
+    await sql`update kysely_migration set name = '207_ussd_household_without_customer_id' where name = '401_ussd_household_without_customer_id'`.execute(t.db);
+    expect(await migrateLatest(t.db)).to.deep.equal([]);
+    const names = (await sql<{ name: string }>`select name from kysely_migration`.execute(t.db)).rows.map((r) => r.name);
+    expect(names).to.include('401_ussd_household_without_customer_id');
+    expect(names).to.not.include('207_ussd_household_without_customer_id');
   });
 });
 

@@ -9,6 +9,7 @@ import { migrationProvider } from './migrations/index.ts';
 export async function migrateLatest(db: Db): Promise<string[]> {
   const migrationTableSchema = await currentSchema(db);
   await adoptKnexHistory(db as unknown as Kysely<History>, migrationTableSchema);
+  await adoptRenamedMigrations(db as unknown as Kysely<History>, migrationTableSchema);
   const { error, results = [] } = await new Migrator({ db, provider: migrationProvider, migrationTableSchema }).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error('The migrations failed.', { cause: error });
   return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
@@ -46,6 +47,21 @@ async function adoptKnexHistory(db: Kysely<History>, schema: string | undefined)
         .execute();
     }
   });
+}
+
+/**
+ * Migrations renamed after some database had applied them under their first name, by that name:
+ * their history is moved to the new name (the Migrator refuses a history naming a migration it
+ * does not have). 207 sorted into the history of databases migrated before it; it runs as 401.
+ */
+const RENAMED_MIGRATIONS = new Map([['207_ussd_household_without_customer_id', '401_ussd_household_without_customer_id']]);
+
+async function adoptRenamedMigrations(db: Kysely<History>, schema: string | undefined): Promise<void> {
+  if (!(await tableExists(db, schema ? `${schema}.kysely_migration` : 'kysely_migration'))) return;
+  const history = schema ? db.withSchema(schema) : db;
+  for (const [from, to] of RENAMED_MIGRATIONS) {
+    await history.updateTable('kysely_migration').set({ name: to }).where('name', '=', from).execute();
+  }
 }
 
 /** Whether the table is in this database (PostgreSQL: in the schemas of the search path). */
