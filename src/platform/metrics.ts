@@ -39,6 +39,43 @@ export function createMetrics(db: Db): Registry {
   return registry;
 }
 
+/** What a database gauge reads at a scrape: one value per label set (none for an unlabelled gauge). */
+export type GaugeSamples<L extends string> = { labels?: Record<L, string>; value: number }[];
+
+/**
+ * A gauge read from the database at each scrape. When the database does not answer, the scrape
+ * still answers every other metric (those of the pool and the requests matter most then): the
+ * gauge keeps its last values and hearth_metric_read_failures_total{metric} counts the miss.
+ */
+export function databaseGauge<L extends string>(
+  registry: Registry,
+  opts: { name: string; help: string; labelNames?: readonly L[]; read: () => Promise<GaugeSamples<L>> },
+): void {
+  const failures =
+    (registry.getSingleMetric('hearth_metric_read_failures_total') as Counter<'metric'> | undefined) ??
+    new Counter({ name: 'hearth_metric_read_failures_total', help: 'Scrapes at which a gauge read from the database could not be read (it kept its last values).', labelNames: ['metric'], registers: [registry] });
+  new Gauge({
+    name: opts.name,
+    help: opts.help,
+    labelNames: opts.labelNames ?? [],
+    registers: [registry],
+    async collect() {
+      let samples: GaugeSamples<L>;
+      try {
+        samples = await opts.read();
+      } catch {
+        failures.inc({ metric: opts.name });
+        return;
+      }
+      this.reset();
+      for (const { labels, value } of samples) {
+        if (labels) this.set(labels, value);
+        else this.set(value);
+      }
+    },
+  });
+}
+
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 interface Series {

@@ -1,7 +1,7 @@
 // Area A: twin entities, protocols, KPT claims, verification and verifiable credentials.
 // Other areas use the services directly (the USSD area submits claims for households; the
 // chain query node reads entities, claims and collections through the repository functions).
-import { Gauge } from 'prom-client';
+import { databaseGauge } from '../platform/metrics.ts';
 import type { Area, AreaContext } from '../platform/area.ts';
 import { ClaimSealer } from './claim-sealer.ts';
 import { ClaimService } from './claims.service.ts';
@@ -62,15 +62,11 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
     },
     publicBaseUrl: config.PUBLIC_BASE_URL,
   });
-  new Gauge({
+  databaseGauge(ctx.metrics, {
     name: 'hearth_kpt_claims',
     help: 'KPT claims by status.',
     labelNames: ['status'],
-    registers: [ctx.metrics],
-    async collect() {
-      this.reset();
-      for (const { status, count } of await claims.countByStatus()) this.set({ status }, count);
-    },
+    read: async () => (await claims.countByStatus()).map(({ status, count }) => ({ labels: { status }, value: count })),
   });
   return { routers: [{ router, prefixes: ['/v1'] }], browserPrefixes: ['/v1'], reads: twinsReadPort(db), entities, claims, collections, statuses, validatorKey };
 }

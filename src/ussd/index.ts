@@ -20,7 +20,8 @@
 //                     refusals into ClaimRefusedError)
 //   repository.ts     the only SQL; maps rows to the area's types (model.ts)
 //   pin.ts            PIN rules and encryption; simulator.ts a terminal phone for `make ussd`
-import { Counter, Gauge } from 'prom-client';
+import { Counter } from 'prom-client';
+import { databaseGauge } from '../platform/metrics.ts';
 import type { Area, AreaContext } from '../platform/area.ts';
 import { invalidConfig, type Config } from '../config.ts';
 import { USSD_DEFAULT_COLLECTION_ID } from '../platform/db/migrations/203_ussd_default_collection.ts';
@@ -138,13 +139,10 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
   timer.unref();
   ctx.onClose(() => clearInterval(timer));
 
-  new Gauge({
+  databaseGauge(ctx.metrics, {
     name: 'hearth_ussd_sessions_active',
     help: 'USSD sessions active (not ended, not expired).',
-    registers: [ctx.metrics],
-    async collect() {
-      this.set((await service.activeSessions()).length);
-    },
+    read: async () => [{ value: (await service.activeSessions()).length }],
   });
   const hops = new Counter({ name: 'hearth_ussd_hops_total', help: 'USSD hops answered, by reply (CON continues, END closes).', labelNames: ['reply'], registers: [ctx.metrics] });
   return {

@@ -82,6 +82,25 @@ forEachDatabase('request ids, trace context and metrics', (t) => {
     expect(text).not.to.include('abcd');
   });
 
+  it('/metrics still answers with the database gone: gauges read from it keep their last values and the misses are counted', async () => {
+    const db = t.open();
+    const alone = await startTestServer(db);
+    try {
+      const before = await (await fetch(`${alone.baseUrl}/metrics`)).text();
+      expect(before).to.match(/hearth_ussd_sessions_active \d+/);
+      await db.destroy();
+      const res = await fetch(`${alone.baseUrl}/metrics`);
+      expect(res.status).to.equal(200);
+      const text = await res.text();
+      expect(text).to.match(/hearth_db_pool_connections\{state="used"\} \d+/);
+      expect(text).to.include('hearth_metric_read_failures_total{metric="hearth_kpt_claims"} 1');
+      expect(text).to.include('hearth_metric_read_failures_total{metric="hearth_ussd_sessions_active"} 1');
+      expect(text.match(/hearth_ussd_sessions_active \d+/)?.[0]).to.equal(before.match(/hearth_ussd_sessions_active \d+/)?.[0]);
+    } finally {
+      await alone.stop();
+    }
+  });
+
   it('API_CORS_ORIGINS: a listed origin gets its preflight and readable answers; another origin gets neither', async () => {
     const preflight = await fetch(`${server.baseUrl}/v1/claims`, {
       method: 'OPTIONS',
