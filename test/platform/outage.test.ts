@@ -191,6 +191,11 @@ describe('isDatabaseUnavailable', () => {
       Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
       Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }),
       new Error('outer', { cause: Object.assign(new Error('x'), { code: '08006' }) }),
+      Object.assign(new Error('database "hearth" is not currently accepting connections'), { code: '55000' }),
+      Object.assign(new Error('database "hearth" does not exist'), { code: '3D000' }),
+      Object.assign(new Error('password authentication failed for user "hearth"'), { code: '28P01' }),
+      Object.assign(new Error('no pg_hba.conf entry'), { code: '28000' }),
+      Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' }),
     ];
     const faults = [
       new Error('boom'),

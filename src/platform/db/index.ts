@@ -166,8 +166,10 @@ export function databaseUnreachable(err: unknown): string | undefined {
 
 // PostgreSQL SQLSTATE classes and codes meaning "the database cannot serve now", not "this
 // request is wrong": 08 connection exception, 53 insufficient resources, 57014 statement
-// cancelled (the deadline), 57P01-57P05 shutdown/crash/cannot connect now/idle timeouts.
-const UNAVAILABLE_SQLSTATE = /^(08...|53...|57014|57P0[1-5])$/;
+// cancelled (the deadline), 57P01-57P05 shutdown/crash/cannot connect now/idle timeouts, 55000
+// connections not allowed (ALLOW_CONNECTIONS false), 3D000 the database gone, 28000/28P01 the
+// login refused (a rotated password), 25006 read-only (a standby after a failover).
+const UNAVAILABLE_SQLSTATE = /^(08...|53...|57014|57P0[1-5]|55000|3D000|28000|28P01|25006)$/;
 const UNAVAILABLE_SOCKET = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 const UNAVAILABLE_MESSAGE = new RegExp(`(${PG_READ_TIMEOUT}|timeout expired|Connection terminated|Connection ended unexpectedly|Client has encountered a connection error|timeout exceeded when trying to connect)`);
 
