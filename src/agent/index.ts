@@ -32,7 +32,15 @@ export function createAgentArea(ctx: Pick<AreaContext, 'config' | 'db' | 'logger
     gates: [runtime.unloadedRoutesGuard()],
     routers: [
       { router: agentRouter(runtime), prefixes: ['/agent'] },
-      { router: mcpRouter(runtime, MCP_SERVER_VERSION, ctx.config.API_CORS_ORIGINS), paths: [MCP_PATH] },
+      {
+        router: mcpRouter(runtime, {
+          version: MCP_SERVER_VERSION,
+          corsOrigins: ctx.config.API_CORS_ORIGINS,
+          retryAfterSeconds: ctx.config.RETRY_AFTER_SECONDS,
+          logger: ctx.logger.child({ area: 'agent' }),
+        }),
+        paths: [MCP_PATH],
+      },
       ...runtime.routers().map((router) => ({ router })),
     ],
     browserPrefixes: ['/agent', ...plugins.flatMap((p) => p.routePaths ?? [])],

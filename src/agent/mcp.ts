@@ -12,6 +12,7 @@ import {
   ListResourceTemplatesRequestSchema, ListToolsRequestSchema, PingRequestSchema, ReadResourceRequestSchema, type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Request, Response, Router } from 'express';
+import { isDatabaseUnavailable } from '../platform/db/index.ts';
 import { principalOf } from '../platform/http/auth.ts';
 import { DomainError } from '../platform/domain-errors.ts';
 import { domainToAppError, forbidden, insufficientScope } from '../platform/http/errors.ts';
@@ -19,6 +20,7 @@ import { caseSensitiveRouter } from '../platform/http/scope.ts';
 import { contractValidator } from '../platform/contract-validators.ts';
 import { unstorableValue } from '../platform/http/input.ts';
 import type { Principal } from '../platform/keys/service.ts';
+import type { Logger } from '../platform/logging.ts';
 import { DEFAULT_ROOM_ID } from './runtime/plugin.ts';
 import type { AgentRuntime } from './runtime/runtime.ts';
 
@@ -34,9 +36,35 @@ class JsonRpcError extends Error {
   constructor(
     readonly code: number,
     message: string,
+    readonly data?: unknown,
   ) {
     super(message);
   }
+}
+
+/** JSON-RPC's server-defined range (-32000 to -32099): the service cannot answer now; `data.retryAfterSeconds` says when to retry. */
+const SERVICE_UNAVAILABLE = -32003;
+
+/** What the MCP endpoint is built with. */
+export interface McpOptions {
+  /** Reported to clients in the initialize handshake. */
+  version: string;
+  /** Origins API_CORS_ORIGINS lists: browser pages there may call the endpoint. */
+  corsOrigins: readonly string[];
+  retryAfterSeconds: number;
+  logger: Logger;
+}
+
+/**
+ * A handler's failure as the JSON-RPC error a client reads: the database out of reach is worth a
+ * retry, any other fault is "Internal error" (logged with its cause); no cause's text reaches the
+ * client (a PostgreSQL message, a stack).
+ */
+function protocolFailure(err: unknown, { retryAfterSeconds, logger }: McpOptions): JsonRpcError {
+  if (err instanceof JsonRpcError) return err;
+  if (isDatabaseUnavailable(err)) return new JsonRpcError(SERVICE_UNAVAILABLE, 'The service is temporarily unavailable; retry later.', { retryAfterSeconds });
+  logger.error({ err }, 'mcp request failed');
+  return new JsonRpcError(ErrorCode.InternalError, 'Internal error');
 }
 
 /** The methods this server answers, by the SDK's schema of their request: their params are checked before the SDK runs them. */
@@ -93,14 +121,19 @@ function roomIdOf(escaped: string): string | undefined {
   }
 }
 
-function mcpServer(runtime: AgentRuntime, principal: Principal, version: string): Server {
-  const server = new Server({ name: 'hearth-agent', version }, { capabilities: { tools: {}, resources: {} } });
+function mcpServer(runtime: AgentRuntime, principal: Principal, opts: McpOptions): Server {
+  const server = new Server({ name: 'hearth-agent', version: opts.version }, { capabilities: { tools: {}, resources: {} } });
+  /** A handler's work, its failures answered as protocolFailure says. */
+  const answering = <R>(work: () => Promise<R>): Promise<R> =>
+    work().catch((err: unknown) => {
+      throw protocolFailure(err, opts);
+    });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: runtime.toolSchemas().map((t) => ({ name: t.name, description: t.description, inputSchema: t.parameters })),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  server.setRequestHandler(CallToolRequestSchema, (request) => answering(async (): Promise<CallToolResult> => {
     // Tools act in the user's default room, as POST /agent/tools/{name}/invoke does without roomId,
     // or in the room _meta.roomId names, which must be one that route would take.
     const given = request.params._meta?.roomId;
@@ -122,34 +155,38 @@ function mcpServer(runtime: AgentRuntime, principal: Principal, version: string)
       }
       throw err;
     }
-  });
+  }));
 
   const stateKeys = async (roomId: string) => Object.keys((await runtime.buildContext({ userDid: principal.did, roomId })).state);
 
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-    resources: (await stateKeys(DEFAULT_ROOM_ID)).map((key) => ({
-      uri: stateUri(key, DEFAULT_ROOM_ID),
-      name: `${key} (room ${DEFAULT_ROOM_ID})`,
-      mimeType: 'application/json',
+  server.setRequestHandler(ListResourcesRequestSchema, () =>
+    answering(async () => ({
+      resources: (await stateKeys(DEFAULT_ROOM_ID)).map((key) => ({
+        uri: stateUri(key, DEFAULT_ROOM_ID),
+        name: `${key} (room ${DEFAULT_ROOM_ID})`,
+        mimeType: 'application/json',
+      })),
     })),
-  }));
+  );
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-    resourceTemplates: (await stateKeys(DEFAULT_ROOM_ID)).map((key) => ({
-      uriTemplate: `hearth://state/${key}/{roomId}`,
-      name: `${key} of the caller in a room`,
-      mimeType: 'application/json',
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () =>
+    answering(async () => ({
+      resourceTemplates: (await stateKeys(DEFAULT_ROOM_ID)).map((key) => ({
+        uriTemplate: `hearth://state/${key}/{roomId}`,
+        name: `${key} of the caller in a room`,
+        mimeType: 'application/json',
+      })),
     })),
-  }));
+  );
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => answering(async () => {
     const m = STATE_URI.exec(request.params.uri);
     const roomId = m ? roomIdOf(m[2]!) : undefined;
     const state = roomId === undefined ? undefined : (await runtime.buildContext({ userDid: principal.did, roomId })).state;
     // Own keys only: `constructor` or `__proto__` name no resource.
     if (!state || !Object.hasOwn(state, m![1]!)) throw new JsonRpcError(ErrorCode.InvalidParams, `No resource ${request.params.uri}.`);
     return { contents: [{ uri: request.params.uri, mimeType: 'application/json', text: JSON.stringify(state[m![1]!]) }] };
-  });
+  }));
 
   return server;
 }
@@ -179,12 +216,12 @@ function admitMessage(req: Request, res: Response, principal: Principal, corsOri
   return true;
 }
 
-export function mcpRouter(runtime: AgentRuntime, version: string, corsOrigins: readonly string[]): Router {
+export function mcpRouter(runtime: AgentRuntime, opts: McpOptions): Router {
   const router = caseSensitiveRouter();
   router.post(MCP_PATH, async (req, res) => {
     const principal = principalOf(req);
-    if (!admitMessage(req, res, principal, corsOrigins)) return;
-    const server = mcpServer(runtime, principal, version);
+    if (!admitMessage(req, res, principal, opts.corsOrigins)) return;
+    const server = mcpServer(runtime, principal, opts);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();

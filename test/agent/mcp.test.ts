@@ -4,6 +4,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { expect } from 'chai';
+import { sql } from 'kysely';
+import { inTransaction } from '../../src/platform/db/sql.ts';
 import { listAgentTools, listAgentToolsAnthropic, listAgentToolsOpenAi } from '../../generated/openapi/sdk.gen.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
@@ -193,6 +195,65 @@ forEachDatabase('agent MCP server', (t) => {
     // Errors the handlers raise carry their message once, without the SDK's "MCP error <code>: ".
     const unknown = await mcpPost({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } });
     expect(unknown.body.error).to.deep.equal({ code: -32602, message: 'No tool named "no_such_tool" is loaded.' });
+  });
+
+  /** A tool call on a server of its own with a fresh key (looked up once, then cached), after `meanwhile` ran. */
+  async function callWhile(env: Record<string, string>, meanwhile: (db: ReturnType<typeof t.open>) => Promise<() => Promise<void>>) {
+    const db = t.open();
+    const alone = await startTestServer(db, env);
+    const post = (key: string, message: unknown) =>
+      fetch(`${alone.baseUrl}/agent/mcp`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(message),
+      });
+    try {
+      const key = await createTestKey(db, { principalDid: ALICE, scopes: ['agent:read', 'agent:write'] });
+      expect((await post(key, { jsonrpc: '2.0', id: 1, method: 'ping' })).status).to.equal(200);
+      const after = await meanwhile(db);
+      try {
+        const res = await post(key, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'set_user_preferences', arguments: { tone: 'dry' } } });
+        return { status: res.status, body: await res.json() };
+      } finally {
+        await after();
+      }
+    } finally {
+      await alone.stop();
+    }
+  }
+
+  it('the database past its deadline: a tool call is a retryable JSON-RPC error with the time to wait, never the database\'s own words', async () => {
+    const answer = await callWhile({ RETRY_AFTER_SECONDS: '9', DB_QUERY_TIMEOUT_MS: '500' }, async () => {
+      // Another connection holds the table (PostgreSQL) or the write lock (SQLite).
+      const holder = t.open();
+      let release!: () => void;
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holding = inTransaction(holder, async (trx) => {
+        if (t.kind === 'postgres') await sql`lock table agent_user_preferences in access exclusive mode`.execute(trx);
+        else await sql`delete from agent_user_preferences where 0`.execute(trx);
+        locked();
+        await new Promise<void>((r) => (release = r));
+      });
+      await isLocked;
+      return async () => {
+        release();
+        await holding;
+        await holder.destroy();
+      };
+    });
+    expect(answer.status).to.equal(200);
+    expect(answer.body).to.deep.equal({
+      jsonrpc: '2.0', id: 2, error: { code: -32003, message: 'The service is temporarily unavailable; retry later.', data: { retryAfterSeconds: 9 } },
+    });
+  });
+
+  it('any other failure is "Internal error", without its cause\'s text', async () => {
+    const answer = await callWhile({}, async (db) => {
+      await db.destroy();
+      return async () => {};
+    });
+    expect(answer.body).to.deep.equal({ jsonrpc: '2.0', id: 2, error: { code: -32603, message: 'Internal error' } });
   });
 
   it("a tool result's text block is its structured content serialized", async () => {
