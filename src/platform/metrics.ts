@@ -42,6 +42,9 @@ export function createMetrics(db: Db): Registry {
 /** What a database gauge reads at a scrape: one value per label set (none for an unlabelled gauge). */
 export type GaugeSamples<L extends string> = { labels?: Record<L, string>; value: number }[];
 
+/** Per registry, the reads of its database gauges: /metrics runs them all before it renders. */
+const databaseReads = new WeakMap<Registry, (() => Promise<void>)[]>();
+
 /**
  * A gauge read from the database at each scrape. When the database does not answer, the scrape
  * still answers every other metric (those of the pool and the requests matter most then): the
@@ -51,28 +54,25 @@ export function databaseGauge<L extends string>(
   registry: Registry,
   opts: { name: string; help: string; labelNames?: readonly L[]; read: () => Promise<GaugeSamples<L>> },
 ): void {
+  let reads = databaseReads.get(registry);
+  if (!reads) databaseReads.set(registry, (reads = []));
   const failures =
     (registry.getSingleMetric('hearth_metric_read_failures_total') as Counter<'metric'> | undefined) ??
     new Counter({ name: 'hearth_metric_read_failures_total', help: 'Scrapes at which a gauge read from the database could not be read (it kept its last values).', labelNames: ['metric'], registers: [registry] });
-  new Gauge({
-    name: opts.name,
-    help: opts.help,
-    labelNames: opts.labelNames ?? [],
-    registers: [registry],
-    async collect() {
-      let samples: GaugeSamples<L>;
-      try {
-        samples = await opts.read();
-      } catch {
-        failures.inc({ metric: opts.name });
-        return;
-      }
-      this.reset();
-      for (const { labels, value } of samples) {
-        if (labels) this.set(labels, value);
-        else this.set(value);
-      }
-    },
+  const gauge = new Gauge({ name: opts.name, help: opts.help, labelNames: opts.labelNames ?? [], registers: [registry] });
+  reads.push(async () => {
+    let samples: GaugeSamples<L>;
+    try {
+      samples = await opts.read();
+    } catch {
+      failures.inc({ metric: opts.name });
+      return;
+    }
+    gauge.reset();
+    for (const { labels, value } of samples) {
+      if (labels) gauge.set(labels, value);
+      else gauge.set(value);
+    }
   });
 }
 
@@ -150,6 +150,8 @@ export function metricsRouter(registry: Registry, token: string | undefined): Ro
       const given = Buffer.from(req.headers.authorization ?? '');
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw unauthorized('GET /metrics needs Authorization: Bearer <METRICS_TOKEN>.');
     }
+    // The database gauges first, all at once: the failures they count are in this scrape.
+    await Promise.all((databaseReads.get(registry) ?? []).map((read) => read()));
     res.setHeader('Cache-Control', 'no-store');
     res.type('text/plain').send(await registry.metrics());
   });
