@@ -3,6 +3,7 @@
 // chain query node reads entities, claims and collections through the repository functions).
 import { databaseGauge } from '../platform/metrics.ts';
 import type { Area, AreaContext } from '../platform/area.ts';
+import { dbClientOf } from '../platform/db/index.ts';
 import { ClaimSealer } from './claim-sealer.ts';
 import { ClaimService } from './claims.service.ts';
 import { CollectionService } from './collections.service.ts';
@@ -39,8 +40,13 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
 
   // Signed into every credential (context, status lists, evidence): set PUBLIC_BASE_URL in production.
   const base: PublicBase = config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? `http://localhost:${config.PORT}`;
-  if (!config.PUBLIC_BASE_URL && config.NODE_ENV === 'production') {
-    logger.warn({ base }, 'PUBLIC_BASE_URL is not set: credentials name their context, status lists and evidence under a local URL');
+  // On PostgreSQL instances share the database: each would sign under its own local URL, which
+  // the others do not take for theirs when they verify.
+  if (!config.PUBLIC_BASE_URL && (config.NODE_ENV === 'production' || dbClientOf(db) === 'postgres')) {
+    logger.warn(
+      { base },
+      'PUBLIC_BASE_URL is not set: credentials name their context, status lists and evidence under a local URL, which another instance does not verify',
+    );
   }
   const now = ctx.now ?? (() => new Date());
   const entities = new EntityService(db, ctx.now);

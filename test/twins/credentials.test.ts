@@ -1,8 +1,10 @@
 // Verifiable credentials (VC 2.0, eddsa-jcs-2022), evidence by CID, credential verification and
 // the validator key's persistence, on SQLite and PostgreSQL.
 import { get as httpGet } from 'node:http';
+import { Writable } from 'node:stream';
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import { expect } from 'chai';
+import { pino } from 'pino';
 import canonicalize from 'canonicalize';
 import { base58btc } from 'multiformats/bases/base58';
 import { CID } from 'multiformats/cid';
@@ -215,6 +217,19 @@ forEachDatabase('credentials and evidence', (t) => {
     const changed = await fetch(`${server.baseUrl}/v1/evidence/${claim.claimCid}`, { headers: { 'if-none-match': '"bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy"' } });
     expect(changed.status).to.equal(200);
     expect(new Uint8Array(await changed.arrayBuffer())).to.deep.equal(bytes);
+  });
+
+  it('PUBLIC_BASE_URL unset is a start-up warning in production and on PostgreSQL (instances sharing a database), not on a development SQLite', async () => {
+    const warned = async (env: Record<string, string>) => {
+      let logs = '';
+      const logger = pino({ level: 'warn' }, new Writable({ write: (c, _e, cb) => ((logs += String(c)), cb()) }));
+      const started = await startTestServer(t.db, env, { logger });
+      await started.stop();
+      return logs.includes('PUBLIC_BASE_URL is not set');
+    };
+    expect(await warned({ NODE_ENV: 'production', PIN_ENCRYPTION_KEY: '11'.repeat(32) })).to.equal(true);
+    expect(await warned({})).to.equal(t.kind === 'postgres');
+    expect(await warned({ PUBLIC_BASE_URL: 'https://hearth.example' })).to.equal(false);
   });
 
   it('the generated validator key survives a restart; earlier credentials stay verifiable', async () => {
