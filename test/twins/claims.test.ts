@@ -450,7 +450,9 @@ forEachDatabase('KPT claims', (t) => {
   });
 
   describe('concurrency', () => {
-    it('50 concurrent identical submissions store one claim (two instances on PostgreSQL)', async () => {
+    // PostgreSQL: the requests are spread over two app instances on the database.
+    const instances = t.kind === 'postgres' ? ' (two instances)' : ' (one instance)';
+    it(`50 concurrent identical submissions store one claim${instances}`, async () => {
       const second = t.kind === 'postgres' ? await startTestServer(t.open()) : undefined;
       try {
         const body = kptClaim();
@@ -466,7 +468,7 @@ forEachDatabase('KPT claims', (t) => {
       }
     });
 
-    it('a reference and an intervention claim arriving at once both end verified (two instances on PostgreSQL)', async () => {
+    it(`a reference and an intervention claim arriving at once both end verified${instances}`, async () => {
       // Each pair is alone in its collection, so neither claim can be repaired by a later one.
       const pairs = Array.from({ length: 15 }, (_, i) => `pair-${i}`);
       for (const id of pairs) await createCollection({ client: h.server.client, auth: h.key, body: { id, name: id } });
@@ -487,7 +489,7 @@ forEachDatabase('KPT claims', (t) => {
       }
     });
 
-    it('a correction of a pending claim and a claim of the other group arriving at once: both stored, both end verified (two instances on PostgreSQL)', async () => {
+    it(`a correction of a pending claim and a claim of the other group arriving at once: both stored, both end verified${instances}`, async () => {
       // The correction changes the pending claim while the other claim may re-evaluate it.
       const second = t.kind === 'postgres' ? await startTestServer(t.open()) : undefined;
       try {
@@ -510,7 +512,7 @@ forEachDatabase('KPT claims', (t) => {
       }
     });
 
-    it('contradictory claims for one household sent at once to two collections: one is stored, the other is 409 (two instances on PostgreSQL)', async () => {
+    it(`contradictory claims for one household sent at once to two collections: one is stored, the other is 409${instances}`, async () => {
       const second = t.kind === 'postgres' ? await startTestServer(t.open()) : undefined;
       try {
         for (let round = 0; round < 10; round++) {
