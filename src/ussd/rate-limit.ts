@@ -6,7 +6,7 @@
 //     only answer a gateway shows to its user rather than dropping the session.
 // With REDIS_URL the counters live in Redis so every instance shares them.
 import type { Request, RequestHandler } from 'express';
-import { rateLimit, type Options, type Store } from 'express-rate-limit';
+import { rateLimit, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
 import proxyaddr from 'proxy-addr';
 import { createClient } from 'redis';
 import type { UssdRequest } from '../../generated/openapi/types.gen.ts';
@@ -38,6 +38,64 @@ async function connectWithin(client: { connect(): Promise<unknown>; destroy(): v
   }
 }
 
+/** How often a Redis outage is logged while it lasts: its first failure, then one a minute. */
+const OUTAGE_LOG_INTERVAL_MS = 60_000;
+
+/**
+ * A store whose failures let the request through (the limit fails open: a Redis outage must not
+ * take the USSD service down with it), each logged as a line of the service's log, at most one a
+ * minute; express-rate-limit's own passOnStoreError writes a stack to the console instead.
+ */
+class FailOpenStore implements Store {
+  readonly localKeys: boolean;
+  readonly prefix: string | undefined;
+  private loggedAt = -Infinity;
+
+  constructor(
+    private readonly inner: Store,
+    private readonly logger: Logger,
+  ) {
+    this.localKeys = inner.localKeys ?? false;
+    this.prefix = inner.prefix;
+  }
+
+  init(options: Options): void | Promise<void> {
+    return this.inner.init?.(options);
+  }
+
+  async increment(key: string): Promise<ClientRateLimitInfo> {
+    try {
+      return await this.inner.increment(key);
+    } catch (err) {
+      this.failed(err);
+      return { totalHits: 0, resetTime: undefined };
+    }
+  }
+
+  async decrement(key: string): Promise<void> {
+    try {
+      await this.inner.decrement(key);
+    } catch (err) {
+      this.failed(err);
+    }
+  }
+
+  async resetKey(key: string): Promise<void> {
+    try {
+      await this.inner.resetKey(key);
+    } catch (err) {
+      this.failed(err);
+    }
+  }
+
+  private failed(err: unknown): void {
+    const now = Date.now();
+    if (now - this.loggedAt < OUTAGE_LOG_INTERVAL_MS) return;
+    this.loggedAt = now;
+    this.logger.warn({ area: 'ussd', err: (err as Error)?.message }, 'USSD rate limit not counted: its store failed; hops go through uncounted');
+  }
+}
+
 export interface UssdRateLimits {
   /** Before body parsing: every area B request but the gateways', per address. */
   perAddress: RequestHandler;
@@ -52,15 +110,15 @@ export async function ussdRateLimits(
 ): Promise<UssdRateLimits> {
   let storeFor = (_prefix: string): Store => new SlidingWindowMemoryStore();
   if (config.REDIS_URL) {
-    // Without the offline queue a Redis outage fails the count at once (and passOnStoreError
-    // lets the request through) instead of holding every USSD hop until Redis returns.
+    // Without the offline queue a Redis outage fails the count at once (and FailOpenStore lets
+    // the request through) instead of holding every USSD hop until Redis returns.
     const client = createClient({ url: config.REDIS_URL, disableOfflineQueue: true, socket: { connectTimeout: REDIS_CONNECT_TIMEOUT_MS } });
     client.on('error', (err: Error) => logger.error({ err: err.message }, 'redis error (USSD rate limit)'));
     await connectWithin(client, REDIS_CONNECT_TIMEOUT_MS);
     onClose(async () => {
       await client.close();
     });
-    storeFor = (prefix) => new SlidingWindowRedisStore((args) => client.sendCommand(args), prefix);
+    storeFor = (prefix) => new FailOpenStore(new SlidingWindowRedisStore((args) => client.sendCommand(args), prefix), logger);
   }
   const reply = `END ${CATALOGUES[config.USSD_DEFAULT_LANGUAGE].failures.tooManyRequests}`;
   const gateways = proxyaddr.compile(config.USSD_GATEWAY_ADDRESSES);
@@ -69,8 +127,6 @@ export async function ussdRateLimits(
     windowMs: 60_000,
     standardHeaders: 'draft-7',
     legacyHeaders: false,
-    // A Redis outage must not take the USSD service down with it.
-    passOnStoreError: true,
     // X-Forwarded-For without TRUST_PROXY_ENABLED is expected (the header is then ignored on
     // purpose); the library would print a console warning for every such deployment.
     validate: { xForwardedForHeader: false },

@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
 import { expect } from 'chai';
+import { pino } from 'pino';
 import { createClient } from 'redis';
 import { createDb } from '../../src/platform/db/index.ts';
 import type { Options } from 'express-rate-limit';
@@ -68,6 +71,43 @@ forEachDatabase('USSD rate limit', (t) => {
   describe('with Redis (TEST_REDIS_URL)', function () {
     before(function () {
       if (!TEST_REDIS_URL) this.skip();
+    });
+
+    it('Redis going away lets hops through, uncounted, with one line in the service log and nothing on the console', async () => {
+      // A TCP proxy to Redis, closed mid-way as Redis going down would be.
+      const target = new URL(TEST_REDIS_URL!);
+      const sockets = new Set<Socket>();
+      const proxy = createServer((client) => {
+        const upstream = connect(Number(target.port || 6379), target.hostname);
+        for (const s of [client, upstream]) {
+          sockets.add(s);
+          s.on('error', () => s.destroy());
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+      let logs = '';
+      const logger = pino({ level: 'warn' }, new Writable({ write: (c, _e, cb) => ((logs += String(c)), cb()) }));
+      const url = `redis://127.0.0.1:${(proxy.address() as AddressInfo).port}${target.pathname}`;
+      const server = await startUssdServer(t.db, { USSD_RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY_ENABLED: 'true', REDIS_URL: url }, { logger });
+      const consoleError = console.error;
+      let printed = 0;
+      console.error = () => void printed++;
+      try {
+        const ip = randomIp();
+        const hit = async () => (await postUssd(server.baseUrl, body(), { headers: { 'X-Forwarded-For': ip } })).status;
+        expect([await hit(), await hit(), await hit()]).to.deep.equal([200, 200, 429]);
+        proxy.close();
+        for (const s of sockets) s.destroy();
+        expect([await hit(), await hit(), await hit()]).to.deep.equal([200, 200, 200]);
+        const lines = logs.split('\n').filter((l) => l.includes('USSD rate limit not counted'));
+        expect(lines).to.have.length(1);
+        expect(JSON.parse(lines[0]!)).to.include({ level: 40 });
+        expect(printed).to.equal(0);
+      } finally {
+        console.error = consoleError;
+        await server.stop();
+      }
     });
 
     it('two instances share one count', async () => {
