@@ -18,6 +18,17 @@ const timerSeconds = positiveInt.max(Math.floor(MAX_TIMER_MS / 1000), `must be a
 /** A 32-byte key, as 64 hex characters or base64. */
 const key32 = (what: string) => z.string().refine((v) => parse32ByteKey(v) !== undefined, `must be ${what}: 32 bytes as 64 hex characters or base64`);
 const list = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+/** A browser origin as browsers send it (`https://app.example`, `http://localhost:5173`): scheme, host and port only. */
+function isOrigin(entry: string): boolean {
+  try {
+    const url = new URL(entry);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === entry;
+  } catch {
+    return false;
+  }
+}
+/** CORS origins: '*' (any) or origins. */
+const originList = list.refine((entries) => entries.every((e) => e === '*' || isOrigin(e)), "must be '*' or comma-separated origins such as https://app.example (scheme, host and port; no path or trailing slash)");
 /** Addresses and CIDR ranges (and proxy-addr's names loopback, linklocal, uniquelocal). */
 const addressList = list.refine((entries) => {
   try {
@@ -64,12 +75,12 @@ const platformSchema = {
   // When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`.
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   // Browser origins allowed to call areas A and D (/v1, /agent, /user-preferences); '*' for any.
-  API_CORS_ORIGINS: list.default([]),
+  API_CORS_ORIGINS: originList.default([]),
 };
 
 // ---- area A: twins, claims, credentials -------------------------------------------------------
 const twinsSchema = {
-  PUBLIC_BASE_URL: z.url().optional(),
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' }).optional(),
   VALIDATOR_PRIVATE_KEY: key32('an Ed25519 seed').optional(),
   KPT_TOTAL_TOLERANCE_KG: z.coerce.number().nonnegative().default(0.01),
 };
@@ -130,7 +141,7 @@ const chainSchema = {
   CHAIN_GATEWAY_AUTH: z.enum(['none', 'apikey']).default('none'),
   // v1: the edge of grpc-gateway v1 as Cosmos/IXO nodes run it; v2: the earlier 404/405 answers.
   CHAIN_GATEWAY_STYLE: z.enum(['v1', 'v2']).default('v1'),
-  CHAIN_CORS_ORIGINS: list.default([]),
+  CHAIN_CORS_ORIGINS: originList.default([]),
   CHAIN_DISABLED_METHODS: list.default([]),
   // Module params answered by the embedded node (a real chain keeps them in governance state).
   CHAIN_TOKEN_IXO1155_CONTRACT_CODE: z

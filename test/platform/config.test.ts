@@ -33,6 +33,11 @@ describe('config', () => {
     expect(c.USSD_GATEWAY_ADDRESSES).to.deep.equal(['196.201.214.0/24', '2001:db8::/32']);
   });
 
+  it('takes CORS origins as browsers send them, or *', () => {
+    expect(loadConfig({ API_CORS_ORIGINS: 'https://app.example, http://localhost:5173' }).API_CORS_ORIGINS).to.deep.equal(['https://app.example', 'http://localhost:5173']);
+    expect(loadConfig({ CHAIN_CORS_ORIGINS: '*' }).CHAIN_CORS_ORIGINS).to.deep.equal(['*']);
+  });
+
   it('treats an empty string as unset', () => {
     expect(loadConfig({ PORT: '' }).PORT).to.equal(3000);
   });
@@ -57,6 +62,10 @@ describe('config', () => {
     ['REQUEST_DEADLINE_MS', '2147483648'],
     ['HTTP_REQUEST_TIMEOUT_MS', 'soon'],
     ['RETRY_AFTER_SECONDS', '0'],
+    ['PUBLIC_BASE_URL', 'ftp://hearth.example'],
+    ['API_CORS_ORIGINS', 'notanorigin'],
+    ['API_CORS_ORIGINS', 'https://app.example/'],
+    ['CHAIN_CORS_ORIGINS', 'https://app.example, app.example'],
   ] as const) {
     it(`rejects ${name}=${value} with a message naming the variable`, () => {
       expect(() => loadConfig({ [name]: value })).to.throw(ConfigError, new RegExp(`^Invalid configuration:\\n  ${name}: `));
