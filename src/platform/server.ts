@@ -3,6 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Express } from 'express';
+import { invalidConfig } from '../config.ts';
 import { answerUnreadableRequest } from './http/errors.ts';
 
 export interface RunningServer {
@@ -11,12 +12,31 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Listens on host:port (0 = ephemeral); resolves with the bound port, rejects on EADDRINUSE & co. */
-export async function listenOn(server: NetServer, port: number, host: string): Promise<number> {
+/** The variables naming the address a server listens on: a failure to listen names them. */
+export interface ListenVariables {
+  host: string;
+  port: string;
+}
+
+/** A failure to listen as the configuration error it is, naming the variable at fault; anything else as it is. */
+function listenFailure(err: NodeJS.ErrnoException, vars: ListenVariables, host: string, port: number): Error {
+  const code = err.code;
+  if (code === 'EADDRINUSE') return invalidConfig(vars.port, `port ${port} is already in use on ${host}`);
+  if (code === 'EACCES') return invalidConfig(vars.port, `port ${port} needs privileges this process does not have`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL') return invalidConfig(vars.host, `${host} is not an address of this machine`);
+  return err;
+}
+
+/**
+ * Listens on host:port (0 = ephemeral); resolves with the bound port. A port in use or an address
+ * not this machine's rejects with a ConfigError naming `vars`' variable.
+ */
+export async function listenOn(server: NetServer, port: number, host: string, vars: ListenVariables): Promise<number> {
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (err: NodeJS.ErrnoException) => reject(listenFailure(err, vars, host, port));
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });
@@ -35,6 +55,7 @@ export async function listen(
   host: string,
   shutdownTimeoutMs: number,
   timeouts: ReceiveTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 },
+  vars: ListenVariables = { host: 'HOST', port: 'PORT' },
 ): Promise<RunningServer> {
   // Node waits 300 s for a slow body by default: a few slow clients would hold sockets that long.
   // Node checks those bounds only every connectionsCheckingInterval (30 s by default).
@@ -51,7 +72,7 @@ export async function listen(
   server.on('clientError', answerUnreadableRequest);
   return {
     server,
-    port: await listenOn(server, port, host),
+    port: await listenOn(server, port, host, vars),
     stop: () =>
       new Promise<void>((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), shutdownTimeoutMs);

@@ -21,7 +21,7 @@ export async function startGrpcNode(routes: (router: ConnectRouter) => void, hos
   });
   return {
     server,
-    port: await listenOn(server, port, host),
+    port: await listenOn(server, port, host, { host: 'GRPC_HOST', port: 'GRPC_PORT' }),
     stop: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
