@@ -184,13 +184,21 @@ function agentEnvNames(env: Record<string, string>): string[] {
   return Object.keys(env).sort();
 }
 
-const envSchema = z.object({
-  ...platformSchema,
-  ...twinsSchema,
-  ...ussdSchema,
-  ...chainSchema,
-  ...agentSchema,
-});
+const envSchema = z
+  .object({
+    ...platformSchema,
+    ...twinsSchema,
+    ...ussdSchema,
+    ...chainSchema,
+    ...agentSchema,
+  })
+  // Checked with the rest, before anything is created: development generates a PIN key into
+  // DATA_DIR, production must be given the one its stored PINs are sealed with.
+  .superRefine((c, ctx) => {
+    if (c.NODE_ENV === 'production' && c.PIN_ENCRYPTION_KEY === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['PIN_ENCRYPTION_KEY'], message: 'required in production (32 bytes, hex or base64)' });
+    }
+  });
 
 export type Config = z.infer<typeof envSchema> & {
   /** Area D: names (never values) of the set environment variables, for plugins' requiredEnv. */

@@ -48,6 +48,9 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
       'PUBLIC_BASE_URL is not set: credentials name their context, status lists and evidence under a local URL, which another instance does not verify',
     );
   }
+  if (!config.VALIDATOR_PRIVATE_KEY && config.NODE_ENV === 'production') {
+    logger.warn('VALIDATOR_PRIVATE_KEY is not set: credentials are signed with a key generated into the database, where it is stored in clear');
+  }
   const now = ctx.now ?? (() => new Date());
   const entities = new EntityService(db, ctx.now);
   const sealer = new ClaimSealer(validatorKey, (err) => logger.error({ err }, 'claim sealer thread failed; sealing claims on the request thread'));

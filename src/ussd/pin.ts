@@ -20,16 +20,13 @@ export function pinProblem(pin: string): 'format' | 'trivial' | undefined {
 }
 
 /**
- * The PIN key from PIN_ENCRYPTION_KEY. Production refuses to start without a valid one;
+ * The PIN key from PIN_ENCRYPTION_KEY (production has one: the configuration requires it);
  * development and test generate one into DATA_DIR (kept across restarts) and say so.
  */
 export function resolvePinKey(config: Config, logger: Logger): Buffer {
   if (config.PIN_ENCRYPTION_KEY !== undefined) {
     // Its form was checked with the configuration.
     return parse32ByteKey(config.PIN_ENCRYPTION_KEY)!;
-  }
-  if (config.NODE_ENV === 'production') {
-    throw invalidConfig('PIN_ENCRYPTION_KEY', 'required in production (32 bytes, hex or base64)');
   }
   const file = join(config.DATA_DIR, 'pin-encryption.key');
   if (existsSync(file)) {

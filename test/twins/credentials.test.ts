@@ -219,17 +219,18 @@ forEachDatabase('credentials and evidence', (t) => {
     expect(new Uint8Array(await changed.arrayBuffer())).to.deep.equal(bytes);
   });
 
-  it('PUBLIC_BASE_URL unset is a start-up warning in production and on PostgreSQL (instances sharing a database), not on a development SQLite', async () => {
-    const warned = async (env: Record<string, string>) => {
+  it('PUBLIC_BASE_URL unset is a start-up warning in production and on PostgreSQL (instances sharing a database), VALIDATOR_PRIVATE_KEY unset in production', async () => {
+    const warnings = async (env: Record<string, string>) => {
       let logs = '';
       const logger = pino({ level: 'warn' }, new Writable({ write: (c, _e, cb) => ((logs += String(c)), cb()) }));
       const started = await startTestServer(t.db, env, { logger });
       await started.stop();
-      return logs.includes('PUBLIC_BASE_URL is not set');
+      return ['PUBLIC_BASE_URL is not set', 'VALIDATOR_PRIVATE_KEY is not set'].filter((w) => logs.includes(w));
     };
-    expect(await warned({ NODE_ENV: 'production', PIN_ENCRYPTION_KEY: '11'.repeat(32) })).to.equal(true);
-    expect(await warned({})).to.equal(t.kind === 'postgres');
-    expect(await warned({ PUBLIC_BASE_URL: 'https://hearth.example' })).to.equal(false);
+    const production = { NODE_ENV: 'production', PIN_ENCRYPTION_KEY: '11'.repeat(32) };
+    expect(await warnings(production)).to.deep.equal(['PUBLIC_BASE_URL is not set', 'VALIDATOR_PRIVATE_KEY is not set']);
+    expect(await warnings({ ...production, PUBLIC_BASE_URL: 'https://hearth.example', VALIDATOR_PRIVATE_KEY: RFC8032_SECRET })).to.deep.equal([]);
+    expect(await warnings({})).to.deep.equal(t.kind === 'postgres' ? ['PUBLIC_BASE_URL is not set'] : []);
   });
 
   it('the generated validator key survives a restart; earlier credentials stay verifiable', async () => {
