@@ -720,7 +720,10 @@ export type UssdSessionEvent = {
      * The gateway's error, if the session failed (recorded up to 200 characters).
      */
     errorMessage?: string;
-    networkCode?: string;
+    /**
+     * The subscriber's mobile network, as the hop sends it (text or a number); not used here.
+     */
+    networkCode?: string | number;
 };
 
 export type UssdSessionEventRecorded = {

@@ -90,6 +90,11 @@ forEachDatabase('USSD request validation', (t) => {
     });
     expect(event.status).to.equal(200);
     expect(await event.json()).to.deep.equal({ sessionId: tagged.sessionId, recorded: true });
+    // The end-of-session notification of a JSON gateway carries the same numeric networkCode.
+    const jsonEvent = await fetch(`${server.baseUrl}/api/ussd/events`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ sessionId: numeric.sessionId, status: 'Success', networkCode: 63902 }),
+    });
+    expect(jsonEvent.status).to.equal(200);
     // A networkCode that is neither text nor a number is still refused.
     expect((await postUssd(server.baseUrl, { ...valid(), networkCode: { mcc: 639 } })).text).to.equal(INVALID);
   });
