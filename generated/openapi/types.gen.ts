@@ -357,11 +357,14 @@ export type FuelMeasurements = {
      * One positive value (kg of fuel) per consecutive day; at least 3 days.
      */
     dailyLogs: Array<number>;
+    /**
+     * The unit of total and dailyLogs; kg (the only unit) when omitted.
+     */
     unit?: 'kg';
 };
 
 /**
- * FuelMeasurements as stored and answered: `unit` is always present (the default filled in). A schema of its own so request types keep `unit` optional and response types have it.
+ * FuelMeasurements as stored and answered: `unit` is always present (kg when the request left it out). A schema of its own so request types keep `unit` optional and response types have it.
  */
 export type StoredFuelMeasurements = FuelMeasurements & {
     unit: 'kg';

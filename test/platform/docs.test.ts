@@ -66,6 +66,27 @@ describe('API docs: /openapi.json and /docs', () => {
     await db.drop();
   });
 
+  it('no request body schema declares a default: generators such as openapi-typescript would make the field required for partners', () => {
+    const doc = loadOpenApiDocument();
+    const resolve = (ref: string) => ref.replace(/^#\//, '').split('/').reduce((node: any, part) => node?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+    const defaults: string[] = [];
+    const seen = new Set<unknown>();
+    const walk = (node: unknown, at: string): void => {
+      if (!node || typeof node !== 'object' || seen.has(node)) return;
+      seen.add(node);
+      const schema = node as Record<string, unknown>;
+      if (typeof schema.$ref === 'string') return walk(resolve(schema.$ref), schema.$ref);
+      if ('default' in schema) defaults.push(at);
+      for (const [key, child] of Object.entries(schema)) walk(child, `${at}/${key}`);
+    };
+    for (const [path, item] of Object.entries<any>(doc.paths ?? {})) {
+      for (const method of METHODS.filter((m) => item[m])) {
+        for (const [type, media] of Object.entries<any>(item[method].requestBody?.content ?? {})) walk(media.schema, `${method} ${path} ${type}`);
+      }
+    }
+    expect(defaults).to.deep.equal([]);
+  });
+
   it('serves the bundled contract at /openapi.json', async () => {
     const res = await fetch(`${server.baseUrl}/openapi.json`);
     expect(res.status).to.equal(200);
