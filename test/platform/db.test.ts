@@ -1,12 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { expect } from 'chai';
+import { ConfigError, configWith } from '../../src/config.ts';
 import { sql, type Kysely } from 'kysely';
 import { CHECKPOINT_INTERVAL_MS, FOREGROUND_CHECKPOINT_PAGES } from '../../src/platform/db/checkpointer.ts';
-import { createDb, sqliteFile, type Db } from '../../src/platform/db/index.ts';
+import { createDb, createDbFromConfig, sqliteFile, type Db } from '../../src/platform/db/index.ts';
 import { migrateLatest } from '../../src/platform/db/migrate.ts';
 import { migrationProvider } from '../../src/platform/db/migrations/index.ts';
 import { inTransaction } from '../../src/platform/db/sql.ts';
@@ -55,6 +56,20 @@ describe('SQLite prepared-statement cache', () => {
       { id: 1, name: 'a', extra: 'x' },
       { id: 2, name: 'b', extra: 'x' },
     ]);
+  });
+});
+
+describe('the database the configuration names', () => {
+  it('a DATA_DIR (or sqlite: path) that cannot hold the SQLite file is invalid configuration naming the variable', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hearth-not-a-dir-'));
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'x');
+    try {
+      expect(() => createDbFromConfig(configWith({ DATA_DIR: join(file, 'data') }))).to.throw(ConfigError, `Invalid configuration:\n  DATA_DIR: cannot hold the SQLite database: ENOTDIR at ${join(file, 'data')}`);
+      expect(() => createDbFromConfig(configWith({ DATABASE_URL: `sqlite:${join(file, 'x', 'h.sqlite')}` }))).to.throw(ConfigError, /^Invalid configuration:\n {2}DATABASE_URL: cannot hold the SQLite database: ENOTDIR/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type Dialect } from 'kysely';
 import pg from 'pg';
-import type { Config } from '../../config.ts';
+import { invalidConfig, type Config } from '../../config.ts';
 import type { DB } from '../../../generated/db/database.ts';
 import { FOREGROUND_CHECKPOINT_PAGES, startCheckpointer } from './checkpointer.ts';
 import { PG_READ_TIMEOUT, PgDriver, SqliteDriver, type PoolStats } from './drivers.ts';
@@ -131,8 +131,15 @@ function checkpointInBackground(conn: BetterSqlite3.Database, file: string): voi
   };
 }
 
+/** The database the configuration names. A folder that cannot hold the SQLite file is a ConfigError naming the variable that put it there. */
 export function createDbFromConfig(config: Config): Db {
-  return createDb({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.DB_POOL_MAX, queryTimeoutMs: config.DB_QUERY_TIMEOUT_MS });
+  try {
+    return createDb({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.DB_POOL_MAX, queryTimeoutMs: config.DB_QUERY_TIMEOUT_MS });
+  } catch (err) {
+    const { code, path } = err as NodeJS.ErrnoException;
+    if (!code || !path) throw err;
+    throw invalidConfig(config.DATABASE_URL ? 'DATABASE_URL' : 'DATA_DIR', `cannot hold the SQLite database: ${code} at ${path}`);
+  }
 }
 
 /** A real round trip to the database, bounded by a timeout: the health check's source of truth. */
