@@ -157,11 +157,9 @@ function mcpServer(runtime: AgentRuntime, principal: Principal, opts: McpOptions
     }
   }));
 
-  const stateKeys = async (roomId: string) => Object.keys((await runtime.buildContext({ userDid: principal.did, roomId })).state);
-
   server.setRequestHandler(ListResourcesRequestSchema, () =>
     answering(async () => ({
-      resources: (await stateKeys(DEFAULT_ROOM_ID)).map((key) => ({
+      resources: runtime.stateKeys().map((key) => ({
         uri: stateUri(key, DEFAULT_ROOM_ID),
         name: `${key} (room ${DEFAULT_ROOM_ID})`,
         mimeType: 'application/json',
@@ -171,7 +169,7 @@ function mcpServer(runtime: AgentRuntime, principal: Principal, opts: McpOptions
 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () =>
     answering(async () => ({
-      resourceTemplates: (await stateKeys(DEFAULT_ROOM_ID)).map((key) => ({
+      resourceTemplates: runtime.stateKeys().map((key) => ({
         uriTemplate: `hearth://state/${key}/{roomId}`,
         name: `${key} of the caller in a room`,
         mimeType: 'application/json',
@@ -182,10 +180,10 @@ function mcpServer(runtime: AgentRuntime, principal: Principal, opts: McpOptions
   server.setRequestHandler(ReadResourceRequestSchema, (request) => answering(async () => {
     const m = STATE_URI.exec(request.params.uri);
     const roomId = m ? roomIdOf(m[2]!) : undefined;
-    const state = roomId === undefined ? undefined : (await runtime.buildContext({ userDid: principal.did, roomId })).state;
-    // Own keys only: `constructor` or `__proto__` name no resource.
-    if (!state || !Object.hasOwn(state, m![1]!)) throw new JsonRpcError(ErrorCode.InvalidParams, `No resource ${request.params.uri}.`);
-    return { contents: [{ uri: request.params.uri, mimeType: 'application/json', text: JSON.stringify(state[m![1]!]) }] };
+    // Read as it is: an outage is the caller's to hear (-32003), not "no preferences".
+    const state = roomId === undefined ? undefined : await runtime.readState(m![1]!, { userDid: principal.did, roomId });
+    if (!state) throw new JsonRpcError(ErrorCode.InvalidParams, `No resource ${request.params.uri}.`);
+    return { contents: [{ uri: request.params.uri, mimeType: 'application/json', text: JSON.stringify(state.value) }] };
   }));
 
   return server;

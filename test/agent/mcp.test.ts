@@ -197,8 +197,11 @@ forEachDatabase('agent MCP server', (t) => {
     expect(unknown.body.error).to.deep.equal({ code: -32602, message: 'No tool named "no_such_tool" is loaded.' });
   });
 
-  /** A tool call on a server of its own with a fresh key (looked up once, then cached), after `meanwhile` ran. */
-  async function callWhile(env: Record<string, string>, meanwhile: (db: ReturnType<typeof t.open>) => Promise<() => Promise<void>>) {
+  const toolCall = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'set_user_preferences', arguments: { tone: 'dry' } } };
+  const resourceRead = { jsonrpc: '2.0', id: 3, method: 'resources/read', params: { uri: 'hearth://state/userPreferences/default' } };
+
+  /** `messages` on a server of its own with a fresh key (looked up once, then cached), after `meanwhile` ran. */
+  async function callWhile(env: Record<string, string>, meanwhile: (db: ReturnType<typeof t.open>) => Promise<() => Promise<void>>, messages: unknown[] = [toolCall]) {
     const db = t.open();
     const alone = await startTestServer(db, env);
     const post = (key: string, message: unknown) =>
@@ -212,8 +215,8 @@ forEachDatabase('agent MCP server', (t) => {
       expect((await post(key, { jsonrpc: '2.0', id: 1, method: 'ping' })).status).to.equal(200);
       const after = await meanwhile(db);
       try {
-        const res = await post(key, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'set_user_preferences', arguments: { tone: 'dry' } } });
-        return { status: res.status, body: await res.json() };
+        const answers = await Promise.all(messages.map((m) => post(key, m)));
+        return await Promise.all(answers.map(async (res) => ({ status: res.status, body: await res.json() })));
       } finally {
         await after();
       }
@@ -222,8 +225,8 @@ forEachDatabase('agent MCP server', (t) => {
     }
   }
 
-  it('the database past its deadline: a tool call is a retryable JSON-RPC error with the time to wait, never the database\'s own words', async () => {
-    const answer = await callWhile({ RETRY_AFTER_SECONDS: '9', DB_QUERY_TIMEOUT_MS: '500' }, async () => {
+  it('the database past its deadline: a tool call and a resource read are a retryable JSON-RPC error with the time to wait, never the database\'s own words', async () => {
+    const answers = await callWhile({ RETRY_AFTER_SECONDS: '9', DB_QUERY_TIMEOUT_MS: '500' }, async () => {
       // Another connection holds the table (PostgreSQL) or the write lock (SQLite).
       const holder = t.open();
       let release!: () => void;
@@ -241,19 +244,21 @@ forEachDatabase('agent MCP server', (t) => {
         await holding;
         await holder.destroy();
       };
-    });
-    expect(answer.status).to.equal(200);
-    expect(answer.body).to.deep.equal({
-      jsonrpc: '2.0', id: 2, error: { code: -32003, message: 'The service is temporarily unavailable; retry later.', data: { retryAfterSeconds: 9 } },
-    });
+    }, [toolCall, resourceRead]);
+    const unavailable = { code: -32003, message: 'The service is temporarily unavailable; retry later.', data: { retryAfterSeconds: 9 } };
+    expect(answers[0]).to.deep.equal({ status: 200, body: { jsonrpc: '2.0', id: 2, error: unavailable } });
+    // PostgreSQL's lock holds readers too: a resource read is not told "no preferences" (null), as a
+    // turn's context would be. SQLite's write lock lets readers through (WAL).
+    if (t.kind === 'postgres') expect(answers[1]).to.deep.equal({ status: 200, body: { jsonrpc: '2.0', id: 3, error: unavailable } });
+    else expect(answers[1]!.body.result.contents).to.have.length(1);
   });
 
   it('any other failure is "Internal error", without its cause\'s text', async () => {
-    const answer = await callWhile({}, async (db) => {
+    const [answer] = await callWhile({}, async (db) => {
       await db.destroy();
       return async () => {};
     });
-    expect(answer.body).to.deep.equal({ jsonrpc: '2.0', id: 2, error: { code: -32603, message: 'Internal error' } });
+    expect(answer!.body).to.deep.equal({ jsonrpc: '2.0', id: 2, error: { code: -32603, message: 'Internal error' } });
   });
 
   it("a tool result's text block is its structured content serialized", async () => {

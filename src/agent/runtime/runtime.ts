@@ -82,7 +82,7 @@ export class AgentRuntime {
    * plugin whose state cannot be read gets its fallback and no failure reaches the caller.
    */
   async buildContext(ctx: TurnContext): Promise<AgentContext & { state: Record<string, unknown> }> {
-    const hydrators = this.active.map((p) => p.instance.state).filter((s): s is StateHydrator => s !== undefined);
+    const hydrators = this.hydrators();
     const values = await Promise.all(hydrators.map((h) => this.hydrate(h, ctx)));
     const state: Record<string, unknown> = {};
     hydrators.forEach((h, i) => {
@@ -94,6 +94,25 @@ export class AgentRuntime {
       if (section) promptSections.push({ plugin: p.manifest.name, ...section });
     }
     return { roomId: ctx.roomId, state, promptSections };
+  }
+
+  private hydrators(): StateHydrator[] {
+    return this.active.map((p) => p.instance.state).filter((s): s is StateHydrator => s !== undefined);
+  }
+
+  /** The keys of the loaded plugins' state (each a resource over MCP). */
+  stateKeys(): string[] {
+    return this.hydrators().map((h) => h.key);
+  }
+
+  /**
+   * One plugin's state read as it is, for a caller that asked for that state alone (an MCP
+   * resource): a failure to read it reaches the caller, where buildContext's turn goes on with
+   * the fallback. Undefined when no loaded plugin keeps state under `key`.
+   */
+  async readState(key: string, ctx: TurnContext): Promise<{ value: unknown } | undefined> {
+    const hydrator = this.hydrators().find((h) => h.key === key);
+    return hydrator && { value: await hydrator.load(ctx) };
   }
 
   private async hydrate(h: StateHydrator, ctx: TurnContext): Promise<unknown> {
