@@ -107,8 +107,9 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
     const apiCors = cors({
       origins: config.API_CORS_ORIGINS,
       methods: ['GET', 'HEAD', 'POST', 'PATCH'],
-      allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-None-Match', 'X-Request-Id', 'traceparent'],
-      exposeHeaders: ['Location', 'ETag', 'Retry-After', 'X-Request-Id', 'traceparent', 'RateLimit', 'RateLimit-Policy'],
+      // MCP-Protocol-Version: an MCP client sends it on every request after initialize.
+      allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-None-Match', 'X-Request-Id', 'traceparent', 'MCP-Protocol-Version'],
+      exposeHeaders: ['Location', 'ETag', 'Retry-After', 'X-Request-Id', 'traceparent', 'RateLimit', 'RateLimit-Policy', 'WWW-Authenticate'],
     });
     app.use(browserPrefixes, apiCors);
   }

@@ -110,6 +110,13 @@ forEachDatabase('request ids, trace context and metrics', (t) => {
     expect(preflight.headers.get('access-control-allow-origin')).to.equal('https://app.example');
     expect(preflight.headers.get('access-control-allow-methods')).to.include('POST');
     expect(preflight.headers.get('access-control-allow-headers')).to.include('Authorization');
+    // An MCP client in a page at a listed origin sends MCP-Protocol-Version after initialize.
+    const mcp = await fetch(`${server.baseUrl}/agent/mcp`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type,mcp-protocol-version' },
+    });
+    expect(mcp.status).to.equal(204);
+    expect(mcp.headers.get('access-control-allow-headers')!.toLowerCase().split(', ')).to.include.members(['authorization', 'content-type', 'mcp-protocol-version']);
     const get = await fetch(`${server.baseUrl}/agent/tools`, { headers: { Origin: 'https://app.example' } });
     expect(get.headers.get('access-control-allow-origin')).to.equal('https://app.example');
     expect(get.headers.get('access-control-expose-headers')).to.include('X-Request-Id');
