@@ -146,7 +146,8 @@ export async function submitClaim(deps: EffectDeps, c: UssdContext): Promise<Eff
   const sentIn = claimOfAll(logs);
   const sent = sentIn && (await deps.twins.claim(sentIn));
   if (sent) return { outcome: 'ok', assign: { claimResult: claimView(sent) } };
-  if (logs.length !== draft.days || logs.some((l) => l.claimId) || sum(logs.map((l) => l.kg)) !== draft.total) return notSent('readingChanged');
+  if (logs.some((l) => l.claimId)) return notSent('daysInOtherClaim');
+  if (logs.length !== draft.days || sum(logs.map((l) => l.kg)) !== draft.total) return notSent('readingChanged');
   const request = {
     householdDid: account.householdDid,
     testGroup: account.testGroup,

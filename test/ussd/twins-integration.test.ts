@@ -239,6 +239,19 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     expect(await claimsStored()).to.equal(2);
   });
 
+  it('some of the confirmed days sent meanwhile in another session\'s shorter claim: not sent, and the household is told why', async () => {
+    const s = new GatewaySession([server.baseUrl]);
+    const customerId = await createAccount(s, '86423');
+    await logFuelDays(server, s.phoneNumber, customerId, '86423', ['2026-03-01', '2026-03-02', '2026-03-03']);
+    server.clock.now = new Date('2026-03-04T09:00:00Z');
+    const [shorter] = await atLastQuestion(s.phoneNumber, customerId, '86423', 1);
+    await logFuelDays(server, s.phoneNumber, customerId, '86423', ['2026-03-04']);
+    const [longer] = await atLastQuestion(s.phoneNumber, customerId, '86423', 1);
+    sentRef(await shorter!.send('1'));
+    const reply = await longer!.send('1');
+    expect(reply.startsWith('CON Claim not sent. Some of these days are already in another claim.\nServices'), reply).to.equal(true);
+  });
+
   it('a claim sends the days as the household confirmed them: a day logged since waits for the next claim, a reading changed since stops it', async () => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '86421');
