@@ -27,8 +27,11 @@ function isOrigin(entry: string): boolean {
     return false;
   }
 }
-/** CORS origins: '*' (any) or origins. */
-const originList = list.refine((entries) => entries.every((e) => e === '*' || isOrigin(e)), "must be '*' or comma-separated origins such as https://app.example (scheme, host and port; no path or trailing slash)");
+/** CORS origins: '*' alone (any), or origins; a wildcard host is no origin a browser sends. */
+const originList = list.refine(
+  (entries) => (entries.includes('*') ? entries.length === 1 : entries.every((e) => isOrigin(e) && !e.includes('*'))),
+  "must be '*' alone or comma-separated origins such as https://app.example (scheme, host and port; no path, trailing slash or wildcard)",
+);
 /** Addresses and CIDR ranges (and proxy-addr's names loopback, linklocal, uniquelocal). */
 const addressList = list.refine((entries) => {
   try {
@@ -80,7 +83,14 @@ const platformSchema = {
 
 // ---- area A: twins, claims, credentials -------------------------------------------------------
 const twinsSchema = {
-  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' }).optional(),
+  // Links are this base plus a path, signed into credentials: no query, fragment or credentials.
+  PUBLIC_BASE_URL: z
+    .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })
+    .refine((v) => {
+      const url = new URL(v);
+      return !url.search && !url.hash && !url.username && !url.password;
+    }, 'must be a base URL without a query, fragment or user:password')
+    .optional(),
   VALIDATOR_PRIVATE_KEY: key32('an Ed25519 seed').optional(),
   KPT_TOTAL_TOLERANCE_KG: z.coerce.number().nonnegative().default(0.01),
 };

@@ -36,6 +36,7 @@ describe('config', () => {
   it('takes CORS origins as browsers send them, or *', () => {
     expect(loadConfig({ API_CORS_ORIGINS: 'https://app.example, http://localhost:5173' }).API_CORS_ORIGINS).to.deep.equal(['https://app.example', 'http://localhost:5173']);
     expect(loadConfig({ CHAIN_CORS_ORIGINS: '*' }).CHAIN_CORS_ORIGINS).to.deep.equal(['*']);
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://hearth.example/base' }).PUBLIC_BASE_URL).to.equal('https://hearth.example/base');
   });
 
   it('treats an empty string as unset', () => {
@@ -66,6 +67,11 @@ describe('config', () => {
     ['API_CORS_ORIGINS', 'notanorigin'],
     ['API_CORS_ORIGINS', 'https://app.example/'],
     ['CHAIN_CORS_ORIGINS', 'https://app.example, app.example'],
+    ['API_CORS_ORIGINS', 'https://*.example'],
+    ['API_CORS_ORIGINS', 'https://app.example, *'],
+    ['PUBLIC_BASE_URL', 'https://hearth.example/base?q=1'],
+    ['PUBLIC_BASE_URL', 'https://hearth.example/#top'],
+    ['PUBLIC_BASE_URL', 'https://user:secret@hearth.example'],
   ] as const) {
     it(`rejects ${name}=${value} with a message naming the variable`, () => {
       expect(() => loadConfig({ [name]: value })).to.throw(ConfigError, new RegExp(`^Invalid configuration:\\n  ${name}: `));
