@@ -701,9 +701,9 @@ export type UssdRequest = {
      */
     text: string;
     /**
-     * The subscriber's mobile network (MCC+MNC, e.g. 63902; text or a number), recorded on the session when it is at most 16 characters; anything longer is ignored.
+     * The subscriber's mobile network (MCC+MNC, e.g. 63902; text or a number), recorded on the session when it is at most 16 characters. Anything else (longer, null, another type) is ignored: it never refuses the hop.
      */
-    networkCode?: string | number;
+    networkCode?: unknown;
 };
 
 /**
@@ -724,9 +724,9 @@ export type UssdSessionEvent = {
      */
     errorMessage?: string;
     /**
-     * The subscriber's mobile network, as the hop sends it (text or a number); not used here.
+     * The subscriber's mobile network, as the hop sends it; not used here (any value is accepted).
      */
-    networkCode?: string | number;
+    networkCode?: unknown;
 };
 
 export type UssdSessionEventRecorded = {

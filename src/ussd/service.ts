@@ -44,9 +44,9 @@ const languageOf = (s: Session): Language => languageOfSnapshot(s.snapshot);
 /** The longest network code a session records (MCC+MNC is 5 or 6 digits). */
 const NETWORK_CODE_MAX = 16;
 
-/** The gateway's network code as the session records it: as text, or null when there is none or it is too long to be one. */
-function recordedNetworkCode(code: UssdRequest['networkCode']): string | null {
-  const text = code === undefined ? '' : String(code);
+/** The gateway's network code as the session records it: text or a whole number as text, else (none, too long, another type) null. */
+function recordedNetworkCode(code: unknown): string | null {
+  const text = typeof code === 'string' ? code : Number.isSafeInteger(code) ? String(code) : '';
   return text !== '' && text.length <= NETWORK_CODE_MAX ? text : null;
 }
 

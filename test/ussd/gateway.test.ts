@@ -95,8 +95,16 @@ forEachDatabase('USSD request validation', (t) => {
       method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ sessionId: numeric.sessionId, status: 'Success', networkCode: 63902 }),
     });
     expect(jsonEvent.status).to.equal(200);
-    // A networkCode that is neither text nor a number is still refused.
-    expect((await postUssd(server.baseUrl, { ...valid(), networkCode: { mcc: 639 } })).text).to.equal(INVALID);
+    const nullEvent = await fetch(`${server.baseUrl}/api/ussd/events`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ sessionId: long.sessionId, status: 'Success', networkCode: null }),
+    });
+    expect(nullEvent.status).to.equal(200);
+    // Neither text nor a whole number: ignored, never a refused hop.
+    for (const networkCode of [null, true, 1.5, { mcc: 639 }, [63902]]) {
+      const odd = { ...valid(), networkCode };
+      expect((await postUssd(server.baseUrl, odd)).text, JSON.stringify(networkCode)).to.match(/^CON Welcome to Hearth/);
+      expect(await networkCodeOf(odd.sessionId)).to.equal(null);
+    }
   });
 
   it('malformed JSON and a non-object body are END Invalid input', async () => {
