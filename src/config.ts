@@ -208,6 +208,9 @@ const envSchema = z
     if (c.NODE_ENV === 'production' && c.PIN_ENCRYPTION_KEY === undefined) {
       ctx.addIssue({ code: 'custom', path: ['PIN_ENCRYPTION_KEY'], message: 'required in production (32 bytes, hex or base64)' });
     }
+    if (c.GRPC_ENABLED && c.PORT !== 0 && c.GRPC_PORT === c.PORT) {
+      ctx.addIssue({ code: 'custom', path: ['GRPC_PORT'], message: `must differ from PORT (${c.PORT}): the HTTP server listens there` });
+    }
   });
 
 export type Config = z.infer<typeof envSchema> & {

@@ -96,7 +96,8 @@ function originAccepted(origin: string, req: Request, listed: readonly string[])
   if (listed.includes('*') || listed.includes(origin)) return true;
   try {
     const url = new URL(origin);
-    return LOOPBACK_HOSTS.has(url.hostname) && url.host === req.headers.host;
+    // Exactly as a browser sends its own origin: this scheme, a loopback host, the Host asked for.
+    return url.origin === origin && url.protocol === `${req.protocol}:` && LOOPBACK_HOSTS.has(url.hostname) && url.host === req.headers.host?.toLowerCase();
   } catch {
     return false;
   }
@@ -150,8 +151,10 @@ function mcpServer(runtime: AgentRuntime, principal: Principal, opts: McpOptions
       // fields as POST /agent/tools/{name}/invoke does, by pointers into the call's params.
       if (err instanceof DomainError && err.kind === 'invalid') {
         const problem = domainToAppError(err);
-        const errors = (problem.errors ?? []).map((e) => ({ ...e, pointer: e.pointer.replace(/^\/body(?=\/|$)/, '') }));
-        return { isError: true, content: [{ type: 'text', text: JSON.stringify({ detail: problem.detail, errors }) }] };
+        const intoParams = (pointer: string) => pointer.replace(/^\/body(?=\/|$)/, '');
+        const errors = (problem.errors ?? []).map((e) => ({ ...e, pointer: intoParams(e.pointer) }));
+        const detail = problem.detail?.replaceAll('/body/arguments', '/arguments');
+        return { isError: true, content: [{ type: 'text', text: JSON.stringify({ detail, errors }) }] };
       }
       throw err;
     }

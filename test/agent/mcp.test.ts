@@ -104,6 +104,7 @@ forEachDatabase('agent MCP server', (t) => {
     const body = JSON.parse((bad.content as { text: string }[])[0]!.text);
     // A pointer into the call's params, not into an HTTP body.
     expect(body.errors[0]).to.include({ pointer: '/arguments/tone' });
+    expect(body.detail).to.include('/arguments/tone').and.not.include('/body');
     let unknown: unknown;
     await client.callTool({ name: 'no_such_tool', arguments: {} }).catch((err: unknown) => (unknown = err));
     expect(String(unknown)).to.match(/no_such_tool/);
@@ -143,7 +144,10 @@ forEachDatabase('agent MCP server', (t) => {
 
   it('a page at another Origin is refused 403 (DNS rebinding); the server\'s own loopback origin and listed origins are served', async () => {
     const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
-    for (const origin of ['http://evil.example', `http://evil.example:${new URL(server.baseUrl).port}`, 'null', `http://localhost:${new URL(server.baseUrl).port}`]) {
+    const port = new URL(server.baseUrl).port;
+    // Another host, a rebound name, null, a loopback host other than the Host asked for, another
+    // scheme, and a form no browser sends (a trailing slash).
+    for (const origin of ['http://evil.example', `http://evil.example:${port}`, 'null', `http://localhost:${port}`, `https://127.0.0.1:${port}`, `http://127.0.0.1:${port}/`]) {
       const res = await mcpPost(ping, { headers: { Origin: origin } });
       expect(res.status, origin).to.equal(403);
       expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);

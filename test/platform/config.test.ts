@@ -72,6 +72,7 @@ describe('config', () => {
     ['PUBLIC_BASE_URL', 'https://hearth.example/base?q=1'],
     ['PUBLIC_BASE_URL', 'https://hearth.example/#top'],
     ['PUBLIC_BASE_URL', 'https://user:secret@hearth.example'],
+    ['GRPC_PORT', '3000'],
   ] as const) {
     it(`rejects ${name}=${value} with a message naming the variable`, () => {
       expect(() => loadConfig({ [name]: value })).to.throw(ConfigError, new RegExp(`^Invalid configuration:\\n  ${name}: `));
