@@ -23,6 +23,12 @@ export const TEXT = {
 const back = (t: Catalogue) => `0. ${t.back}`;
 const more = (t: Catalogue) => `${MORE}. ${t.more}`;
 
+/** A calendar day (YYYY-MM-DD) as a household reads it: "24 November", "24 Novemba". */
+function plainDate(t: Catalogue, iso: string): string {
+  const [, month, day] = iso.split('-');
+  return `${Number(day)} ${t.months[Number(month) - 1]}`;
+}
+
 function noticeText(n: Notice | undefined, lang: Language | undefined): string | undefined {
   if (!n) return undefined;
   const notices = catalogue(lang).notices;
@@ -125,7 +131,7 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
     case 'review': {
       const logs = c.review ?? [];
       const total = round(logs.reduce((s, l) => s + l.kg, 0));
-      return con(logs.length ? [t.review(logs.length, total), ...logs.map((l) => t.dayLine(l.date, l.kg))] : [t.noDays]);
+      return con(logs.length ? [t.review(logs.length, total), ...logs.map((l) => t.dayLine(plainDate(t, l.date), l.kg))] : [t.noDays]);
     }
     case 'claimConfirm': {
       const d = c.claimDraft!;
@@ -141,7 +147,7 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
       return end(claimLine(t.claimSent(c.claimResult?.ref ?? '', t.statuses[c.claimResult?.status ?? 'pending'])));
     case 'claimStatus':
       return con([
-        c.claimResult ? claimLine(t.claimStatus(c.claimResult.ref, t.statuses[c.claimResult.status], c.claimResult.submittedOn)) : t.noClaim,
+        c.claimResult ? claimLine(t.claimStatus(c.claimResult.ref, t.statuses[c.claimResult.status], c.claimResult.submittedOn && plainDate(t, c.claimResult.submittedOn))) : t.noClaim,
       ]);
     case 'changePinCurrent':
       return con([t.currentPin]);

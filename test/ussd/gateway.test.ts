@@ -587,7 +587,7 @@ forEachDatabase('USSD operator endpoints', (t) => {
         expect(await message(l.sessionId)).to.equal('Services\n1. Log fuel used\n2. Review logged days\n3. Send claim\n4. Claim status\n5. Change PIN\n0. Back');
         expect(await l.walk('1', '1', '2.75')).to.match(/^CON Saved 2\.75 kg for today/);
         expect(await message(l.sessionId)).to.not.match(/2\.75|2026|Saved/);
-        expect(await l.send('2')).to.match(/^CON Logged: 1 day, total 2\.75 kg\n2026-03-02: 2\.75 kg/);
+        expect(await l.send('2')).to.match(/^CON Logged: 1 day, total 2\.75 kg\n2 March: 2\.75 kg/);
         const review = await message(l.sessionId);
         expect(review).to.equal('Logged days [redacted]\n0. Back');
         for (const secret of ['Zawadi', customerId, '2026', '2.75', '97531']) expect(JSON.stringify(review)).to.not.include(secret);

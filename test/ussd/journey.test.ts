@@ -5,6 +5,9 @@
 import { expect } from 'chai';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey } from '../helpers/server.ts';
+
+/** A day as CLDR (Intl) writes it in `locale`: "24 November", "24 Novemba". */
+const cldrDate = (locale: string, at: string) => new Intl.DateTimeFormat(locale, { day: 'numeric', month: 'long', timeZone: 'UTC' }).format(new Date(at));
 import { GatewaySession, startUssdServer, type UssdTestServer } from './helpers.ts';
 
 /** A gateway session that keeps a transcript of what the household typed and saw. */
@@ -67,7 +70,7 @@ forEachDatabase('USSD household journey (make start defaults)', (t) => {
     expect(await a2.walk('1', '2', '3.5')).to.match(/^CON Saved 3\.5 kg for yesterday\.\n/);
     expect(await a2.walk('1', '1', '2.5')).to.match(/^CON Saved 2\.5 kg for today\.\n/);
     expect(await a2.send('2')).to.equal(
-      `CON Logged: 3 days, total 9 kg\n${dayBefore(today, 2)}: 3 kg\n${dayBefore(today, 1)}: 3.5 kg\n${today}: 2.5 kg\n0. Back`,
+      `CON Logged: 3 days, total 9 kg\n${cldrDate('en-GB', dayBefore(today, 2))}: 3 kg\n${cldrDate('en-GB', dayBefore(today, 1))}: 3.5 kg\n${cldrDate('en-GB', today)}: 2.5 kg\n0. Back`,
     );
     await a2.send('0');
     expect(await a2.send('3')).to.equal('CON Send a claim for 3 days, total 9 kg?\n1. Send\n0. Back');
@@ -120,14 +123,14 @@ forEachDatabase('USSD household journey (make start defaults)', (t) => {
     await b3.dial();
     await b3.walk('2', '1', bId, '13579');
     // The status shows the day area A recorded the claim.
-    expect(await b3.send('4')).to.equal(`CON Dai ${bRef} la ${bClaim.createdAt.slice(0, 10)}: Limekubaliwa.\n0. Rudi`);
+    expect(await b3.send('4')).to.equal(`CON Dai ${bRef} la ${cldrDate('sw', bClaim.createdAt)}: Limekubaliwa.\n0. Rudi`);
 
     // Amina's waiting claim was verified when Baraka's arrived.
     const a3 = new Phone(urls, a.phoneNumber);
     await a3.dial();
     await a3.walk('2', '1', aId, '24680');
     const aClaim = await claimOf(aRef);
-    expect(await a3.send('4')).to.equal(`CON Claim ${aRef} of ${aClaim.createdAt.slice(0, 10)}: Accepted.\n0. Back`);
+    expect(await a3.send('4')).to.equal(`CON Claim ${aRef} of ${cldrDate('en-GB', aClaim.createdAt)}: Accepted.\n0. Back`);
     expect(aClaim.status).to.equal('verified');
 
     for (const phone of [a, a2, b, b2, b3, a3]) for (const line of phone.transcript) expect(line.length).to.be.at.most(182);

@@ -62,6 +62,13 @@ describe('USSD screens in every language', () => {
     }
   });
 
+  it("the months' names are CLDR's (Intl) in every language", () => {
+    for (const lang of LANGUAGES) {
+      const cldr = Array.from({ length: 12 }, (_, i) => new Intl.DateTimeFormat(lang, { month: 'long', timeZone: 'UTC' }).format(new Date(Date.UTC(2026, i, 15))));
+      expect(CATALOGUES[lang].months, lang).to.deep.equal(cldr);
+    }
+  });
+
   for (const lang of LANGUAGES) {
     it(`${lang}: every page of every screen, with any notice, is at most ${MAX_REPLY_CHARS} characters with its CON/END prefix`, () => {
       let checked = 0;

@@ -134,7 +134,7 @@ forEachDatabase('USSD services and PINs', (t) => {
 
     const r = session(s.phoneNumber);
     await login(r, id, '13579');
-    expect(await r.send('2')).to.equal('CON Logged: 3 days, total 8 kg\n2026-03-02: 2.75 kg\n2026-03-03: 3 kg\n2026-03-04: 2.25 kg\n0. Back');
+    expect(await r.send('2')).to.equal('CON Logged: 3 days, total 8 kg\n2 March: 2.75 kg\n3 March: 3 kg\n4 March: 2.25 kg\n0. Back');
     expect(await r.send('0')).to.match(/^CON Services/);
     expect(await r.send('4')).to.equal('CON No claim sent yet.\n0. Back');
     expect(await r.send('0')).to.match(/^CON Services/);

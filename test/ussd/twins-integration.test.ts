@@ -88,7 +88,7 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     const st = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(st, customerId, '13579');
     const status = await st.send('4');
-    expect(status).to.equal(`CON Claim ${m![1]} of ${claim.body.createdAt.slice(0, 10)}: ${waiting}\n0. Back`);
+    expect(status).to.equal(`CON Claim ${m![1]} of ${new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', timeZone: 'UTC' }).format(new Date(claim.body.createdAt))}: ${waiting}\n0. Back`);
   });
 
   it('days whose claim was stored but not marked (a failure in between) are submitted again, whatever the new answers', async () => {

@@ -44,6 +44,8 @@ export interface Catalogue {
   whichDay: string;
   /** Today, yesterday, the day before (FUEL_DAYS entries). */
   days: string[];
+  /** The months' names, January first: dates are shown as a day and a month ("24 November"). */
+  months: string[];
   enterKg: (day: string) => string;
   /** Asks to confirm an amount above (`high`) or below the plausible range. */
   confirmKg: (kg: number, day: string, high: boolean) => string;

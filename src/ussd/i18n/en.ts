@@ -52,6 +52,7 @@ export const en: Catalogue = {
   serviceOptions: ['Log fuel used', 'Review logged days', 'Send claim', 'Claim status', 'Change PIN'],
   whichDay: 'Fuel used on which day?',
   days: ['Today', 'Yesterday', 'The day before yesterday'],
+  months: ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'],
   enterKg: (day) => `Enter kg of fuel used ${day.toLowerCase()} (e.g. 2.5)`,
   confirmKg: (kg, day, high) => `You entered ${kg} kg for ${day.toLowerCase()}. That is ${high ? 'more' : 'less'} than most homes use. Is it right?`,
   confirmOptions: ['Yes, save it', 'No, enter again'],

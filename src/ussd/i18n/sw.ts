@@ -50,6 +50,7 @@ export const sw: Catalogue = {
   serviceOptions: ['Rekodi kuni au mkaa', 'Angalia siku ulizorekodi', 'Tuma dai', 'Hali ya dai', 'Badilisha PIN'],
   whichDay: 'Kuni au mkaa wa siku gani?',
   days: ['Leo', 'Jana', 'Juzi'],
+  months: ['Januari', 'Februari', 'Machi', 'Aprili', 'Mei', 'Juni', 'Julai', 'Agosti', 'Septemba', 'Oktoba', 'Novemba', 'Desemba'],
   enterKg: (day) => `Weka kilo za kuni au mkaa zilizotumika ${day.toLowerCase()} (mf. 2.5)`,
   confirmKg: (kg, day, high) => `Umeweka kilo ${kg} kwa ${day.toLowerCase()}. Hiyo ni ${high ? 'zaidi' : 'chini'} ya matumizi ya nyumba nyingi. Ni sahihi?`,
   confirmOptions: ['Ndiyo, hifadhi', 'Hapana, weka tena'],
