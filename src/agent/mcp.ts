@@ -13,9 +13,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Request, Response, Router } from 'express';
 import { isDatabaseUnavailable } from '../platform/db/index.ts';
-import { principalOf } from '../platform/http/auth.ts';
+import { assertScopes, principalOf } from '../platform/http/auth.ts';
 import { DomainError } from '../platform/domain-errors.ts';
-import { domainToAppError, forbidden, insufficientScope } from '../platform/http/errors.ts';
+import { domainToAppError, forbidden } from '../platform/http/errors.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
 import { contractValidator } from '../platform/contract-validators.ts';
 import { unstorableValue } from '../platform/http/input.ts';
@@ -213,7 +213,7 @@ function admitMessage(req: Request, res: Response, principal: Principal, corsOri
     sendJsonRpcError(res, 200, id, ErrorCode.InvalidParams, `Invalid params: ${paramsIssues(checked.error.issues)}`);
     return false;
   }
-  if (method === 'tools/call' && !principal.scopes.includes('agent:write')) throw insufficientScope(['agent:write']);
+  if (method === 'tools/call') assertScopes(principal, ['agent:write']);
   return true;
 }
 

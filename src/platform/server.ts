@@ -55,7 +55,6 @@ export async function listen(
   host: string,
   shutdownTimeoutMs: number,
   timeouts: ReceiveTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 },
-  vars: ListenVariables = { host: 'HOST', port: 'PORT' },
 ): Promise<RunningServer> {
   // Node waits 300 s for a slow body by default: a few slow clients would hold sockets that long.
   // Node checks those bounds only every connectionsCheckingInterval (30 s by default).
@@ -72,7 +71,7 @@ export async function listen(
   server.on('clientError', answerUnreadableRequest);
   return {
     server,
-    port: await listenOn(server, port, host, vars),
+    port: await listenOn(server, port, host, { host: 'HOST', port: 'PORT' }),
     stop: () =>
       new Promise<void>((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), shutdownTimeoutMs);

@@ -19,10 +19,15 @@ export async function authorizeRequest(keys: ApiKeyService, req: Request, scopes
   if (!token) throw unauthorized();
   const principal = await keys.authenticate(token);
   if (!principal) throw unauthorized('The API key is unknown or revoked.');
-  const missing = scopes.filter((s) => !principal.scopes.includes(s as Scope));
-  if (missing.length) throw insufficientScope(missing);
+  assertScopes(principal, scopes);
   principals.set(req, principal);
   return principal;
+}
+
+/** Throws the 403 with the insufficient_scope challenge when the principal lacks any of `scopes`. */
+export function assertScopes(principal: Principal, scopes: readonly string[]): void {
+  const missing = scopes.filter((s) => !principal.scopes.includes(s as Scope));
+  if (missing.length) throw insufficientScope(missing);
 }
 
 /** Middleware form, for routes the OpenAPI document does not describe. A key that could not be looked up (the database failed) is a 503 or 500, never a 401. */
