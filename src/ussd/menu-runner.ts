@@ -91,6 +91,7 @@ export class MenuRunner {
       snapshot: JSON.stringify(ussdMachine.getPersistedSnapshot(snapshot)),
       state: stateOf(snapshot),
       isAuthenticated: snapshot.context.isAuthenticated,
+      language: snapshot.context.lang,
       reply: paginate(renderScreen(stateOf(snapshot), snapshot.context, this.appName), snapshot.context.page).reply,
       done: snapshot.status === 'done',
     };

@@ -77,8 +77,8 @@ export class UssdService {
     return typeof sessionId === 'string' ? this.languages.get(sessionId) : undefined;
   }
 
-  private noteLanguage(sessionId: string, snapshot: string): void {
-    setBounded(this.languages, sessionId, languageOfSnapshot(snapshot), REMEMBERED_LANGUAGES);
+  private noteLanguage(sessionId: string, language: Language): void {
+    setBounded(this.languages, sessionId, language, REMEMBERED_LANGUAGES);
   }
 
   /** Answers one gateway POST with a `CON ...` or `END ...` reply. */
@@ -105,7 +105,7 @@ export class UssdService {
     // near that subscriber's (possibly logged-in) session.
     if (session && session.phoneNumber !== req.phoneNumber) throw new SessionMismatchError('phoneNumber');
     if (session && session.serviceCode !== req.serviceCode) throw new SessionMismatchError('serviceCode');
-    if (session) this.noteLanguage(session.id, session.snapshot);
+    if (session) this.noteLanguage(session.id, languageOf(session));
     if (session && (session.status === 'expired' || (session.status === 'active' && session.expiresAt <= now.toISOString()))) {
       if (req.text !== '') {
         // The row stays (marked) until the sweep: were it deleted, the gateway's retry of this
@@ -179,7 +179,7 @@ export class UssdService {
       if (!outcome) return LOST;
       if (!(await this.sessions.saveHop(session, lease.version, mark, outcome, now))) return LOST;
       // The hop may have changed the language (the language menu).
-      this.noteLanguage(session.id, outcome.snapshot);
+      this.noteLanguage(session.id, outcome.language);
       return outcome.reply;
     } catch (err) {
       await lease.giveBack();

@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setBounded } from '../platform/bounded-map.ts';
 import type { PinCipher } from './pin.ts';
+import type { Language } from './i18n/index.ts';
 import type { Session, TextMark } from './model.ts';
 import type { UssdRepository } from './repository.ts';
 
@@ -22,6 +23,8 @@ export interface HopOutcome {
   snapshot: string;
   state: string;
   isAuthenticated: boolean;
+  /** The language of its screens, as the snapshot holds it. */
+  language: Language;
   reply: string;
   done: boolean;
 }

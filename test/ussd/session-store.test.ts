@@ -14,7 +14,7 @@ import { newSessionId } from './helpers.ts';
 
 const pins = new PinCipher(Buffer.alloc(32, 3));
 const now = new Date('2026-03-02T08:00:00Z');
-const outcome: HopOutcome = { snapshot: '{"value":"knowMore","context":{}}', state: 'knowMore', isAuthenticated: false, reply: 'CON Know More', done: false };
+const outcome: HopOutcome = { snapshot: '{"value":"knowMore","context":{}}', state: 'knowMore', isAuthenticated: false, language: 'en', reply: 'CON Know More', done: false };
 
 forEachDatabase('USSD session store', (t) => {
   const storeWith = (pause: (ms: number) => Promise<unknown>) => new SessionStore(new UssdRepository(t.db), { pins, idleSeconds: 180, pause });
