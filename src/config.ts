@@ -65,7 +65,8 @@ const platformSchema = {
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).default(5000),
   // How long a key seen valid is still honoured while the database cannot be asked about it.
   API_KEY_STALE_IF_ERROR_MS: z.coerce.number().int().min(0).default(600_000),
-  // The one database deadline: a statement, a wait for a pooled connection or for a new one.
+  // The one database deadline: a statement, a wait for a pooled connection or for a new one; on
+  // PostgreSQL a request's calls together (the driver's Reach, platform/db/drivers.ts).
   DB_QUERY_TIMEOUT_MS: timerMs.default(3000),
   // A request not answered by then gets 503 (with Retry-After) in its area's shape.
   REQUEST_DEADLINE_MS: timerMs.default(10_000),

@@ -9,6 +9,7 @@ import { requestDeadline } from '../../src/platform/http/deadline.ts';
 import { errorHandler } from '../../src/platform/http/errors.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import { createDb, isDatabaseUnavailable } from '../../src/platform/db/index.ts';
+import { DATABASE_OUT_OF_REACH } from '../../src/platform/db/drivers.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { areaShapes } from '../helpers/area-shapes.ts';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
@@ -128,6 +129,26 @@ describe('outage of PostgreSQL [postgres]', function () {
     expect((await call('POST', '/api/ussd', dial('after-thaw'))).text).to.match(/^CON /);
   });
 
+  it('frozen: one database deadline a request, not one a call: a key honoured from the cache after its lookup timed out is not held another deadline by the query, nor is a request that arrives meanwhile', async () => {
+    expect((await call('GET', '/v1/claims')).status).to.equal(200);
+    proxy.freeze();
+    try {
+      // The key lookup waits for the frozen server (the client-side deadline: QUERY_TIMEOUT_MS + 500).
+      const first = call('GET', '/v1/claims');
+      await new Promise((resolve) => setTimeout(resolve, QUERY_TIMEOUT_MS + 700));
+      const [claims, later] = await Promise.all([first, call('GET', '/user-preferences')]);
+      expect(claims.status, claims.text).to.equal(503);
+      expect(claims.ms, 'the request waited for the server twice').to.be.lessThan(2 * QUERY_TIMEOUT_MS + 500);
+      // Arrived while the server was known out of reach: answered at once.
+      expect(later.status, later.text).to.equal(503);
+      expect(later.ms).to.be.lessThan(QUERY_TIMEOUT_MS);
+      expect(JSON.parse(later.text)).to.include({ type: 'urn:hearth:problem:service-unavailable' });
+    } finally {
+      proxy.thaw();
+    }
+    await recovered();
+  });
+
   it('down: the same answers at once, and service again once it is back', async () => {
     expect((await call('GET', '/v1/claims')).status).to.equal(200);
     await proxy.down();
@@ -186,6 +207,8 @@ describe('isDatabaseUnavailable', () => {
       // pg-pool: every connection busy past the deadline.
       new Error('timeout exceeded when trying to connect'),
       new Error('select 1 - Query read timeout'),
+      // The driver: the server was found out of reach moments ago.
+      new Error(DATABASE_OUT_OF_REACH),
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
       Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
       Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),

@@ -172,6 +172,92 @@ export function named<R>(query: CompiledQuery<R>, name: string): CompiledQuery<R
 
 const BEGIN = CompiledQuery.raw('begin');
 
+/** The message of the error a call gets while the server is known out of reach (see Reach). */
+export const DATABASE_OUT_OF_REACH = 'The database did not answer moments ago; it is not asked again yet';
+
+/** How long every call fails at once after the server was found out of reach, before one tries it again. */
+const OUT_OF_REACH_PAUSE_MS = 1000;
+
+const SOCKET_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const CONNECTION_LOST = /Connection terminated|Connection ended unexpectedly|Client has encountered a connection error/;
+/** pg-pool's message when its connectionTimeoutMillis passed: for a new connection, or for a pooled one to come free. */
+const CONNECT_TIMEOUT = 'timeout exceeded when trying to connect';
+
+/**
+ * Whether `err` says the server cannot be reached: no answer within the deadline, a connection
+ * refused, lost or not made in time, the server shutting down (08, 57P01-57P03). A server that
+ * answered, even with an error (a statement it cancelled, too many connections, a refused
+ * login), was reached; so was the pool when its connections were only all busy.
+ */
+function saysOutOfReach(err: unknown, couldConnect: boolean): boolean {
+  const e = err as { code?: unknown; message?: unknown } | undefined;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const message = typeof e?.message === 'string' ? e.message : '';
+  if (SOCKET_FAILURES.has(code) || /^(08...|57P0[1-3])$/.test(code)) return true;
+  if (message.endsWith(PG_READ_TIMEOUT) || CONNECTION_LOST.test(message)) return true;
+  return couldConnect && message.includes(CONNECT_TIMEOUT);
+}
+
+/**
+ * What the driver last learnt of the server's reach: the one database deadline holds for a
+ * request, not for each of its calls. Once a call finds the server out of reach, every call
+ * waiting for a connection fails at once, and new ones do for OUT_OF_REACH_PAUSE_MS; then one at
+ * a time tries the server until one is answered. A request whose key lookup waited the whole
+ * deadline for a frozen server is then not held another deadline by its query, and a lost
+ * server does not hold every request for a deadline of its own.
+ */
+class Reach {
+  private outOfReach = false;
+  private pausedUntil = 0;
+  private trying = false;
+  private readonly waiting = new Set<(err: Error) => void>();
+
+  /** Throws while the server is known out of reach; true when the call is the one trying it again. */
+  admit(): boolean {
+    if (!this.outOfReach) return false;
+    if (this.trying || Date.now() < this.pausedUntil) throw new Error(DATABASE_OUT_OF_REACH);
+    this.trying = true;
+    return true;
+  }
+
+  /** The connection, unless the server is found out of reach first (a connection that comes after that is released). */
+  async connect(pool: pg.Pool): Promise<pg.PoolClient> {
+    let fail!: (err: Error) => void;
+    const failed = new Promise<never>((_, reject) => (fail = reject));
+    this.waiting.add(fail);
+    const connecting = pool.connect();
+    try {
+      return await Promise.race([connecting, failed]);
+    } catch (err) {
+      connecting.then((client) => client.release(), () => undefined);
+      throw err;
+    } finally {
+      this.waiting.delete(fail);
+    }
+  }
+
+  /** The server answered. */
+  reached(): void {
+    this.outOfReach = false;
+    this.trying = false;
+  }
+
+  /** A call failed: when that says the server is out of reach, the waiting calls fail and new ones pause. */
+  failed(err: unknown, couldConnect = false): void {
+    if (!saysOutOfReach(err, couldConnect)) return this.reached();
+    this.outOfReach = true;
+    this.trying = false;
+    this.pausedUntil = Date.now() + OUT_OF_REACH_PAUSE_MS;
+    for (const fail of this.waiting) fail(new Error(DATABASE_OUT_OF_REACH));
+    this.waiting.clear();
+  }
+
+  /** A trial ended without a statement: the next call may try. */
+  untried(): void {
+    this.trying = false;
+  }
+}
+
 /**
  * A pooled pg client in pipeline mode. A transaction costs no round trip of its own: its BEGIN
  * goes out with its first statement, and its writes behind (`behind`) with the statement after
@@ -186,9 +272,13 @@ class PgConnection extends StatementConnection {
   private ahead: CompiledQuery[] = [];
   private inTransaction = false;
 
+  /** Set while the connection carries the call trying an out-of-reach server again, until its first answer. */
+  trial = false;
+
   constructor(
     readonly client: pg.PoolClient,
     private readonly trips: RoundTrips,
+    private readonly reach: Reach,
   ) {
     super();
   }
@@ -250,9 +340,12 @@ class PgConnection extends StatementConnection {
       stream.uncork();
     }
     const settled = await Promise.allSettled(answers);
+    this.trial = false;
     const failure = settled.find((s) => s.status === 'rejected');
-    if (failure) {
+    if (!failure) this.reach.reached();
+    else {
       const err = failure.reason as Error;
+      this.reach.failed(err);
       // The statement may still run on the server: the connection would carry it (or its
       // half-done transaction) to the next request.
       if (err?.message?.endsWith(PG_READ_TIMEOUT)) {
@@ -269,8 +362,12 @@ class PgConnection extends StatementConnection {
 export class PgDriver implements Driver {
   private readonly connections = new WeakMap<pg.PoolClient, PgConnection>();
   private readonly trips = new RoundTrips();
+  private readonly reach = new Reach();
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly poolMax: number,
+  ) {}
 
   beginTransaction(connection: DatabaseConnection): Promise<void> {
     (connection as PgConnection).begin();
@@ -294,20 +391,35 @@ export class PgDriver implements Driver {
   }
 
   async acquireConnection(): Promise<PgConnection> {
-    const client = await this.pool.connect();
+    const trial = this.reach.admit();
+    // A wait for a connection that could be made was a wait for the server, not for a busy one.
+    const couldConnect = this.pool.totalCount < this.poolMax;
+    let client: pg.PoolClient;
+    try {
+      client = await this.reach.connect(this.pool);
+    } catch (err) {
+      this.reach.failed(err, couldConnect);
+      throw err;
+    }
     let connection = this.connections.get(client);
     if (!connection) {
-      const created = new PgConnection(client, this.trips);
+      const created = new PgConnection(client, this.trips, this.reach);
       // A connection lost while checked out: its statement fails with the same error, and it is
       // closed on release, not pooled again. (The pool watches only idle ones.)
       client.on('error', (err) => (created.broken = err));
       this.connections.set(client, (connection = created));
     }
+    connection.trial = trial;
     return connection;
   }
 
   releaseConnection(connection: DatabaseConnection): Promise<void> {
-    const { client, broken } = connection as PgConnection;
+    const pgConnection = connection as PgConnection;
+    if (pgConnection.trial) {
+      pgConnection.trial = false;
+      this.reach.untried();
+    }
+    const { client, broken } = pgConnection;
     client.release(broken);
     return Promise.resolve();
   }

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { invalidConfig, type Config } from '../../config.ts';
 import type { DB } from '../../../generated/db/database.ts';
 import { FOREGROUND_CHECKPOINT_PAGES, startCheckpointer } from './checkpointer.ts';
-import { PG_READ_TIMEOUT, PgDriver, SqliteDriver, type PoolStats } from './drivers.ts';
+import { DATABASE_OUT_OF_REACH, PG_READ_TIMEOUT, PgDriver, SqliteDriver, type PoolStats } from './drivers.ts';
 
 /** The tables of every area, as the migrations leave them. */
 export type Database = DB;
@@ -49,7 +49,7 @@ export function createDb(opts: DbOptions): Db {
   let driver: PgDriver | SqliteDriver;
   let dialect: Dialect;
   if (opts.url && /^postgres(ql)?:\/\//.test(opts.url)) {
-    driver = new PgDriver(postgresPool(opts, deadline));
+    driver = new PgDriver(postgresPool(opts, deadline), opts.poolMax);
     dialect = { createAdapter: () => new PostgresAdapter(), createDriver: () => driver, createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler() };
   } else {
     const file = sqliteFile(opts.url, opts.dataDir);
@@ -178,7 +178,7 @@ export function databaseUnreachable(err: unknown): string | undefined {
 // login refused (a rotated password), 25006 read-only (a standby after a failover).
 const UNAVAILABLE_SQLSTATE = /^(08...|53...|57014|57P0[1-5]|55000|3D000|28000|28P01|25006)$/;
 const UNAVAILABLE_SOCKET = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
-const UNAVAILABLE_MESSAGE = new RegExp(`(${PG_READ_TIMEOUT}|timeout expired|Connection terminated|Connection ended unexpectedly|Client has encountered a connection error|timeout exceeded when trying to connect)`);
+const UNAVAILABLE_MESSAGE = new RegExp(`(${PG_READ_TIMEOUT}|${DATABASE_OUT_OF_REACH}|timeout expired|Connection terminated|Connection ended unexpectedly|Client has encountered a connection error|timeout exceeded when trying to connect)`);
 
 /**
  * True when `err` says the database is out of reach or past its deadline (a 503 worth retrying),
