@@ -5,7 +5,7 @@ import { hash, sign, verify, type KeyObject } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { base58btc } from 'multiformats/bases/base58';
 import type { CredentialVerifyResult, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
-import { publicKeyFromDidKey, publicKeyFromRaw, type ValidatorKey } from './validator-key.ts';
+import { base58btcMaxLength, publicKeyFromDidKey, publicKeyFromRaw, type ValidatorKey } from './validator-key.ts';
 import { dateTimeStampMs } from './xsd-datetime.ts';
 
 export const VC_V2_CONTEXT = 'https://www.w3.org/ns/credentials/v2';
@@ -73,6 +73,7 @@ export function verifyProof(document: Json, proof: Json, publicKey: KeyObject): 
   }
   let signature: Uint8Array;
   try {
+    if (String(proofValue).length > base58btcMaxLength(64)) throw new Error('longer than an Ed25519 signature');
     signature = base58btc.decode(String(proofValue));
   } catch {
     return { ok: false, message: 'proofValue is not multibase base58btc' };

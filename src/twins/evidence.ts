@@ -24,6 +24,9 @@ export function cidOf(bytes: Uint8Array): string {
   return CID.createV1(raw.code, digest).toString();
 }
 
+/** Longer than any CID's text (a CIDv1 of a 64-byte digest is about 110 characters in base32). */
+const CID_MAX_LENGTH = 200;
+
 /**
  * Issues for each `ipfs://` evidence address of a claim that does not start with a CID
  * (`ipfs://<cid>[/path]`): it is signed into the credential, where it must name content.
@@ -32,7 +35,10 @@ export function ipfsAddressIssues(evidence: readonly { uri: string }[] | undefin
   return (evidence ?? []).flatMap(({ uri }, i) => {
     if (!uri.startsWith('ipfs://')) return [];
     try {
-      CID.parse(uri.slice('ipfs://'.length).split(/[/?#]/, 1)[0]!);
+      const cid = uri.slice('ipfs://'.length).split(/[/?#]/, 1)[0]!;
+      // Base58 (CIDv0) decoding is quadratic in the text's length; a CID is far shorter.
+      if (cid.length > CID_MAX_LENGTH) throw new Error('longer than a CID');
+      CID.parse(cid);
       return [];
     } catch {
       return [{ path: ['evidence', i, 'uri'], message: 'must name a CID after ipfs:// (ipfs://<cid> or ipfs://<cid>/<path>)', rule: 'ipfs-cid' }];

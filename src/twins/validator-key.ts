@@ -46,10 +46,17 @@ export function didKeyFromPublicKey(raw: Uint8Array): string {
   return `did:key:${base58btc.encode(bytes)}`;
 }
 
+/**
+ * The longest multibase base58btc text ('z' and its digits) of `bytes` bytes. Longer input is
+ * refused before it is decoded: decoding takes time quadratic in its length, on the event loop
+ * (a 95,000-character proofValue held every request for 8 s).
+ */
+export const base58btcMaxLength = (bytes: number) => 1 + Math.ceil((bytes * Math.log(256)) / Math.log(58));
+
 /** The raw Ed25519 public key a did:key names, or undefined when it is not an Ed25519 did:key. */
 export function publicKeyFromDidKey(did: string): Uint8Array | undefined {
   const m = /^did:key:(z[1-9A-HJ-NP-Za-km-z]+)$/.exec(did);
-  if (!m) return undefined;
+  if (!m || m[1]!.length > base58btcMaxLength(ED25519_PUB_CODEC.length + 32)) return undefined;
   let bytes: Uint8Array;
   try {
     bytes = base58btc.decode(m[1]!);

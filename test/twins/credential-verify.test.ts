@@ -6,7 +6,8 @@ import { _checkCredential as checkCredentialIndependently } from '@digitalbazaar
 import { expect } from 'chai';
 import type { VerifiableCredential } from '../../generated/openapi/types.gen.ts';
 import { CHECKS, signCredential, verifyCredential, type UnsignedCredential } from '../../src/twins/credentials.ts';
-import { didKeyFromPublicKey, privateKeyFromSeed, rawPublicKey, type ValidatorKey } from '../../src/twins/validator-key.ts';
+import { base58btc } from 'multiformats/bases/base58';
+import { base58btcMaxLength, didKeyFromPublicKey, privateKeyFromSeed, rawPublicKey, type ValidatorKey } from '../../src/twins/validator-key.ts';
 import { dateTimeStampMs } from '../../src/twins/xsd-datetime.ts';
 
 function newKey(): ValidatorKey {
@@ -176,6 +177,27 @@ describe('credential verification rules', () => {
     const vc: VerifiableCredential = signCredential(unsigned(), issuer);
     const check = await failed({ ...vc, proof: { ...vc.proof, '@context': ['https://www.w3.org/ns/credentials/v2', 'https://example.org/x'] } });
     expect(check).to.deep.include({ check: 'signature', message: "the document's @context does not start with the proof's @context" });
+  });
+
+  describe('multibase text longer than its key or signature is refused before decoding (base58 decoding is quadratic: 95,000 characters held the event loop 8 s)', () => {
+    it('the bounds hold every Ed25519 signature and did:key, from all-zero to all-0xff bytes', () => {
+      for (const fill of [0x00, 0x01, 0x80, 0xff]) {
+        expect(base58btc.encode(new Uint8Array(64).fill(fill)).length).to.be.at.most(base58btcMaxLength(64));
+        expect(didKeyFromPublicKey(new Uint8Array(32).fill(fill)).length - 'did:key:'.length).to.be.at.most(base58btcMaxLength(34));
+      }
+    });
+
+    it('a 200,000-character proofValue or did:key fails its check at once', async () => {
+      const vc: VerifiableCredential = signCredential(unsigned(), issuer);
+      let started = performance.now();
+      const signature = await failed({ ...vc, proof: { ...vc.proof, proofValue: `z${'2'.repeat(200_000)}` } });
+      expect(signature).to.deep.include({ check: 'signature', message: 'proofValue is not multibase base58btc' });
+      expect(performance.now() - started).to.be.below(1000);
+      const longKey = `did:key:z${'2'.repeat(200_000)}`;
+      started = performance.now();
+      expect((await verify({ ...vc, issuer: longKey, proof: { ...vc.proof, verificationMethod: `${longKey}#k` } })).verified).to.equal(false);
+      expect(performance.now() - started).to.be.below(1000);
+    });
   });
 
   it('dateTimeStampMs: offsets, fractions, 24:00:00, leap days; undefined for anything else', () => {
