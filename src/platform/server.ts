@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Express } from 'express';
 import { invalidConfig } from '../config.ts';
-import { answerUnreadableRequest } from './http/errors.ts';
+import { answerUnreadableRequest, noteEarlyAnswers } from './http/errors.ts';
 
 export interface RunningServer {
   server: Server;
@@ -69,6 +69,7 @@ export async function listen(
   // Keep-alive longer than typical load balancer idle timeouts avoids races on reused sockets.
   server.keepAliveTimeout = 65_000;
   server.on('clientError', answerUnreadableRequest);
+  server.on('request', noteEarlyAnswers);
   return {
     server,
     port: await listenOn(server, port, host, { host: 'HOST', port: 'PORT' }),

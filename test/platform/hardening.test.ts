@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import express from 'express';
 import { expect } from 'chai';
 import { listen } from '../../src/platform/server.ts';
-import { forEachDatabase } from '../helpers/databases.ts';
+import { createTestDatabase, forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 
 describe('receive timeouts', () => {
@@ -33,6 +33,49 @@ describe('receive timeouts', () => {
       expect(answer).to.match(/^HTTP\/1\.1 408 /);
     } finally {
       await running.stop();
+    }
+  });
+
+  /** Writes the request on a connection of its own and gives all that comes back until it closes. */
+  const exchange = (port: number, request: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(request));
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString()));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+  const partialPost = (path: string, headers = '') => `POST ${path} HTTP/1.1\r\nHost: x\r\n${headers}Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"type":`;
+
+  it('a request answered before all of its body arrived gets that one answer: the rest arriving too slowly brings no second response (RFC 9112 §9.3)', async function () {
+    this.timeout(10_000);
+    const app = express();
+    // As a 401 is sent before the body is read.
+    app.post('/x', (_req, res) => {
+      res.status(401).json({ refused: true });
+    });
+    const running = await listen(app, 0, '127.0.0.1', 1000, { headersTimeoutMs: 300, requestTimeoutMs: 600 });
+    try {
+      const answer = await exchange(running.port, partialPost('/x'));
+      expect(answer.match(/HTTP\/1\.1 \d{3} /g)).to.deep.equal(['HTTP/1.1 401 ']);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("a body still arriving at REQUEST_DEADLINE_MS is the client's delay: 408 problem+json (not 503), and the connection closes", async function () {
+    this.timeout(10_000);
+    const t = await createTestDatabase('sqlite');
+    const server = await startTestServer(t.db, { REQUEST_DEADLINE_MS: '300' });
+    try {
+      const key = await createTestKey(t.db);
+      const answer = await exchange(Number(new URL(server.baseUrl).port), partialPost('/v1/entities', `Authorization: Bearer ${key}\r\n`));
+      expect(answer.match(/HTTP\/1\.1 \d{3} /g)).to.deep.equal(['HTTP/1.1 408 ']);
+      expect(answer).to.match(/\r\nconnection: close\r\n/i);
+      expect(answer).to.match(/\r\ncontent-type: application\/problem\+json/i);
+    } finally {
+      await server.stop();
+      await t.drop();
     }
   });
 

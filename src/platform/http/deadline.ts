@@ -3,13 +3,18 @@
 // with Retry-After in its area's shape. The handler's late answer is dropped by the error
 // handler (headers already sent); its transaction commits or rolls back as a whole either way,
 // and a retry with the same Idempotency-Key finds what committed.
+// A request whose body is still arriving then is the client's delay, not Hearth's: 408, and the
+// connection closes (what is left of the body is not waited for).
 import type { RequestHandler } from 'express';
-import { unavailable } from './errors.ts';
+import { requestNotReceived, unavailable } from './errors.ts';
 
 export function requestDeadline(ms: number): RequestHandler {
   return (req, res, next) => {
     const timer = setTimeout(() => {
-      if (!res.headersSent) next(unavailable(`The request was not answered within ${ms} ms; retry later.`));
+      if (res.headersSent) return;
+      if (req.complete) return next(unavailable(`The request was not answered within ${ms} ms; retry later.`));
+      res.setHeader('Connection', 'close');
+      next(requestNotReceived());
     }, ms);
     const clear = () => clearTimeout(timer);
     res.once('finish', clear);

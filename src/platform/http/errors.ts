@@ -3,7 +3,7 @@
 // into the request. The app-level handler renders every error in the shape of the area the
 // request belongs to (each area gives its ErrorRenderer: the USSD gateway's plain-text END reply,
 // the chain gateway's gRPC-status JSON), else as RFC 9457 application/problem+json.
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { ProblemFieldError } from '../../../generated/openapi/types.gen.ts';
@@ -208,18 +208,37 @@ export const notFoundHandler: RequestHandler = (req, _res, next) => {
   next(noRoute(req));
 };
 
+/** 408: the client did not send the whole request in time. */
+export const requestNotReceived = () => new AppError(408, 'Request Timeout', { detail: 'The request was not received in time.' });
+
 /** What Node's HTTP parser could not read, by its error code: the status, and why. */
 function unreadableRequest(code: string | undefined): AppError {
   if (code === 'HPE_HEADER_OVERFLOW') return new AppError(431, 'Request Header Fields Too Large', { detail: 'The request headers are too large.' });
   if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return new AppError(413, 'Content Too Large', { detail: 'The request has too large chunk extensions.' });
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new AppError(408, 'Request Timeout', { detail: 'The request was not received in time.' });
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return requestNotReceived();
   return new AppError(400, 'Bad Request', { type: 'unreadable-request', detail: 'The request is not valid HTTP/1.1 (its request line, a header or its framing).' });
+}
+
+/** Connections whose request in progress was answered before all of it arrived (a 401 before its body, say). */
+const answeredEarly = new WeakSet<Duplex>();
+
+/**
+ * The http.Server 'request' listener beside answerUnreadableRequest: a response finished before
+ * its request was all received marks the connection until the rest arrives, so the rest failing
+ * (too slow: Node's 408) gets no second response to the one request (RFC 9112 §9.3).
+ */
+export function noteEarlyAnswers(req: IncomingMessage, res: ServerResponse): void {
+  res.once('finish', () => {
+    if (req.complete) return;
+    answeredEarly.add(req.socket);
+    req.once('end', () => answeredEarly.delete(req.socket));
+  });
 }
 
 /**
  * The http.Server 'clientError' listener: a request Node's parser cannot read reaches no area,
  * so it is answered as problem+json (not Node's bare status line), and the connection closes as
- * Node closes it. Nothing is written once a response on the connection has begun.
+ * Node closes it. Nothing is written once a response to the request has begun or been sent.
  */
 export function answerUnreadableRequest(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || !socket.writable) {
@@ -227,7 +246,7 @@ export function answerUnreadableRequest(err: NodeJS.ErrnoException, socket: Dupl
     return;
   }
   const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (!inFlight?.headersSent) {
+  if (!inFlight?.headersSent && !answeredEarly.has(socket)) {
     const problem = unreadableRequest(err.code);
     const body = JSON.stringify({ type: `urn:hearth:problem:${problem.type}`, title: problem.title, status: problem.status, detail: problem.detail });
     socket.write(
