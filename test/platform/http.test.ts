@@ -508,6 +508,29 @@ forEachDatabase('app assembly', (t) => {
     expect(await form.json()).to.include({ code: 3 });
   });
 
+  it('a JSON body that is not UTF-8 (RFC 8259 §8.1) is a 400 naming it, in every area, and nothing is stored', async () => {
+    const key = await createTestKey(t.db);
+    // An overlong '/', a stray 0xff and a surrogate encoded in UTF-8 bytes: none is UTF-8.
+    const bad = Buffer.from([0xc0, 0xaf, 0xff, 0xed, 0xa0, 0x80]);
+    const post = (path: string, head: string, tail: string) =>
+      fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: Buffer.concat([Buffer.from(head), bad, Buffer.from(tail)]) });
+    const collection = await post('/v1/collections', '{"id":"utf8-test","name":"a', 'b"}');
+    expect(collection.status).to.equal(400);
+    expect((await collection.json()).errors).to.deep.equal([{ pointer: '/body', message: 'must be UTF-8 text (RFC 8259 §8.1)', rule: 'utf-8' }]);
+    expect(await t.db.selectFrom('kpt_collections').selectAll().where('id', '=', 'utf8-test').executeTakeFirst()).to.equal(undefined);
+    const ussd = await post('/api/ussd', '{"sessionId":"utf8-test', '","serviceCode":"*384#","phoneNumber":"+254712345678","text":""}');
+    expect(await ussd.text()).to.equal('END Invalid input. Please try again.');
+    expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', 'like', 'utf8-test%').executeTakeFirst()).to.equal(undefined);
+    // Text that is UTF-8 passes, whatever its script.
+    const good = await fetch(`${server.baseUrl}/v1/collections`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: Buffer.from('{"id":"utf8-ok","name":"Jiko — 炉 🔥"}', 'utf8'),
+    });
+    expect(good.status).to.equal(201);
+    expect((await good.json()).name).to.equal('Jiko — 炉 🔥');
+  });
+
   it('a lone surrogate (not text: RFC 7493) is a 400 naming it, in every area, and nothing is stored', async () => {
     const key = await createTestKey(t.db);
     const send = (method: string, path: string, body: string, headers: Record<string, string> = {}) =>

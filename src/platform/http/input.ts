@@ -1,6 +1,8 @@
 // Values a request may not carry, whatever the route: those the contract's JSON types admit but
 // the databases cannot store as sent. Checked once here, so every area refuses them
 // with a 400 in its own error shape, and SQLite and PostgreSQL behave alike.
+import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import { jsonPointer } from '../json-pointer.ts';
 import { badRequest, type AppError, type FieldError } from './errors.ts';
@@ -92,3 +94,14 @@ export const rejectRepeatedSingletonHeaders: RequestHandler = (req, _res, next) 
   }
   next();
 };
+
+/**
+ * body-parser's `verify` for JSON bodies: one that is not UTF-8 (RFC 8259 §8.1) is refused, not
+ * decoded with U+FFFD in place of its bad bytes and stored so. Thrown here, the 400 keeps its
+ * status through the parser and is answered in the area's shape.
+ */
+export function utf8JsonBody(_req: IncomingMessage, _res: ServerResponse, body: Buffer, encoding: string): void {
+  if (encoding.toLowerCase() === 'utf-8' && !isUtf8(body)) {
+    throw badRequest('The request body is not valid UTF-8.', [{ pointer: '/body', message: 'must be UTF-8 text (RFC 8259 §8.1)', rule: 'utf-8' }]);
+  }
+}
