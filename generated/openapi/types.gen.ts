@@ -255,7 +255,7 @@ export type RootStatus = {
 };
 
 /**
- * A W3C DID (did:<method>:<method-specific-id>); DID URLs are refused.
+ * A W3C DID (did:<method>:<method-specific-id>); DID URLs are refused. Each DID has one spelling: a percent-escape is written in upper case, and only for a character that may not stand as itself (so `%63` for `c`, or `%2f`, are refused).
  */
 export type Did = string;
 

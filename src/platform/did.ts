@@ -6,6 +6,8 @@ import { bundledContract, contractSchema } from './contract.ts';
 /** The contract's `Did` pattern, as written there. */
 export const DID_PATTERN: string = contractSchema(bundledContract(), 'Did').pattern ?? '';
 const DID_RE = new RegExp(DID_PATTERN, 'u');
+/** DID syntax taking any percent-escape: what passes it but not DID_RE is a DID spelt another way. */
+const LOOSE_DID_RE = /^did:[a-z0-9]+:(?:(?:[A-Za-z0-9._-]|%[0-9A-Fa-f]{2})*:)*(?:[A-Za-z0-9._-]|%[0-9A-Fa-f]{2})+$/u;
 
 export function isDid(value: string): boolean {
   return DID_RE.test(value);
@@ -16,6 +18,9 @@ export function didSyntaxError(value: string): string | undefined {
   if (isDid(value)) return undefined;
   if (/^did:[a-z0-9]+:[^/?#]+[/?#]/.test(value) && isDid(value.split(/[/?#]/)[0]!)) {
     return `${value} is a DID URL (it has a path, query or fragment), not a DID`;
+  }
+  if (LOOSE_DID_RE.test(value)) {
+    return `${value} spells a character with a percent-escape where it must stand as itself, or an escape in lower case: each DID has one spelling (RFC 3986 section 6.2.2)`;
   }
   return `${value} is not a DID (expected did:<method>:<method-specific-id>)`;
 }

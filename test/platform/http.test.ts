@@ -199,6 +199,16 @@ describe('DID syntax', () => {
     for (const d of cases) expect(isDid(d), d).to.equal(parseDid(d)?.did === d);
   });
 
+  it('gives each DID one spelling (RFC 3986 section 6.2.2): no escape of a character that may stand as itself, no lower-case escape', () => {
+    for (const d of ['did:ixo:entity:abc%63', 'did:ixo:entity:%31', 'did:ixo:a%2Db', 'did:ixo:a%5F', 'did:ixo:%2E', 'did:web:example.com%3a8443', 'did:ixo:a%c3%a4']) {
+      expect(isDid(d), d).to.equal(false);
+      expect(didSyntaxError(d), d).to.match(/one spelling/);
+    }
+    for (const d of ['did:ixo:a%7Eb', 'did:web:example.com%3A8443', 'did:ixo:%C3%A4', 'did:ixo:a%20b', 'did:ixo:%2F', 'did:ixo:%40', 'did:ixo:%60']) {
+      expect(isDid(d), d).to.equal(true);
+    }
+  });
+
   it('is the contract\'s Did pattern, which a partner\'s own validator applies alike', () => {
     const contract = loadOpenApiDocument();
     expect(contractSchema(contract, 'Did').pattern).to.equal(DID_PATTERN);
@@ -206,7 +216,7 @@ describe('DID syntax', () => {
     const ajv = new Ajv2020({ strict: false });
     ajv.addSchema(contract, 'openapi.json');
     const partnerIsDid = ajv.compile({ $ref: 'openapi.json#/components/schemas/Did' });
-    for (const d of ['did:ixo:entity:0123456789abcdef0123456789abcdef', 'did:web:example.com%3A8443', 'did:ixo:household/123', 'did:ixo:abc#key-1', 'did:IXO:abc', 'did:ixo:abc:']) {
+    for (const d of ['did:ixo:entity:0123456789abcdef0123456789abcdef', 'did:web:example.com%3A8443', 'did:ixo:household/123', 'did:ixo:abc#key-1', 'did:IXO:abc', 'did:ixo:abc:', 'did:ixo:entity:abc%63', 'did:ixo:a%2f']) {
       expect(partnerIsDid(d), d).to.equal(isDid(d));
     }
   });

@@ -114,6 +114,10 @@ forEachDatabase('twin entities and protocols', (t) => {
     p = await rejected({ type: 'Device', controller: 'did:ixo:household/123' }, 400);
     expect(p.errors![0]).to.include({ pointer: '/body/controller', rule: 'did-syntax' });
     expect(p.errors![0]!.message).to.match(/DID URL/);
+    // The same DID spelt another way (%63 is c) is not taken for another one.
+    p = await rejected({ type: 'Device', controller: 'did:ixo:entity:0000000000000000000000000000aa%63' }, 400);
+    expect(p.errors![0]).to.include({ pointer: '/body/controller', rule: 'did-syntax' });
+    expect(p.errors![0]!.message).to.match(/one spelling/);
     p = await rejected({ type: 'Device', services: [{ id: 'data', type: 'x', endpoint: 'https://e.org' }] }, 400);
     expect(p.errors![0]).to.include({ pointer: '/body/services/0/id', rule: 'pattern' });
   });
