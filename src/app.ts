@@ -11,7 +11,7 @@ import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorRenderer } from './platform/http/errors.ts';
 import { requireContentTypeForBody } from './platform/http/body.ts';
 import { authenticateOperation, operationOf, operationResolver, requestPointer } from './platform/http/operations.ts';
-import { rejectRepeatedSingletonHeaders, rejectUnstorableInput, utf8JsonBody } from './platform/http/input.ts';
+import { rejectRepeatedSingletonHeaders, rejectUnstorableInput, checkJsonBody } from './platform/http/input.ts';
 import { requestTargetRule } from './platform/http/request-target.ts';
 import { requestContext } from './platform/http/request-context.ts';
 import { cors } from './platform/http/cors.ts';
@@ -124,7 +124,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(
     onlyForOperations([
       requireContentTypeForBody,
-      express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: utf8JsonBody }),
+      express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: checkJsonBody }),
       express.urlencoded({ extended: false, limit: config.BODY_LIMIT }),
     ]),
   );

@@ -541,6 +541,27 @@ forEachDatabase('app assembly', (t) => {
     expect((await good.json()).name).to.equal('Jiko — 炉 🔥');
   });
 
+  it('an object naming a member twice (I-JSON, RFC 7493 §2.3) is a 400 pointing at it, in every area, and nothing is stored', async () => {
+    const key = await createTestKey(t.db);
+    const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+      fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body });
+    const collection = await post('/v1/collections', '{"id":"dup-test","name":"a","name":"b"}');
+    expect(collection.status).to.equal(400);
+    expect((await collection.json()).errors).to.deep.equal([
+      { pointer: '/body/name', message: 'is a name its object already has; each name may appear once (I-JSON, RFC 7493 §2.3)', rule: 'unique-names' },
+    ]);
+    expect(await t.db.selectFrom('kpt_collections').selectAll().where('id', '=', 'dup-test').executeTakeFirst()).to.equal(undefined);
+    // Names compare as read: "\u006e" is "n"; deep in an array too.
+    const entity = await post('/v1/entities', '{"type":"Device","properties":{"list":[{"n":1},{"n":1,"\\u006e":2}]}}');
+    expect(entity.status).to.equal(400);
+    expect((await entity.json()).errors[0]).to.include({ pointer: '/body/properties/list/1/n', rule: 'unique-names' });
+    const ussd = await post('/api/ussd', '{"sessionId":"dup-test","serviceCode":"*384#","phoneNumber":"+254712345678","text":"","text":"2"}');
+    expect(await ussd.text()).to.equal('END Invalid input. Please try again.');
+    expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', 'dup-test').executeTakeFirst()).to.equal(undefined);
+    // The same name in two objects is no repeat.
+    expect((await post('/v1/entities', '{"type":"Device","properties":{"a":{"n":1},"b":{"n":2}}}')).status).to.equal(201);
+  });
+
   it('a lone surrogate (not text: RFC 7493) is a 400 naming it, in every area, and nothing is stored', async () => {
     const key = await createTestKey(t.db);
     const send = (method: string, path: string, body: string, headers: Record<string, string> = {}) =>

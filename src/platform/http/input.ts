@@ -4,6 +4,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
+import { visit } from 'jsonc-parser';
 import { jsonPointer } from '../json-pointer.ts';
 import { badRequest, type AppError, type FieldError } from './errors.ts';
 
@@ -96,12 +97,48 @@ export const rejectRepeatedSingletonHeaders: RequestHandler = (req, _res, next) 
 };
 
 /**
- * body-parser's `verify` for JSON bodies: one that is not UTF-8 (RFC 8259 §8.1) is refused, not
- * decoded with U+FFFD in place of its bad bytes and stored so. Thrown here, the 400 keeps its
- * status through the parser and is answered in the area's shape.
+ * The first name an object of the JSON text has twice, as a pointer to it under `/body`, if any
+ * and the text is JSON at all (else the parser's own error says so). Names are compared as read
+ * (`"\u0061"` is `"a"`).
  */
-export function utf8JsonBody(_req: IncomingMessage, _res: ServerResponse, body: Buffer, encoding: string): void {
-  if (encoding.toLowerCase() === 'utf-8' && !isUtf8(body)) {
+function repeatedName(text: string): string | undefined {
+  const names: Set<string>[] = [];
+  let found: string | undefined;
+  let malformed = false;
+  visit(
+    text,
+    {
+      onObjectBegin: () => void names.push(new Set()),
+      onObjectEnd: () => void names.pop(),
+      onObjectProperty: (name, _offset, _length, _line, _column, path) => {
+        const seen = names.at(-1)!;
+        if (found === undefined && seen.has(name)) found = jsonPointer('body', ...path(), name);
+        seen.add(name);
+      },
+      onError: () => void (malformed = true),
+    },
+    { disallowComments: true, allowTrailingComma: false },
+  );
+  return malformed ? undefined : found;
+}
+
+/**
+ * body-parser's `verify` for JSON bodies, which every area's JSON passes: a body that is not
+ * UTF-8 (RFC 8259 §8.1) is refused, not decoded with U+FFFD in place of its bad bytes and stored
+ * so; so is an object with a name twice (I-JSON, RFC 7493 §2.3), whose value is not defined:
+ * JSON.parse keeps the last, another reader the first (a verified credential would say one
+ * thing to us and another to it). Thrown here, the 400 keeps its status through the parser and
+ * is answered in the area's shape.
+ */
+export function checkJsonBody(_req: IncomingMessage, _res: ServerResponse, body: Buffer, encoding: string): void {
+  if (encoding.toLowerCase() !== 'utf-8') return;
+  if (!isUtf8(body)) {
     throw badRequest('The request body is not valid UTF-8.', [{ pointer: '/body', message: 'must be UTF-8 text (RFC 8259 §8.1)', rule: 'utf-8' }]);
+  }
+  const repeated = repeatedName(body.toString('utf8'));
+  if (repeated !== undefined) {
+    throw badRequest(`The request body names a member twice: ${repeated}.`, [
+      { pointer: repeated, message: 'is a name its object already has; each name may appear once (I-JSON, RFC 7493 §2.3)', rule: 'unique-names' },
+    ]);
   }
 }
