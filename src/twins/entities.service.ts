@@ -87,6 +87,7 @@ export class EntityService {
     if (isProtocol && input.protocol) {
       errors.push({ path: ['protocol'], message: 'a Protocol is not created from another protocol', rule: 'protocol-of-protocol' });
     }
+    errors.push(...serviceIdIssues(input.services));
     assertNoIssues(errors, 'The entity is invalid');
 
     const repo = new EntityRepository(trx);
@@ -150,6 +151,7 @@ export class EntityService {
       // not lock its entities out of, say, a controller transfer.
       const sent = { ...merged, properties: patch.properties ?? {}, relationships: patch.relationships ?? {} };
       const errors = isProtocol ? this.checkProtocolShape(merged) : await this.checkAgainstProtocol(repo, sent, protocol, did);
+      errors.push(...serviceIdIssues(patch.services));
       assertNoIssues(errors, 'The update is invalid');
       const updated: Entity = {
         ...current,
@@ -224,4 +226,16 @@ export class EntityService {
     }
     return errors;
   }
+}
+
+/** DID Core 1.0 §5.4: the services of a DID document have distinct ids. */
+function serviceIdIssues(services: readonly { id: string }[] | undefined): InputIssue[] {
+  const seen = new Set<string>();
+  return (services ?? []).flatMap(({ id }, i) => {
+    if (!seen.has(id)) {
+      seen.add(id);
+      return [];
+    }
+    return [{ path: ['services', i, 'id'], message: `repeats the id ${id}: the services of a DID document have distinct ids (DID Core 1.0 §5.4)`, rule: 'service-id-unique' }];
+  });
 }

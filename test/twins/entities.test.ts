@@ -122,6 +122,17 @@ forEachDatabase('twin entities and protocols', (t) => {
     expect(p.errors![0]).to.include({ pointer: '/body/services/0/id', rule: 'pattern' });
   });
 
+  it('400 for services repeating an id, on create and on update (DID Core 1.0 §5.4)', async () => {
+    const twice = [{ id: '#a', type: 't', endpoint: 'https://x.example' }, { id: '#b', type: 't', endpoint: 'https://y.example' }, { id: '#a', type: 't', endpoint: 'https://z.example' }];
+    const p = await rejected({ type: 'Device', services: twice }, 400);
+    expect(p.errors).to.deep.equal([{ pointer: '/body/services/2/id', message: 'repeats the id #a: the services of a DID document have distinct ids (DID Core 1.0 §5.4)', rule: 'service-id-unique' }]);
+    const device = (await create({ type: 'Device', services: twice.slice(0, 2) })).entity;
+    const update = await updateEntity({ client: h.server.client, auth: h.key, path: { did: device.did }, body: { services: twice } });
+    expect(update.response.status).to.equal(400);
+    expect((update.error as Problem).errors![0]).to.include({ pointer: '/body/services/2/id', rule: 'service-id-unique' });
+    expect((await getEntity({ client: h.server.client, auth: h.key, path: { did: device.did } })).data!.services).to.deep.equal(twice.slice(0, 2));
+  });
+
   it('401 without a key and 403 with a read-only key', async () => {
     await rejected({ type: 'Device' }, 401, 'hth_unknown');
     await rejected({ type: 'Device' }, 403, h.readOnlyKey);
