@@ -25,12 +25,20 @@ export function failureReplies(language: Language): UssdFailureReplies {
   return { invalid: `END ${failures.invalidInput}`, unavailable: `END ${failures.unavailable}` };
 }
 
-/** Errors of the gateway's POST as END replies in the hop's language (`languageOf`); a wrong method on it is an ordinary 405 problem. */
+/**
+ * Errors on the gateway's route as END replies in the hop's language (`languageOf`): the route
+ * answers only `text/plain` (architecture.md, Errors). A wrong method is no hop (gateways POST):
+ * its 405 and Allow stand, with the END text.
+ */
 export function ussdErrorRendererFor(languageOf: (req: Request) => Language): (req: Request) => ErrorRenderer | undefined {
   const replies = new Map(LANGUAGES.map((language) => [language, failureReplies(language)]));
-  const render: ErrorRenderer = (err, req, res) => {
+  const render: ErrorRenderer = (err, req, res, headers) => {
     const { invalid, unavailable } = replies.get(languageOf(req))!;
+    if (err.status === 405) {
+      res.set(headers);
+      return sendUssdText(res, 405, invalid);
+    }
     sendUssdText(res, 200, err.status < 500 ? invalid : unavailable);
   };
-  return (req) => (req.method === 'POST' && (req.path === '/api/ussd' || req.path === '/api/ussd/') ? render : undefined);
+  return (req) => (req.path === '/api/ussd' || req.path === '/api/ussd/' ? render : undefined);
 }

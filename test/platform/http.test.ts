@@ -405,7 +405,7 @@ forEachDatabase('app assembly', (t) => {
     for (const path of ['/v1/claims', '/health', '/agent/tools', '/api/ussd']) {
       const options = await fetch(`${server.baseUrl}${path}`, { method: 'OPTIONS' });
       expect(options.status, path).to.equal(405);
-      expect(options.headers.get('content-type'), path).to.match(/^application\/problem\+json/);
+      expect(options.headers.get('content-type'), path).to.match(path === '/api/ussd' ? /^text\/plain/ : /^application\/problem\+json/);
     }
     expect((await fetch(`${server.baseUrl}/v1/claims`, { method: 'OPTIONS' })).headers.get('allow')).to.equal('GET, HEAD, POST');
   });

@@ -114,12 +114,17 @@ forEachDatabase('USSD request validation', (t) => {
     expect(await arr.text()).to.equal(INVALID);
   });
 
-  it('a wrong method on /api/ussd is a 405 problem, not a USSD reply', async () => {
-    const res = await fetch(`${server.baseUrl}/api/ussd`);
-    expect(res.status).to.equal(405);
-    expect(res.headers.get('allow')).to.equal('POST');
-    expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
-    expect((await res.json()).status).to.equal(405);
+  it('a wrong method on /api/ussd is a 405 with Allow: POST, in the route\'s only shape (text/plain END)', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE', 'OPTIONS']) {
+      const res = await fetch(`${server.baseUrl}/api/ussd`, { method });
+      expect(res.status, method).to.equal(405);
+      expect(res.headers.get('allow'), method).to.equal('POST');
+      expect(res.headers.get('content-type'), method).to.match(/^text\/plain/);
+      expect(await res.text(), method).to.equal(INVALID);
+    }
+    const head = await fetch(`${server.baseUrl}/api/ussd`, { method: 'HEAD' });
+    expect(head.status).to.equal(405);
+    expect(head.headers.get('content-type')).to.match(/^text\/plain/);
   });
 
   it('the generated SDK call matches the contract', async () => {
