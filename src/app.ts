@@ -11,7 +11,7 @@ import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorRenderer } from './platform/http/errors.ts';
 import { requireContentTypeForBody } from './platform/http/body.ts';
 import { authenticateOperation, operationOf, operationResolver, requestPointer } from './platform/http/operations.ts';
-import { rejectRepeatedSingletonHeaders, rejectUnstorableInput, checkJsonBody } from './platform/http/input.ts';
+import { requestHeaderRules, rejectUnstorableInput, checkJsonBody } from './platform/http/input.ts';
 import { requestTargetRule } from './platform/http/request-target.ts';
 import { requestContext } from './platform/http/request-context.ts';
 import { cors } from './platform/http/cors.ts';
@@ -99,7 +99,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
     next();
   });
   app.use(requestTargetRule);
-  app.use(rejectRepeatedSingletonHeaders);
+  app.use(requestHeaderRules);
   app.use(requestDeadline(config.REQUEST_DEADLINE_MS));
   if (config.METRICS_ENABLED) app.use(httpMetrics(ctx.metrics, routeLabeller(areas)));
   const browserPrefixes = areas.flatMap((a) => a.browserPrefixes ?? []);

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Express } from 'express';
 import { invalidConfig } from '../config.ts';
-import { answerUnreadableRequest, noteEarlyAnswers } from './http/errors.ts';
+import { answerUnreadableRequest, noteEarlyAnswers, refuseConnect } from './http/errors.ts';
 
 export interface RunningServer {
   server: Server;
@@ -63,9 +63,14 @@ export async function listen(
       headersTimeout: timeouts.headersTimeoutMs,
       requestTimeout: timeouts.requestTimeoutMs,
       connectionsCheckingInterval: Math.min(1000, timeouts.headersTimeoutMs),
+      // Node would answer a missing Host, or an Expect it cannot meet, with a bare status line:
+      // the app's header rules answer them in the area's shape (http/input.ts).
+      requireHostHeader: false,
     },
     app,
   );
+  server.on('checkExpectation', app);
+  server.on('connect', refuseConnect);
   // Keep-alive longer than typical load balancer idle timeouts avoids races on reused sockets.
   server.keepAliveTimeout = 65_000;
   server.on('clientError', answerUnreadableRequest);

@@ -293,6 +293,28 @@ forEachDatabase('no odd request-target reaches a handler unauthenticated', (t) =
     expect(await rawExchange(server.baseUrl, `GET /v1/claims HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`)).to.match(/^HTTP\/1\.1 200 /);
   });
 
+  it('an HTTP/1.1 request without Host (RFC 9112 section 3.2) or with an expectation other than 100-continue (RFC 9110 section 10.1.1) is answered in its area shape; CONNECT is 501 problem+json', async () => {
+    const key = await createTestKey(t.db);
+    const split = (answer: string) => answer.split('\r\n\r\n') as [string, string];
+    let [head, body] = split(await rawExchange(server.baseUrl, `GET /v1/claims HTTP/1.1\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`));
+    expect(head).to.match(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(body)).to.include({ type: 'urn:hearth:problem:missing-host' });
+    [head, body] = split(await rawExchange(server.baseUrl, 'GET /chain/token/params HTTP/1.1\r\nConnection: close\r\n\r\n'));
+    expect(head).to.match(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(body)).to.include({ code: 3 });
+    // HTTP/1.0 has no Host to require.
+    expect(await rawExchange(server.baseUrl, 'GET /health HTTP/1.0\r\n\r\n')).to.match(/^HTTP\/1\.1 200 /);
+    [head, body] = split(await rawExchange(server.baseUrl, `GET /v1/claims HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nExpect: 200-ok\r\nConnection: close\r\n\r\n`));
+    expect(head).to.match(/^HTTP\/1\.1 417 /);
+    expect(JSON.parse(body)).to.include({ type: 'urn:hearth:problem:expectation-failed', status: 417 });
+    const hop = JSON.stringify({ sessionId: 'expect-1', serviceCode: '*384#', phoneNumber: '+254712345678', text: '' });
+    [, body] = split(await rawExchange(server.baseUrl, `POST /api/ussd HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: ${hop.length}\r\nConnection: close\r\n\r\n${hop}`));
+    expect(body).to.equal('END Invalid input. Please try again.');
+    [head, body] = split(await rawExchange(server.baseUrl, 'CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n'));
+    expect(head).to.match(/^HTTP\/1\.1 501 /).and.include('Connection: close');
+    expect(JSON.parse(body)).to.include({ status: 501 });
+  });
+
   it('a USSD hop with a fragment is END Invalid input and stores no session', async () => {
     const hop = JSON.stringify({ sessionId: 'frag-1', serviceCode: '*384#', phoneNumber: 'not-a-phone', text: '' });
     const res = await rawRequest(server.baseUrl, 'POST', '/api/ussd#', hop);

@@ -246,12 +246,25 @@ export function answerUnreadableRequest(err: NodeJS.ErrnoException, socket: Dupl
     return;
   }
   const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (!inFlight?.headersSent && !answeredEarly.has(socket)) {
-    const problem = unreadableRequest(err.code);
-    const body = JSON.stringify({ type: `urn:hearth:problem:${problem.type}`, title: problem.title, status: problem.status, detail: problem.detail });
-    socket.write(
-      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  }
+  if (!inFlight?.headersSent && !answeredEarly.has(socket)) writeProblem(socket, unreadableRequest(err.code));
   socket.destroy();
+}
+
+/**
+ * The http.Server 'connect' listener: Hearth is no proxy, so CONNECT (which Node hands over as a
+ * bare connection, no route seeing it) is 501 problem+json (RFC 9110 §15.6.2: a method the
+ * server does not implement), and the connection closes.
+ */
+export function refuseConnect(_req: IncomingMessage, socket: Duplex): void {
+  if (socket.writable) writeProblem(socket, new AppError(501, 'Not Implemented', { detail: 'CONNECT is not served: Hearth is no proxy.' }));
+  socket.destroy();
+}
+
+/** A problem written on a connection no response object holds, which then closes. */
+function writeProblem(socket: Duplex, problem: AppError): void {
+  const body = JSON.stringify({ type: `urn:hearth:problem:${problem.type}`, title: problem.title, status: problem.status, detail: problem.detail });
+  const headers = Object.entries(problem.headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.write(
+    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${headers}Connection: close\r\n\r\n${body}`,
+  );
 }

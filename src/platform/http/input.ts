@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import { visit } from 'jsonc-parser';
 import { jsonPointer } from '../json-pointer.ts';
-import { badRequest, type AppError, type FieldError } from './errors.ts';
+import { AppError, badRequest, type FieldError } from './errors.ts';
 
 /** Whole documents are walked, but no deeper than this: JSON nested deeper is refused outright. */
 const MAX_DEPTH = 64;
@@ -81,11 +81,21 @@ export function unstorableForm(form: string): AppError | undefined {
 const SINGLETON_HEADERS = new Set(['host', 'authorization']);
 
 /**
- * 400 for a request that repeats Host (RFC 9112 section 3.2: a server must refuse it) or
- * Authorization (Node would keep the first silently: which key a request uses must not be a
- * guess). Mounted with the request-target rule, before anything reads them.
+ * The request's header rules, in its area's shape (the server hands Node's own cases here: see
+ * platform/server.ts): 400 for an HTTP/1.1 request without Host, or repeating Host (RFC 9112
+ * section 3.2: a server must refuse both) or Authorization (Node would keep the first silently:
+ * which key a request uses must not be a guess); 417 for an expectation other than
+ * 100-continue (RFC 9110 section 10.1.1). Mounted with the request-target rule, before anything
+ * reads them.
  */
-export const rejectRepeatedSingletonHeaders: RequestHandler = (req, _res, next) => {
+export const requestHeaderRules: RequestHandler = (req, _res, next) => {
+  if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+    return next(badRequest('An HTTP/1.1 request must carry a Host header.', undefined, 'missing-host'));
+  }
+  const expect = req.headers.expect;
+  if (expect !== undefined && expect.toLowerCase() !== '100-continue') {
+    return next(new AppError(417, 'Expectation Failed', { type: 'expectation-failed', detail: `The expectation ${JSON.stringify(expect)} cannot be met; only 100-continue is understood.` }));
+  }
   const seen = new Set<string>();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i]!.toLowerCase();
