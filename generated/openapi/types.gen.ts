@@ -868,9 +868,9 @@ export type PostAgentMcpData = {
 
 export type PostAgentMcpErrors = {
     /**
-     * The body is not JSON, or is a batch (a problem); or it is no JSON-RPC message (the JSON-RPC error -32600 Invalid Request), or the MCP-Protocol-Version is not supported (-32000).
+     * A JSON-RPC error with `id` null: -32700 (Parse error) for a body that is not JSON; -32600 (Invalid Request) for one that is no single JSON-RPC message (a batch, a non-object) or that no area may store (not UTF-8, NUL, a lone surrogate, a name twice, a number JSON cannot hold), its reason in `message` and the failing places in `data.errors`; -32000 for an unsupported MCP-Protocol-Version.
      */
-    400: Problem;
+    400: JsonRpcErrorResponse;
     /**
      * Missing or unknown API key.
      */

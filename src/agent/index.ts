@@ -1,7 +1,7 @@
 // Area D: the agent runtime and its plugins, composed for the app.
 import type { Area, AreaContext } from '../platform/area.ts';
 import { userPreferencesPlugin } from './plugins/user-preferences/index.ts';
-import { MCP_PATH, mcpRouter } from './mcp.ts';
+import { MCP_PATH, mcpErrorRendererFor, mcpRouter } from './mcp.ts';
 import { agentRouter } from './routes.ts';
 import { loadFeaturesMap } from './runtime/features.ts';
 import type { AgentPlugin } from './runtime/plugin.ts';
@@ -44,5 +44,6 @@ export function createAgentArea(ctx: Pick<AreaContext, 'config' | 'db' | 'logger
       ...runtime.routers().map((router) => ({ router })),
     ],
     browserPrefixes: ['/agent', ...plugins.flatMap((p) => p.routePaths ?? [])],
+    errorRendererFor: mcpErrorRendererFor,
   };
 }

@@ -15,7 +15,7 @@ import type { Request, Response, Router } from 'express';
 import { isDatabaseUnavailable } from '../platform/db/index.ts';
 import { assertScopes, principalOf } from '../platform/http/auth.ts';
 import { DomainError } from '../platform/domain-errors.ts';
-import { domainToAppError, forbidden } from '../platform/http/errors.ts';
+import { domainToAppError, forbidden, NOT_JSON, renderProblem, type ErrorRenderer } from '../platform/http/errors.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
 import { contractValidator } from '../platform/contract-validators.ts';
 import { unstorableValue } from '../platform/http/input.ts';
@@ -102,6 +102,29 @@ function originAccepted(origin: string, req: Request, listed: readonly string[])
     return false;
   }
 }
+
+/**
+ * The area's renderer for POST /agent/mcp: a request refused before any JSON-RPC message could
+ * be read (400: the body is not JSON, not one object, not storable, not UTF-8, a name twice) is
+ * the JSON-RPC error a client of the protocol reads, with `id` null (JSON-RPC 2.0 §5.1: -32700
+ * Parse error for JSON that does not parse, else -32600 Invalid Request) and the reason in its
+ * message. Every other refusal (401, 403, 406, 415, 413) stays a problem, as MCP's HTTP layer has
+ * it.
+ */
+export function mcpErrorRendererFor(req: Request): ErrorRenderer | undefined {
+  return req.method === 'POST' && req.path === MCP_PATH ? renderMcpError : undefined;
+}
+
+const renderMcpError: ErrorRenderer = (err, req, res, headers) => {
+  if (err.status !== 400) return renderProblem(err, req, res, headers);
+  const parse = err.type === 'malformed-body' && err.detail === NOT_JSON;
+  res.set(headers);
+  res.status(400).json({
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: parse ? ErrorCode.ParseError : ErrorCode.InvalidRequest, message: `${parse ? 'Parse error' : 'Invalid Request'}: ${err.detail ?? err.title}`, ...(err.errors ? { data: { errors: err.errors } } : {}) },
+  });
+};
 
 /** A JSON-RPC error as the answer of one POST (`id` null when the message's id cannot be told). */
 function sendJsonRpcError(res: Response, status: number, id: string | number | null, code: number, message: string): void {

@@ -169,11 +169,34 @@ forEachDatabase('agent MCP server', (t) => {
     }
   });
 
-  it('a batch is 400; a body that is no JSON-RPC message is -32600; params that do not fit the method are -32602 with a readable message', async () => {
+  it('a body that is not JSON is 400 -32700; a batch, a body no area may store and one that is no JSON-RPC message are 400 -32600, all with id null; params that do not fit the method are -32602 with a readable message', async () => {
+    const raw = async (body: string) => {
+      const res = await fetch(`${server.baseUrl}/agent/mcp`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${alice}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body,
+      });
+      return { status: res.status, headers: res.headers, body: await res.json() };
+    };
+    const parse = await raw('{bad');
+    expect(parse.status).to.equal(400);
+    expect(parse.headers.get('content-type')).to.match(/^application\/json/);
+    expect(parse.body).to.deep.equal({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: The request body is not valid JSON.' } });
+    expectContractResponse('post', '/agent/mcp', parse);
     const batch = await mcpPost([{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
     expect(batch.status).to.equal(400);
-    expect(batch.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    expect(batch.body).to.deep.include({ jsonrpc: '2.0', id: null });
+    expect(batch.body.error.code).to.equal(-32600);
+    expect(batch.body.error.message).to.match(/^Invalid Request: /);
     expectContractResponse('post', '/agent/mcp', batch);
+    for (const body of ['{"jsonrpc":"2.0","id":1e400,"method":"ping"}', '{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"a":"\\u0000"}}}']) {
+      const res = await raw(body);
+      expect(res.status, body).to.equal(400);
+      expect(res.body.id, body).to.equal(null);
+      expect(res.body.error.code, body).to.equal(-32600);
+      expect(res.body.error.data.errors[0], body).to.have.property('rule');
+      expectContractResponse('post', '/agent/mcp', res);
+    }
     for (const message of [{ foo: 1 }, { jsonrpc: '1.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: null, method: 'ping' }]) {
       const res = await mcpPost(message);
       expect(res.status, JSON.stringify(message)).to.equal(400);

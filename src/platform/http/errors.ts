@@ -51,6 +51,8 @@ export class AppError extends Error {
 
 const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
 
+/** The detail of a body that does not parse as JSON. */
+export const NOT_JSON = 'The request body is not valid JSON.';
 export const badRequest = (detail: string, errors?: FieldError[], type = 'validation-error') =>
   new AppError(400, 'Bad Request', { detail, errors, type });
 export const unauthorized = (detail = 'A valid API key is required: send Authorization: Bearer <key>.') =>
@@ -112,7 +114,7 @@ export function toAppError(err: unknown, locate?: InputLocator): AppError {
   if (e?.type === 'entity.parse.failed') {
     // body-parser takes only an object or array at the top: `null` or `1` is JSON, but no body here.
     const isJson = typeof (e as { body?: unknown }).body === 'string' && parsesAsJson((e as { body: string }).body);
-    return badRequest(isJson ? 'The request body must be a JSON object.' : 'The request body is not valid JSON.', undefined, 'malformed-body');
+    return badRequest(isJson ? 'The request body must be a JSON object.' : NOT_JSON, undefined, 'malformed-body');
   }
   if (isDatabaseUnavailable(err)) return unavailable(undefined, err);
   if (e?.type === 'entity.too.large') return new AppError(413, 'Payload Too Large', { detail: 'The request body is too large.' });
