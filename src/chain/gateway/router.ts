@@ -51,14 +51,17 @@ export function cosmosEdge(mounts: readonly string[], gateway: RequestHandler): 
     const rawPath = q >= 0 ? req.url.slice(0, q) : req.url;
     // The request-target rule (app.ts) let through only paths that decode.
     const path = decodeTargetPath(rawPath)!;
-    const clean = cleanPath(path);
+    const mount = mountOf(path);
+    // Under a mount, the gateway's root is the mount's: dot segments (`/chain/..%2Fhealth`) clean
+    // within it, as they would on a node serving the gateway at its root.
+    const rest = mount ? path.slice(mount.length) : path;
+    const clean = mount ? (rest === '' ? path : mount + cleanPath(rest)) : cleanPath(path);
     if (clean !== path) {
-      if (!mountOf(clean)) return next();
+      if (!mount && !mountOf(clean)) return next();
       res.status(301).setHeader('Location', `${goEscapedPath(clean)}${q >= 0 ? req.url.slice(q) : ''}`);
       res.end();
       return;
     }
-    const mount = mountOf(path);
     if (!mount) return next();
     res.locals.chainPath = path.slice(mount.length);
     gateway(req, res, next);
