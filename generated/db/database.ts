@@ -194,6 +194,7 @@ export interface UssdSessions {
   is_authenticated: Generated<boolean | number>;
   last_reply: string | null;
   last_text_digest: string;
+  last_text_earlier: Generated<string>;
   last_text_length: number;
   network_code: string | null;
   phone_number: string;

@@ -7,6 +7,11 @@ import type { Language } from './i18n/index.ts';
 export interface TextMark {
   digest: string;
   length: number;
+  /**
+   * Short keyed digests of the text's earlier texts (its prefixes before each `*`, the empty
+   * dial text left out), comma-separated: a hop repeating one of them is a late repeat.
+   */
+  earlier: string;
 }
 
 export type SessionStatus = 'active' | 'closed' | 'expired';

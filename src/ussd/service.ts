@@ -123,12 +123,15 @@ export class UssdService {
       if (swept) return TEXT.expired(swept.serviceCode, swept.language);
       // A dial shortcut (`*384*1*2#`): a new session with every input of the text replayed.
       const started = await this.start(req, now);
-      return started ? this.apply(started, req, this.sessions.markOf(req.text), req.text.split('*'), now) : LOST;
+      return started ? this.apply(started, req, this.sessions.markOfHop(req.text), req.text.split('*'), now) : LOST;
     }
     const mark = this.sessions.markOf(req.text);
     if (session.lastText.length === mark.length && session.lastText.digest === mark.digest) return this.storedReply(session);
     if (session.status !== 'active') return TEXT.ended(session.serviceCode, languageOf(session));
-    return this.apply(session, req, mark, [this.newInput(session, req.text)], now);
+    // A late repeat of an earlier hop (the gateway retrying it after later ones went through)
+    // is no keypress: it changes nothing and gets the screen the session is on.
+    if (this.sessions.isEarlierText(session, req.text)) return this.storedReply(session);
+    return this.apply(session, req, this.sessions.markOfHop(req.text), [this.newInput(session, req.text)], now);
   }
 
   /**

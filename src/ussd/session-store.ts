@@ -53,13 +53,34 @@ export class SessionStore {
   ) {
     // Unreferenced: a pending pause never keeps the process up.
     this.pause = opts.pause ?? ((ms) => sleep(ms, undefined, { ref: false }));
-    this.emptyMark = { digest: opts.pins.digest(''), length: 0 };
+    this.emptyMark = { digest: opts.pins.digest(''), length: 0, earlier: '' };
   }
 
-  /** The mark of a text: a keyed digest (the text holds PINs) and its length. */
+  /** The mark of a text: a keyed digest (the text holds PINs) and its length; `earlier` is left empty (markOfHop fills it). */
   markOf(text: string): TextMark {
     if (text === '') return this.emptyMark;
-    return { digest: this.opts.pins.digest(text), length: text.length };
+    return { digest: this.opts.pins.digest(text), length: text.length, earlier: '' };
+  }
+
+  /** The mark a hop of `text` leaves on its session, with the digests of its earlier texts. */
+  markOfHop(text: string): TextMark {
+    const earlier: string[] = [];
+    for (let i = text.indexOf('*'); i > 0; i = text.indexOf('*', i + 1)) earlier.push(this.shortDigest(text.slice(0, i)));
+    return { ...this.markOf(text), earlier: earlier.join(',') };
+  }
+
+  /**
+   * Whether `text` is the text of one of the session's hops before its last (a gateway repeating
+   * an old hop late), or the dial's: either is no new keypress.
+   */
+  isEarlierText(s: Session, text: string): boolean {
+    if (text === '') return s.lastText.length > 0;
+    return s.lastText.earlier !== '' && s.lastText.earlier.split(',').includes(this.shortDigest(text));
+  }
+
+  /** 64 bits of the keyed digest: enough to tell a session's few texts apart. */
+  private shortDigest(text: string): string {
+    return this.opts.pins.digest(text).slice(0, 16);
   }
 
   /** The session as this instance last wrote it; undefined if it wrote none (or forgot it). */

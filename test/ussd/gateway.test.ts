@@ -159,6 +159,26 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     });
   });
 
+  it('a late repeat of an earlier hop (or of the dial) changes nothing: it gets the screen the session is on, and the next real hop goes on from there', async () => {
+    await withTwoInstances(t.db, () => t.open(), async (a, b) => {
+      const s = new GatewaySession([a.baseUrl, b.baseUrl]);
+      const id = await createAccount(s);
+      const l = new GatewaySession([a.baseUrl, b.baseUrl], s.phoneNumber);
+      await login(l, id, '24680');
+      const asking = await l.walk('1', '1');
+      expect(asking).to.match(/^CON Enter kg of fuel used today/);
+      // The gateway repeats the hop `2` (Account Menu) and the dial, late.
+      for (const late of ['2', '2*1', '']) {
+        const hop = await postUssd(a.baseUrl, { sessionId: l.sessionId, serviceCode: l.serviceCode, phoneNumber: l.phoneNumber, text: late });
+        expect(hop.text, JSON.stringify(late)).to.equal(asking);
+      }
+      const account = await t.db.selectFrom('ussd_accounts').select('id').where('customer_id', '=', id).executeTakeFirstOrThrow();
+      expect(await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute()).to.deep.equal([]);
+      expect(await l.send('2.5')).to.match(/^CON Saved 2\.5 kg for today/);
+      expect((await t.db.selectFrom('ussd_fuel_logs').select('kg').where('account_id', '=', account.id).execute()).map((r) => Number(r.kg))).to.deep.equal([2.5]);
+    });
+  });
+
   it("another phone number or service code on a session's id is END Invalid input and leaves the session as it was", async () => {
     const server = await startUssdServer(t.db, {}, { twins: new RecordingTwins() });
     try {
