@@ -14,7 +14,7 @@ import { invalidConfig, type Config } from '../config.ts';
 import { sendUssdText } from './reply.ts';
 import { SlidingWindowMemoryStore, SlidingWindowRedisStore } from '../platform/http/sliding-window.ts';
 import type { Logger } from '../platform/logging.ts';
-import { CATALOGUES } from './i18n/index.ts';
+import { CATALOGUES, type Language } from './i18n/index.ts';
 
 /** The rate-limit reply in English; the limits answer in USSD_DEFAULT_LANGUAGE. */
 export const RATE_LIMIT_REPLY = `END ${CATALOGUES.en.failures.tooManyRequests}`;
@@ -107,6 +107,8 @@ export async function ussdRateLimits(
   config: Pick<Config, 'USSD_RATE_LIMIT_PER_MINUTE' | 'USSD_PHONE_RATE_LIMIT_PER_MINUTE' | 'USSD_GATEWAY_ADDRESSES' | 'USSD_DEFAULT_LANGUAGE' | 'REDIS_URL'>,
   logger: Logger,
   onClose: (fn: () => Promise<void>) => void,
+  /** The language of a hop's session, if this instance served it (the per-phone refusal is in it). */
+  sessionLanguage: (sessionId: unknown) => Language | undefined = () => undefined,
 ): Promise<UssdRateLimits> {
   let storeFor = (_prefix: string): Store => new SlidingWindowMemoryStore();
   if (config.REDIS_URL) {
@@ -120,7 +122,9 @@ export async function ussdRateLimits(
     });
     storeFor = (prefix) => new FailOpenStore(new SlidingWindowRedisStore((args) => client.sendCommand(args), prefix), logger);
   }
-  const reply = `END ${CATALOGUES[config.USSD_DEFAULT_LANGUAGE].failures.tooManyRequests}`;
+  const replyIn = (language: Language) => `END ${CATALOGUES[language].failures.tooManyRequests}`;
+  // Counted before the body is read: the session, and so its language, is not known yet.
+  const reply = replyIn(config.USSD_DEFAULT_LANGUAGE);
   const gateways = proxyaddr.compile(config.USSD_GATEWAY_ADDRESSES);
   const fromGateway = (req: Request) => config.USSD_GATEWAY_ADDRESSES.length > 0 && req.ip !== undefined && gateways(req.ip, 0);
   const common: Partial<Options> = {
@@ -149,7 +153,7 @@ export async function ussdRateLimits(
     keyGenerator: (req) => (req.body as UssdRequest).phoneNumber,
     handler: (req, res) => {
       logger.warn({ area: 'ussd', gateway: req.ip }, 'ussd hop refused: phone over its rate limit');
-      sendUssdText(res, 200, reply);
+      sendUssdText(res, 200, replyIn(sessionLanguage((req.body as UssdRequest).sessionId) ?? config.USSD_DEFAULT_LANGUAGE));
     },
   });
   return { perAddress, perPhone };

@@ -166,6 +166,7 @@ export class UssdService {
       networkCode: recordedNetworkCode(req.networkCode),
     };
     if (!(await this.sessions.insert(session))) return undefined;
+    this.noteLanguage(session.id, languageOf(session));
     this.opts.logger.info({ sessionId: req.sessionId, phone: maskPhone(req.phoneNumber) }, 'ussd session started');
     return session;
   }

@@ -10,7 +10,7 @@ import { SlidingWindowMemoryStore, SlidingWindowRedisStore } from '../../src/pla
 import { RATE_LIMIT_REPLY, REDIS_PREFIX } from '../../src/ussd/rate-limit.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
-import { newSessionId, postUssd, startUssdServer } from './helpers.ts';
+import { GatewaySession, newSessionId, postUssd, startUssdServer } from './helpers.ts';
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL || undefined;
 const body = () => ({ sessionId: newSessionId(), serviceCode: '*384#', phoneNumber: '+254712345678', text: '' });
@@ -177,6 +177,18 @@ forEachDatabase('USSD rate limit', (t) => {
       // another household behind the same gateway address has its own budget
       const b = await postUssd(server.baseUrl, phone('+254711000002'));
       expect(b.text).to.match(/^CON /);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("a phone over its limit is told so in its session's language (Kiswahili chosen in the session)", async () => {
+    const server = await startUssdServer(t.db, { USSD_PHONE_RATE_LIMIT_PER_MINUTE: '4', USSD_GATEWAY_ADDRESSES: '127.0.0.0/8' });
+    try {
+      const s = new GatewaySession([server.baseUrl], '+254711000009');
+      await s.dial();
+      expect(await s.walk('9', '2', '1')).to.match(/^CON /);
+      expect(await s.send('0')).to.equal('END Maombi ni mengi mno. Tafadhali jaribu tena baada ya dakika moja.');
     } finally {
       await server.stop();
     }
