@@ -40,14 +40,17 @@ export type Effects = { readonly [S in EffectState]: Effect };
 const DAY_MS = 86_400_000;
 
 /** The local calendar date `daysBefore` days before today in `timeZone` (noon UTC steps days without DST edge cases). */
-function localDay(today: Intl.DateTimeFormat, now: Date, daysBefore: number): string {
+/** Formats a date as YYYY-MM-DD (en-CA's form) in `timeZone`. */
+export const localDateFormat = (timeZone = 'UTC') => new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+
+export function localDay(today: Intl.DateTimeFormat, now: Date, daysBefore: number): string {
   return new Date(Date.parse(`${today.format(now)}T12:00:00Z`) - daysBefore * DAY_MS).toISOString().slice(0, 10);
 }
 
 export function createEffects(deps: EffectDeps): Effects {
   const { repo, pins, logger } = deps;
   // en-CA formats a date as YYYY-MM-DD.
-  const localDate = new Intl.DateTimeFormat('en-CA', { timeZone: deps.timeZone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' });
+  const localDate = localDateFormat(deps.timeZone);
   const nowIso = () => deps.now().toISOString();
 
   /** Saves the pending amount for the chosen day; with `check`, one outside the plausible range is first confirmed. */
@@ -56,7 +59,8 @@ export function createEffects(deps: EffectDeps): Effects {
     const day = Math.min(Math.max(c.fuelDay ?? 0, 0), FUEL_DAYS - 1);
     const range = deps.plausibleKg;
     if (check && range && (kg < range.min || kg > range.max)) return { outcome: 'confirm', assign: { unusualKg: kg > range.max ? 'high' : 'low' } };
-    const saved = await repo.upsertFuelLog(c.accountId!, localDay(localDate, deps.now(), day), kg, nowIso());
+    // The date of the day as the household chose it (a choice made before midnight keeps its date).
+    const saved = await repo.upsertFuelLog(c.accountId!, c.fuelDate ?? localDay(localDate, deps.now(), day), kg, nowIso());
     const key = saved === 'saved' ? 'fuelSaved' : saved === 'updated' ? 'fuelUpdated' : 'fuelClaimed';
     return { outcome: 'ok', notice: { key, params: { kg, day } } };
   };

@@ -34,8 +34,9 @@ export interface UssdContext {
   topic?: number;
   page: number;
   notice?: Notice;
-  /** The day fuel is being logged for, as days before today, and an amount waiting for confirmation. */
+  /** The day fuel is being logged for, as days before today and as the date it was when chosen, and an amount waiting for confirmation. */
   fuelDay?: number;
+  fuelDate?: string;
   pendingKg?: number;
   /** Whether an amount waiting for confirmation is above or below the plausible range. */
   unusualKg?: 'high' | 'low';
@@ -53,7 +54,8 @@ export type EffectResult =
   | { outcome: 'retry'; notice: Notice }
   | { outcome: 'unknownCustomer' | 'locked' | 'phoneTaken' | 'tooFew' | 'rejected' | 'mismatch' | 'confirm' | 'unchanged'; notice?: Notice; assign?: Partial<UssdContext> };
 
-export type UssdEvent = { type: 'INPUT'; value: string } | { type: 'DONE'; result: EffectResult };
+/** An input carries its hop's local date (YYYY-MM-DD in USSD_TIMEZONE): a day chosen by it is that date's, whenever it is saved. */
+export type UssdEvent = { type: 'INPUT'; value: string; today?: string } | { type: 'DONE'; result: EffectResult };
 
 /** The tag of every state that waits on an effect: the hop runner performs it and sends DONE. */
 export const EFFECT_TAG = 'effect';
@@ -75,6 +77,12 @@ type Args = { context: UssdContext; event: UssdEvent };
 type InputArgs = { context: UssdContext; event: Extract<UssdEvent, { type: 'INPUT' }> };
 type DoneArgs = { event: Extract<UssdEvent, { type: 'DONE' }> };
 const input = (e: UssdEvent) => (e.type === 'INPUT' ? e.value.trim() : '');
+
+/** The day chosen, `daysBefore` today, with its date as of the choosing hop (noon UTC steps days without DST edges). */
+function chosenDay(daysBefore: number, event: UssdEvent): Pick<UssdContext, 'fuelDay' | 'fuelDate'> {
+  const today = event.type === 'INPUT' ? event.today : undefined;
+  return { fuelDay: daysBefore, fuelDate: today && new Date(Date.parse(`${today}T12:00:00Z`) - daysBefore * 86_400_000).toISOString().slice(0, 10) };
+}
 const is = (value: string) => ({ event }: InputArgs) => input(event) === value;
 const result = (e: UssdEvent) => (e.type === 'DONE' ? e.result : undefined);
 const outcome = (o: EffectResult['outcome']) => ({ event }: DoneArgs) => event.result.outcome === o;
@@ -240,7 +248,7 @@ export const ussdMachine = machineSetup.createMachine({
     ]),
     // Today, yesterday or the day before: the weighing is often done the next morning.
     fuelDay: menu('fuelDay', 'services', [
-      { guard: choice(Array.from({ length: FUEL_DAYS })), ...enter('fuelAmount', ({ event }) => ({ fuelDay: Number(input(event)) - 1 })) },
+      { guard: choice(Array.from({ length: FUEL_DAYS })), ...enter('fuelAmount', ({ event }) => chosenDay(Number(input(event)) - 1, event)) },
       invalid,
     ]),
     fuelAmount: menu('fuelAmount', 'fuelDay', [

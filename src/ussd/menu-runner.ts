@@ -21,6 +21,8 @@ export interface HopInput {
   snapshot: string;
   /** The inputs to apply in order (more than one for a dial shortcut). */
   inputs: string[];
+  /** The hop's local date (YYYY-MM-DD), given with each input. */
+  today: string;
   sessionId: string;
   phoneNumber: string;
   /** Called before the hop's first effect; false stops the hop (another hop changed the session). */
@@ -56,7 +58,8 @@ export class MenuRunner {
 
   /** The outcome of the hop; undefined when `beforeEffect` refused. */
   async run(hop: HopInput): Promise<HopOutcome | undefined> {
-    const pureKey = hop.inputs.length === 1 ? `${hop.snapshot}\u0000${hop.inputs[0]}` : undefined;
+    // The date is part of the key: a day chosen today is another date tomorrow.
+    const pureKey = hop.inputs.length === 1 ? `${hop.snapshot}\u0000${hop.inputs[0]}\u0000${hop.today}` : undefined;
     const known = pureKey === undefined ? undefined : this.pureHops.get(pureKey);
     if (known) return known;
 
@@ -65,7 +68,7 @@ export class MenuRunner {
     let ranEffect = false;
     for (const value of hop.inputs) {
       if (snapshot.status === 'done') break;
-      [snapshot] = transition(ussdMachine, snapshot, { type: 'INPUT', value });
+      [snapshot] = transition(ussdMachine, snapshot, { type: 'INPUT', value, today: hop.today });
       while (snapshot.hasTag(EFFECT_TAG)) {
         const state = stateOf(snapshot);
         if (!this.hasEffect(state)) throw new Error(`state ${state} is tagged ${EFFECT_TAG} but has no effect`);

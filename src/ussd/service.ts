@@ -5,7 +5,7 @@
 import type { UssdDebugResponse, UssdRequest } from '../../generated/openapi/types.gen.ts';
 import { setBounded } from '../platform/bounded-map.ts';
 import { maskPhone } from '../platform/logging.ts';
-import { createEffects, type EffectDeps } from './effects.ts';
+import { createEffects, localDateFormat, localDay, type EffectDeps } from './effects.ts';
 import { SessionBusyError, SessionMismatchError } from './errors.ts';
 import { asLanguage, type Language } from './i18n/index.ts';
 import type { UssdContext } from './machine.ts';
@@ -58,6 +58,7 @@ const REMEMBERED_LANGUAGES = 10_000;
 
 export class UssdService {
   private readonly now: () => Date;
+  private readonly localDate: Intl.DateTimeFormat;
   readonly sessions: SessionStore;
   readonly menus: MenuRunner;
   /** The language of sessions this instance served lately, by id: a hop that fails is answered in it (reply.ts). */
@@ -68,6 +69,7 @@ export class UssdService {
     private readonly opts: UssdServiceOptions,
   ) {
     this.now = opts.now ?? (() => new Date());
+    this.localDate = localDateFormat(opts.timeZone);
     this.sessions = new SessionStore(repo, { pins: opts.pins, idleSeconds: opts.idleSeconds, pause: opts.pause });
     this.menus = new MenuRunner(opts.appName, createEffects({ ...opts, repo, now: this.now }));
   }
@@ -179,7 +181,8 @@ export class UssdService {
   private async apply(session: Session, req: UssdRequest, mark: TextMark, inputs: string[], now: Date): Promise<Attempt> {
     const lease = this.sessions.lease(session, mark, now);
     try {
-      const outcome = await this.menus.run({ snapshot: session.snapshot, inputs, sessionId: session.id, phoneNumber: req.phoneNumber, beforeEffect: () => lease.take() });
+      const today = localDay(this.localDate, now, 0);
+      const outcome = await this.menus.run({ snapshot: session.snapshot, inputs, today, sessionId: session.id, phoneNumber: req.phoneNumber, beforeEffect: () => lease.take() });
       if (!outcome) return LOST;
       if (!(await this.sessions.saveHop(session, lease.version, mark, outcome, now))) return LOST;
       // The hop may have changed the language (the language menu).

@@ -113,6 +113,24 @@ forEachDatabase('USSD services and PINs', (t) => {
     });
   });
 
+  it('a day chosen before midnight keeps its date when the kg comes after it', async () => {
+    const s = session();
+    const id = await createAccount(s, '13579');
+    server.clock.now = new Date('2026-05-10T23:59:40Z');
+    const today = session(s.phoneNumber);
+    await login(today, id, '13579');
+    expect(await today.walk('1', '1')).to.match(/^CON Enter kg of fuel used today/);
+    const yesterday = session(s.phoneNumber);
+    await login(yesterday, id, '13579');
+    expect(await yesterday.walk('1', '2')).to.match(/^CON Enter kg of fuel used yesterday/);
+    server.clock.now = new Date('2026-05-11T00:00:10Z');
+    expect(await today.send('2')).to.match(/^CON Saved 2 kg for today\./);
+    expect(await yesterday.send('3')).to.match(/^CON Saved 3 kg for yesterday\./);
+    const account = await t.db.selectFrom('ussd_accounts').select('id').where('customer_id', '=', id).executeTakeFirstOrThrow();
+    const logs = await t.db.selectFrom('ussd_fuel_logs').select(['log_date', 'kg']).where('account_id', '=', account.id).orderBy('log_date').execute();
+    expect(logs.map((l) => [l.log_date, Number(l.kg)])).to.deep.equal([['2026-05-09', 3], ['2026-05-10', 2]]);
+  });
+
   it('fuel logged for today, yesterday and the day before, reviewed, then sent as a claim; status shown after', async () => {
     const s = session();
     const id = await createAccount(s, '13579');
