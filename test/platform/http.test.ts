@@ -539,6 +539,16 @@ forEachDatabase('app assembly', (t) => {
     });
     expect(good.status).to.equal(201);
     expect((await good.json()).name).to.equal('Jiko — 炉 🔥');
+    // JSON is UTF-8 alone: another utf-* charset (which body-parser would decode) is 415.
+    for (const [charset, status] of [['utf-16', 415], ['UTF-8', 201]] as const) {
+      const res = await fetch(`${server.baseUrl}/v1/collections`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': `application/json; charset=${charset}` },
+        body: `{"id":"utf8-${charset}","name":"x"}`,
+      });
+      expect(res.status, charset).to.equal(status);
+      if (status === 415) expect(await res.json()).to.include({ type: 'urn:hearth:problem:charset-unsupported' });
+    }
   });
 
   it('an object naming a member twice (I-JSON, RFC 7493 §2.3) is a 400 pointing at it, in every area, and nothing is stored', async () => {

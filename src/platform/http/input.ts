@@ -134,14 +134,17 @@ function repeatedName(text: string): string | undefined {
 
 /**
  * body-parser's `verify` for JSON bodies, which every area's JSON passes: a body that is not
- * UTF-8 (RFC 8259 §8.1) is refused, not decoded with U+FFFD in place of its bad bytes and stored
+ * UTF-8 (RFC 8259 §8.1), or says another charset, is refused, not decoded with U+FFFD in place of its bad bytes and stored
  * so; so is an object with a name twice (I-JSON, RFC 7493 §2.3), whose value is not defined:
  * JSON.parse keeps the last, another reader the first (a verified credential would say one
  * thing to us and another to it). Thrown here, the 400 keeps its status through the parser and
  * is answered in the area's shape.
  */
 export function checkJsonBody(_req: IncomingMessage, _res: ServerResponse, body: Buffer, encoding: string): void {
-  if (encoding.toLowerCase() !== 'utf-8') return;
+  // body-parser takes any utf-* charset; JSON between systems is UTF-8 alone (RFC 8259 §8.1).
+  if (encoding.toLowerCase() !== 'utf-8') {
+    throw new AppError(415, 'Unsupported Media Type', { type: 'charset-unsupported', detail: `unsupported charset "${encoding.toUpperCase()}": JSON is sent as UTF-8` });
+  }
   if (!isUtf8(body)) {
     throw badRequest('The request body is not valid UTF-8.', [{ pointer: '/body', message: 'must be UTF-8 text (RFC 8259 §8.1)', rule: 'utf-8' }]);
   }
