@@ -109,6 +109,11 @@ export function createEffects(deps: EffectDeps): Effects {
       logger.info({ sessionId }, 'ussd PIN changed');
       return { outcome: 'ok' };
     },
+    async checkingDay({ context: c }) {
+      const day = Math.min(Math.max(c.fuelDay ?? 0, 0), FUEL_DAYS - 1);
+      const claimed = await repo.fuelDayClaimed(c.accountId!, c.fuelDate ?? localDay(localDate, deps.now(), day));
+      return claimed ? { outcome: 'claimed', notice: { key: 'dayClaimed', params: { day } } } : { outcome: 'ok' };
+    },
     checkingFuel: saveFuel(true),
     savingFuel: saveFuel(false),
     async loadingReview({ context: c }) {

@@ -52,7 +52,7 @@ export interface UssdContext {
 export type EffectResult =
   | { outcome: 'ok'; assign?: Partial<UssdContext>; notice?: Notice }
   | { outcome: 'retry'; notice: Notice }
-  | { outcome: 'unknownCustomer' | 'locked' | 'phoneTaken' | 'tooFew' | 'rejected' | 'mismatch' | 'confirm' | 'unchanged'; notice?: Notice; assign?: Partial<UssdContext> };
+  | { outcome: 'unknownCustomer' | 'locked' | 'phoneTaken' | 'tooFew' | 'rejected' | 'mismatch' | 'confirm' | 'unchanged' | 'claimed'; notice?: Notice; assign?: Partial<UssdContext> };
 
 /** An input carries its hop's local date (YYYY-MM-DD in USSD_TIMEZONE): a day chosen by it is that date's, whenever it is saved. */
 export type UssdEvent = { type: 'INPUT'; value: string; today?: string } | { type: 'DONE'; result: EffectResult };
@@ -61,7 +61,7 @@ export type UssdEvent = { type: 'INPUT'; value: string; today?: string } | { typ
 export const EFFECT_TAG = 'effect';
 /** The states tagged EFFECT_TAG; effects.ts has one function for each (a test holds the two together). */
 export type EffectState =
-  | 'verifyingLogin' | 'recoveringCustomerId' | 'checkingPhone' | 'sealingPin' | 'creatingAccount' | 'checkingFuel' | 'savingFuel' | 'loadingReview'
+  | 'verifyingLogin' | 'recoveringCustomerId' | 'checkingPhone' | 'sealingPin' | 'creatingAccount' | 'checkingDay' | 'checkingFuel' | 'savingFuel' | 'loadingReview'
   | 'preparingClaim' | 'submittingClaim' | 'loadingClaimStatus' | 'verifyingCurrentPin' | 'sealingNewPin' | 'savingNewPin' | 'savingLanguage';
 
 const machineSetup = setup({
@@ -248,8 +248,13 @@ export const ussdMachine = machineSetup.createMachine({
     ]),
     // Today, yesterday or the day before: the weighing is often done the next morning.
     fuelDay: menu('fuelDay', 'services', [
-      { guard: choice(Array.from({ length: FUEL_DAYS })), ...enter('fuelAmount', ({ event }) => chosenDay(Number(input(event)) - 1, event)) },
+      { guard: choice(Array.from({ length: FUEL_DAYS })), ...enter('checkingDay', ({ event }) => chosenDay(Number(input(event)) - 1, event)) },
       invalid,
+    ]),
+    // A day already in a sent claim is refused before its kg is asked for.
+    checkingDay: effect([
+      { guard: outcome('ok'), ...enter('fuelAmount') },
+      { guard: outcome('claimed'), ...withNotice('fuelDay', resultNotice) },
     ]),
     fuelAmount: menu('fuelAmount', 'fuelDay', [
       { guard: ({ event }: InputArgs) => parseKg(input(event)) !== undefined, ...enter('checkingFuel', ({ event }) => ({ pendingKg: parseKg(input(event)) })) },

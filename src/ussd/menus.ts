@@ -41,7 +41,8 @@ function noticeText(n: Notice | undefined, lang: Language | undefined): string |
     case 'fuelUpdated':
       return notices[n.key](Number(p.kg), day);
     case 'fuelClaimed':
-      return notices.fuelClaimed(day);
+    case 'dayClaimed':
+      return notices[n.key](day);
     case 'needThreeDays':
       return notices.needThreeDays(Number(p.days));
     case 'claimNotSent':

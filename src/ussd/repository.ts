@@ -333,6 +333,12 @@ export class UssdRepository {
     return Number(numUpdatedRows);
   }
 
+  /** Whether the account's reading of `date` is in a sent claim. */
+  async fuelDayClaimed(accountId: string, date: string): Promise<boolean> {
+    const row = await this.db.selectFrom('ussd_fuel_logs').select('claim_id').where('account_id', '=', accountId).where('log_date', '=', date).executeTakeFirst();
+    return !!row?.claim_id;
+  }
+
   /** The account's logged days, oldest first. */
   async fuelLogs(accountId: string): Promise<FuelLog[]> {
     const rows = await this.db.selectFrom('ussd_fuel_logs').select(['id', 'log_date', 'kg', 'claim_id']).where('account_id', '=', accountId).orderBy('log_date').execute();

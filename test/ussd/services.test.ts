@@ -182,11 +182,12 @@ forEachDatabase('USSD services and PINs', (t) => {
     const st = session(s.phoneNumber);
     await login(st, id, '13579');
     expect(await st.send('4')).to.equal(`CON Claim ${ref}: Accepted.\n0. Back`);
-    // the claimed days are marked; logging a claimed day again changes nothing
+    // the claimed days are marked; a claimed day is refused when chosen, before its kg is asked for
     const marked = await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', household.id).orderBy('log_date').execute();
     expect(marked.map((l) => l.claim_id)).to.deep.equal([claim.id, claim.id, claim.id]);
-    await st.walk('0', '1', '2');
-    expect(await st.send('9')).to.match(/^CON Yesterday is already in a claim you sent; not changed\.\nServices/);
+    await st.walk('0', '1');
+    expect(await st.send('2')).to.equal('CON Yesterday is already in a claim you sent. Choose another day.\nFuel used on which day?\n1. Today\n2. Yesterday\n3. The day before yesterday\n0. Back');
+    expect(await st.send('0')).to.match(/^CON Services/);
     expect(await st.send('3')).to.match(/^CON A claim needs 3 days in a row not yet sent\. You have 0\./);
   });
 

@@ -85,6 +85,7 @@ export interface Catalogue {
     fuelSaved: (kg: number, day: string) => string;
     fuelUpdated: (kg: number, day: string) => string;
     fuelClaimed: (day: string) => string;
+    dayClaimed: (day: string) => string;
     needThreeDays: (days: number) => string;
     claimNotSent: (reason: string) => string;
     pinChanged: string;

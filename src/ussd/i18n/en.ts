@@ -97,6 +97,7 @@ export const en: Catalogue = {
     fuelSaved: (kg, day) => `Saved ${kg} kg for ${day.toLowerCase()}.`,
     fuelUpdated: (kg, day) => `Changed ${day.toLowerCase()} to ${kg} kg.`,
     fuelClaimed: (day) => `${day} is already in a claim you sent; not changed.`,
+    dayClaimed: (day) => `${day} is already in a claim you sent. Choose another day.`,
     needThreeDays: (days) => `A claim needs 3 days in a row not yet sent. You have ${days}.`,
     claimNotSent: (reason) => `Claim not sent. ${reason}`,
     pinChanged: 'PIN changed.',

@@ -96,6 +96,7 @@ export const sw: Catalogue = {
     fuelSaved: (kg, day) => `Kilo ${kg} zimehifadhiwa kwa ${day.toLowerCase()}.`,
     fuelUpdated: (kg, day) => `${day} imebadilishwa kuwa kilo ${kg}.`,
     fuelClaimed: (day) => `${day} tayari iko kwenye dai ulilotuma; haijabadilishwa.`,
+    dayClaimed: (day) => `${day} tayari iko kwenye dai ulilotuma. Chagua siku nyingine.`,
     needThreeDays: (days) => `Dai linahitaji siku 3 mfululizo ambazo hazijatumwa. Una ${days}.`,
     claimNotSent: (reason) => `Dai halikutumwa. ${reason}`,
     pinChanged: 'PIN imebadilishwa.',
