@@ -77,6 +77,9 @@ export function createEffects(deps: EffectDeps): Effects {
         notice: { key: 'loggedIn', params: { name: account.name.split(' ')[0]! } },
       };
     },
+    async findingPhoneAccount({ phoneNumber }) {
+      return (await repo.findAccountByPhone(phoneNumber))?.householdDid ? { outcome: 'ok' } : { outcome: 'unknownCustomer' };
+    },
     async recoveringCustomerId({ input, sessionId, phoneNumber }) {
       // An account whose creation has not finished has no Customer ID to give yet.
       const account = await repo.findAccountByPhone(phoneNumber);

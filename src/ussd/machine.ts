@@ -61,7 +61,7 @@ export type UssdEvent = { type: 'INPUT'; value: string; today?: string } | { typ
 export const EFFECT_TAG = 'effect';
 /** The states tagged EFFECT_TAG; effects.ts has one function for each (a test holds the two together). */
 export type EffectState =
-  | 'verifyingLogin' | 'recoveringCustomerId' | 'checkingPhone' | 'sealingPin' | 'creatingAccount' | 'checkingDay' | 'checkingFuel' | 'savingFuel' | 'loadingReview'
+  | 'verifyingLogin' | 'findingPhoneAccount' | 'recoveringCustomerId' | 'checkingPhone' | 'sealingPin' | 'creatingAccount' | 'checkingDay' | 'checkingFuel' | 'savingFuel' | 'loadingReview'
   | 'preparingClaim' | 'submittingClaim' | 'loadingClaimStatus' | 'verifyingCurrentPin' | 'sealingNewPin' | 'savingNewPin' | 'savingLanguage';
 
 const machineSetup = setup({
@@ -181,7 +181,7 @@ export const ussdMachine = machineSetup.createMachine({
     accountMenu: menu('accountMenu', 'preMenu', [
       { guard: is('1'), ...enter('loginCustomerId', clearDraft) },
       { guard: is('2'), ...enter('checkingPhone', clearDraft) },
-      { guard: is('3'), ...enter('recoverPin', clearDraft) },
+      { guard: is('3'), ...enter('findingPhoneAccount', clearDraft) },
       invalid,
     ]),
     loginCustomerId: menu('loginCustomerId', 'accountMenu', [
@@ -197,7 +197,12 @@ export const ussdMachine = machineSetup.createMachine({
     ]),
     locked: { type: 'final' },
     // A forgotten Customer ID (or an account-created reply the network lost): the phone's own
-    // account, shown after its PIN, with the same attempt count and lock as a login.
+    // account, shown after its PIN, with the same attempt count and lock as a login. A phone
+    // without one is told so before its PIN is asked for.
+    findingPhoneAccount: effect([
+      { guard: outcome('ok'), ...enter('recoverPin') },
+      { guard: outcome('unknownCustomer'), ...withNotice('accountMenu', () => ({ key: 'noAccountForPhone' })) },
+    ]),
     recoverPin: pinEntry('recoverPin', 'accountMenu', 'recoveringCustomerId'),
     recoveringCustomerId: effect([
       { guard: outcome('ok'), ...enter('customerIdShown', fromResult) },

@@ -107,9 +107,10 @@ forEachDatabase('USSD services and PINs', (t) => {
       expect((await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow()).failed_pin_attempts).to.equal(3);
     });
 
-    it('a phone without an account is told so, back on the Account Menu', async () => {
-      const reply = await recover(session().phoneNumber, '75317');
-      expect(reply).to.equal('CON No account for this phone number.\nAccount Menu\n1. Log in\n2. Create account\n3. Forgot Customer ID\n0. Back');
+    it('a phone without an account is told so before its PIN is asked for, back on the Account Menu', async () => {
+      const r = session();
+      await r.dial();
+      expect(await r.walk('2', '3')).to.equal('CON No account for this phone number.\nAccount Menu\n1. Log in\n2. Create account\n3. Forgot Customer ID\n0. Back');
     });
   });
 
