@@ -142,7 +142,7 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(await d.send('4')).to.match(/^CON Invalid choice\. Try again\.\nFuel used on which day\?/);
     expect(await d.send('3')).to.equal('CON Enter kg of fuel used the day before yesterday (e.g. 2.5)\n0. Back');
     expect(await d.send('2.5')).to.match(/^CON Saved 2\.5 kg for the day before yesterday\.\nServices/);
-    expect(await d.send('3')).to.match(/^CON A claim needs 3 days in a row not yet sent\. You have 1\.\nServices/);
+    expect(await d.send('3')).to.match(/^CON A claim needs 3 days in a row not yet sent\. You have 1 in a row\.\nServices/);
     expect(await d.walk('1', '2', 'abc')).to.match(/^CON Enter a number of kg/);
     expect(await d.send('-1')).to.match(/^CON Enter a number of kg/);
     expect(await d.send('0.0')).to.match(/^CON Enter a number of kg/);
@@ -189,7 +189,7 @@ forEachDatabase('USSD services and PINs', (t) => {
     await st.walk('0', '1');
     expect(await st.send('2')).to.equal('CON Yesterday is already in a claim you sent. Choose another day.\nFuel used on which day?\n1. Today\n2. Yesterday\n3. The day before yesterday\n0. Back');
     expect(await st.send('0')).to.match(/^CON Services/);
-    expect(await st.send('3')).to.match(/^CON A claim needs 3 days in a row not yet sent\. You have 0\./);
+    expect(await st.send('3')).to.match(/^CON A claim needs 3 days in a row not yet sent\. You have 0 in a row\./);
   });
 
   it("days are the local dates of USSD_TIMEZONE, just after local midnight", async () => {

@@ -98,7 +98,7 @@ export const en: Catalogue = {
     fuelUpdated: (kg, day) => `Changed ${day.toLowerCase()} to ${kg} kg.`,
     fuelClaimed: (day) => `${day} is already in a claim you sent; not changed.`,
     dayClaimed: (day) => `${day} is already in a claim you sent. Choose another day.`,
-    needThreeDays: (days) => `A claim needs 3 days in a row not yet sent. You have ${days}.`,
+    needThreeDays: (days) => `A claim needs 3 days in a row not yet sent. You have ${days} in a row.`,
     claimNotSent: (reason) => `Claim not sent. ${reason}`,
     pinChanged: 'PIN changed.',
     pinUnchanged: 'That is your PIN now. Choose a new one.',

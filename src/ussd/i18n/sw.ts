@@ -97,7 +97,7 @@ export const sw: Catalogue = {
     fuelUpdated: (kg, day) => `${day} imebadilishwa kuwa kilo ${kg}.`,
     fuelClaimed: (day) => `${day} tayari iko kwenye dai ulilotuma; haijabadilishwa.`,
     dayClaimed: (day) => `${day} tayari iko kwenye dai ulilotuma. Chagua siku nyingine.`,
-    needThreeDays: (days) => `Dai linahitaji siku 3 mfululizo ambazo hazijatumwa. Una ${days}.`,
+    needThreeDays: (days) => `Dai linahitaji siku 3 mfululizo ambazo hazijatumwa. Una ${days} mfululizo.`,
     claimNotSent: (reason) => `Dai halikutumwa. ${reason}`,
     pinChanged: 'PIN imebadilishwa.',
     pinUnchanged: 'Hiyo ndiyo PIN yako sasa. Chagua mpya.',
