@@ -293,7 +293,7 @@ forEachDatabase('no odd request-target reaches a handler unauthenticated', (t) =
     expect(await rawExchange(server.baseUrl, `GET /v1/claims HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`)).to.match(/^HTTP\/1\.1 200 /);
   });
 
-  it('an HTTP/1.1 request without Host (RFC 9112 section 3.2) or with an expectation other than 100-continue (RFC 9110 section 10.1.1) is answered in its area shape; CONNECT is 501 problem+json', async () => {
+  it('an HTTP/1.1 request without Host (RFC 9112 section 3.2), with an expectation other than 100-continue (RFC 9110 section 10.1.1), a transfer coding other than chunked or a second Content-Type is answered in its area shape; CONNECT is 501 problem+json', async () => {
     const key = await createTestKey(t.db);
     const split = (answer: string) => answer.split('\r\n\r\n') as [string, string];
     let [head, body] = split(await rawExchange(server.baseUrl, `GET /v1/claims HTTP/1.1\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`));
@@ -310,6 +310,13 @@ forEachDatabase('no odd request-target reaches a handler unauthenticated', (t) =
     const hop = JSON.stringify({ sessionId: 'expect-1', serviceCode: '*384#', phoneNumber: '+254712345678', text: '' });
     [, body] = split(await rawExchange(server.baseUrl, `POST /api/ussd HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: ${hop.length}\r\nConnection: close\r\n\r\n${hop}`));
     expect(body).to.equal('END Invalid input. Please try again.');
+    // A transfer coding nothing here undoes (RFC 9112 section 6.1), and a second Content-Type.
+    [head, body] = split(await rawExchange(server.baseUrl, `POST /v1/collections HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n`));
+    expect(head).to.match(/^HTTP\/1\.1 501 /);
+    expect(JSON.parse(body)).to.include({ type: 'urn:hearth:problem:transfer-coding-unsupported' });
+    [head, body] = split(await rawExchange(server.baseUrl, `POST /v1/collections HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`));
+    expect(head).to.match(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(body)).to.include({ type: 'urn:hearth:problem:repeated-header', detail: 'The request must carry one Content-Type header, not several.' });
     [head, body] = split(await rawExchange(server.baseUrl, 'CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n'));
     expect(head).to.match(/^HTTP\/1\.1 501 /).and.include('Connection: close');
     expect(JSON.parse(body)).to.include({ status: 501 });

@@ -77,20 +77,25 @@ export function unstorableForm(form: string): AppError | undefined {
   return undefined;
 }
 
-/** Header fields a request carries once at most: which Host it is for, and whose key it uses. */
-const SINGLETON_HEADERS = new Set(['host', 'authorization']);
+/** Header fields a request carries once at most: which Host it is for, whose key it uses, what its body is. */
+const SINGLETON_HEADERS = new Set(['host', 'authorization', 'content-type']);
 
 /**
  * The request's header rules, in its area's shape (the server hands Node's own cases here: see
  * platform/server.ts): 400 for an HTTP/1.1 request without Host, or repeating Host (RFC 9112
  * section 3.2: a server must refuse both) or Authorization (Node would keep the first silently:
- * which key a request uses must not be a guess); 417 for an expectation other than
- * 100-continue (RFC 9110 section 10.1.1). Mounted with the request-target rule, before anything
+ * which key a request uses must not be a guess) or Content-Type (which body it is must not be
+ * either); 417 for an expectation other than 100-continue (RFC 9110 section 10.1.1); 501 for a
+ * transfer coding other than chunked, which nothing here would undo (RFC 9112 section 6.1). Mounted with the request-target rule, before anything
  * reads them.
  */
 export const requestHeaderRules: RequestHandler = (req, _res, next) => {
   if (req.httpVersion === '1.1' && req.headers.host === undefined) {
     return next(badRequest('An HTTP/1.1 request must carry a Host header.', undefined, 'missing-host'));
+  }
+  const codings = req.headers['transfer-encoding']?.toLowerCase().split(',').map((c) => c.trim());
+  if (codings?.some((c) => c !== 'chunked')) {
+    return next(new AppError(501, 'Not Implemented', { type: 'transfer-coding-unsupported', detail: `The transfer coding ${JSON.stringify(req.headers['transfer-encoding'])} is not supported; only chunked is.` }));
   }
   const expect = req.headers.expect;
   if (expect !== undefined && expect.toLowerCase() !== '100-continue') {
