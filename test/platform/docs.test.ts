@@ -15,7 +15,7 @@ const operations = () =>
     ([path, item]) => METHODS.filter((m) => item[m]).map((m) => ({ method: m, path, ...item[m]! })),
   );
 
-/** Every `example` of a request or response body in the document, with the JSON pointer of its schema. */
+/** Every `example` of a request or response body, or of a response header, in the document, with the JSON pointer of its schema. */
 function examples(): { where: string; schema: string; example: unknown }[] {
   const doc = loadOpenApiDocument();
   const esc = (x: string) => x.replace(/~/g, '~0').replace(/\//g, '~1');
@@ -27,6 +27,9 @@ function examples(): { where: string; schema: string; example: unknown }[] {
       for (const [at, body] of bodies) {
         for (const [type, media] of Object.entries<any>(body?.content ?? {})) {
           if ('example' in media) found.push({ where: `${method} ${path} ${at} ${type}`, schema: `${base}/${at}/content/${esc(type)}/schema`, example: media.example });
+        }
+        for (const [name, header] of Object.entries<any>(body?.headers ?? {})) {
+          if ('example' in header) found.push({ where: `${method} ${path} ${at} header ${name}`, schema: `${base}/${at}/headers/${esc(name)}/schema`, example: header.example });
         }
       }
     }
@@ -42,7 +45,7 @@ describe('API docs: /openapi.json and /docs', () => {
     expect(validator.version).to.equal('3.1');
   });
 
-  it('every request and response example in the contract matches its schema', () => {
+  it('every request, response and response header example in the contract matches its schema', () => {
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     (addFormatsModule as unknown as (a: Ajv2020) => void)(ajv);
     ajv.addSchema(loadOpenApiDocument(), 'openapi.json');
