@@ -1226,6 +1226,14 @@ export type PostUssdSessionEventErrors = {
      */
     404: UssdError;
     /**
+     * The request body is larger than BODY_LIMIT.
+     */
+    413: Problem;
+    /**
+     * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
+     */
+    415: Problem;
+    /**
      * Too many requests from this address (area B's shared per-address budget).
      */
     429: UssdError;
@@ -1340,6 +1348,10 @@ export type GetMetricsData = {
 };
 
 export type GetMetricsErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
     /**
      * Missing or unknown API key.
      */
@@ -1952,6 +1964,10 @@ export type GetKptContextData = {
 
 export type GetKptContextErrors = {
     /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -1968,7 +1984,9 @@ export type GetKptContextResponses = {
      * The JSON-LD context document.
      */
     200: {
-        [key: string]: unknown;
+        '@context': {
+            [key: string]: unknown;
+        };
     };
 };
 

@@ -69,6 +69,12 @@ forEachDatabase('request ids, trace context and metrics', (t) => {
     expect(res.status).to.equal(200);
     const text = await res.text();
     expectContractResponse('GET', '/metrics', { status: 200, headers: res.headers, body: text });
+    // A query no area may take (NUL) is a documented 400 here too, as on the JSON-LD context.
+    for (const path of ['/metrics?q=%00', '/v1/contexts/kpt-v1.jsonld?q=%00']) {
+      const refused = await fetch(`${server.baseUrl}${path}`);
+      expect(refused.status, path).to.equal(400);
+      expectContractResponse('GET', path.replace(/\?.*/, ''), { status: 400, headers: refused.headers, body: await refused.json() });
+    }
     expect(text).to.include('hearth_http_requests_total{method="GET",route="/v1/claims/{id}",status="404"} 1');
     expect(text).to.match(/hearth_http_requests_total\{method="GET",route="\/v1\/claims",status="401"\} [1-9]/);
     expect(text).to.include('hearth_http_requests_total{method="GET",route="chain",status="200"} 1');

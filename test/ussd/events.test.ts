@@ -4,6 +4,7 @@
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { pino } from 'pino';
+import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { GatewaySession, postUssd, RecordingTwins, startUssdServer, type UssdTestServer } from './helpers.ts';
 
@@ -62,6 +63,13 @@ forEachDatabase('USSD gateway notifications and refusals', (t) => {
     for (const durationInMillis of ['soon', '1000000000']) {
       expect((await notify({ sessionId: s.sessionId, status: 'Success', durationInMillis })).status, durationInMillis).to.equal(400);
     }
+    // Refusals before the body is read are documented too.
+    const plain = await fetch(`${server.baseUrl}/api/ussd/events`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'sessionId=x' });
+    expect(plain.status).to.equal(415);
+    expectContractResponse('POST', '/api/ussd/events', { status: 415, headers: plain.headers, body: await plain.json() });
+    const big = await fetch(`${server.baseUrl}/api/ussd/events`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ sessionId: s.sessionId, status: 'Success', x: 'x'.repeat(200_000) }) });
+    expect(big.status).to.equal(413);
+    expectContractResponse('POST', '/api/ussd/events', { status: 413, headers: big.headers, body: await big.json() });
   });
 
   it('a refused hop logs the failing field and rule, never the value (a PIN in text)', async () => {
