@@ -1,7 +1,7 @@
 // Composes the Express app from the config and the areas. Everything a request needs is built
 // here once; the process (src/main.ts) owns listening, signals and the database lifetime.
 import express, { type Express, type Request, type RequestHandler } from 'express';
-import type { Config } from './config.ts';
+import { publicBaseUrl, type Config } from './config.ts';
 import type { Db } from './platform/db/index.ts';
 import { createAgentArea } from './agent/index.ts';
 import { createChainArea } from './chain/index.ts';
@@ -137,7 +137,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(contractOnly(scopedRouter(healthRouter(db, { appName: config.USSD_APP_NAME, environment: config.NODE_ENV, timeoutMs: config.DB_HEALTH_TIMEOUT_MS }), { paths: ['/health', '/'] })));
   if (config.METRICS_ENABLED) app.use(contractOnly(scopedRouter(metricsRouter(ctx.metrics, config.METRICS_TOKEN), { paths: ['/metrics'] })));
   // Static, public and outside the contract: the reference page and the contract itself.
-  app.use(scopedRouter(docsRouter(), { paths: DOCS_PATHS }));
+  app.use(scopedRouter(docsRouter(publicBaseUrl(config)), { paths: DOCS_PATHS }));
   for (const area of areas) {
     for (const { router, ...scope } of area.routers ?? []) app.use(contractOnly(scope.paths || scope.prefixes ? scopedRouter(router, scope) : router));
     if (area.uncontractedRouter) app.use(area.uncontractedRouter);

@@ -219,6 +219,10 @@ export type Config = z.infer<typeof envSchema> & {
   agentEnvNames: readonly string[];
 };
 
+/** Where partners reach this instance: PUBLIC_BASE_URL without a trailing slash, else this machine's PORT. */
+export const publicBaseUrl = (config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT'>): string =>
+  config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? `http://localhost:${config.PORT}`;
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }

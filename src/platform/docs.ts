@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module';
 import type { Router } from 'express';
 import { caseSensitiveRouter } from './http/scope.ts';
-import { OPENAPI_PATH } from './contract.ts';
+import { loadOpenApiDocument } from './contract.ts';
 
 const REDOC_BUNDLE = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
 
@@ -41,10 +41,15 @@ const CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export function docsRouter(): Router {
+/**
+ * `publicUrl`: where partners reach this instance (PUBLIC_BASE_URL): the served document names it
+ * as its server, so a client generated from it calls this instance, not the bundle's example.
+ */
+export function docsRouter(publicUrl: string): Router {
   const router = caseSensitiveRouter();
+  const served = JSON.stringify({ ...loadOpenApiDocument(), servers: [{ url: publicUrl, description: 'This Hearth instance' }] });
   router.get('/openapi.json', (_req, res) => {
-    res.type('application/json').set('Cache-Control', 'no-cache').sendFile(OPENAPI_PATH);
+    res.type('application/json').set('Cache-Control', 'no-cache').send(served);
   });
   router.get('/docs', (_req, res) => {
     res.type('html').set({ 'Content-Security-Policy': CSP, 'Cache-Control': 'no-cache' }).send(PAGE);

@@ -1,6 +1,7 @@
 // Area A: twin entities, protocols, KPT claims, verification and verifiable credentials.
 // Other areas use the services directly (the USSD area submits claims for households; the
 // chain query node reads entities, claims and collections through the repository functions).
+import { publicBaseUrl } from '../config.ts';
 import { databaseGauge } from '../platform/metrics.ts';
 import type { Area, AreaContext } from '../platform/area.ts';
 import { dbClientOf } from '../platform/db/index.ts';
@@ -39,7 +40,7 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
   };
 
   // Signed into every credential (context, status lists, evidence): set PUBLIC_BASE_URL in production.
-  const base: PublicBase = config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? `http://localhost:${config.PORT}`;
+  const base: PublicBase = publicBaseUrl(config);
   // On PostgreSQL instances share the database: each would sign under its own local URL, which
   // the others do not take for theirs when they verify.
   if (!config.PUBLIC_BASE_URL && (config.NODE_ENV === 'production' || dbClientOf(db) === 'postgres')) {

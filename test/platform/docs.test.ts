@@ -90,11 +90,19 @@ describe('API docs: /openapi.json and /docs', () => {
     expect(defaults).to.deep.equal([]);
   });
 
-  it('serves the bundled contract at /openapi.json', async () => {
+  it('serves the bundled contract at /openapi.json, naming this instance (PUBLIC_BASE_URL, else localhost:PORT) as its server', async () => {
     const res = await fetch(`${server.baseUrl}/openapi.json`);
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.match(/^application\/json/);
-    expect(await res.json()).to.deep.equal(loadOpenApiDocument());
+    const served = await res.json();
+    expect(served.servers).to.deep.equal([{ url: `http://localhost:${server.config.PORT}`, description: 'This Hearth instance' }]);
+    expect({ ...served, servers: undefined }).to.deep.equal({ ...loadOpenApiDocument(), servers: undefined });
+    const published = await startTestServer(db.db, { PUBLIC_BASE_URL: 'https://hearth.example.org/' });
+    try {
+      expect((await (await fetch(`${published.baseUrl}/openapi.json`)).json()).servers).to.deep.equal([{ url: 'https://hearth.example.org', description: 'This Hearth instance' }]);
+    } finally {
+      await published.stop();
+    }
   });
 
   it('answers every method but GET and HEAD with 405 problem+json and Allow, as contract paths do', async () => {
