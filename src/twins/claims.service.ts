@@ -6,7 +6,7 @@
 // own writes with the claim in the same transaction.
 import { hash, randomUUID } from 'node:crypto';
 import { dbClientOf, isUniqueViolation, type Db } from '../platform/db/index.ts';
-import { inGroupedTransaction, inTransaction, type Sql } from '../platform/db/sql.ts';
+import { inTransaction, type Sql } from '../platform/db/sql.ts';
 import { conflictWith, forbiddenAction, invalidInput, refusedInput, type InputIssue } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import type {
@@ -138,9 +138,7 @@ export class ClaimService {
 
   /**
    * Validates, stores and verifies a KPT claim: its own unit of work (prepare, then admit and
-   * store in one transaction, grouped with concurrent submissions' (inGroupedTransaction: admit
-   * and store act only through the transaction, so they may run again alone), then the answer
-   * after the commit). Throws DomainError: invalid
+   * store in one transaction, then the answer after the commit). Throws DomainError: invalid
    * (not a KPT claim), forbidden (the household is a registered entity the caller does not
    * control), conflict (conflicting data) or unprocessable (an Idempotency-Key reused for another
    * claim). A use case storing its own writes with the claim runs the same steps itself.
@@ -149,7 +147,7 @@ export class ClaimService {
     const submission = await this.prepare(principal, body, opts);
     let replay: StoredClaim;
     try {
-      const outcome = await inGroupedTransaction(this.db, async (sql) => {
+      const outcome = await inTransaction(this.db, async (sql) => {
         const admission = await this.admit(sql, submission);
         return 'replay' in admission ? admission : { stored: await this.store(sql, submission, admission.admitted) };
       });

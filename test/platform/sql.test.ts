@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import { sql as raw, type Kysely } from 'kysely';
 import { poolStats, type Db } from '../../src/platform/db/index.ts';
-import { inGroupedTransaction, inOneRoundTrip, inTransaction, lockRows, writeBehind } from '../../src/platform/db/sql.ts';
-import { DomainError, forbiddenAction } from '../../src/platform/domain-errors.ts';
+import { inOneRoundTrip, inTransaction, lockRows, writeBehind } from '../../src/platform/db/sql.ts';
 import { createTestDatabase, forEachDatabase } from '../helpers/databases.ts';
 
 /** The test's own tables, beside the migrated ones. */
@@ -124,55 +123,6 @@ forEachDatabase('Kysely over our drivers', (t) => {
       expect((await other.selectFrom('sql_runner_t').select('id').where('id', 'like', 'g%').orderBy('id').execute()).map((r) => r.id)).to.deep.equal(['g1', 'g2', 'g4']);
     } finally {
       await db.deleteFrom('sql_runner_t').where('id', 'like', 'g%').execute();
-    }
-  });
-
-  it('inGroupedTransaction: calls sent together run in order, each seeing the writes of those before; a refusal (DomainError) undoes only its own writes; each settles with its writes visible to another connection', async () => {
-    const other = tables(t.open());
-    try {
-      const results = await Promise.allSettled(
-        ['h1', 'h2', 'h3', 'h4'].map((id) =>
-          inGroupedTransaction(t.db, async (trx) => {
-            await tables(trx).insertInto('sql_runner_t').values({ id, flag: true }).execute();
-            const seen = (await tables(trx).selectFrom('sql_runner_t').select('id').where('id', 'like', 'h%').orderBy('id').execute()).map((r) => r.id);
-            if (id === 'h3') throw forbiddenAction('h3 is refused');
-            const committed = await other.selectFrom('sql_runner_t').select('id').where('id', '=', id).executeTakeFirst();
-            return { seen, seenBeforeCommit: committed !== undefined };
-          }).then(async (value) => ({ ...value, visibleWhenSettled: (await other.selectFrom('sql_runner_t').select('id').where('id', '=', id).executeTakeFirst()) !== undefined })),
-        ),
-      );
-      expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-      expect((results[2] as PromiseRejectedResult).reason).to.be.instanceOf(DomainError);
-      const values = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-      expect(values.map((v) => v.seen)).to.deep.equal([['h1'], ['h1', 'h2'], ['h1', 'h2', 'h4']]);
-      for (const v of values) expect(v).to.include({ seenBeforeCommit: false, visibleWhenSettled: true });
-      expect(await ids('h')).to.deep.equal(['h1', 'h2', 'h4']);
-    } finally {
-      await db.deleteFrom('sql_runner_t').where('id', 'like', 'h%').execute();
-    }
-  });
-
-  it('inGroupedTransaction: a failed statement fails only its own call, whose writes are undone; the others are stored (on PostgreSQL their group is rolled back and each runs again alone)', async () => {
-    await db.insertInto('sql_runner_t').values({ id: 'k0', flag: true }).execute();
-    const runs = new Map<string, number>();
-    try {
-      const results = await Promise.allSettled(
-        ['k1', 'k2', 'k3'].map((id) =>
-          inGroupedTransaction(t.db, async (trx) => {
-            runs.set(id, (runs.get(id) ?? 0) + 1);
-            await tables(trx).insertInto('sql_runner_t').values({ id: `${id}-first`, flag: true }).execute();
-            // k2 collides with a stored row.
-            await tables(trx).insertInto('sql_runner_t').values({ id: id === 'k2' ? 'k0' : id, flag: true }).execute();
-            return id;
-          }),
-        ),
-      );
-      expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
-      expect(String(((results[1] as PromiseRejectedResult).reason as { code?: string }).code)).to.match(/^(23505|SQLITE_CONSTRAINT_PRIMARYKEY)$/);
-      expect(await ids('k')).to.deep.equal(['k0', 'k1', 'k1-first', 'k3', 'k3-first']);
-      expect(runs.get('k1')).to.equal(t.kind === 'postgres' ? 2 : 1);
-    } finally {
-      await db.deleteFrom('sql_runner_t').where('id', 'like', 'k%').execute();
     }
   });
 

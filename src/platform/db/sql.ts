@@ -4,7 +4,6 @@
 import { CompiledQuery, sql, type Expression, type QueryResult, type RawBuilder, type SqlBool } from 'kysely';
 import { behind, together } from './drivers.ts';
 import { dbClientOf, type Db } from './index.ts';
-import { DomainError } from '../domain-errors.ts';
 
 /** A database handle inside a unit of work: one transaction's connection (see inTransaction). */
 export type Sql = Db;
@@ -136,88 +135,6 @@ async function commitGroup(conn: Sql, group: Pending[]): Promise<void> {
     await run(ROLLBACK).catch(() => undefined);
     throw err;
   }
-  settle(group, outcomes);
-}
-
-const sqliteGroups = new WeakMap<Db, SqliteGroupCommit>();
-
-/**
- * Groups of PostgreSQL units of work committed at once, on this many connections: measured on
- * `make bench` (claims, 50 connections), 2 to 4 gave the most claims a second; 8 fewer again.
- */
-const PG_GROUP_LANES = 3;
-
-/** Each call of a PostgreSQL group in a savepoint of its own name: undoing one never reaches another's. */
-const pgSavepoints = Array.from({ length: GROUP_COMMIT_MAX }, (_, i) => ({
-  open: CompiledQuery.raw(`savepoint grouped_${i}`),
-  release: CompiledQuery.raw(`release savepoint grouped_${i}`),
-  undo: CompiledQuery.raw(`rollback to savepoint grouped_${i}`),
-}));
-
-/**
- * PostgreSQL's group commit (inGroupedTransaction): calls queued while every lane is busy become
- * the next group. A group runs its calls in order, each in its savepoint, in one transaction on
- * one connection; a call that throws a DomainError (a refusal: nothing failed in the database) is
- * undone alone. Any other failure (a statement, a deadlock with another lane, the COMMIT) ends the
- * group: it is rolled back and each of its calls runs again alone, in a transaction of its own,
- * and settles with that outcome.
- */
-class PgGroupCommit {
-  private readonly queue: Pending[] = [];
-  private lanes = 0;
-
-  constructor(private readonly db: Db) {}
-
-  run<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ fn, resolve, reject });
-      if (this.lanes >= PG_GROUP_LANES) return;
-      this.lanes++;
-      // After this turn's I/O: requests read in the same turn join the group.
-      setImmediate(() => void this.drain());
-    });
-  }
-
-  private async drain(): Promise<void> {
-    try {
-      while (this.queue.length) {
-        const group = this.queue.splice(0, GROUP_COMMIT_MAX);
-        let outcomes: Outcome[];
-        try {
-          outcomes = await this.db.transaction().execute((trx) => runGroup(trx, group));
-        } catch {
-          await Promise.all(group.map((p) => this.db.transaction().execute(p.fn).then((v) => p.resolve(v), (e: unknown) => p.reject(e))));
-          continue;
-        }
-        settle(group, outcomes);
-      }
-    } finally {
-      this.lanes--;
-    }
-  }
-}
-
-/** The group's calls in order, each in its savepoint; the savepoint statements go out with the calls' own (writes behind). */
-async function runGroup(trx: Sql, group: Pending[]): Promise<Outcome[]> {
-  const outcomes: Outcome[] = [];
-  for (const [i, p] of group.entries()) {
-    const savepoint = pgSavepoints[i]!;
-    await writeBehind(trx, savepoint.open);
-    try {
-      const value = await p.fn(trx);
-      await writeBehind(trx, savepoint.release);
-      outcomes.push({ ok: true, value });
-    } catch (error) {
-      if (!(error instanceof DomainError)) throw error;
-      await writeBehind(trx, savepoint.undo);
-      await writeBehind(trx, savepoint.release);
-      outcomes.push({ ok: false, error });
-    }
-  }
-  return outcomes;
-}
-
-function settle(group: Pending[], outcomes: Outcome[]): void {
   group.forEach((p, i) => {
     const o = outcomes[i]!;
     if (o.ok) p.resolve(o.value);
@@ -225,25 +142,7 @@ function settle(group: Pending[], outcomes: Outcome[]): void {
   });
 }
 
-const pgGroups = new WeakMap<Db, PgGroupCommit>();
-
-/**
- * inTransaction for a unit of work that may run twice: on PostgreSQL too, the calls made while
- * earlier ones are being committed are committed together (PgGroupCommit), one BEGIN..COMMIT and
- * one round trip fewer a call. fn must act only through `sql`: if its group fails for another
- * call's sake, its writes are rolled back and it runs again alone. It settles only after its
- * COMMIT, and a DomainError it throws undoes only its own writes. On SQLite it is inTransaction
- * (already grouped). Measured on make bench (PostgreSQL, claims, fresh database each run, two
- * runs each): 581-808 -> 977-1,112 claims a second, the database's CPU a claim 0.79-1.04 ->
- * 0.52-0.60 ms; on two instances 630-804 -> 1,031-1,038.
- */
-export function inGroupedTransaction<T>(db: Db, fn: (sql: Sql) => Promise<T>): Promise<T> {
-  if (dbClientOf(db) !== 'postgres') return inTransaction(db, fn);
-  let group = pgGroups.get(db);
-  if (!group) pgGroups.set(db, (group = new PgGroupCommit(db)));
-  return group.run(fn);
-}
-
+const sqliteGroups = new WeakMap<Db, SqliteGroupCommit>();
 
 /**
  * How a read locks the rows it returns until its transaction ends, on PostgreSQL: `update`
