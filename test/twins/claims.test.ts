@@ -468,6 +468,51 @@ forEachDatabase('KPT claims', (t) => {
       }
     });
 
+    it(`a mixed burst (good claims of both groups, refusals, a household in both groups, resubmissions, keys reused) gets each its own answer, no 5xx, every good claim stored once and verified${instances}`, async () => {
+      const collectionId = 'burst';
+      await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: 'Burst', selectionMethod: 'random draw' } });
+      const owned = (await createEntity({ client: h.server.client, auth: h.key, body: { type: 'Household', properties: {} } })).data!.did;
+      const second = t.kind === 'postgres' ? await startTestServer(t.open()) : undefined;
+      const claim = (householdId: string, testGroup: 'reference' | 'intervention', extra: Partial<KptClaimRequest> = {}) => kptClaim({ collectionId, householdId, testGroup, ...extra });
+      type Job = { name: string; body: unknown; key?: string; idempotencyKey?: string; expect: number[]; group?: string };
+      const jobs: Job[] = [];
+      for (let k = 0; k < 20; k++) jobs.push({ name: `ref${k}`, body: claim(householdDid(), 'reference'), expect: [201] });
+      for (let k = 0; k < 20; k++) jobs.push({ name: `int${k}`, body: claim(householdDid(), 'intervention'), expect: [201] });
+      for (let k = 0; k < 3; k++) jobs.push({ name: `bad${k}`, body: { ...claim(householdDid(), 'reference'), type: 'Nope' }, expect: [400] });
+      for (let k = 0; k < 3; k++) jobs.push({ name: `forbidden${k}`, body: claim(owned, 'reference'), key: h.otherKey, expect: [403] });
+      for (let k = 0; k < 3; k++) jobs.push({ name: `conflict${k}`, body: claim(householdDid(), 'reference', { fuelMeasurements: { total: 9, dailyLogs: [1, 1, 1] } }), expect: [409] });
+      for (let k = 0; k < 3; k++) {
+        const household = householdDid();
+        for (const group of ['reference', 'intervention'] as const) jobs.push({ name: `both${k}${group}`, group: `both${k}`, body: claim(household, group), expect: [201, 409] });
+      }
+      for (let k = 0; k < 2; k++) {
+        const body = claim(householdDid(), 'reference');
+        for (let j = 0; j < 3; j++) jobs.push({ name: `same${k}.${j}`, group: `same${k}`, body, expect: [201, 200] });
+      }
+      for (let k = 0; k < 2; k++) {
+        const body = claim(householdDid(), 'intervention');
+        for (let j = 0; j < 3; j++) jobs.push({ name: `key${k}.${j}`, group: `key${k}`, body, idempotencyKey: `burst-key-${k}`, expect: [201, 200] });
+        for (let j = 0; j < 2; j++) jobs.push({ name: `keyOther${k}.${j}`, group: `keyOther${k}`, body: claim(householdDid(), 'intervention'), idempotencyKey: `burst-other-${k}`, expect: [201, 422] });
+      }
+      try {
+        const results = await Promise.all(jobs.map((j, n) => submit(j.body, { key: j.key, idempotencyKey: j.idempotencyKey, server: second && n % 2 ? second : h.server })));
+        jobs.forEach((j, n) => expect(j.expect, `${j.name}: ${results[n]!.status} ${JSON.stringify(results[n]!.problem)}`).to.include(results[n]!.status));
+        const groups = new Map<string, number[]>();
+        jobs.forEach((j, n) => j.group && groups.set(j.group, [...(groups.get(j.group) ?? []), n]));
+        for (const [group, members] of groups) {
+          const statuses = members.map((n) => results[n]!.status);
+          expect(statuses.filter((st) => st === 201), `${group}: ${statuses.join(',')}`).to.have.length(1);
+          if (!group.startsWith('both') && !group.startsWith('keyOther')) expect(new Set(members.map((n) => results[n]!.claim.id)).size, group).to.equal(1);
+        }
+        const created = results.filter((r) => r.status === 201).length;
+        const stored = await listClaims({ client: h.server.client, auth: h.key, query: { collection: collectionId, limit: 100 } });
+        expect(stored.data!.items).to.have.length(created);
+        expect(stored.data!.items.every((c) => c.status === 'verified'), JSON.stringify(stored.data!.items.map((c) => c.reasons))).to.equal(true);
+      } finally {
+        await second?.stop();
+      }
+    });
+
     it(`a reference and an intervention claim arriving at once both end verified${instances}`, async () => {
       // Each pair is alone in its collection, so neither claim can be repaired by a later one.
       const pairs = Array.from({ length: 15 }, (_, i) => `pair-${i}`);
