@@ -884,9 +884,13 @@ export type PostAgentMcpErrors = {
      */
     406: JsonRpcErrorResponse;
     /**
-     * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
+     * The body is over BODY_LIMIT; a JSON-RPC error -32600 with `id` null.
      */
-    415: Problem;
+    413: JsonRpcErrorResponse;
+    /**
+     * The body is not JSON in UTF-8 (Content-Type, charset); a JSON-RPC error -32600 with `id` null.
+     */
+    415: JsonRpcErrorResponse;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */

@@ -105,21 +105,24 @@ function originAccepted(origin: string, req: Request, listed: readonly string[])
 
 /**
  * The area's renderer for POST /agent/mcp: a request refused before any JSON-RPC message could
- * be read (400: the body is not JSON, not one object, not storable, not UTF-8, a name twice) is
- * the JSON-RPC error a client of the protocol reads, with `id` null (JSON-RPC 2.0 §5.1: -32700
- * Parse error for JSON that does not parse, else -32600 Invalid Request) and the reason in its
- * message. Every other refusal (401, 403, 406, 415, 413) stays a problem, as MCP's HTTP layer has
- * it.
+ * be read (400: the body is not JSON, not one object, not storable, not UTF-8, a name twice; 413
+ * too large; 415 not JSON or not UTF-8) is the JSON-RPC error a client of the protocol reads,
+ * with `id` null (JSON-RPC 2.0 §5.1: -32700 Parse error for JSON that does not parse, else -32600
+ * Invalid Request), its HTTP status and the reason in its message. The refusals of who calls
+ * (401, 403) stay problems, with their challenges, as MCP's authorization has them.
  */
 export function mcpErrorRendererFor(req: Request): ErrorRenderer | undefined {
   return req.method === 'POST' && req.path === MCP_PATH ? renderMcpError : undefined;
 }
 
+/** The statuses of a request refused before its JSON-RPC message could be read. */
+const UNREAD_MESSAGE_STATUSES = new Set([400, 413, 415]);
+
 const renderMcpError: ErrorRenderer = (err, req, res, headers) => {
-  if (err.status !== 400) return renderProblem(err, req, res, headers);
+  if (!UNREAD_MESSAGE_STATUSES.has(err.status)) return renderProblem(err, req, res, headers);
   const parse = err.type === 'malformed-body' && err.detail === NOT_JSON;
   res.set(headers);
-  res.status(400).json({
+  res.status(err.status).json({
     jsonrpc: '2.0',
     id: null,
     error: { code: parse ? ErrorCode.ParseError : ErrorCode.InvalidRequest, message: `${parse ? 'Parse error' : 'Invalid Request'}: ${err.detail ?? err.title}`, ...(err.errors ? { data: { errors: err.errors } } : {}) },

@@ -189,6 +189,23 @@ forEachDatabase('agent MCP server', (t) => {
     expect(batch.body.error.code).to.equal(-32600);
     expect(batch.body.error.message).to.match(/^Invalid Request: /);
     expectContractResponse('post', '/agent/mcp', batch);
+    for (const [contentType, body, status] of [
+      ['text/plain', '{"jsonrpc":"2.0","id":1,"method":"ping"}', 415],
+      ['application/json; charset=utf-16', '{"jsonrpc":"2.0","id":1,"method":"ping"}', 415],
+      ['application/json', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: { pad: 'x'.repeat(2_000_000) } } }), 413],
+    ] as const) {
+      const res = await fetch(`${server.baseUrl}/agent/mcp`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${alice}`, 'Content-Type': contentType, Accept: 'application/json, text/event-stream' },
+        body,
+      });
+      const answer = { status: res.status, headers: res.headers, body: await res.json() };
+      expect(answer.status, contentType).to.equal(status);
+      expect(answer.headers.get('content-type'), contentType).to.match(/^application\/json/);
+      expect(answer.body, contentType).to.deep.include({ jsonrpc: '2.0', id: null });
+      expect(answer.body.error.code, contentType).to.equal(-32600);
+      expectContractResponse('post', '/agent/mcp', answer);
+    }
     for (const body of ['{"jsonrpc":"2.0","id":1e400,"method":"ping"}', '{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"a":"\\u0000"}}}']) {
       const res = await raw(body);
       expect(res.status, body).to.equal(400);
