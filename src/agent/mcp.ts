@@ -9,7 +9,8 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CallToolRequestSchema, ErrorCode, InitializeRequestSchema, isJSONRPCRequest, JSONRPCMessageSchema, ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema, ListToolsRequestSchema, PingRequestSchema, ReadResourceRequestSchema, type CallToolResult,
+  LATEST_PROTOCOL_VERSION, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, PingRequestSchema, ReadResourceRequestSchema, SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Request, Response, Router } from 'express';
 import { isDatabaseUnavailable } from '../platform/db/index.ts';
@@ -41,6 +42,14 @@ class JsonRpcError extends Error {
     super(message);
   }
 }
+
+/**
+ * The MCP versions this server speaks: those without JSON-RPC batching, which it does not serve
+ * (2025-06-18 removed it; 2025-03-26 and 2024-11-05 require it).
+ */
+const PROTOCOL_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS.filter((v) => v >= '2025-06-18');
+/** The SDK's code for an unsupported MCP-Protocol-Version header. */
+const UNSUPPORTED_PROTOCOL_VERSION = -32000;
 
 /** JSON-RPC's server-defined range (-32000 to -32099): the service cannot answer now; `data.retryAfterSeconds` says when to retry. */
 const SERVICE_UNAVAILABLE = -32003;
@@ -227,6 +236,11 @@ function admitMessage(req: Request, res: Response, principal: Principal, corsOri
   if (origin !== undefined && !originAccepted(origin, req, corsOrigins)) {
     throw forbidden(`Pages at ${origin} may not call the MCP endpoint: list the origin in API_CORS_ORIGINS.`);
   }
+  const version = req.headers['mcp-protocol-version'];
+  if (typeof version === 'string' && !PROTOCOL_VERSIONS.includes(version)) {
+    sendJsonRpcError(res, 400, null, UNSUPPORTED_PROTOCOL_VERSION, `Bad Request: Unsupported protocol version (supported versions: ${PROTOCOL_VERSIONS.join(', ')})`);
+    return false;
+  }
   const message = JSONRPCMessageSchema.safeParse(req.body);
   if (!message.success) {
     sendJsonRpcError(res, 400, null, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response.');
@@ -240,6 +254,11 @@ function admitMessage(req: Request, res: Response, principal: Principal, corsOri
     return false;
   }
   if (method === 'tools/call') assertScopes(principal, ['agent:write']);
+  // A client asking for an older version is offered the latest (MCP lifecycle: the server answers
+  // with a version it supports); the SDK would agree to 2025-03-26, which requires batches.
+  if (method === 'initialize' && !PROTOCOL_VERSIONS.includes(String(message.data.params?.protocolVersion))) {
+    (req.body as { params: { protocolVersion: string } }).params.protocolVersion = LATEST_PROTOCOL_VERSION;
+  }
   return true;
 }
 

@@ -169,6 +169,21 @@ forEachDatabase('agent MCP server', (t) => {
     }
   });
 
+  it('speaks the MCP versions without batching: an older one asked for in initialize is answered with the latest, an older MCP-Protocol-Version header is 400 -32000', async () => {
+    const initialize = (protocolVersion: string) => mcpPost({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'probe', version: '1' } } });
+    for (const [asked, answered] of [['2025-06-18', '2025-06-18'], ['2025-11-25', '2025-11-25'], ['2025-03-26', '2025-11-25'], ['2024-11-05', '2025-11-25']]) {
+      const res = await initialize(asked!);
+      expect(res.status, asked).to.equal(200);
+      expect(res.body.result.protocolVersion, asked).to.equal(answered);
+    }
+    const old = await mcpPost({ jsonrpc: '2.0', id: 2, method: 'ping' }, { headers: { 'MCP-Protocol-Version': '2025-03-26' } });
+    expect(old.status).to.equal(400);
+    expect(old.body).to.deep.include({ jsonrpc: '2.0', id: null });
+    expect(old.body.error.code).to.equal(-32000);
+    expectContractResponse('post', '/agent/mcp', old);
+    expect((await mcpPost({ jsonrpc: '2.0', id: 3, method: 'ping' }, { headers: { 'MCP-Protocol-Version': '2025-06-18' } })).status).to.equal(200);
+  });
+
   it('a body that is not JSON is 400 -32700; a batch, a body no area may store and one that is no JSON-RPC message are 400 -32600, all with id null; params that do not fit the method are -32602 with a readable message', async () => {
     const raw = async (body: string) => {
       const res = await fetch(`${server.baseUrl}/agent/mcp`, {
