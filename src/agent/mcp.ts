@@ -48,6 +48,8 @@ class JsonRpcError extends Error {
  * (2025-06-18 removed it; 2025-03-26 and 2024-11-05 require it).
  */
 const PROTOCOL_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS.filter((v) => v >= '2025-06-18');
+/** MCP's code for a resources/read of a URI that names no resource (Resources, Error Handling). */
+const RESOURCE_NOT_FOUND = -32002;
 /** The SDK's code for an unsupported MCP-Protocol-Version header. */
 const UNSUPPORTED_PROTOCOL_VERSION = -32000;
 
@@ -220,7 +222,7 @@ function mcpServer(runtime: AgentRuntime, principal: Principal, opts: McpOptions
     const roomId = m ? roomIdOf(m[2]!) : undefined;
     // Read as it is: an outage is the caller's to hear (-32003), not "no preferences".
     const state = roomId === undefined ? undefined : await runtime.readState(m![1]!, { userDid: principal.did, roomId });
-    if (!state) throw new JsonRpcError(ErrorCode.InvalidParams, `No resource ${request.params.uri}.`);
+    if (!state) throw new JsonRpcError(RESOURCE_NOT_FOUND, `No resource ${request.params.uri}.`, { uri: request.params.uri });
     return { contents: [{ uri: request.params.uri, mimeType: 'application/json', text: JSON.stringify(state.value) }] };
   }));
 

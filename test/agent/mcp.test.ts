@@ -110,12 +110,13 @@ forEachDatabase('agent MCP server', (t) => {
     expect(String(unknown)).to.match(/no_such_tool/);
     let missing: unknown;
     await client.readResource({ uri: 'hearth://state/nothing/default' }).catch((err: unknown) => (missing = err));
+    expect(missing).to.have.property('code', -32002);
     expect(String(missing)).to.match(/No resource/);
-    // Inherited names, a bad escape and a room id no request may carry are no resource either (-32602, not an internal error).
+    // Inherited names, a bad escape and a room id no request may carry are no resource either (-32002, not an internal error).
     for (const uri of ['hearth://state/constructor/r1', 'hearth://state/__proto__/r1', 'hearth://state/userPreferences/%E0%A4%A', 'hearth://state/userPreferences/a%00b']) {
       let refused: unknown;
       await client.readResource({ uri }).catch((err: unknown) => (refused = err));
-      expect(refused, uri).to.have.property('code', -32602);
+      expect(refused, uri).to.have.property('code', -32002);
       expect(String(refused), uri).to.match(/No resource/);
     }
   });
