@@ -39,7 +39,7 @@ export function gatewayMounts(config: Config): string[] {
 /**
  * The edge of grpc-gateway v1 behind gorilla/mux, as Cosmos nodes serve it, for every request
  * whose decoded path lies under a mount: a path that is not clean is answered 301 to the cleaned
- * one (when that is a gateway path), else the gateway serves the decoded path, so `%2F`
+ * one (when either is a gateway path), else the gateway serves the decoded path, so `%2F`
  * separates segments and a trailing slash leaves an empty last segment.
  */
 export function cosmosEdge(mounts: readonly string[], gateway: RequestHandler): RequestHandler {
@@ -52,10 +52,9 @@ export function cosmosEdge(mounts: readonly string[], gateway: RequestHandler): 
     // The request-target rule (app.ts) let through only paths that decode.
     const path = decodeTargetPath(rawPath)!;
     const mount = mountOf(path);
-    // Under a mount, the gateway's root is the mount's: dot segments (`/chain/..%2Fhealth`) clean
-    // within it, as they would on a node serving the gateway at its root.
-    const rest = mount ? path.slice(mount.length) : path;
-    const clean = mount ? (rest === '' ? path : mount + cleanPath(rest)) : cleanPath(path);
+    // Cleaned as the request-target rule cleans a literal `..` (from Hearth's root): a path under
+    // a mount that cleans to one outside it (`/chain/..%2Fhealth`) is redirected there too.
+    const clean = cleanPath(path);
     if (clean !== path) {
       if (!mount && !mountOf(clean)) return next();
       res.status(301).setHeader('Location', `${goEscapedPath(clean)}${q >= 0 ? req.url.slice(q) : ''}`);
