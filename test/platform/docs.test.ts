@@ -4,7 +4,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { expect } from 'chai';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { loadOpenApiDocument } from '../../src/platform/contract.ts';
+import { contractSchema, loadOpenApiDocument } from '../../src/platform/contract.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { useChromium } from '../helpers/chromium.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -67,6 +67,26 @@ describe('API docs: /openapi.json and /docs', () => {
   after(async () => {
     await server.stop();
     await db.drop();
+  });
+
+  it('no pattern uses \\s or \\S (Unicode whitespace in ECMAScript, ASCII in RE2, which Go and Rust partners use); the class spelt out instead is ECMAScript\'s \\S exactly', () => {
+    const patterns: string[] = [];
+    const walk = (node: unknown): void => {
+      if (!node || typeof node !== 'object') return;
+      for (const [k, v] of Object.entries(node)) {
+        if (k === 'pattern' && typeof v === 'string') patterns.push(v);
+        else walk(v);
+      }
+    };
+    walk(loadOpenApiDocument());
+    expect(patterns.length).to.be.at.least(20);
+    expect(patterns.filter((p) => /\\[sS]/.test(p))).to.deep.equal([]);
+    const spelt = new RegExp(contractSchema(loadOpenApiDocument(), 'PluginText80').pattern!, 'u');
+    for (let c = 0; c <= 0xffff; c++) {
+      if (c >= 0xd800 && c <= 0xdfff) continue;
+      const ch = String.fromCharCode(c);
+      if (spelt.test(ch) !== /\S/u.test(ch)) expect.fail(`U+${c.toString(16)}`);
+    }
   });
 
   it('no request body schema declares a default: generators such as openapi-typescript would make the field required for partners', () => {
