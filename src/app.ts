@@ -11,7 +11,7 @@ import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorRenderer } from './platform/http/errors.ts';
 import { requireContentTypeForBody } from './platform/http/body.ts';
 import { authenticateOperation, operationOf, operationResolver, requestPointer } from './platform/http/operations.ts';
-import { requestHeaderRules, rejectUnstorableInput, checkJsonBody } from './platform/http/input.ts';
+import { checkFormBody, checkJsonBody, rejectUnstorableInput, requestHeaderRules } from './platform/http/input.ts';
 import { requestTargetRule } from './platform/http/request-target.ts';
 import { requestContext } from './platform/http/request-context.ts';
 import { cors } from './platform/http/cors.ts';
@@ -125,7 +125,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
     onlyForOperations([
       requireContentTypeForBody,
       express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: checkJsonBody }),
-      express.urlencoded({ extended: false, limit: config.BODY_LIMIT }),
+      express.urlencoded({ extended: false, limit: config.BODY_LIMIT, verify: checkFormBody }),
     ]),
   );
   app.use(openApiRequestValidator(contract));

@@ -539,6 +539,13 @@ forEachDatabase('app assembly', (t) => {
     });
     expect(good.status).to.equal(201);
     expect((await good.json()).name).to.equal('Jiko — 炉 🔥');
+    // A form (a USSD gateway's) is UTF-8 once its %-escapes are decoded; raw bytes alike.
+    const form = (body: RequestInit['body']) => fetch(`${server.baseUrl}/api/ussd`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+    const fields = (sessionId: string) => `sessionId=${sessionId}&serviceCode=*384%23&phoneNumber=%2B254712345678&text=`;
+    expect(await (await form(fields('utf8-form%E9'))).text()).to.equal('END Invalid input. Please try again.');
+    expect(await (await form(Buffer.concat([Buffer.from(fields('utf8-raw')), Buffer.from([0xe9])]))).text()).to.equal('END Invalid input. Please try again.');
+    expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', 'like', 'utf8-%').executeTakeFirst()).to.equal(undefined);
+    expect(await (await form(fields('utf8-form-ok'))).text()).to.match(/^CON /);
     // JSON is UTF-8 alone: another utf-* charset (which body-parser would decode) is 415.
     for (const [charset, status] of [['utf-16', 415], ['UTF-8', 201]] as const) {
       const res = await fetch(`${server.baseUrl}/v1/collections`, {

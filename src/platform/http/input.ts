@@ -111,6 +111,24 @@ export const requestHeaderRules: RequestHandler = (req, _res, next) => {
   next();
 };
 
+function assertUtf8Charset(encoding: string, what: string): void {
+  if (encoding.toLowerCase() !== 'utf-8') {
+    throw new AppError(415, 'Unsupported Media Type', { type: 'charset-unsupported', detail: `unsupported charset "${encoding.toUpperCase()}": ${what} is sent as UTF-8` });
+  }
+}
+
+const notUtf8 = (message: string) => badRequest('The request body is not valid UTF-8.', [{ pointer: '/body', message, rule: 'utf-8' }]);
+
+/**
+ * body-parser's `verify` for form bodies (a USSD gateway's): UTF-8 once its %-escapes are decoded
+ * (the WHATWG URL standard's form encoding), not decoded with U+FFFD in place of bad bytes.
+ */
+export function checkFormBody(_req: IncomingMessage, _res: ServerResponse, body: Buffer, encoding: string): void {
+  assertUtf8Charset(encoding, 'a form');
+  const bytes = Buffer.from(body.toString('latin1').replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1');
+  if (!isUtf8(bytes)) throw notUtf8('must be UTF-8 text once its %-escapes are decoded');
+}
+
 /**
  * The first name an object of the JSON text has twice, as a pointer to it under `/body`, if any
  * and the text is JSON at all (else the parser's own error says so). Names are compared as read
@@ -147,12 +165,8 @@ function repeatedName(text: string): string | undefined {
  */
 export function checkJsonBody(_req: IncomingMessage, _res: ServerResponse, body: Buffer, encoding: string): void {
   // body-parser takes any utf-* charset; JSON between systems is UTF-8 alone (RFC 8259 §8.1).
-  if (encoding.toLowerCase() !== 'utf-8') {
-    throw new AppError(415, 'Unsupported Media Type', { type: 'charset-unsupported', detail: `unsupported charset "${encoding.toUpperCase()}": JSON is sent as UTF-8` });
-  }
-  if (!isUtf8(body)) {
-    throw badRequest('The request body is not valid UTF-8.', [{ pointer: '/body', message: 'must be UTF-8 text (RFC 8259 §8.1)', rule: 'utf-8' }]);
-  }
+  assertUtf8Charset(encoding, 'JSON');
+  if (!isUtf8(body)) throw notUtf8('must be UTF-8 text (RFC 8259 §8.1)');
   const repeated = repeatedName(body.toString('utf8'));
   if (repeated !== undefined) {
     throw badRequest(`The request body names a member twice: ${repeated}.`, [
