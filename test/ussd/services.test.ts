@@ -149,6 +149,9 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(await d.send('3')).to.match(/^CON Saved 3 kg for yesterday\./);
     // the same day again replaces the reading
     expect(await d.walk('1', '3', '2,75')).to.match(/^CON Changed the day before yesterday to 2\.75 kg\./);
+    // Half a kilo typed without its leading 0, as many do.
+    expect(await d.walk('1', '3', '.75')).to.match(/^CON Changed the day before yesterday to 0\.75 kg\./);
+    expect(await d.walk('1', '3', '2,75')).to.match(/^CON Changed the day before yesterday to 2\.75 kg\./);
     expect(await d.walk('1', '1', '2.25')).to.match(/^CON Saved 2\.25 kg for today\./);
 
     const r = session(s.phoneNumber);
