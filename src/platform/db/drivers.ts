@@ -178,10 +178,12 @@ export const DATABASE_OUT_OF_REACH = 'The database did not answer moments ago; i
 /** How long every call fails at once after the server was found out of reach, before one tries it again. */
 const OUT_OF_REACH_PAUSE_MS = 1000;
 
-const SOCKET_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
-const CONNECTION_LOST = /Connection terminated|Connection ended unexpectedly|Client has encountered a connection error/;
+/** Socket errors of a connection that could not be made or was lost (isDatabaseUnavailable counts them too). */
+export const SOCKET_FAILURES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+/** pg's messages for a connection lost while in use. */
+export const CONNECTION_LOST = /Connection terminated|Connection ended unexpectedly|Client has encountered a connection error/;
 /** pg-pool's message when its connectionTimeoutMillis passed: for a new connection, or for a pooled one to come free. */
-const CONNECT_TIMEOUT = 'timeout exceeded when trying to connect';
+export const CONNECT_TIMEOUT = 'timeout exceeded when trying to connect';
 
 /**
  * Whether `err` says the server cannot be reached: no answer within the deadline, a connection

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { invalidConfig, type Config } from '../../config.ts';
 import type { DB } from '../../../generated/db/database.ts';
 import { FOREGROUND_CHECKPOINT_PAGES, startCheckpointer } from './checkpointer.ts';
-import { DATABASE_OUT_OF_REACH, PG_READ_TIMEOUT, PgDriver, SqliteDriver, type PoolStats } from './drivers.ts';
+import { CONNECT_TIMEOUT, CONNECTION_LOST, DATABASE_OUT_OF_REACH, PG_READ_TIMEOUT, PgDriver, SOCKET_FAILURES, SqliteDriver, type PoolStats } from './drivers.ts';
 
 /** The tables of every area, as the migrations leave them. */
 export type Database = DB;
@@ -177,8 +177,7 @@ export function databaseUnreachable(err: unknown): string | undefined {
 // connections not allowed (ALLOW_CONNECTIONS false), 3D000 the database gone, 28000/28P01 the
 // login refused (a rotated password), 25006 read-only (a standby after a failover).
 const UNAVAILABLE_SQLSTATE = /^(08...|53...|57014|57P0[1-5]|55000|3D000|28000|28P01|25006)$/;
-const UNAVAILABLE_SOCKET = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
-const UNAVAILABLE_MESSAGE = new RegExp(`(${PG_READ_TIMEOUT}|${DATABASE_OUT_OF_REACH}|timeout expired|Connection terminated|Connection ended unexpectedly|Client has encountered a connection error|timeout exceeded when trying to connect)`);
+const UNAVAILABLE_MESSAGE = new RegExp(`(${PG_READ_TIMEOUT}|${DATABASE_OUT_OF_REACH}|timeout expired|${CONNECTION_LOST.source}|${CONNECT_TIMEOUT})`);
 
 /**
  * True when `err` says the database is out of reach or past its deadline (a 503 worth retrying),
@@ -188,7 +187,7 @@ const UNAVAILABLE_MESSAGE = new RegExp(`(${PG_READ_TIMEOUT}|${DATABASE_OUT_OF_RE
 export function isDatabaseUnavailable(err: unknown): boolean {
   const e = err as { name?: string; code?: string; message?: string; cause?: unknown };
   if (!e || typeof e !== 'object') return false;
-  if (typeof e.code === 'string' && (UNAVAILABLE_SQLSTATE.test(e.code) || UNAVAILABLE_SOCKET.has(e.code) || e.code.startsWith('SQLITE_BUSY'))) return true;
+  if (typeof e.code === 'string' && (UNAVAILABLE_SQLSTATE.test(e.code) || SOCKET_FAILURES.has(e.code) || e.code.startsWith('SQLITE_BUSY'))) return true;
   if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return true;
   return e.cause !== undefined && e.cause !== err && isDatabaseUnavailable(e.cause);
 }
