@@ -265,8 +265,7 @@ export function refuseConnect(_req: IncomingMessage, socket: Duplex): void {
 /** A problem written on a connection no response object holds, which then closes. */
 function writeProblem(socket: Duplex, problem: AppError): void {
   const body = JSON.stringify({ type: `urn:hearth:problem:${problem.type}`, title: problem.title, status: problem.status, detail: problem.detail });
-  const headers = Object.entries(problem.headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
   socket.write(
-    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${headers}Connection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
