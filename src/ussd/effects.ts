@@ -6,7 +6,7 @@ import type { Logger } from '../platform/logging.ts';
 import { checkPin, createAccount, phoneIsFree } from './accounts.ts';
 import { claimStatus, prepareClaim, submitClaim } from './claims.ts';
 import { asLanguage, FUEL_DAYS } from './i18n/index.ts';
-import type { EffectResult, EffectState, UssdContext } from './machine.ts';
+import { dateBefore, type EffectResult, type EffectState, type UssdContext } from './machine.ts';
 import type { PinCipher } from './pin.ts';
 import type { UssdRepository } from './repository.ts';
 import type { UssdTwinsPort } from './twins-port.ts';
@@ -37,14 +37,12 @@ export interface EffectInput {
 export type Effect = (e: EffectInput) => Promise<EffectResult> | EffectResult;
 export type Effects = { readonly [S in EffectState]: Effect };
 
-const DAY_MS = 86_400_000;
-
-/** The local calendar date `daysBefore` days before today in `timeZone` (noon UTC steps days without DST edge cases). */
 /** Formats a date as YYYY-MM-DD (en-CA's form) in `timeZone`. */
 export const localDateFormat = (timeZone = 'UTC') => new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
 
+/** The local calendar date `daysBefore` days before today, in the formatter's time zone. */
 export function localDay(today: Intl.DateTimeFormat, now: Date, daysBefore: number): string {
-  return new Date(Date.parse(`${today.format(now)}T12:00:00Z`) - daysBefore * DAY_MS).toISOString().slice(0, 10);
+  return dateBefore(today.format(now), daysBefore);
 }
 
 export function createEffects(deps: EffectDeps): Effects {
@@ -52,15 +50,18 @@ export function createEffects(deps: EffectDeps): Effects {
   // en-CA formats a date as YYYY-MM-DD.
   const localDate = localDateFormat(deps.timeZone);
   const nowIso = () => deps.now().toISOString();
+  const dayOf = (c: UssdContext) => Math.min(Math.max(c.fuelDay ?? 0, 0), FUEL_DAYS - 1);
+  // The date of the day as the household chose it (a choice made before midnight keeps its
+  // date); a session that chose before dates were kept counts from today.
+  const dateOf = (c: UssdContext) => c.fuelDate ?? localDay(localDate, deps.now(), dayOf(c));
 
   /** Saves the pending amount for the chosen day; with `check`, one outside the plausible range is first confirmed. */
   const saveFuel = (check: boolean): Effect => async ({ context: c }) => {
     const kg = c.pendingKg!;
-    const day = Math.min(Math.max(c.fuelDay ?? 0, 0), FUEL_DAYS - 1);
+    const day = dayOf(c);
     const range = deps.plausibleKg;
     if (check && range && (kg < range.min || kg > range.max)) return { outcome: 'confirm', assign: { unusualKg: kg > range.max ? 'high' : 'low' } };
-    // The date of the day as the household chose it (a choice made before midnight keeps its date).
-    const saved = await repo.upsertFuelLog(c.accountId!, c.fuelDate ?? localDay(localDate, deps.now(), day), kg, nowIso());
+    const saved = await repo.upsertFuelLog(c.accountId!, dateOf(c), kg, nowIso());
     const key = saved === 'saved' ? 'fuelSaved' : saved === 'updated' ? 'fuelUpdated' : 'fuelClaimed';
     return { outcome: 'ok', notice: { key, params: { kg, day } } };
   };
@@ -113,9 +114,8 @@ export function createEffects(deps: EffectDeps): Effects {
       return { outcome: 'ok' };
     },
     async checkingDay({ context: c }) {
-      const day = Math.min(Math.max(c.fuelDay ?? 0, 0), FUEL_DAYS - 1);
-      const claimed = await repo.fuelDayClaimed(c.accountId!, c.fuelDate ?? localDay(localDate, deps.now(), day));
-      return claimed ? { outcome: 'claimed', notice: { key: 'dayClaimed', params: { day } } } : { outcome: 'ok' };
+      const claimed = await repo.fuelDayClaimed(c.accountId!, dateOf(c));
+      return claimed ? { outcome: 'claimed', notice: { key: 'dayClaimed', params: { day: dayOf(c) } } } : { outcome: 'ok' };
     },
     checkingFuel: saveFuel(true),
     savingFuel: saveFuel(false),

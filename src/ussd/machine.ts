@@ -78,10 +78,15 @@ type InputArgs = { context: UssdContext; event: Extract<UssdEvent, { type: 'INPU
 type DoneArgs = { event: Extract<UssdEvent, { type: 'DONE' }> };
 const input = (e: UssdEvent) => (e.type === 'INPUT' ? e.value.trim() : '');
 
-/** The day chosen, `daysBefore` today, with its date as of the choosing hop (noon UTC steps days without DST edges). */
+/** The calendar date (YYYY-MM-DD) `days` days before `date` (noon UTC steps days without DST edges). */
+export function dateBefore(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T12:00:00Z`) - days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** The day chosen, `daysBefore` today, with its date as of the choosing hop. */
 function chosenDay(daysBefore: number, event: UssdEvent): Pick<UssdContext, 'fuelDay' | 'fuelDate'> {
   const today = event.type === 'INPUT' ? event.today : undefined;
-  return { fuelDay: daysBefore, fuelDate: today && new Date(Date.parse(`${today}T12:00:00Z`) - daysBefore * 86_400_000).toISOString().slice(0, 10) };
+  return { fuelDay: daysBefore, fuelDate: today && dateBefore(today, daysBefore) };
 }
 const is = (value: string) => ({ event }: InputArgs) => input(event) === value;
 const result = (e: UssdEvent) => (e.type === 'DONE' ? e.result : undefined);
