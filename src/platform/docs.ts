@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module';
 import type { Router } from 'express';
 import { caseSensitiveRouter } from './http/scope.ts';
-import { loadOpenApiDocument } from './contract.ts';
+import { bundledContract } from './contract.ts';
 
 const REDOC_BUNDLE = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
 
@@ -47,7 +47,7 @@ const CSP = [
  */
 export function docsRouter(publicUrl: string): Router {
   const router = caseSensitiveRouter();
-  const served = JSON.stringify({ ...loadOpenApiDocument(), servers: [{ url: publicUrl, description: 'This Hearth instance' }] });
+  const served = JSON.stringify({ ...bundledContract(), servers: [{ url: publicUrl, description: 'This Hearth instance' }] });
   router.get('/openapi.json', (_req, res) => {
     res.type('application/json').set('Cache-Control', 'no-cache').send(served);
   });
