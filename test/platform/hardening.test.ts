@@ -1,11 +1,13 @@
 // Bounds on receiving a request, and headers that keep answers from being read as another type
 // (issue #16, item 5).
-import { connect } from 'node:net';
 import express from 'express';
 import { expect } from 'chai';
 import { listen } from '../../src/platform/server.ts';
 import { createTestDatabase, forEachDatabase } from '../helpers/databases.ts';
+import { rawExchange } from '../helpers/raw-http.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
+
+const urlOf = (running: { port: number }) => `http://127.0.0.1:${running.port}`;
 
 describe('receive timeouts', () => {
   it('a body that trickles in is cut with 408 at HTTP_REQUEST_TIMEOUT_MS, not after Node\'s 300 s', async function () {
@@ -21,30 +23,13 @@ describe('receive timeouts', () => {
     const running = await listen(app, 0, '127.0.0.1', 1000, { headersTimeoutMs: 300, requestTimeoutMs: 600 });
     try {
       // Node's own limit would answer 408 too, but only after 300 s: past this test's timeout.
-      const answer = await new Promise<string>((resolve, reject) => {
-        const socket = connect(running.port, '127.0.0.1', () => {
-          socket.write('POST /x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":');
-        });
-        let text = '';
-        socket.on('data', (d: Buffer) => (text += d.toString()));
-        socket.on('close', () => resolve(text));
-        socket.on('error', reject);
-      });
+      const answer = await rawExchange(urlOf(running), 'POST /x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":');
       expect(answer).to.match(/^HTTP\/1\.1 408 /);
     } finally {
       await running.stop();
     }
   });
 
-  /** Writes the request on a connection of its own and gives all that comes back until it closes. */
-  const exchange = (port: number, request: string) =>
-    new Promise<string>((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => socket.write(request));
-      let text = '';
-      socket.on('data', (d: Buffer) => (text += d.toString()));
-      socket.on('close', () => resolve(text));
-      socket.on('error', reject);
-    });
   const partialPost = (path: string, headers = '') => `POST ${path} HTTP/1.1\r\nHost: x\r\n${headers}Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"type":`;
 
   it('a request answered before all of its body arrived gets that one answer: the rest arriving too slowly brings no second response (RFC 9112 §9.3)', async function () {
@@ -56,7 +41,7 @@ describe('receive timeouts', () => {
     });
     const running = await listen(app, 0, '127.0.0.1', 1000, { headersTimeoutMs: 300, requestTimeoutMs: 600 });
     try {
-      const answer = await exchange(running.port, partialPost('/x'));
+      const answer = await rawExchange(urlOf(running), partialPost('/x'));
       expect(answer.match(/HTTP\/1\.1 \d{3} /g)).to.deep.equal(['HTTP/1.1 401 ']);
     } finally {
       await running.stop();
@@ -69,7 +54,7 @@ describe('receive timeouts', () => {
     const server = await startTestServer(t.db, { REQUEST_DEADLINE_MS: '300' });
     try {
       const key = await createTestKey(t.db);
-      const answer = await exchange(Number(new URL(server.baseUrl).port), partialPost('/v1/entities', `Authorization: Bearer ${key}\r\n`));
+      const answer = await rawExchange(server.baseUrl, partialPost('/v1/entities', `Authorization: Bearer ${key}\r\n`));
       expect(answer.match(/HTTP\/1\.1 \d{3} /g)).to.deep.equal(['HTTP/1.1 408 ']);
       expect(answer).to.match(/\r\nconnection: close\r\n/i);
       expect(answer).to.match(/\r\ncontent-type: application\/problem\+json/i);
@@ -83,13 +68,7 @@ describe('receive timeouts', () => {
     this.timeout(10_000);
     const running = await listen(express(), 0, '127.0.0.1', 1000, { headersTimeoutMs: 300, requestTimeoutMs: 5000 });
     try {
-      const answer = await new Promise<string>((resolve, reject) => {
-        const socket = connect(running.port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nHost: x\r\n'));
-        let text = '';
-        socket.on('data', (d: Buffer) => (text += d.toString()));
-        socket.on('close', () => resolve(text));
-        socket.on('error', reject);
-      });
+      const answer = await rawExchange(urlOf(running), 'GET / HTTP/1.1\r\nHost: x\r\n');
       expect(answer).to.match(/^HTTP\/1\.1 408 /);
     } finally {
       await running.stop();

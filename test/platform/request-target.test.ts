@@ -1,7 +1,6 @@
 // The one request-target rule: every odd target form is refused, redirected or reduced to the
 // path it names, so no request reaches a handler past authentication (issue #16, item 1).
 import { request as httpRequest } from 'node:http';
-import { connect } from 'node:net';
 import express from 'express';
 import request from 'supertest';
 import { expect } from 'chai';
@@ -10,25 +9,13 @@ import { operationOf, operationResolver } from '../../src/platform/http/operatio
 import { loadOpenApiDocument } from '../../src/platform/contract.ts';
 import { contractOnly } from '../../src/platform/openapi.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
+import { rawExchange } from '../helpers/raw-http.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 
 interface RawAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
-}
-
-/** Writes `bytes` to the server as they are and reads until it closes the connection. */
-function rawExchange(baseUrl: string, bytes: string): Promise<string> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve, reject) => {
-    let answer = '';
-    const socket = connect(Number(port), hostname, () => socket.write(bytes));
-    socket.setEncoding('utf8');
-    socket.on('data', (c: string) => (answer += c));
-    socket.on('close', () => resolve(answer));
-    socket.on('error', reject);
-  });
 }
 
 /** Sends `target` as the request line's target, byte for byte (no client normalises it). */
