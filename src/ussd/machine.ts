@@ -7,6 +7,7 @@ import { setup } from 'xstate';
 import type { ClaimStatus, TestGroup } from '../../generated/openapi/types.gen.ts';
 import { FUEL_DAYS, LANGUAGES, type Catalogue, type Language, type ReasonKey } from './i18n/index.ts';
 import { LANGUAGE_OPTION, MORE, paginate, renderScreen } from './menus.ts';
+import { parseKg } from './fuel.ts';
 import { pinProblem } from './pin.ts';
 
 /** A notice names its text in the catalogues; `day` params are offsets (0 today, 1 yesterday, ...). */
@@ -140,14 +141,6 @@ const choice = (options: readonly unknown[]) => ({ event }: InputArgs) => /^\d+$
 const NAME_RE = /^[\p{L}][\p{L} '.-]{1,39}$/u;
 /** A village's name may hold numbers ("Phase 2"), but starts with a letter: a PIN or an emoji typed by mistake is no village. */
 const VILLAGE_RE = /^[\p{L}][\p{L}\p{N} '.-]{1,39}$/u;
-/** A positive kg amount; a decimal comma (2,5) is as common on handsets as a point. */
-/** Kilograms as a household types them: `2.5`, `2,5`, or `.5` for half a kilo; at most 3 decimals. */
-function parseKg(value: string): number | undefined {
-  const v = value.trim().replace(',', '.');
-  if (!/^(\d{1,4}(\.\d{1,3})?|\.\d{1,3})$/.test(v)) return undefined;
-  const kg = Number(v);
-  return kg > 0 ? kg : undefined;
-}
 const fromResult = ({ event }: Args): Partial<UssdContext> => {
   const r = result(event);
   return r && 'assign' in r ? r.assign ?? {} : {};

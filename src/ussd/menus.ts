@@ -2,6 +2,7 @@
 // the pagination that keeps each reply within one USSD screen.
 import type { UssdContext, Notice } from './machine.ts';
 import { CATALOGUES, LANGUAGES, type Catalogue, type Language } from './i18n/index.ts';
+import { MAX_KG_PER_DAY } from './fuel.ts';
 
 export const MAX_REPLY_CHARS = 182;
 export const MORE = '98';
@@ -49,6 +50,8 @@ function noticeText(n: Notice | undefined, lang: Language | undefined): string |
       return notices.claimNotSent(catalogue(lang).reasons[p.reason as keyof Catalogue['reasons']] ?? catalogue(lang).reasons.other);
     case 'loggedIn':
       return notices.loggedIn(String(p.name));
+    case 'kgFormat':
+      return notices.kgFormat(MAX_KG_PER_DAY);
     default:
       return notices[n.key];
   }

@@ -143,9 +143,12 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(await d.send('3')).to.equal('CON Enter kg of fuel used the day before yesterday (e.g. 2.5)\n0. Back');
     expect(await d.send('2.5')).to.match(/^CON Saved 2\.5 kg for the day before yesterday\.\nServices/);
     expect(await d.send('3')).to.match(/^CON A claim needs 3 days in a row not yet sent\. You have 1 in a row\.\nServices/);
-    expect(await d.walk('1', '2', 'abc')).to.match(/^CON Enter a number of kg/);
-    expect(await d.send('-1')).to.match(/^CON Enter a number of kg/);
-    expect(await d.send('0.0')).to.match(/^CON Enter a number of kg/);
+    expect(await d.walk('1', '2', 'abc')).to.match(/^CON Enter kg as a number up to 1000, e\.g\. 2\.5\nEnter kg of fuel used yesterday/);
+    expect(await d.send('-1')).to.match(/^CON Enter kg as a number up to 1000/);
+    expect(await d.send('0.0')).to.match(/^CON Enter kg as a number up to 1000/);
+    // More than a claim may hold for a day (the contract's bound) is refused when typed.
+    expect(await d.send('1000.001')).to.match(/^CON Enter kg as a number up to 1000/);
+    expect(await d.send('5000')).to.match(/^CON Enter kg as a number up to 1000/);
     expect(await d.send('3')).to.match(/^CON Saved 3 kg for yesterday\./);
     // the same day again replaces the reading
     expect(await d.walk('1', '3', '2,75')).to.match(/^CON Changed the day before yesterday to 2\.75 kg\./);
@@ -219,8 +222,8 @@ forEachDatabase('USSD services and PINs', (t) => {
     const id = await createAccount(s, '13573');
     const d = session(s.phoneNumber);
     await login(d, id, '13573');
-    expect(await d.walk('1', '1', '2500')).to.equal(
-      'CON You entered 2500 kg for today. That is more than most homes use. Is it right?\n1. Yes, save it\n2. No, enter again\n0. Back',
+    expect(await d.walk('1', '1', '500')).to.equal(
+      'CON You entered 500 kg for today. That is more than most homes use. Is it right?\n1. Yes, save it\n2. No, enter again\n0. Back',
     );
     const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
     expect(await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute()).to.have.length(0);
@@ -231,11 +234,11 @@ forEachDatabase('USSD services and PINs', (t) => {
     // the bounds themselves, and anything between, are saved straight away
     expect(await d.walk('1', '1', '30')).to.match(/^CON Changed today to 30 kg\./);
     expect(await d.walk('1', '1', '0.2')).to.match(/^CON Changed today to 0\.2 kg\./);
-    const wide = await startUssdServer(t.db, { USSD_FUEL_KG_MAX: '3000' }, { twins, clock: server.clock });
+    const wide = await startUssdServer(t.db, { USSD_FUEL_KG_MAX: '800' }, { twins, clock: server.clock });
     try {
       const w = new GatewaySession([wide.baseUrl], s.phoneNumber);
       await login(w, id, '13573');
-      expect(await w.walk('1', '1', '2500')).to.match(/^CON Changed today to 2500 kg\./);
+      expect(await w.walk('1', '1', '700')).to.match(/^CON Changed today to 700 kg\./);
     } finally {
       await wide.stop();
     }

@@ -5,6 +5,8 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { configWith } from '../../src/config.ts';
+import { parse } from 'yaml';
+import { MAX_KG_PER_DAY, parseKg } from '../../src/ussd/fuel.ts';
 import { MAX_REPLY_CHARS, paginate, TEXT } from '../../src/ussd/menus.ts';
 import { parse32ByteKey } from '../../src/platform/key-bytes.ts';
 import { PinCipher, pinProblem, resolvePinKey } from '../../src/ussd/pin.ts';
@@ -128,5 +130,17 @@ describe('USSD_TIMEZONE', () => {
     expect(configWith().USSD_TIMEZONE).to.equal('UTC');
     expect(configWith({ USSD_TIMEZONE: 'Africa/Nairobi' }).USSD_TIMEZONE).to.equal('Africa/Nairobi');
     expect(() => configWith({ USSD_TIMEZONE: 'Mars/Olympus' })).to.throw(/USSD_TIMEZONE: must be an IANA time zone/);
+  });
+});
+
+describe('USSD fuel amounts', () => {
+  it("the most kg a day may hold is the contract's dailyLogs maximum, read from openapi/ itself", () => {
+    const doc = parse(readFileSync('openapi/twins.yaml', 'utf8')) as { components: { schemas: { FuelMeasurements: { properties: { dailyLogs: { items: { maximum: number } } } } } } };
+    expect(MAX_KG_PER_DAY).to.equal(doc.components.schemas.FuelMeasurements.properties.dailyLogs.items.maximum).and.to.equal(1000);
+  });
+
+  it('takes kg as households type them, up to that maximum, and nothing else', () => {
+    expect(['2.5', '2,5', '.5', ' 3 ', '1000', '0.001', '999.999'].map(parseKg)).to.deep.equal([2.5, 2.5, 0.5, 3, 1000, 0.001, 999.999]);
+    for (const refused of ['0', '0.0', '-1', '1000.001', '1001', '9999', '2.5555', '1e3', '2.5.1', '', 'abc', '0x10', '٢']) expect(parseKg(refused), refused).to.equal(undefined);
   });
 });

@@ -81,7 +81,8 @@ export interface Catalogue {
     pinMismatch: string;
     nameFormat: string;
     villageFormat: string;
-    kgFormat: string;
+    /** Refused kg: what to type, up to the most a day may hold. */
+    kgFormat: (max: number) => string;
     fuelSaved: (kg: number, day: string) => string;
     fuelUpdated: (kg: number, day: string) => string;
     fuelClaimed: (day: string) => string;

@@ -93,7 +93,7 @@ export const en: Catalogue = {
     pinMismatch: 'PINs did not match. Start again.',
     nameFormat: 'Name must be 2-40 letters.',
     villageFormat: 'Village must be 2-40 letters or numbers, starting with a letter.',
-    kgFormat: 'Enter a number of kg, e.g. 2.5',
+    kgFormat: (max) => `Enter kg as a number up to ${max}, e.g. 2.5`,
     fuelSaved: (kg, day) => `Saved ${kg} kg for ${day.toLowerCase()}.`,
     fuelUpdated: (kg, day) => `Changed ${day.toLowerCase()} to ${kg} kg.`,
     fuelClaimed: (day) => `${day} is already in a claim you sent; not changed.`,

@@ -92,7 +92,7 @@ export const sw: Catalogue = {
     pinMismatch: 'PIN hazilingani. Anza tena.',
     nameFormat: 'Jina liwe na herufi 2-40.',
     villageFormat: 'Kijiji kiwe na herufi au tarakimu 2-40, kianze na herufi.',
-    kgFormat: 'Weka idadi ya kilo, mf. 2.5',
+    kgFormat: (max) => `Weka kilo kwa namba hadi ${max}, mf. 2.5`,
     fuelSaved: (kg, day) => `Kilo ${kg} zimehifadhiwa kwa ${day.toLowerCase()}.`,
     fuelUpdated: (kg, day) => `${day} imebadilishwa kuwa kilo ${kg}.`,
     fuelClaimed: (day) => `${day} tayari iko kwenye dai ulilotuma; haijabadilishwa.`,
