@@ -350,11 +350,11 @@ export type IsoDate = string;
 
 export type FuelMeasurements = {
     /**
-     * Sum of dailyLogs, kg (at most 1000 kg a day for 366 days).
+     * Sum of dailyLogs, kg (at least 1 g a day for 3 days, at most 1000 kg a day for 366 days).
      */
     total: number;
     /**
-     * One positive value (kg of fuel) per consecutive day; at least 3 days.
+     * One positive value (kg of fuel) per consecutive day, at least 0.001 (1 g, the finest a kitchen scale reads); at least 3 days.
      */
     dailyLogs: Array<number>;
     /**

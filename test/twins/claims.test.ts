@@ -248,11 +248,22 @@ forEachDatabase('KPT claims', (t) => {
   describe('rule 3: values are positive numbers', () => {
     it('400 for a zero or negative daily log, and for a non-positive total', async () => {
       let p = await rejected(kptClaim({ fuelMeasurements: { total: 5, dailyLogs: [2.5, 0, 2.5] } }), 400);
-      expect(p.errors![0]).to.include({ pointer: '/body/fuelMeasurements/dailyLogs/1', rule: 'exclusiveMinimum' });
+      expect(p.errors![0]).to.include({ pointer: '/body/fuelMeasurements/dailyLogs/1', rule: 'minimum' });
       p = await rejected(kptClaim({ fuelMeasurements: { total: 2.5, dailyLogs: [2.5, -1, 1] } }), 400);
-      expect(p.errors![0]).to.include({ pointer: '/body/fuelMeasurements/dailyLogs/1', rule: 'exclusiveMinimum' });
+      expect(p.errors![0]).to.include({ pointer: '/body/fuelMeasurements/dailyLogs/1', rule: 'minimum' });
       p = await rejected(kptClaim({ fuelMeasurements: { total: 0, dailyLogs: [2.5, 2.4, 2.6] } }), 400);
-      expect(p.errors![0]).to.include({ pointer: '/body/fuelMeasurements/total', rule: 'exclusiveMinimum' });
+      expect(p.errors![0]).to.include({ pointer: '/body/fuelMeasurements/total', rule: 'minimum' });
+    });
+
+    it('a reading is at least 1 g (0.001 kg), and a total at least 3 of them: 1e-300 kg is no weighing', async () => {
+      let p = await rejected(kptClaim({ fuelMeasurements: { total: 5, dailyLogs: [2.5, 1e-300, 2.5] } }), 400);
+      expect(p.errors![0]).to.include({ pointer: '/body/fuelMeasurements/dailyLogs/1', rule: 'minimum' });
+      p = await rejected(kptClaim({ fuelMeasurements: { total: 0.003, dailyLogs: [0.0009, 0.0011, 0.001] } }), 400);
+      expect(p.errors![0]).to.include({ pointer: '/body/fuelMeasurements/dailyLogs/0', rule: 'minimum' });
+      p = await rejected(kptClaim({ fuelMeasurements: { total: 0.0029, dailyLogs: [0.001, 0.001, 0.001] } }), 400);
+      expect(p.errors![0]).to.include({ pointer: '/body/fuelMeasurements/total', rule: 'minimum' });
+      const least = await submit(kptClaim({ fuelMeasurements: { total: 0.003, dailyLogs: [0.001, 0.001, 0.001] } }));
+      expect(least.status).to.equal(201);
     });
   });
 
