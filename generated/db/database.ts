@@ -67,8 +67,10 @@ export interface KptCollections {
   description: string | null;
   id: string;
   name: string;
+  open_to_all: Generated<boolean | number>;
   selection_method: string | null;
   seq: Generated<number>;
+  submitters: Generated<string>;
 }
 
 export interface KptIdempotencyKeys {

@@ -203,7 +203,7 @@ export const listClaims = <ThrowOnError extends boolean = false>(options?: Optio
 /**
  * Submit a KPT claim
  *
- * 201 with Location for a new claim (whatever its verification status); 200 with the stored claim for an identical resubmission (same collection, household, period and daily logs) or a repeated Idempotency-Key; 400 when the body is not a KPT claim; 409 when the measurement data conflict (total vs daily logs, logs vs test period, an overlapping claim with other values, or the household in the other group of the collection); 422 when the Idempotency-Key was already used with another body.
+ * 201 with Location for a new claim (whatever its verification status); 200 with the stored claim for an identical resubmission (same collection, household, period and daily logs) or a repeated Idempotency-Key; 400 when the body is not a KPT claim; 409 when the measurement data conflict (total vs daily logs, logs vs test period, an overlapping claim with other values, or the household in the other group of the collection); 403 when the caller may not submit into the collection (only its creator and its `submitters` may, unless it is `openToAll`) or the household is a registered entity another principal controls; 422 when the Idempotency-Key was already used with another body.
  */
 export const submitClaim = <ThrowOnError extends boolean = false>(options: Options<SubmitClaimData, ThrowOnError>) => (options.client ?? client).post<SubmitClaimResponses, SubmitClaimErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -391,7 +391,7 @@ export type EvidenceItem = {
      */
     type: string;
     /**
-     * Storage URI; ipfs://, ar:// or https://. An ipfs:// URI names a CID (ipfs://<cid> or ipfs://<cid>/<path>), else 400 rule ipfs-cid.
+     * Storage URI; ipfs://, ar:// or https://, and a URL (WHATWG URL), else 400 rule url (it is the evidence id of the claim's credential). An ipfs:// URI names a CID (ipfs://<cid> or ipfs://<cid>/<path>), else 400 rule ipfs-cid.
      */
     uri: string;
     description?: string;
@@ -578,6 +578,14 @@ export type CollectionCreateRequest = {
      * How households were randomly selected; meets KPT rule 5 for every claim of the collection.
      */
     selectionMethod?: string;
+    /**
+     * Principals besides the creator whose keys may submit claims into the collection (a field partner, the USSD gateway's USSD_PRINCIPAL_DID). Omitted: the creator's keys only.
+     */
+    submitters?: Array<Did>;
+    /**
+     * Whether every key with claims:write may submit claims into the collection; omitted, false. A claim of one group verifies the other group's claims and counts in the campaign report, so a campaign is open only by choice. Not with `submitters`.
+     */
+    openToAll?: boolean;
 };
 
 export type Collection = {
@@ -586,6 +594,14 @@ export type Collection = {
     description?: string;
     selectionMethod?: string;
     createdBy: Did;
+    /**
+     * Principals besides the creator whose keys may submit claims into the collection.
+     */
+    submitters: Array<Did>;
+    /**
+     * Whether every key with claims:write may submit claims into it (the shared `default` collection is).
+     */
+    openToAll: boolean;
     createdAt: string;
 };
 

@@ -19,12 +19,13 @@ import type {
 import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';
 import { ClaimRepository, findClaimById, type ClaimChange, type GroupCounts, type HouseholdClaim, type IdempotentClaim, type StoredClaim } from './claims.repository.ts';
 import { findCollection } from './collections.repository.ts';
+import { maySubmitInto } from './collections.service.ts';
 import { sealCredential, type ClaimSeal, type NormalisedClaim } from './claim-seal.ts';
 import type { ClaimSealer } from './claim-sealer.ts';
 import type { CredentialStatusService } from './credential-status.service.ts';
 import { jcs } from './credentials.ts';
 import { idempotencyKeyReused, requestHash } from './idempotency.ts';
-import { evidenceRow, ipfsAddressIssues } from './evidence.ts';
+import { evidenceAddressIssues, evidenceRow } from './evidence.ts';
 import type { PublicBase } from './kpt-context.ts';
 import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap } from './kpt-rules.ts';
 import { decodeCursor, pageOf } from './paging.ts';
@@ -162,7 +163,7 @@ export class ClaimService {
   /** Checks the claim against the contract and seals it, before any transaction. Throws DomainError (invalid). */
   async prepare(principal: Principal, body: KptClaimRequest, opts: SubmitOptions = {}): Promise<ClaimSubmission> {
     assertMatchesSchema<KptClaimRequest>('KptClaimRequest', body, 'KPT claim');
-    const addressIssues = ipfsAddressIssues(body.evidence);
+    const addressIssues = evidenceAddressIssues(body.evidence);
     if (addressIssues.length) throw invalidInput('The body is not a valid KPT claim', addressIssues);
 
     const claim = normalise(body);
@@ -259,7 +260,8 @@ export class ClaimService {
     const { principal, id, at: now, claim, claimKey, conflicts, seal, idempotency } = submission;
     const claims = new ClaimRepository(sql);
     const period = periodOf(claim);
-    // The collection is read unlocked: it is never changed or deleted once created. The household
+    // The collection is read unlocked: it is never deleted, and only `ussd`'s submitters change,
+    // at start-up. The household
     // entity is locked for share: a controller transfer in flight is waited for, and none starts
     // until this commits. READ COMMITTED: the claims are read after the locks, and see every
     // claim committed before, here every earlier claim of the household (openSubmission's lock)
@@ -280,6 +282,9 @@ export class ClaimService {
       throw refusedInput(`No collection ${claim.collectionId}.`, [
         { path: ['collectionId'], message: `names no collection (create it with POST /v1/collections)`, rule: 'collection-exists' },
       ]);
+    }
+    if (!maySubmitInto(collection, principal.did)) {
+      throw forbiddenAction(`Collection ${collection.id} takes claims from its creator and its submitters only; ${principal.did} is neither.`);
     }
     if (household && household.controller !== principal.did) {
       throw forbiddenAction(`${claim.householdId} is a registered entity controlled by ${household.controller}; only its controller may submit claims for it.`);

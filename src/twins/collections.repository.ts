@@ -16,6 +16,9 @@ export function collectionFromRow(r: CollectionRow): Collection {
     ...(r.description ? { description: r.description } : {}),
     ...(r.selection_method ? { selectionMethod: r.selection_method } : {}),
     createdBy: r.created_by,
+    submitters: JSON.parse(r.submitters) as string[],
+    // SQLite keeps a boolean as 0 or 1.
+    openToAll: Boolean(r.open_to_all),
     createdAt: r.created_at,
   };
 }
@@ -34,6 +37,8 @@ export class CollectionRepository {
       description: c.description ?? null,
       selection_method: c.selectionMethod ?? null,
       created_by: c.createdBy,
+      submitters: JSON.stringify(c.submitters),
+      open_to_all: c.openToAll,
       created_at: c.createdAt,
     };
     await inTransaction(this.db, async (sql) => {
@@ -45,6 +50,11 @@ export class CollectionRepository {
 
   findById(id: string): Promise<Collection | undefined> {
     return findCollection(this.db, id);
+  }
+
+  /** Sets who besides its creator may submit into a collection (a collection the migrations made: `ussd`). */
+  async setSubmitters(id: string, submitters: string[]): Promise<void> {
+    await this.db.updateTable('kpt_collections').set({ submitters: JSON.stringify(submitters) }).where('id', '=', id).execute();
   }
 
   /** One page of collections with their `seq` (limit + 1 fetched so the caller knows whether more follow). */
@@ -60,7 +70,7 @@ export class CollectionRepository {
   }
 }
 
-/** The collection, read in the caller's transaction (unlocked: a collection never changes once created). */
+/** The collection, read in the caller's transaction (unlocked: only `ussd`'s submitters change, at start-up). */
 export async function findCollection(sql: Sql, id: string): Promise<Collection | undefined> {
   const [row] = (await collectionById(sql, id)).rows;
   return row && collectionFromRow(row);

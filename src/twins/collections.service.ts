@@ -2,7 +2,8 @@
 import type { Db } from '../platform/db/index.ts';
 import type { Sql } from '../platform/db/sql.ts';
 import { isUniqueViolation } from '../platform/db/index.ts';
-import { conflictWith, notFoundError } from '../platform/domain-errors.ts';
+import { SYSTEM_DID } from '../platform/db/migrations/100_twins_schema.ts';
+import { conflictWith, invalidInput, notFoundError } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import type { Collection, CollectionCreateRequest, CollectionPage, KptReport } from '../../generated/openapi/types.gen.ts';
 import { ClaimRepository } from './claims.repository.ts';
@@ -11,6 +12,15 @@ import { CreationIdempotency, type Created } from './idempotency.ts';
 import { decodeCursor, pageOf } from './paging.ts';
 import { buildKptReport } from './report.ts';
 import { assertMatchesSchema } from './schemas.ts';
+
+/**
+ * Whether a principal's keys may submit claims into a collection: its creator's and its
+ * submitters', or every key when it is open. A claim of one group verifies the other group's
+ * claims and counts in the campaign report: a campaign is its creator's to open.
+ */
+export function maySubmitInto(collection: Collection, principalDid: string): boolean {
+  return collection.openToAll || collection.createdBy === principalDid || collection.submitters.includes(principalDid);
+}
 
 export class CollectionService {
   private readonly idempotency: CreationIdempotency;
@@ -34,12 +44,19 @@ export class CollectionService {
   /** `storeWithCollection`: the caller's writes in the collection's transaction (both commit or neither). */
   async create(principal: Principal, input: CollectionCreateRequest, storeWithCollection?: (sql: Sql) => Promise<void>): Promise<Collection> {
     assertMatchesSchema<CollectionCreateRequest>('CollectionCreateRequest', input, 'collection');
+    if (input.openToAll && input.submitters?.length) {
+      throw invalidInput('The body is not a valid collection', [
+        { path: ['submitters'], message: 'names submitters of a collection open to every key (openToAll); leave one of them out', rule: 'open-or-submitters' },
+      ]);
+    }
     const collection: Collection = {
       id: input.id,
       name: input.name,
       ...(input.description ? { description: input.description } : {}),
       ...(input.selectionMethod ? { selectionMethod: input.selectionMethod } : {}),
       createdBy: principal.did,
+      submitters: input.submitters ?? [],
+      openToAll: input.openToAll ?? false,
       createdAt: new Date().toISOString(),
     };
     try {
@@ -57,6 +74,18 @@ export class CollectionService {
     const collection = await new CollectionRepository(this.db).findById(id);
     if (!collection) throw notFoundError(`No collection ${id}.`);
     return collection;
+  }
+
+  /**
+   * A collection the migrations made for an area's own principal (`ussd`, for the USSD gateway):
+   * that principal becomes its only submitter, replacing one configured before. A partner's
+   * collection is its creator's to share: it is left as it is.
+   */
+  async entrustToArea(id: string, principalDid: string): Promise<Collection | undefined> {
+    const collection = await new CollectionRepository(this.db).findById(id);
+    if (!collection || collection.openToAll || collection.createdBy !== SYSTEM_DID || (collection.submitters.length === 1 && collection.submitters[0] === principalDid)) return collection;
+    await new CollectionRepository(this.db).setSubmitters(id, [principalDid]);
+    return { ...collection, submitters: [principalDid] };
   }
 
   async list(opts: { cursor?: string; limit?: number }): Promise<CollectionPage> {

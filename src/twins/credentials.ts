@@ -104,7 +104,8 @@ export interface VerifyOptions {
 
 const isObject = (v: unknown): v is Json => !!v && typeof v === 'object' && !Array.isArray(v);
 
-const isUrl = (v: unknown): boolean => typeof v === 'string' && URL.canParse(v);
+/** A URL as VC 2.0 means one (WHATWG URL): what every id and evidence address of a credential must be. */
+export const isUrl = (v: unknown): boolean => typeof v === 'string' && URL.canParse(v);
 
 /** Why `value` (one or a set) is not objects each with a `type`, or undefined (VC 2.0 sections 4.10, 4.12, 5.5, 5.6). */
 function typedObjectsError(name: string, value: unknown): string | undefined {

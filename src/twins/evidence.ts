@@ -9,6 +9,7 @@ import type { Db } from '../platform/db/index.ts';
 import type { InputIssue } from '../platform/domain-errors.ts';
 import type { Insertable } from 'kysely';
 import { prepared } from '../platform/db/prepared.ts';
+import { isUrl } from './credentials.ts';
 import type { TwinEvidenceBlobs } from '../../generated/db/database.ts';
 
 const SHA2_256 = 0x12;
@@ -28,11 +29,15 @@ export function cidOf(bytes: Uint8Array): string {
 const CID_MAX_LENGTH = 200;
 
 /**
- * Issues for each `ipfs://` evidence address of a claim that does not start with a CID
- * (`ipfs://<cid>[/path]`): it is signed into the credential, where it must name content.
+ * Issues for each evidence address of a claim that is not a URL (it is signed into the
+ * credential as an evidence id, which VC 2.0 requires to be one: the credential would never
+ * verify), or an `ipfs://` one that does not start with a CID (`ipfs://<cid>[/path]`: it must
+ * name content).
  */
-export function ipfsAddressIssues(evidence: readonly { uri: string }[] | undefined): InputIssue[] {
+export function evidenceAddressIssues(evidence: readonly { uri: string }[] | undefined): InputIssue[] {
   return (evidence ?? []).flatMap(({ uri }, i) => {
+    const path = ['evidence', i, 'uri'];
+    if (!isUrl(uri)) return [{ path, message: 'must be a URL (WHATWG URL: a host, port and escapes that parse)', rule: 'url' }];
     if (!uri.startsWith('ipfs://')) return [];
     try {
       const cid = uri.slice('ipfs://'.length).split(/[/?#]/, 1)[0]!;
@@ -41,7 +46,7 @@ export function ipfsAddressIssues(evidence: readonly { uri: string }[] | undefin
       CID.parse(cid);
       return [];
     } catch {
-      return [{ path: ['evidence', i, 'uri'], message: 'must name a CID after ipfs:// (ipfs://<cid> or ipfs://<cid>/<path>)', rule: 'ipfs-cid' }];
+      return [{ path, message: 'must name a CID after ipfs:// (ipfs://<cid> or ipfs://<cid>/<path>)', rule: 'ipfs-cid' }];
     }
   });
 }

@@ -83,4 +83,4 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
 
 export { EntityService, PROTOCOL_TYPE } from './entities.service.ts';
 export { ClaimService, type Admission, type SubmitResult } from './claims.service.ts';
-export { CollectionService } from './collections.service.ts';
+export { CollectionService, maySubmitInto } from './collections.service.ts';

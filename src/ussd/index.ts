@@ -76,7 +76,9 @@ async function checkCollection(config: Config, twins: UssdTwinsPort, logger: Log
     ? `no collection "${id}" exists; create it (POST /v1/collections with a selectionMethod) or unset the variable to use "${USSD_DEFAULT_COLLECTION_ID}"`
     : !collection.selectionMethod
       ? `collection "${id}" documents no selectionMethod, so every USSD claim in it would be rejected (random selection); use a collection that documents one`
-      : undefined;
+      : !collection.takesGatewayClaims
+        ? `collection "${id}" does not take claims from USSD_PRINCIPAL_DID (${config.USSD_PRINCIPAL_DID}); its creator names that principal in the collection's submitters when creating it`
+        : undefined;
   if (problem) throw invalidConfig('USSD_COLLECTION_ID', problem);
   if (id === USSD_DEFAULT_COLLECTION_ID && config.NODE_ENV === 'production') {
     logger.warn({ collection: id }, 'USSD claims go to the self-enrolment collection; set USSD_COLLECTION_ID to a campaign collection with random selection');

@@ -6,7 +6,7 @@
 import type { KptClaim } from '../../generated/openapi/types.gen.ts';
 import { DomainError, inputPointer } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
-import type { Admission, ClaimService, CollectionService, EntityService, SubmitResult } from '../twins/index.ts';
+import { maySubmitInto, type Admission, type ClaimService, type CollectionService, type EntityService, type SubmitResult } from '../twins/index.ts';
 import { ClaimRefusedError, type ClaimSummary, type UssdTwinsPort } from './twins-port.ts';
 
 function summary(claim: Pick<KptClaim, 'id' | 'status' | 'reasons'>): ClaimSummary {
@@ -96,11 +96,8 @@ export function ussdTwinsPort(
       };
     },
     async collection() {
-      const found = await twins.collections.get(collectionId).catch((err: unknown) => {
-        if (err instanceof DomainError && err.kind === 'not-found') return undefined;
-        throw err;
-      });
-      return found && { id: found.id, selectionMethod: found.selectionMethod };
+      const found = await twins.collections.entrustToArea(collectionId, principalDid);
+      return found && { id: found.id, selectionMethod: found.selectionMethod, takesGatewayClaims: maySubmitInto(found, principalDid) };
     },
     async claim(claimId) {
       const found = await twins.claims.get(claimId);

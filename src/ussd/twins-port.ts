@@ -79,6 +79,10 @@ export interface UssdTwinsPort {
   claim(claimId: string): Promise<ClaimSummary | undefined>;
   /** The household's most recent claim, if any. */
   latestClaim(householdDid: string): Promise<ClaimSummary | undefined>;
-  /** The collection (KPT campaign) claims go to, checked at start-up; undefined if there is none. */
-  collection(): Promise<{ id: string; selectionMethod?: string } | undefined>;
+  /**
+   * The collection (KPT campaign) claims go to, checked at start-up; undefined if there is none.
+   * One the migrations made (`ussd`) is first entrusted to the gateway's principal;
+   * `takesGatewayClaims` says whether that principal may submit into it.
+   */
+  collection(): Promise<{ id: string; selectionMethod?: string; takesGatewayClaims: boolean } | undefined>;
 }

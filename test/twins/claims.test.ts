@@ -1,7 +1,7 @@
 // POST/GET /v1/claims through the generated SDK: status codes, the eight KPT rules, pending ->
 // verified, idempotency and concurrency, on SQLite and PostgreSQL.
 import { expect } from 'chai';
-import { createCollection, createEntity, getClaim, listClaims, submitClaim } from '../../generated/openapi/sdk.gen.ts';
+import { createCollection, createEntity, getClaim, getCollection, listClaims, submitClaim } from '../../generated/openapi/sdk.gen.ts';
 import type { KptClaim, KptClaimRequest, Problem } from '../../generated/openapi/types.gen.ts';
 import { sql, type Kysely } from 'kysely';
 import { poolStats, type Db } from '../../src/platform/db/index.ts';
@@ -124,6 +124,13 @@ forEachDatabase('KPT claims', (t) => {
       const p = await rejected(kptClaim({ householdId: 'did:ixo:household/123' }), 400);
       expect(p.errors).to.deep.equal([{ pointer: '/body/householdId', message: p.errors![0]!.message, rule: 'did-syntax' }]);
       expect(p.errors![0]!.message).to.match(/DID URL/);
+    });
+
+    it('400 for an evidence address that is not a URL: signed into the credential as an evidence id, it would never verify', async () => {
+      for (const uri of ['https://[::1/', 'https://exa%20mple.org/', 'https://user@:80/', 'https://a:99999/']) {
+        const p = await rejected(kptClaim({ evidence: [{ type: 'photo', uri: 'https://example.org/p.jpg' }, { type: 'photo', uri }] }), 400);
+        expect(p.errors, uri).to.deep.equal([{ pointer: '/body/evidence/1/uri', message: 'must be a URL (WHATWG URL: a host, port and escapes that parse)', rule: 'url' }]);
+      }
     });
 
     it('400 for an ipfs:// evidence address that names no CID, storing nothing; a CID with a path is one', async () => {
@@ -290,6 +297,49 @@ forEachDatabase('KPT claims', (t) => {
       const { ref, int } = await pair({ collectionId: 'rule5-campaign', evidence: undefined });
       expect(ref.claim.checks.find((c) => c.rule === 'random-selection-verified')).to.include({ outcome: 'passed' });
       expect(int.claim.status).to.equal('verified');
+    });
+  });
+
+  describe('who may submit into a collection', () => {
+    const collection = async (body: Record<string, unknown>, key = h.key) => {
+      const res = await createCollection({ client: h.server.client, auth: key, body: body as never });
+      expectContractResponse('post', '/v1/collections', { status: res.response.status, headers: res.response.headers, body: res.data ?? res.error });
+      return res;
+    };
+
+    it("403 for a key of another principal: a partner's counterpart claims cannot verify the campaign's claims", async () => {
+      const created = await collection({ id: 'closed-campaign', name: 'Closed', selectionMethod: 'Random draw' });
+      expect(created.data).to.deep.include({ createdBy: PARTNER_DID, submitters: [], openToAll: false });
+      const ref = await submit(kptClaim({ collectionId: 'closed-campaign', testGroup: 'reference' }));
+      expect(ref.claim.status).to.equal('pending');
+      const p = await rejected(kptClaim({ collectionId: 'closed-campaign', testGroup: 'intervention', householdId: 'did:ixo:entity:00000000000000000000000000000b01' }), 403, { key: h.otherKey });
+      expect(p.detail).to.equal(`Collection closed-campaign takes claims from its creator and its submitters only; ${OTHER_DID} is neither.`);
+      expect((await getClaim({ client: h.server.client, auth: h.key, path: { id: ref.claim.id } })).data!.status).to.equal('pending');
+    });
+
+    it('a principal the creator names in submitters may submit, and so may every key into an open collection', async () => {
+      await collection({ id: 'shared-campaign', name: 'Shared', selectionMethod: 'Random draw', submitters: [OTHER_DID] });
+      const { ref } = await pair({ collectionId: 'shared-campaign' });
+      const int = await submit(kptClaim({ collectionId: 'shared-campaign', testGroup: 'intervention', householdId: 'did:ixo:entity:00000000000000000000000000000b02' }), { key: h.otherKey });
+      expect([ref.status, int.status, int.claim.status]).to.deep.equal([201, 201, 'verified']);
+      const open = await collection({ id: 'open-campaign', name: 'Open', selectionMethod: 'Random draw', openToAll: true });
+      expect(open.data).to.deep.include({ submitters: [], openToAll: true });
+      expect((await submit(kptClaim({ collectionId: 'open-campaign' }), { key: h.otherKey })).status).to.equal(201);
+    });
+
+    it('`default` (claims naming no collection) is open to every key; a collection is open or has submitters, not both', async () => {
+      const res = await submit(kptClaim({ collectionId: undefined, householdId: 'did:ixo:entity:00000000000000000000000000000b03' }), { key: h.otherKey });
+      expect(res.status).to.equal(201);
+      const got = await getCollection({ client: h.server.client, auth: h.key, path: { id: 'default' } });
+      expect(got.data).to.deep.include({ openToAll: true, submitters: [] });
+      const both = await collection({ id: 'both', name: 'Both', openToAll: true, submitters: [OTHER_DID] });
+      expect(both.response.status).to.equal(400);
+      expect((both.error as Problem).errors).to.deep.equal([{ pointer: '/body/submitters', message: 'names submitters of a collection open to every key (openToAll); leave one of them out', rule: 'open-or-submitters' }]);
+      const notDid = await collection({ id: 'not-did', name: 'Not a DID', submitters: ['field-agent'] });
+      expect(notDid.response.status).to.equal(400);
+      const twice = await collection({ id: 'twice', name: 'Twice', submitters: [OTHER_DID, OTHER_DID] });
+      expect(twice.response.status).to.equal(400);
+      expect(await getCollection({ client: h.server.client, auth: h.key, path: { id: 'both' } }).then((r) => r.response.status)).to.equal(404);
     });
   });
 

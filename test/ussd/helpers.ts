@@ -166,7 +166,7 @@ export class RecordingTwins implements UssdTwinsPort {
     return this.claims.filter((c) => c.householdDid === householdDid).at(-1);
   }
   async collection() {
-    return { id: 'ussd', selectionMethod: 'Self-enrolment' };
+    return { id: 'ussd', selectionMethod: 'Self-enrolment', takesGatewayClaims: true };
   }
 }
 

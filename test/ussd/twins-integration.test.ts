@@ -324,10 +324,32 @@ forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
     for (const [collection, warned] of [['ussd', true], ['ussd-campaign', false]] as const) {
       let logs = '';
       const logger = pino({ level: 'warn' }, new Writable({ write: (c, _e, cb) => ((logs += String(c)), cb()) }));
-      const prod = await startUssdServer(t.db, { NODE_ENV: 'production', USSD_COLLECTION_ID: collection }, { logger });
+      const prod = await startUssdServer(t.db, { NODE_ENV: 'production', USSD_PRINCIPAL_DID: GATEWAY_DID, USSD_COLLECTION_ID: collection }, { logger });
       await prod.stop();
       expect(logs.includes('USSD claims go to the self-enrolment collection'), collection).to.equal(warned);
     }
+  });
+
+  it("start-up refuses a partner's collection that does not take the gateway's claims; the migrations' `ussd` is entrusted to the gateway", async () => {
+    const partner = { keyId: 'test', did: 'did:ixo:entity:000000000000000000000000000p4r7n', scopes: [] };
+    const collections = new CollectionService(t.db);
+    await collections.create(partner, { id: 'ussd-closed', name: 'Closed', selectionMethod: 'Random draw' });
+    let error: unknown;
+    await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID, USSD_COLLECTION_ID: 'ussd-closed' }).then((s) => s.stop(), (err: unknown) => (error = err));
+    expect(error).to.be.instanceOf(ConfigError);
+    expect((error as Error).message).to.include(`USSD_COLLECTION_ID: collection "ussd-closed" does not take claims from USSD_PRINCIPAL_DID (${GATEWAY_DID})`);
+    // Still the partner's own: start-up changed nothing of it.
+    expect(await collections.get('ussd-closed')).to.include({ createdBy: partner.did, openToAll: false }).and.to.have.property('submitters').that.deep.equals([]);
+
+    await collections.create(partner, { id: 'ussd-shared', name: 'Shared', selectionMethod: 'Random draw', submitters: [GATEWAY_DID] });
+    await (await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID, USSD_COLLECTION_ID: 'ussd-shared' })).stop();
+
+    // `ussd` takes the configured principal, replacing the one before it.
+    const other = 'did:ixo:entity:00000000000000000000000000000ab1';
+    await (await startUssdServer(t.db, { USSD_PRINCIPAL_DID: other, USSD_COLLECTION_ID: 'ussd' })).stop();
+    expect((await collections.get('ussd')).submitters).to.deep.equal([other]);
+    await (await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID, USSD_COLLECTION_ID: 'ussd' })).stop();
+    expect((await collections.get('ussd')).submitters).to.deep.equal([GATEWAY_DID]);
   });
 
   it('USSD_DEFAULT_LANGUAGE=sw greets a phone without an account in Kiswahili', async () => {

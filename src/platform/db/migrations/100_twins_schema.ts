@@ -5,6 +5,8 @@
 import { doubleType, notNull, withIncrements, type MigrationDb } from './index.ts';
 
 export const DEFAULT_COLLECTION_ID = 'default';
+/** The creator of the collections the migrations make (`default`, `ussd`): no partner's principal. */
+export const SYSTEM_DID = 'did:ixo:entity:00000000000000000000000000000000';
 
 export async function up(db: MigrationDb): Promise<void> {
   // seq gives a stable insertion order for offset paging; the DID is the public key.
@@ -121,7 +123,7 @@ export async function up(db: MigrationDb): Promise<void> {
       name: 'Default collection',
       description: 'Claims submitted without a collectionId.',
       selection_method: null,
-      created_by: 'did:ixo:entity:00000000000000000000000000000000',
+      created_by: SYSTEM_DID,
       created_at: new Date(0).toISOString(),
     })
     .execute();

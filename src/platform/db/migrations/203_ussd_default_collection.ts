@@ -1,3 +1,4 @@
+import { SYSTEM_DID } from './100_twins_schema.ts';
 import type { MigrationDb } from './index.ts';
 
 /** The collection USSD claims go to when USSD_COLLECTION_ID is not set. */
@@ -16,7 +17,7 @@ export async function up(db: MigrationDb): Promise<void> {
     selection_method:
       'Self-enrolment: households join by dialling the USSD service and choose their stove group themselves. ' +
       'Not a random sample; for pilots and demonstrations. A campaign with random selection uses a collection of its own.',
-    created_by: 'did:ixo:entity:00000000000000000000000000000000',
+    created_by: SYSTEM_DID,
     created_at: new Date(0).toISOString(),
   }).execute();
 }
