@@ -1,6 +1,7 @@
 // A TCP proxy in front of a real server that a test can freeze (bytes are held, connections
 // stay open: what a SIGSTOPped PostgreSQL looks like to its clients), thaw, or take down
-// (every connection cut, new ones refused).
+// (every connection cut, new ones refused). It names the local ports of its connections to the
+// server, so a test can find their backends (pg_stat_activity.client_port) and terminate them.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 export interface PausableProxy {
@@ -10,6 +11,8 @@ export interface PausableProxy {
   down(): Promise<void>;
   up(): Promise<void>;
   close(): Promise<void>;
+  /** The local ports of the proxy's open connections to the server. */
+  upstreamPorts(): number[];
 }
 
 export async function startPausableProxy(target: { host: string; port: number }): Promise<PausableProxy> {
@@ -66,6 +69,9 @@ export async function startPausableProxy(target: { host: string; port: number })
     async up() {
       server = createServer(onConnection);
       await listen(port);
+    },
+    upstreamPorts() {
+      return [...pairs].map(([, upstream]) => upstream.localPort).filter((p): p is number => p !== undefined);
     },
     async close() {
       for (const [a, b] of pairs) {

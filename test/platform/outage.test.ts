@@ -2,6 +2,7 @@
 // refused): every area answers within its deadline, in its own shape, with Retry-After where it
 // is a 503, and serves again once the database is back, without a restart (issue #16, 2 and 3).
 import express from 'express';
+import { sql } from 'kysely';
 import request from 'supertest';
 import { expect } from 'chai';
 import { pino } from 'pino';
@@ -33,11 +34,13 @@ describe('outage of PostgreSQL [postgres]', function () {
   let server: TestServer;
   let key: string;
   let dropDatabase: () => Promise<void>;
+  let admin: Db;
 
   before(async function () {
     if (!TEST_DATABASE_URL) this.skip();
     const t = await createTestDatabase('postgres');
     dropDatabase = () => t.drop();
+    admin = t.db;
     const target = new URL(TEST_DATABASE_URL);
     proxy = await startPausableProxy({ host: target.hostname, port: Number(target.port || 5432) });
     const viaProxy = new URL(TEST_DATABASE_URL);
@@ -147,6 +150,30 @@ describe('outage of PostgreSQL [postgres]', function () {
       proxy.thaw();
     }
     await recovered();
+  });
+
+  it('a connection terminated on a healthy server fails only the call it carried: the rest are served (no pause for an out-of-reach server)', async () => {
+    for (let i = 0; i < 8; i++) expect((await call('GET', '/v1/claims')).status).to.equal(200);
+    const answers: Answer[] = [];
+    let killed = false;
+    const worker = async () => {
+      for (let i = 0; i < 15; i++) {
+        answers.push(await call('GET', '/v1/claims'));
+        if (answers.length === 12 && !killed) {
+          killed = true;
+          // What an administrator's kill, a pooler's restart or an idle cut does to the pool's connections.
+          const { rows } = await sql<{ n: number }>`select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where client_port = any(${proxy.upstreamPorts()})`.execute(admin);
+          expect(rows[0]!.n).to.be.greaterThan(0);
+        }
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    expect(killed).to.equal(true);
+    const failed = answers.filter((a) => a.status !== 200);
+    // At most the calls in flight on the pool's 4 connections when they were terminated.
+    expect(failed.length, failed.map((a) => a.text).join('\n')).to.be.at.most(4);
+    for (const a of failed) expect(a.status).to.equal(503);
+    expect(answers.slice(-20).every((a) => a.status === 200)).to.equal(true);
   });
 
   it('down: the same answers at once, and service again once it is back', async () => {

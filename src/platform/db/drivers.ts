@@ -185,20 +185,30 @@ export const CONNECTION_LOST = /Connection terminated|Connection ended unexpecte
 /** pg-pool's message when its connectionTimeoutMillis passed: for a new connection, or for a pooled one to come free. */
 export const CONNECT_TIMEOUT = 'timeout exceeded when trying to connect';
 
+/** How a failed call had got on: connecting, or over a connection it had. */
+type CallStage = { connecting: true; couldConnect: boolean } | { connecting: false };
+
 /**
- * Whether `err` says the server cannot be reached: no answer within the deadline, a connection
- * refused, lost or not made in time, the server shutting down (08, 57P01-57P03). A server that
- * answered, even with an error (a statement it cancelled, too many connections, a refused
- * login), was reached; so was the pool when its connections were only all busy.
+ * Whether `err` says the server cannot be reached. Connecting: a connection refused, lost or not
+ * made in time, the server shutting down (08, 57P01-57P03). Over a connection: no answer within
+ * the deadline, or a network that no longer carries it. A connection lost while in use is not
+ * enough (a backend terminated by an administrator, a proxy or an idle cut on a healthy
+ * server): its call fails, and the next one connects again. A server that answered, even with an
+ * error (a statement it cancelled, too many connections, a refused login), was reached; so was
+ * the pool when its connections were only all busy.
  */
-function saysOutOfReach(err: unknown, couldConnect: boolean): boolean {
+function saysOutOfReach(err: unknown, stage: CallStage): boolean {
   const e = err as { code?: unknown; message?: unknown } | undefined;
   const code = typeof e?.code === 'string' ? e.code : '';
   const message = typeof e?.message === 'string' ? e.message : '';
-  if (SOCKET_FAILURES.has(code) || /^(08...|57P0[1-3])$/.test(code)) return true;
-  if (message.endsWith(PG_READ_TIMEOUT) || CONNECTION_LOST.test(message)) return true;
-  return couldConnect && message.includes(CONNECT_TIMEOUT);
+  if (message.endsWith(PG_READ_TIMEOUT) || UNREACHABLE_NETWORK.has(code)) return true;
+  if (!stage.connecting) return false;
+  if (SOCKET_FAILURES.has(code) || /^(08...|57P0[1-3])$/.test(code) || CONNECTION_LOST.test(message)) return true;
+  return stage.couldConnect && message.includes(CONNECT_TIMEOUT);
 }
+
+/** Socket errors that say the network no longer reaches the server, whatever the call was doing. */
+const UNREACHABLE_NETWORK: ReadonlySet<string> = new Set(['ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /**
  * What the driver last learnt of the server's reach: the one database deadline holds for a
@@ -245,8 +255,8 @@ class Reach {
   }
 
   /** A call failed: when that says the server is out of reach, the waiting calls fail and new ones pause. */
-  failed(err: unknown, couldConnect = false): void {
-    if (!saysOutOfReach(err, couldConnect)) return this.reached();
+  failed(err: unknown, stage: CallStage): void {
+    if (!saysOutOfReach(err, stage)) return this.reached();
     this.outOfReach = true;
     this.trying = false;
     this.pausedUntil = Date.now() + OUT_OF_REACH_PAUSE_MS;
@@ -347,7 +357,7 @@ class PgConnection extends StatementConnection {
     if (!failure) this.reach.reached();
     else {
       const err = failure.reason as Error;
-      this.reach.failed(err);
+      this.reach.failed(err, { connecting: false });
       // The statement may still run on the server: the connection would carry it (or its
       // half-done transaction) to the next request.
       if (err?.message?.endsWith(PG_READ_TIMEOUT)) {
@@ -400,7 +410,7 @@ export class PgDriver implements Driver {
     try {
       client = await this.reach.connect(this.pool);
     } catch (err) {
-      this.reach.failed(err, couldConnect);
+      this.reach.failed(err, { connecting: true, couldConnect });
       throw err;
     }
     let connection = this.connections.get(client);
