@@ -28,7 +28,7 @@ export async function createChainArea(ctx: AreaContext, twins: TwinsReadPort): P
 
   let grpcPort: number | undefined;
   if (config.GRPC_ENABLED) {
-    const node = await startGrpcNode(registerServices(services), config.GRPC_HOST, config.GRPC_PORT);
+    const node = await startGrpcNode(registerServices(services), config.GRPC_HOST, config.GRPC_PORT, { deadlineMs: config.REQUEST_DEADLINE_MS });
     grpcPort = node.port;
     ctx.onClose(() => node.stop());
     logger.info({ host: config.GRPC_HOST, port: node.port }, 'chain query node listening (gRPC)');

@@ -33,9 +33,9 @@ describe('listening', () => {
   });
 
   it('the gRPC node names GRPC_PORT and GRPC_HOST', async () => {
-    const inUse = await failure(startGrpcNode(() => {}, '127.0.0.1', busyPort));
+    const inUse = await failure(startGrpcNode(() => {}, '127.0.0.1', busyPort, { deadlineMs: 1000 }));
     expect((inUse as Error).message).to.equal(`Invalid configuration:\n  GRPC_PORT: port ${busyPort} is already in use on 127.0.0.1`);
-    const elsewhere = await failure(startGrpcNode(() => {}, '203.0.113.7', 0));
+    const elsewhere = await failure(startGrpcNode(() => {}, '203.0.113.7', 0, { deadlineMs: 1000 }));
     expect((elsewhere as Error).message).to.equal('Invalid configuration:\n  GRPC_HOST: 203.0.113.7 is not an address of this machine');
   });
 });

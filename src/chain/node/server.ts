@@ -1,10 +1,16 @@
 // The embedded query node on the network: gRPC over HTTP/2 (cleartext) on GRPC_HOST:GRPC_PORT,
-// so any gRPC client (grpcurl, cosmjs, another gateway) can query it.
-import { createServer, type Http2Server } from 'node:http2';
-import type { ConnectRouter } from '@connectrpc/connect';
+// so any gRPC client (grpcurl, cosmjs, another gateway) can query it. Its limits are a Cosmos
+// node's (grpc-go): a request message of at most 4 MiB, unzipped too, and a call cut at its
+// deadline (grpc-timeout, at most REQUEST_DEADLINE_MS) even while its message is still arriving.
+import { constants, createServer, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type ServerHttp2Session } from 'node:http2';
+import { Code, type ConnectRouter } from '@connectrpc/connect';
+import { parseTimeout } from '@connectrpc/connect/protocol-grpc';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { listenOn } from '../../platform/server.ts';
 import { nodeErrorInterceptor } from './errors.ts';
+
+/** grpc-go's default limit on a received message, before and after decompression. */
+export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 export interface RunningNode {
   server: Http2Server;
@@ -12,9 +18,44 @@ export interface RunningNode {
   stop(): Promise<void>;
 }
 
-export async function startGrpcNode(routes: (router: ConnectRouter) => void, host: string, port: number): Promise<RunningNode> {
-  const sessions = new Set<import('node:http2').ServerHttp2Session>();
-  const server = createServer(connectNodeAdapter({ routes, grpc: true, connect: false, grpcWeb: false, interceptors: [nodeErrorInterceptor] }));
+export interface NodeLimits {
+  /** The longest a call may take, whatever its grpc-timeout asks (REQUEST_DEADLINE_MS). */
+  deadlineMs: number;
+}
+
+/** A connection without a frame this long is closed (the HTTP server's keep-alive timeout). */
+const IDLE_SESSION_MS = 65_000;
+
+/**
+ * A call whose message has not fully arrived at its deadline gets DEADLINE_EXCEEDED (trailers
+ * only) and its stream is closed: a client that sends part of a message and stops holds nothing
+ * open. Once the message is in, the handler's own deadlines (the database's) bound the rest.
+ */
+function cutAtDeadline(req: Http2ServerRequest, res: Http2ServerResponse, maxMs: number): void {
+  const header = req.headers['grpc-timeout'];
+  const asked = parseTimeout(typeof header === 'string' ? header : null, Number.MAX_SAFE_INTEGER).timeoutMs;
+  const timer = setTimeout(() => {
+    const { stream } = res;
+    if (stream.destroyed || stream.closed) return;
+    if (!stream.headersSent) {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(Code.DeadlineExceeded), 'grpc-message': 'deadline exceeded' }, { endStream: true });
+    }
+    stream.close(constants.NGHTTP2_CANCEL);
+  }, Math.min(asked ?? maxMs, maxMs));
+  timer.unref();
+  const done = () => clearTimeout(timer);
+  req.once('end', done);
+  res.once('close', done);
+}
+
+export async function startGrpcNode(routes: (router: ConnectRouter) => void, host: string, port: number, limits: NodeLimits): Promise<RunningNode> {
+  const sessions = new Set<ServerHttp2Session>();
+  const handler = connectNodeAdapter({ routes, grpc: true, connect: false, grpcWeb: false, interceptors: [nodeErrorInterceptor], readMaxBytes: MAX_MESSAGE_BYTES });
+  const server = createServer((req, res) => {
+    cutAtDeadline(req, res, limits.deadlineMs);
+    handler(req, res);
+  });
+  server.setTimeout(IDLE_SESSION_MS);
   server.on('session', (s) => {
     sessions.add(s);
     s.once('close', () => sessions.delete(s));

@@ -1,0 +1,106 @@
+// The embedded node's limits, over raw HTTP/2 as any gRPC client sends: a Cosmos node's (grpc-go)
+// 4 MiB per received message, before and after gzip, and a call cut at its deadline while its
+// message is still arriving (issue: a 306 KB gzip frame had unzipped to 300 MB in memory, and a
+// half-sent message held its stream open for good).
+import { connect, type ClientHttp2Session } from 'node:http2';
+import { gzipSync } from 'node:zlib';
+import { expect } from 'chai';
+import { MAX_MESSAGE_BYTES } from '../../src/chain/node/server.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const PARAMS = '/ixo.token.v1beta1.Query/Params';
+const REQUEST_DEADLINE_MS = 800;
+
+interface Outcome {
+  status?: string;
+  message?: string;
+  /** When the status arrived. */
+  ms: number;
+}
+
+/** Sends `frames` (then ends the request when `end`) and reads the call's grpc-status, from trailers or a trailers-only answer. */
+function call(session: ClientHttp2Session, frames: Buffer[], opts: { end: boolean; headers?: Record<string, string> }): Promise<Outcome> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ':method': 'POST', ':path': PARAMS, 'content-type': 'application/grpc', te: 'trailers', ...opts.headers });
+    let status: string | undefined;
+    let message: string | undefined;
+    let ms = -1;
+    const read = (h: Record<string, string | string[] | undefined>) => {
+      if (h['grpc-status'] !== undefined) {
+        status = String(h['grpc-status']);
+        message = decodeURIComponent(String(h['grpc-message'] ?? ''));
+        ms = Date.now() - started;
+      }
+    };
+    stream.on('response', read);
+    stream.on('trailers', read);
+    stream.on('data', () => {});
+    stream.on('close', () => resolve({ status, message, ms }));
+    stream.on('error', reject);
+    for (const f of frames) stream.write(f);
+    if (opts.end) stream.end();
+  });
+}
+
+/** A gRPC message frame: compressed flag, length, bytes. */
+const frame = (bytes: Buffer, compressed = false, length = bytes.length) => {
+  const head = Buffer.alloc(5);
+  head.writeUInt8(compressed ? 1 : 0, 0);
+  head.writeUInt32BE(length, 1);
+  return Buffer.concat([head, bytes]);
+};
+
+describe('the embedded node holds a Cosmos node’s limits', function () {
+  this.timeout(20_000);
+  let t: TestDatabase & { drop(): Promise<void> };
+  let server: TestServer;
+  let session: ClientHttp2Session;
+
+  before(async () => {
+    t = await createTestDatabase('sqlite');
+    server = await startTestServer(t.db, { REQUEST_DEADLINE_MS: String(REQUEST_DEADLINE_MS) });
+    session = connect(`http://127.0.0.1:${server.hearth.app.locals.chainGrpcPort}`);
+  });
+  after(async () => {
+    session?.close();
+    await server?.stop();
+    await t?.drop();
+  });
+
+  it('answers a call within the limits', async () => {
+    expect(await call(session, [frame(Buffer.alloc(0))], { end: true })).to.include({ status: '0' });
+  });
+
+  it('RESOURCE_EXHAUSTED for a message over 4 MiB, refused on its length before its bytes are taken', async () => {
+    const over = await call(session, [frame(Buffer.alloc(16), false, MAX_MESSAGE_BYTES + 1)], { end: false });
+    expect(over.status).to.equal('8');
+    expect(over.ms).to.be.lessThan(REQUEST_DEADLINE_MS);
+  });
+
+  it('RESOURCE_EXHAUSTED for a gzip message that unzips past 4 MiB (a 5 KB frame of 5 MiB of zeros)', async () => {
+    const bomb = gzipSync(Buffer.alloc(MAX_MESSAGE_BYTES + 1024 * 1024));
+    expect(bomb.length).to.be.lessThan(10_000);
+    const res = await call(session, [frame(bomb, true)], { end: true, headers: { 'grpc-encoding': 'gzip' } });
+    expect(res.status).to.equal('8');
+    expect(res.message).to.match(/larger than configured readMaxBytes/);
+  });
+
+  it('DEADLINE_EXCEEDED at grpc-timeout for a message that stops arriving, and its stream closed', async () => {
+    const res = await call(session, [frame(Buffer.alloc(10), false, 1000).subarray(0, 15)], { end: false, headers: { 'grpc-timeout': '200m' } });
+    expect(res.status).to.equal(String(4));
+    expect(res.ms).to.be.within(150, REQUEST_DEADLINE_MS);
+  });
+
+  it('without a grpc-timeout (or a longer one), at REQUEST_DEADLINE_MS', async () => {
+    for (const headers of [{}, { 'grpc-timeout': '10S' }] as Record<string, string>[]) {
+      const res = await call(session, [frame(Buffer.alloc(10), false, 1000).subarray(0, 15)], { end: false, headers });
+      expect(res.status).to.equal('4');
+      expect(res.ms).to.be.within(REQUEST_DEADLINE_MS - 50, REQUEST_DEADLINE_MS + 1000);
+    }
+    // The session is still good for the next call.
+    expect(await call(session, [frame(Buffer.alloc(0))], { end: true })).to.include({ status: '0' });
+    expect(session.destroyed).to.equal(false);
+  });
+});
