@@ -9,12 +9,19 @@ import { LANGUAGES } from './ussd/i18n/catalogue.ts';
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
-const port = z.coerce.number().int().min(0).max(65535);
-const positiveInt = z.coerce.number().int().positive();
+// Numbers as an operator writes them, in decimal digits: z.coerce.number took ' ' as 0 (PORT=' '
+// listened on a random port), 0x10 as 16 and 1e3 as 1000.
+const wholeNumber = z.string().regex(/^\d+$/, 'must be a whole number in decimal digits, such as 3000').transform(Number);
+const decimalNumber = z.string().regex(/^\d+(\.\d+)?$/, 'must be a number in decimal digits, such as 0.5').transform(Number);
+const port = wholeNumber.pipe(z.number().max(65535, 'must be at most 65535'));
+const nonNegativeInt = wholeNumber.pipe(z.number().max(Number.MAX_SAFE_INTEGER, 'is too large'));
+const positiveInt = wholeNumber.pipe(z.number().positive('must be at least 1').max(Number.MAX_SAFE_INTEGER, 'is too large'));
 // Node's timers take at most 2^31-1 ms; a longer delay silently becomes 1 ms.
 const MAX_TIMER_MS = 2 ** 31 - 1;
-const timerMs = positiveInt.max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (a timer's limit)`);
-const timerSeconds = positiveInt.max(Math.floor(MAX_TIMER_MS / 1000), `must be at most ${Math.floor(MAX_TIMER_MS / 1000)} (a timer's limit)`);
+const timerMs = wholeNumber.pipe(z.number().positive('must be at least 1').max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (a timer's limit)`));
+const timerSeconds = wholeNumber.pipe(
+  z.number().positive('must be at least 1').max(Math.floor(MAX_TIMER_MS / 1000), `must be at most ${Math.floor(MAX_TIMER_MS / 1000)} (a timer's limit)`),
+);
 /** A 32-byte key, as 64 hex characters or base64. */
 const key32 = (what: string) => z.string().refine((v) => parse32ByteKey(v) !== undefined, `must be ${what}: 32 bytes as 64 hex characters or base64`);
 const list = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
@@ -51,6 +58,8 @@ const platformSchema = {
   DATABASE_URL: z
     .string()
     .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must start with postgres://, postgresql:// or sqlite:')
+    // SQLite takes an empty file name or :memory: as a database that is gone when it closes.
+    .refine((v) => !/^sqlite:(\/\/)?(:memory:)?$/.test(v), 'sqlite: needs a file path, such as sqlite:./data/hearth.sqlite (an empty path or :memory: is a database lost at every restart)')
     .optional(),
   DB_POOL_MAX: positiveInt.default(10),
   DB_HEALTH_TIMEOUT_MS: timerMs.default(1000),
@@ -62,9 +71,9 @@ const platformSchema = {
   // Hearth from any other address is taken at its own address, whatever header it sends.
   TRUST_PROXY: addressList.default(['loopback']),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
-  API_KEY_CACHE_MS: z.coerce.number().int().min(0).default(5000),
+  API_KEY_CACHE_MS: nonNegativeInt.default(5000),
   // How long a key seen valid is still honoured while the database cannot be asked about it.
-  API_KEY_STALE_IF_ERROR_MS: z.coerce.number().int().min(0).default(600_000),
+  API_KEY_STALE_IF_ERROR_MS: nonNegativeInt.default(600_000),
   // The one database deadline: a statement, a wait for a pooled connection or for a new one; on
   // PostgreSQL a request's calls together (the driver's Reach, platform/db/drivers.ts).
   DB_QUERY_TIMEOUT_MS: timerMs.default(3000),
@@ -74,7 +83,7 @@ const platformSchema = {
   HTTP_HEADERS_TIMEOUT_MS: timerMs.default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: timerMs.default(30_000),
   // The Retry-After of a 503 (database or deadline).
-  RETRY_AFTER_SECONDS: positiveInt.max(3600).default(5),
+  RETRY_AFTER_SECONDS: wholeNumber.pipe(z.number().positive('must be at least 1').max(3600, 'must be at most 3600 (an hour)')).default(5),
   METRICS_ENABLED: bool.default(true),
   // When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`.
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -87,13 +96,15 @@ const twinsSchema = {
   // Links are this base plus a path, signed into credentials: no query, fragment or credentials.
   PUBLIC_BASE_URL: z
     .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })
+    // z.url passes some text (http://) that URL cannot parse.
+    .refine((v) => URL.canParse(v), 'must be an http:// or https:// URL')
     .refine((v) => {
-      const url = new URL(v);
-      return !url.search && !url.hash && !url.username && !url.password;
+      const url = URL.parse(v);
+      return !url || (!url.search && !url.hash && !url.username && !url.password);
     }, 'must be a base URL without a query, fragment or user:password')
     .optional(),
   VALIDATOR_PRIVATE_KEY: key32('an Ed25519 seed').optional(),
-  KPT_TOTAL_TOLERANCE_KG: z.coerce.number().nonnegative().default(0.01),
+  KPT_TOTAL_TOLERANCE_KG: decimalNumber.default(0.01),
 };
 
 // ---- area B: USSD ------------------------------------------------------------------------------
@@ -108,7 +119,7 @@ function isTimeZone(zone: string): boolean {
 
 const ussdSchema = {
   USSD_APP_NAME: z.string().min(1).max(40).default('Hearth'),
-  USSD_SESSION_IDLE_SECONDS: positiveInt.max(86_400, 'must be at most 86400 (a day)').default(180),
+  USSD_SESSION_IDLE_SECONDS: wholeNumber.pipe(z.number().positive('must be at least 1').max(86_400, 'must be at most 86400 (a day)')).default(180),
   USSD_SWEEP_INTERVAL_SECONDS: timerSeconds.default(60),
   USSD_DEBUG_ENABLED: bool.default(false),
   USSD_RATE_LIMIT_PER_MINUTE: positiveInt.default(100),
@@ -135,8 +146,8 @@ const ussdSchema = {
   // The language of a phone without an account (households choose theirs in the menu).
   USSD_DEFAULT_LANGUAGE: z.enum(LANGUAGES).default('en'),
   // Daily fuel (kg) outside this range is saved only once the household confirms it.
-  USSD_FUEL_KG_MIN: z.coerce.number().positive().default(0.2),
-  USSD_FUEL_KG_MAX: z.coerce.number().positive().default(30),
+  USSD_FUEL_KG_MIN: decimalNumber.pipe(z.number().positive('must be more than 0')).default(0.2),
+  USSD_FUEL_KG_MAX: decimalNumber.pipe(z.number().positive('must be more than 0')).default(30),
 };
 
 // ---- area C: chain query node and gateway -------------------------------------------------------
@@ -144,7 +155,13 @@ const chainSchema = {
   GRPC_PORT: port.default(9090),
   GRPC_HOST: z.string().min(1).default('127.0.0.1'),
   GRPC_ENABLED: bool.default(true),
-  CHAIN_GRPC_URL: z.url().optional(),
+  CHAIN_GRPC_URL: z
+    .string()
+    .refine((v) => {
+      const url = URL.parse(v);
+      return !!url && (url.protocol === 'http:' || url.protocol === 'https:') && !!url.hostname && !url.search && !url.hash && !url.username;
+    }, 'must be http://host:port (or https://) of a gRPC node, such as http://node.example:9090')
+    .optional(),
   CHAIN_GRPC_TIMEOUT_MS: timerMs.default(5000),
   CHAIN_PREFIX: z.string().regex(/^\/[A-Za-z0-9_-]+$/, 'must look like /chain').default('/chain'),
   CHAIN_PREFIX_ALIASES: list.pipe(z.array(z.string().regex(/^\/[A-Za-z0-9_-]+$/, 'each must look like /ixo'))).default([]),

@@ -39,6 +39,11 @@ describe('config', () => {
     expect(loadConfig({ PUBLIC_BASE_URL: 'https://hearth.example/base' }).PUBLIC_BASE_URL).to.equal('https://hearth.example/base');
   });
 
+  it('takes numbers in decimal digits, a file for SQLite, and a gRPC node by its http(s) URL', () => {
+    const c = loadConfig({ PORT: '8080', DB_POOL_MAX: '20', API_KEY_CACHE_MS: '0', USSD_FUEL_KG_MIN: '0.5', KPT_TOTAL_TOLERANCE_KG: '0', DATABASE_URL: 'sqlite:./x.sqlite', CHAIN_GRPC_URL: 'http://node.example:9090' });
+    expect([c.PORT, c.DB_POOL_MAX, c.API_KEY_CACHE_MS, c.USSD_FUEL_KG_MIN, c.KPT_TOTAL_TOLERANCE_KG, c.DATABASE_URL, c.CHAIN_GRPC_URL]).to.deep.equal([8080, 20, 0, 0.5, 0, 'sqlite:./x.sqlite', 'http://node.example:9090']);
+  });
+
   it('treats an empty string as unset', () => {
     expect(loadConfig({ PORT: '' }).PORT).to.equal(3000);
   });
@@ -73,6 +78,25 @@ describe('config', () => {
     ['PUBLIC_BASE_URL', 'https://hearth.example/#top'],
     ['PUBLIC_BASE_URL', 'https://user:secret@hearth.example'],
     ['GRPC_PORT', '3000'],
+    // A database lost at every restart.
+    ['DATABASE_URL', 'sqlite:'],
+    ['DATABASE_URL', 'sqlite://'],
+    ['DATABASE_URL', 'sqlite::memory:'],
+    // Text z.url passes but URL cannot parse: no stack trace.
+    ['PUBLIC_BASE_URL', 'http://'],
+    ['PUBLIC_BASE_URL', 'http://a b'],
+    // host:port (how gRPC addresses are often written) made every /chain route a 500.
+    ['CHAIN_GRPC_URL', 'localhost:9090'],
+    ['CHAIN_GRPC_URL', 'ftp://node.example:9090'],
+    ['CHAIN_GRPC_URL', 'foo:bar'],
+    // Numbers in decimal digits only: ' ' had been 0 (a random port), 0x10 16, 1e3 1000.
+    ['PORT', ' '],
+    ['PORT', '0x10'],
+    ['PORT', '1e3'],
+    ['DB_POOL_MAX', '2.5'],
+    ['API_KEY_CACHE_MS', '-1'],
+    ['USSD_FUEL_KG_MIN', '0x1'],
+    ['KPT_TOTAL_TOLERANCE_KG', 'Infinity'],
   ] as const) {
     it(`rejects ${name}=${value} with a message naming the variable`, () => {
       expect(() => loadConfig({ [name]: value })).to.throw(ConfigError, new RegExp(`^Invalid configuration:\\n  ${name}: `));
