@@ -314,7 +314,7 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(await c.send('5')).to.equal('CON Enter your current PIN\n0. Back');
     expect(await c.send('11112')).to.match(/^CON Wrong PIN\. 2 attempts left\.\nEnter your current PIN/);
     expect(await c.send('50505')).to.equal('CON Enter a new 5-digit PIN\n0. Back');
-    expect(await c.send('50505')).to.equal('CON That is your PIN now. Choose a new one.\nEnter a new 5-digit PIN\n0. Back');
+    expect(await c.send('50505')).to.equal('CON That is already your PIN. Choose a different one.\nEnter a new 5-digit PIN\n0. Back');
     expect(await c.send('98765')).to.match(/^CON PIN too easy/);
     expect(await c.send('70717')).to.equal('CON Enter the new PIN again\n0. Back');
     expect(await c.send('70718')).to.match(/^CON PINs did not match/);

@@ -101,7 +101,7 @@ export const en: Catalogue = {
     needThreeDays: (days) => `A claim needs 3 days in a row not yet sent. You have ${days} in a row.`,
     claimNotSent: (reason) => `Claim not sent. ${reason}`,
     pinChanged: 'PIN changed.',
-    pinUnchanged: 'That is your PIN now. Choose a new one.',
+    pinUnchanged: 'That is already your PIN. Choose a different one.',
     loggedIn: (name) => `Welcome, ${name}.`,
     noAccountForPhone: 'No account for this phone number.',
     languageSet: 'Language: English.',

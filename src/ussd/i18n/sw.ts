@@ -100,7 +100,7 @@ export const sw: Catalogue = {
     needThreeDays: (days) => `Dai linahitaji siku 3 mfululizo ambazo hazijatumwa. Una ${days} mfululizo.`,
     claimNotSent: (reason) => `Dai halikutumwa. ${reason}`,
     pinChanged: 'PIN imebadilishwa.',
-    pinUnchanged: 'Hiyo ndiyo PIN yako sasa. Chagua mpya.',
+    pinUnchanged: 'Hiyo tayari ni PIN yako. Chagua nyingine.',
     loggedIn: (name) => `Karibu, ${name}.`,
     noAccountForPhone: 'Hakuna akaunti ya nambari hii ya simu.',
     languageSet: 'Lugha: Kiswahili.',
