@@ -2,6 +2,7 @@
 // validated here; a bad value stops start-up with a message naming the variable.
 // Every variable is documented in README.md ("Configuration"). Areas keep their own block.
 import proxyaddr from 'proxy-addr';
+import { SegmentedMessage } from 'sms-segments-calculator';
 import { z } from 'zod';
 import { parse32ByteKey } from './platform/key-bytes.ts';
 import { LANGUAGES } from './ussd/i18n/catalogue.ts';
@@ -118,7 +119,13 @@ function isTimeZone(zone: string): boolean {
 }
 
 const ussdSchema = {
-  USSD_APP_NAME: z.string().min(1).max(40).default('Hearth'),
+  USSD_APP_NAME: z
+    .string()
+    .min(1)
+    .max(40)
+    // Shown on USSD screens, which are GSM 7-bit text: one letter outside it (ũ) makes a screen UCS-2, 80 characters at most.
+    .refine((v) => new SegmentedMessage(v).encodingName === 'GSM-7' && !/[\f^{}\\[~\]|€]/.test(v), 'must be in the GSM 7-bit alphabet of USSD screens (no letters such as ũ or ë, no ^{}[]~|\\€)')
+    .default('Hearth'),
   USSD_SESSION_IDLE_SECONDS: wholeNumber.pipe(z.number().positive('must be at least 1').max(86_400, 'must be at most 86400 (a day)')).default(180),
   USSD_SWEEP_INTERVAL_SECONDS: timerSeconds.default(60),
   USSD_DEBUG_ENABLED: bool.default(false),

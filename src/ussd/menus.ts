@@ -1,5 +1,6 @@
 // The screens of every state, in the session's language (the words are in i18n/<lang>.ts), and
 // the pagination that keeps each reply within one USSD screen.
+import { SegmentedMessage } from 'sms-segments-calculator';
 import type { UssdContext, Notice } from './machine.ts';
 import { CATALOGUES, LANGUAGES, type Catalogue, type Language } from './i18n/index.ts';
 import { MAX_KG_PER_DAY } from './fuel.ts';
@@ -30,6 +31,20 @@ function plainDate(t: Catalogue, iso: string): string {
   return `${Number(day)} ${t.months[Number(month) - 1]}`;
 }
 
+const isGsm7 = (text: string) => new SegmentedMessage(text).encodingName === 'GSM-7';
+
+/**
+ * A name as a USSD screen can carry it. A screen's 182 characters are 7-bit GSM ones: one letter
+ * outside that alphabet (ũ, ĩ, ë) sends the whole screen as UCS-2, at most 80 characters, and a
+ * handset cuts it or shows nothing. Accents are dropped (Ngũgĩ: Ngugi); a name still outside
+ * the alphabet is left out.
+ */
+export function gsmName(name: string): string | undefined {
+  if (isGsm7(name)) return name;
+  const plain = name.normalize('NFD').replace(/\p{M}/gu, '').normalize('NFC');
+  return isGsm7(plain) ? plain : undefined;
+}
+
 function noticeText(n: Notice | undefined, lang: Language | undefined): string | undefined {
   if (!n) return undefined;
   const notices = catalogue(lang).notices;
@@ -49,7 +64,7 @@ function noticeText(n: Notice | undefined, lang: Language | undefined): string |
     case 'claimNotSent':
       return notices.claimNotSent(catalogue(lang).reasons[p.reason as keyof Catalogue['reasons']] ?? catalogue(lang).reasons.other);
     case 'loggedIn':
-      return notices.loggedIn(String(p.name));
+      return notices.loggedIn(gsmName(String(p.name)));
     case 'kgFormat':
       return notices.kgFormat(MAX_KG_PER_DAY);
     default:

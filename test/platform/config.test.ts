@@ -97,6 +97,9 @@ describe('config', () => {
     ['API_KEY_CACHE_MS', '-1'],
     ['USSD_FUEL_KG_MIN', '0x1'],
     ['KPT_TOTAL_TOLERANCE_KG', 'Infinity'],
+    // USSD screens are GSM 7-bit text.
+    ['USSD_APP_NAME', 'Jikoni Bora ũ'],
+    ['USSD_APP_NAME', 'Hearth {beta}'],
   ] as const) {
     it(`rejects ${name}=${value} with a message naming the variable`, () => {
       expect(() => loadConfig({ [name]: value })).to.throw(ConfigError, new RegExp(`^Invalid configuration:\\n  ${name}: `));

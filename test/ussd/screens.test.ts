@@ -2,9 +2,10 @@
 // options are never split across pages; households never read programme jargon; and a
 // language's screens hold no words of another.
 import { expect } from 'chai';
+import { SegmentedMessage } from 'sms-segments-calculator';
 import { CATALOGUES, FUEL_DAYS, LANGUAGES, type Language, type ReasonKey } from '../../src/ussd/i18n/index.ts';
 import { EFFECT_TAG, ussdMachine, type Notice, type UssdContext } from '../../src/ussd/machine.ts';
-import { MAX_REPLY_CHARS, paginate, renderScreen, TEXT } from '../../src/ussd/menus.ts';
+import { gsmName, MAX_REPLY_CHARS, paginate, renderScreen, TEXT } from '../../src/ussd/menus.ts';
 
 const APP_NAME = 'A'.repeat(40); // USSD_APP_NAME's longest
 const SCREEN_STATES = Object.keys(ussdMachine.states).filter((s) => !ussdMachine.states[s]!.tags.includes(EFFECT_TAG));
@@ -19,6 +20,8 @@ const NOTICES: Notice[] = [
     })),
   ),
   ...REASONS.map((reason): Notice => ({ key: 'claimNotSent', params: { reason } })),
+  // Names as households type them, in letters the GSM alphabet has or has not.
+  ...['Ngũgĩ', 'Zoë', 'Ñdegwa', 'Amína', 'አበበ', 'Wanjirũ-Ngũgĩ'.repeat(3)].map((name): Notice => ({ key: 'loggedIn', params: { name } })),
 ];
 
 /** Contexts with the longest values each screen shows. */
@@ -55,6 +58,12 @@ function pages(state: string, c: UssdContext): string[] {
 }
 
 describe('USSD screens in every language', () => {
+  it('a name is shown in GSM letters: accents dropped, a name still outside the alphabet left out', () => {
+    expect(['Ngũgĩ', 'Zoë', 'Ñdegwa', 'Amína', 'Ẹmẹka', 'አበበ', 'Zawadi'].map(gsmName)).to.deep.equal(['Ngugi', 'Zoe', 'Ñdegwa', 'Amina', 'Emeka', undefined, 'Zawadi']);
+    expect(renderScreen('services', { ...contexts('en')[0]!, notice: { key: 'loggedIn', params: { name: 'Ngũgĩ' } } }, 'Hearth').notice).to.equal('Welcome, Ngugi.');
+    expect(renderScreen('services', { ...contexts('sw')[0]!, notice: { key: 'loggedIn', params: { name: 'አበበ' } } }, 'Hearth').notice).to.equal('Karibu.');
+  });
+
   it('the catalogues say the same things: as many topics and days, in every language', () => {
     for (const lang of LANGUAGES) {
       expect(CATALOGUES[lang].topics, lang).to.have.length(CATALOGUES.en.topics.length);
@@ -72,12 +81,14 @@ describe('USSD screens in every language', () => {
   for (const lang of LANGUAGES) {
     it(`${lang}: every page of every screen, with any notice, is at most ${MAX_REPLY_CHARS} characters with its CON/END prefix`, () => {
       let checked = 0;
+      const distinct = new Set<string>();
       for (const state of SCREEN_STATES) {
         for (const c of contexts(lang)) {
           for (const notice of [undefined, ...NOTICES]) {
             for (const reply of pages(state, { ...c, notice })) {
               expect(reply, `${lang} ${state}`).to.match(/^(CON|END) /);
               expect(reply.length, `${lang} ${state}: ${reply}`).to.be.at.most(MAX_REPLY_CHARS);
+              distinct.add(reply);
               checked++;
             }
           }
@@ -87,6 +98,13 @@ describe('USSD screens in every language', () => {
         expect(reply.length).to.be.at.most(MAX_REPLY_CHARS);
       }
       expect(checked).to.be.greaterThan(1000);
+      // An independent SMS encoder: one character outside the GSM alphabet makes a screen UCS-2
+      // (80 characters), and one of its extension table takes two of the 182.
+      for (const reply of distinct) {
+        const encoded = new SegmentedMessage(reply);
+        expect(encoded.encodingName, `${lang}: ${reply}`).to.equal('GSM-7');
+        expect(encoded.numberOfCharacters, `${lang}: ${reply}`).to.be.at.most(MAX_REPLY_CHARS);
+      }
     });
 
     it(`${lang}: paging never splits an option, and Know More pages end at the end of a sentence`, () => {

@@ -91,7 +91,8 @@ export interface Catalogue {
     claimNotSent: (reason: string) => string;
     pinChanged: string;
     pinUnchanged: string;
-    loggedIn: (name: string) => string;
+    /** The household's first name; none when it cannot be written in the GSM alphabet. */
+    loggedIn: (name: string | undefined) => string;
     noAccountForPhone: string;
     languageSet: string;
   };

@@ -102,7 +102,7 @@ export const en: Catalogue = {
     claimNotSent: (reason) => `Claim not sent. ${reason}`,
     pinChanged: 'PIN changed.',
     pinUnchanged: 'That is already your PIN. Choose a different one.',
-    loggedIn: (name) => `Welcome, ${name}.`,
+    loggedIn: (name) => (name ? `Welcome, ${name}.` : 'Welcome.'),
     noAccountForPhone: 'No account for this phone number.',
     languageSet: 'Language: English.',
   },

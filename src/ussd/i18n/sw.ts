@@ -101,7 +101,7 @@ export const sw: Catalogue = {
     claimNotSent: (reason) => `Dai halikutumwa. ${reason}`,
     pinChanged: 'PIN imebadilishwa.',
     pinUnchanged: 'Hiyo tayari ni PIN yako. Chagua nyingine.',
-    loggedIn: (name) => `Karibu, ${name}.`,
+    loggedIn: (name) => (name ? `Karibu, ${name}.` : 'Karibu.'),
     noAccountForPhone: 'Hakuna akaunti ya nambari hii ya simu.',
     languageSet: 'Lugha: Kiswahili.',
   },
