@@ -114,11 +114,22 @@ export class UssdRepository {
     return numUpdatedRows === 1n;
   }
 
-  /** Records the gateway's end-of-session notification; false when no session has this id (any more). */
+  /**
+   * Records the gateway's end-of-session notification, closing a session still active: the
+   * network has ended it, so a later hop is not served in it. False when no session has this id
+   * (any more).
+   */
   async recordSessionEnd(id: string, end: SessionEnd): Promise<boolean> {
     const { numUpdatedRows } = await this.db
       .updateTable('ussd_sessions')
-      .set({ end_status: end.status, end_duration_ms: end.durationMs, end_error: end.error, ended_at: end.endedAt })
+      .set((eb) => ({
+        end_status: end.status,
+        end_duration_ms: end.durationMs,
+        end_error: end.error,
+        ended_at: end.endedAt,
+        status: eb.case().when('status', '=', 'active').then('closed').else(eb.ref('status')).end(),
+        version: eb('version', '+', 1),
+      }))
       .where('id', '=', id)
       .executeTakeFirst();
     return numUpdatedRows === 1n;

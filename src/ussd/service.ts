@@ -218,7 +218,7 @@ export class UssdService {
     return reply;
   }
 
-  /** Records the gateway's end-of-session notification on the session; false for an unknown session. */
+  /** Records the gateway's end-of-session notification on the session, closing it; false for an unknown session. */
   async recordSessionEnd(sessionId: string, end: { status: string; durationMs?: number; error?: string }): Promise<boolean> {
     const found = await this.repo.recordSessionEnd(sessionId, {
       status: end.status,
@@ -226,6 +226,7 @@ export class UssdService {
       error: end.error ?? null,
       endedAt: this.now().toISOString(),
     });
+    this.sessions.forget(sessionId);
     this.opts.logger.info({ sessionId, status: end.status, durationMs: end.durationMs, error: end.error, found }, 'ussd session end notified');
     return found;
   }

@@ -45,6 +45,24 @@ forEachDatabase('USSD gateway notifications and refusals', (t) => {
     expect(logs).to.not.include('24680');
   });
 
+  it('the notification closes the session: the network has ended it, so a later hop is not served in it and it leaves the active list', async () => {
+    const s = new GatewaySession([server.baseUrl]);
+    expect(await s.dial()).to.match(/^CON Welcome/);
+    expect(await s.send('2')).to.match(/^CON Account Menu/);
+    const active = async () => (await fetch(`${server.baseUrl}/metrics`).then((r) => r.text())).match(/^hearth_ussd_sessions_active (\d+)/m)?.[1];
+    const before = Number(await active());
+    expect((await notify({ sessionId: s.sessionId, status: 'Failed', errorMessage: 'User cancelled' })).status).to.equal(200);
+    const row = await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', s.sessionId).executeTakeFirstOrThrow();
+    expect(row).to.include({ status: 'closed', end_status: 'Failed' });
+    expect(await s.send('1')).to.equal(`END This session has ended. Please dial ${s.serviceCode} again.`);
+    // A retry of the hop answered before the notification gets that answer again.
+    expect(await postUssd(server.baseUrl, { sessionId: s.sessionId, serviceCode: s.serviceCode, phoneNumber: s.phoneNumber, text: '2' }).then((r) => r.text)).to.match(/^CON Account Menu/);
+    expect(Number(await active())).to.equal(before - 1);
+    // A second notification is recorded, and the session stays closed.
+    expect((await notify({ sessionId: s.sessionId, status: 'Success' })).status).to.equal(200);
+    expect((await t.db.selectFrom('ussd_sessions').select('status').where('id', '=', s.sessionId).executeTakeFirstOrThrow()).status).to.equal('closed');
+  });
+
   it('JSON works too; an unknown session is 404, a notification without status is 400', async () => {
     const s = new GatewaySession([server.baseUrl]);
     await s.dial();
