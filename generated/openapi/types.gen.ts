@@ -631,9 +631,13 @@ export type KptReport = {
     collectionId: CollectionId;
     generatedAt: string;
     /**
-     * Verified claims the report is computed from.
+     * Verified claims the report is computed from (their credentials are neither revoked nor suspended).
      */
     claimsCounted: number;
+    /**
+     * Verified claims left out because their credential is revoked or suspended (POST /v1/claims/{id}/credential/status): data an operator withdrew does not count. A reinstated credential counts again.
+     */
+    claimsWithdrawn: number;
     reference: GroupStatistics;
     intervention: GroupStatistics;
     savings: {

@@ -567,10 +567,26 @@ export class ClaimRepository {
     return rows.map((r) => ({ status: r.status, count: Number(r.count) }));
   }
 
-  /** Verified claims of a collection, as the campaign report reads them. */
-  async findVerifiedInCollection(collectionId: string): Promise<ReportClaim[]> {
-    const rows = await this.claims().where('collection_id', '=', collectionId).where('status', '=', 'verified').orderBy('seq').execute();
-    return rows.map((r) => ({ household: r.household_did, group: r.test_group, days: r.days, totalKg: r.total_kg }));
+  /**
+   * Verified claims of a collection, as the campaign report reads them: those whose credential
+   * stands, and how many others it leaves out because their credential is revoked or suspended.
+   */
+  async findVerifiedInCollection(collectionId: string): Promise<{ counted: ReportClaim[]; withdrawn: number }> {
+    const rows = await this.sql
+      .selectFrom('kpt_claims as c')
+      .leftJoin('twin_credential_statuses as s', 's.claim_id', 'c.id')
+      .select(['c.household_did', 'c.test_group', 'c.days', 'c.total_kg', 's.revoked', 's.suspended'])
+      .$narrowType<Pick<ClaimRow, 'test_group'>>()
+      .where('c.collection_id', '=', collectionId)
+      .where('c.status', '=', 'verified')
+      .orderBy('c.seq')
+      .execute();
+    // SQLite answers booleans as 0/1; no status row: neither.
+    const stands = (r: { revoked: unknown; suspended: unknown }) => !Number(r.revoked) && !Number(r.suspended);
+    return {
+      counted: rows.filter(stands).map((r) => ({ household: r.household_did, group: r.test_group, days: r.days, totalKg: r.total_kg })),
+      withdrawn: rows.filter((r) => !stands(r)).length,
+    };
   }
 }
 

@@ -94,9 +94,10 @@ export class CollectionService {
     return pageOf(rows, limit, (r) => r.collection);
   }
 
-  /** The campaign report over the collection's verified claims. */
+  /** The campaign report over the collection's verified claims whose credentials stand. */
   async report(id: string): Promise<KptReport> {
     await this.get(id);
-    return buildKptReport(id, await new ClaimRepository(this.db).findVerifiedInCollection(id));
+    const { counted, withdrawn } = await new ClaimRepository(this.db).findVerifiedInCollection(id);
+    return buildKptReport(id, counted, { withdrawn });
   }
 }

@@ -54,7 +54,11 @@ function sampleSizeFor(values: number[]): number | null {
   return Math.max(2, Math.ceil((Z_90 * cv / TARGET_PRECISION) ** 2));
 }
 
-export function buildKptReport(collectionId: string, claims: ReportClaim[], now = new Date()): KptReport {
+/**
+ * The report over `claims` (verified, credentials standing); `withdrawn` counts the verified
+ * claims left out because their credential is revoked or suspended.
+ */
+export function buildKptReport(collectionId: string, claims: ReportClaim[], { withdrawn = 0, now = new Date() } = {}): KptReport {
   const ref = householdMeans(claims, 'reference');
   const int = householdMeans(claims, 'intervention');
   const reference = groupStatistics(ref.values, ref.days);
@@ -91,6 +95,7 @@ export function buildKptReport(collectionId: string, claims: ReportClaim[], now 
     collectionId,
     generatedAt: now.toISOString(),
     claimsCounted: claims.length,
+    claimsWithdrawn: withdrawn,
     reference,
     intervention,
     savings: {
@@ -152,7 +157,8 @@ export function renderReportSvg(r: KptReport): string {
   const parts: string[] = [];
 
   parts.push(text(left, 28, 'KPT report: fuel use, kg per household per day', 'font-size="17" font-weight="bold"'));
-  parts.push(text(left, 48, `Collection ${r.collectionId} · ${r.claimsCounted} verified claims · generated ${r.generatedAt.slice(0, 10)}`, 'fill="#444"'));
+  const withdrawn = r.claimsWithdrawn ? ` (${r.claimsWithdrawn} withdrawn, not counted)` : '';
+  parts.push(text(left, 48, `Collection ${r.collectionId} · ${r.claimsCounted} verified claims${withdrawn} · generated ${r.generatedAt.slice(0, 10)}`, 'fill="#444"'));
   const ci = r.savings.confidenceInterval90;
   parts.push(text(left, 76,
     `Savings (reference − intervention): ${fmt(r.savings.kgPerHouseholdDay)} kg/household/day (${fmt(r.savings.percent, 1)}%), 90% CI ${ci ? `${fmt(ci[0])} to ${fmt(ci[1])}` : 'n/a'}`,

@@ -2,12 +2,13 @@
 // independently with SciPy (scipy.stats.ttest_ind(equal_var=False), stats.t.ppf).
 import { expect } from 'chai';
 import {
-  createCollection, getCollection, getCollectionReport, getCollectionReportChart, listCollections, submitClaim,
+  changeCredentialStatus, createCollection, getCollection, getCollectionReport, getCollectionReportChart, listCollections, submitClaim,
 } from '../../generated/openapi/sdk.gen.ts';
 import type { Problem } from '../../generated/openapi/types.gen.ts';
 import { buildKptReport } from '../../src/twins/report.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
+import { createTestKey } from '../helpers/server.ts';
 import { kptClaim, PARTNER_DID, startTwinsHarness, type TwinsHarness } from './fixtures.ts';
 
 const REFERENCE = [2.5, 2.8, 3.0, 2.7, 2.9];
@@ -92,6 +93,32 @@ forEachDatabase('collections and the KPT campaign report', (t) => {
     expect(text).to.match(/<svg xmlns="http:\/\/www.w3.org\/2000\/svg"[^>]*>[\s\S]*<\/svg>\n$/);
     expect(text.match(/<circle /g)).to.have.length(9);
     expect(text).to.include('Reference: 5 households').and.include('Intervention: 4 households');
+  });
+
+  it('leaves out claims whose credential is revoked or suspended (claimsWithdrawn), and counts a reinstated one again', async () => {
+    await createCollection({ client: h.server.client, auth: h.key, body: { id: 'withdrawn', name: 'Withdrawn' } });
+    const submit = async (group: 'reference' | 'intervention', kgPerDay: number) =>
+      (await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim({ collectionId: 'withdrawn', testGroup: group, fuelMeasurements: { total: kgPerDay * 3, dailyLogs: [kgPerDay, kgPerDay, kgPerDay] } }) })).data!;
+    const refs = [await submit('reference', 3), await submit('reference', 2)];
+    const ints = [await submit('intervention', 1), await submit('intervention', 1.5)];
+    const revoker = await createTestKey(t.db, { principalDid: 'did:ixo:entity:0000000000000000000000000000dddd', scopes: ['credentials:revoke'] });
+    const change = (id: string, action: 'revoke' | 'suspend' | 'reinstate') =>
+      changeCredentialStatus({ client: h.server.client, auth: revoker, path: { id }, body: { action, reason: 'scale found faulty' } }).then((r) => r.response.status);
+    const report = async () => {
+      const res = await getCollectionReport({ client: h.server.client, auth: h.key, path: { id: 'withdrawn' } });
+      expectContractResponse('get', '/v1/collections/{id}/report', { status: 200, headers: res.response.headers, body: res.data });
+      return res.data!;
+    };
+    expect(await report()).to.deep.include({ claimsCounted: 4, claimsWithdrawn: 0 });
+    expect(await change(ints[1]!.id, 'revoke')).to.equal(200);
+    expect(await change(refs[1]!.id, 'suspend')).to.equal(200);
+    const r = await report();
+    expect(r).to.deep.include({ claimsCounted: 2, claimsWithdrawn: 2 });
+    expect([r.reference.values, r.intervention.values]).to.deep.equal([[3], [1]]);
+    const svg = await getCollectionReportChart({ client: h.server.client, auth: h.key, path: { id: 'withdrawn' }, parseAs: 'text' });
+    expect(svg.data).to.include('2 verified claims (2 withdrawn, not counted)');
+    expect(await change(refs[1]!.id, 'reinstate')).to.equal(200);
+    expect(await report()).to.deep.include({ claimsCounted: 3, claimsWithdrawn: 1 });
   });
 
   it('404 for the report of an unknown collection', async () => {
