@@ -8,7 +8,7 @@
 // before it has ended (each statement is bounded by the database deadline). Entities and
 // collections take the turn, as does everything on SQLite (one writer): there `seq` is the order.
 import { sql, type SqlBool } from 'kysely';
-import type { DbClient } from '../platform/db/index.ts';
+import type { Db, DbClient } from '../platform/db/index.ts';
 import { lockKeyOf, SEQ_ORDER, type AdvisoryLock, type CommitOrder } from '../platform/db/sql.ts';
 
 /**
@@ -41,9 +41,24 @@ const claimsByTransaction: CommitOrder = {
   orderBy: (direction) => sql`tx ${sql.raw(direction)}, seq ${sql.raw(direction)}`,
   horizon: sql<SqlBool>`tx < (${CLAIMS_HORIZON})`,
   relativeTo: (op, seq) => sql<SqlBool>`(tx, seq) ${sql.raw(op)} (select p.tx, p.seq from kpt_claims p where p.seq = ${seq})`,
+  anchoredTo: 'kpt_claims',
 };
+
+/** Claims by `seq` (SQLite), placed against claims that exist only, as on PostgreSQL: both databases refuse the same cursors. */
+const claimsBySeq: CommitOrder = { ...SEQ_ORDER, anchoredTo: 'kpt_claims' };
+
+/**
+ * Whether a page read from `seq` in `order` names a position no row has (a cursor or key this
+ * service did not issue): on PostgreSQL its page would come out empty and read as the end of
+ * the list.
+ */
+export async function missingAnchor(db: Db, order: CommitOrder, seq: number | undefined): Promise<boolean> {
+  if (!order.anchoredTo || seq === undefined) return false;
+  return !(await db.selectFrom(order.anchoredTo).select('seq').where('seq', '=', seq).executeTakeFirst());
+}
 
 /** The commit order of one of area A's tables: its claims by transaction on PostgreSQL, else `seq`. */
 export function commitOrder(dialect: DbClient, table: 'twin_entities' | 'kpt_collections' | 'kpt_claims'): CommitOrder {
-  return dialect === 'postgres' && table === 'kpt_claims' ? claimsByTransaction : SEQ_ORDER;
+  if (table !== 'kpt_claims') return SEQ_ORDER;
+  return dialect === 'postgres' ? claimsByTransaction : claimsBySeq;
 }

@@ -4,7 +4,8 @@ import { sql, type Selectable } from 'kysely';
 import { dbClientOf, type Db } from '../platform/db/index.ts';
 import { prepared } from '../platform/db/prepared.ts';
 import { advisoryLockCalls, inOneRoundTrip, lockRows, locksUntilCommit, writeBehind, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
-import { CLAIM_WRITERS, commitOrder } from './claim-order.ts';
+import { CLAIM_WRITERS, commitOrder, missingAnchor } from './claim-order.ts';
+import { cursorNotIssued } from './paging.ts';
 import type { ClaimStatus, Collection, Entity, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
 import type { KptClaims } from '../../generated/db/database.ts';
 import type { NormalisedClaim, SealedCredential } from './claim-seal.ts';
@@ -553,6 +554,7 @@ export class ClaimRepository {
       .orderBy(order.orderBy('asc'))
       .limit(f.limit + 1)
       .execute();
+    if (await missingAnchor(this.sql, order, f.afterSeq)) throw cursorNotIssued();
     return rows.map((r) => new StoredClaim(r));
   }
 

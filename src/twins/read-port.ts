@@ -6,7 +6,7 @@
 // page already read, and a row whose `seq` names a position is still named by it.
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { dbClientOf, type Database, type Db } from '../platform/db/index.ts';
-import { commitOrder } from './claim-order.ts';
+import { commitOrder, missingAnchor } from './claim-order.ts';
 import type { Collection, Entity, KptClaim } from '../../generated/openapi/types.gen.ts';
 import type { ClaimRow } from './claims.repository.ts';
 import { collectionFromRow, getCollection, type CollectionRow } from './collections.repository.ts';
@@ -26,7 +26,15 @@ export interface Sequenced<T> {
   item: T;
 }
 
+/** A page asked from a `seq` no row has: a position this service never handed out. */
+export class UnknownPositionError extends Error {
+  constructor(seq: number) {
+    super(`no row has seq ${seq}`);
+  }
+}
+
 export interface OrderedReads<T> {
+  /** Throws UnknownPositionError for a `fromSeq` no row has, where the order cannot place it. */
   page(window: CommitOrderWindow): Promise<Sequenced<T>[]>;
   count(): Promise<number>;
 }
@@ -84,6 +92,7 @@ function ordered<TB extends SeqTable, R extends { seq: number }, T>(
         .limit(w.take)
         .$if(w.offset > 0, (q) => q.offset(w.offset))
         .execute();
+      if (await missingAnchor(db, order, w.fromSeq)) throw new UnknownPositionError(w.fromSeq!);
       return found.map((r) => ({ seq: r.seq, item: map(r) }));
     },
     async count() {

@@ -300,6 +300,12 @@ forEachDatabase('chain routes over the embedded node', (t) => {
       const tooLarge = await get(`/chain/entity?pagination.key=${Buffer.from('99999999999').toString('base64')}`);
       expect(tooLarge.status).to.equal(400);
       expect(tooLarge.body.code).to.equal(3);
+      // A claims key naming a position no claim has: on PostgreSQL its page had come out empty, as if the list ended.
+      for (const seq of ['0', '99999']) {
+        const unknown = await get(`/chain/claims/claims?pagination.key=${Buffer.from(seq).toString('base64')}`);
+        expect(unknown.status, seq).to.equal(400);
+        expect(unknown.body).to.deep.equal({ code: 3, message: 'pagination key is not a key this node issued', details: [] });
+      }
     });
 
     it('pages claims and collections the same way', async () => {

@@ -12,6 +12,7 @@ import type { Principal } from '../../src/platform/keys/service.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { encodeCursor } from '../../src/twins/paging.ts';
 import { householdDid, kptClaim, OTHER_DID, PARTNER_DID, startTwinsHarness, twinsTableContents, withTwinsArea, type TwinsHarness } from './fixtures.ts';
 
 /** The PostgreSQL backend a connection (held by a transaction) runs on. */
@@ -741,6 +742,21 @@ forEachDatabase('KPT claims', (t) => {
       expect(ids).to.deep.equal(all.data!.items.map((c) => c.id));
     });
 
+    it('400 for a cursor naming a position no claim has, on either database: an empty last page would read as the end of the list', async () => {
+      await submit(kptClaim());
+      const max = Number((await t.db.selectFrom('kpt_claims').select((eb) => eb.fn.max('seq').as('m')).executeTakeFirstOrThrow()).m);
+      for (const seq of [0, max + 1000]) {
+        const res = await listClaims({ client: h.server.client, auth: h.key, query: { cursor: encodeCursor(seq) } });
+        expect(res.response.status, String(seq)).to.equal(400);
+        expectContractResponse('get', '/v1/claims', { status: 400, headers: res.response.headers, body: res.error });
+        expect((res.error as Problem).errors![0]).to.include({ pointer: '/query/cursor', rule: 'cursor' });
+      }
+      // The cursor of a page that ends the list is still an empty page.
+      const last = await listClaims({ client: h.server.client, auth: h.key, query: { cursor: encodeCursor(max) } });
+      expect(last.response.status).to.equal(200);
+      expect(last.data!.items).to.deep.equal([]);
+    });
+
     it('400 for a cursor it did not issue, 404 for an unknown claim, 400 for a malformed id', async () => {
       const bad = await listClaims({ client: h.server.client, auth: h.key, query: { cursor: 'bm9wZQ' } });
       expect(bad.response.status).to.equal(400);
@@ -749,6 +765,11 @@ forEachDatabase('KPT claims', (t) => {
       const beyond = await listClaims({ client: h.server.client, auth: h.key, query: { cursor: Buffer.from('s:99999999999').toString('base64url') } });
       expect(beyond.response.status).to.equal(400);
       expect((beyond.error as Problem).errors![0]).to.include({ pointer: '/query/cursor', rule: 'cursor' });
+      // Our shape, but spelt another way (a leading zero, padding): not a cursor we issued.
+      for (const cursor of [Buffer.from('s:01').toString('base64url'), `${Buffer.from('s:1').toString('base64url')}=`]) {
+        const other = await listClaims({ client: h.server.client, auth: h.key, query: { cursor } });
+        expect(other.response.status, cursor).to.equal(400);
+      }
       const missing = await getClaim({ client: h.server.client, auth: h.key, path: { id: `kpt_${'0'.repeat(32)}` } });
       expect(missing.response.status).to.equal(404);
       expectContractResponse('get', '/v1/claims/{id}', { status: 404, headers: missing.response.headers, body: missing.error });

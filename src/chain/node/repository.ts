@@ -3,14 +3,16 @@
 // as a decimal string; a page starts at a key inclusive, forwards or in reverse.
 import { Code, ConnectError } from '@connectrpc/connect';
 import { MAX_SEQ } from '../../platform/db/sql.ts';
-import type { ClaimRecord, OrderedReads, TwinsReadPort } from '../../twins/read-port.ts';
+import { UnknownPositionError, type ClaimRecord, type OrderedReads, type TwinsReadPort } from '../../twins/read-port.ts';
 import type { Collection } from '../../../generated/openapi/types.gen.ts';
 import type { ChainReadModel, ClaimView, CollectionWithCounts, Entity } from './model.ts';
 import type { OrderedStore } from './pagination.ts';
 
+const keyNotIssued = () => new ConnectError('pagination key is not a key this node issued', Code.InvalidArgument);
+
 function keySeq(key: string): number {
   const seq = /^\d{1,10}$/.test(key) ? Number(key) : NaN;
-  if (!(seq <= MAX_SEQ)) throw new ConnectError('pagination key is not a key this node issued', Code.InvalidArgument);
+  if (!(seq <= MAX_SEQ)) throw keyNotIssued();
   return seq;
 }
 
@@ -19,7 +21,9 @@ function storeOf<S, T>(reads: OrderedReads<S>, map: (items: S[]) => Promise<T[]>
   const seqOf = new WeakMap<object, number>();
   return {
     async fetch(w) {
-      const page = await reads.page({ fromSeq: w.fromKey === undefined ? undefined : keySeq(w.fromKey), offset: w.offset, take: w.take, reverse: w.reverse });
+      const page = await reads.page({ fromSeq: w.fromKey === undefined ? undefined : keySeq(w.fromKey), offset: w.offset, take: w.take, reverse: w.reverse }).catch((err: unknown) => {
+        throw err instanceof UnknownPositionError ? keyNotIssued() : err;
+      });
       const items = await map(page.map((p) => p.item));
       items.forEach((item, i) => seqOf.set(item as object, page[i]!.seq));
       return items;

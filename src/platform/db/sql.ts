@@ -184,6 +184,11 @@ export interface CommitOrder {
   horizon?: Expression<SqlBool>;
   /** A row's position against the row whose `seq` is given. */
   relativeTo(op: '>' | '>=' | '<=', seq: number): Expression<SqlBool>;
+  /**
+   * Set when relativeTo places rows against a row that exists only (no row, no rows): a page
+   * from a `seq` no row has is refused, lest a made-up cursor read as the end of the list.
+   */
+  anchoredTo?: 'kpt_claims';
 }
 
 export const SEQ_ORDER: CommitOrder = {
