@@ -8,7 +8,7 @@ import { DomainError, notFoundError } from './platform/domain-errors.ts';
 import { ApiKeyService, SCOPES } from './platform/keys/service.ts';
 import { createLogger } from './platform/logging.ts';
 import { listen } from './platform/server.ts';
-import { unlockUssdAccount, ussdClaimForRef } from './ussd/index.ts';
+import { resetUssdPin, unlockUssdAccount, ussdClaimForRef } from './ussd/index.ts';
 import { runDemo, runSimulator, SimulatorConnectionError } from './ussd/simulator.ts';
 
 const USAGE = `Usage: node dist/src/main.js <command>   (from source: npx tsx src/main.ts <command>)
@@ -25,6 +25,8 @@ Commands:
   ussd-demo [--url <base>] [--code <*384#>]
                                  walk the household journey against a running server
   ussd-unlock <customerId>       unlock a USSD account locked after 3 wrong PINs
+  ussd-unlock <customerId> --new-pin
+                                 the same, with a new random PIN for a household that forgot its PIN
   ussd-claim <reference>         the claim id behind a USSD claim reference (e.g. 99J43FTX)
 
 Scopes: ${SCOPES.join(', ')}`;
@@ -133,8 +135,16 @@ async function main(argv: string[]): Promise<void> {
       return runDemo({ url: values.url ?? `http://127.0.0.1:${config.PORT}`, serviceCode: values.code ?? '*384*1234#' });
     }
     case 'ussd-unlock': {
-      const customerId = args[0];
-      if (!customerId || args.length > 1) throw new UsageError('ussd-unlock takes one Customer ID');
+      const { values, positionals } = parseArgs({ args, options: { 'new-pin': { type: 'boolean' } }, allowPositionals: true });
+      const [customerId] = positionals;
+      if (!customerId || positionals.length > 1) throw new UsageError('ussd-unlock takes one Customer ID (and --new-pin for a household that forgot its PIN)');
+      if (values['new-pin']) {
+        const reset = await withDb(config, (db) => resetUssdPin(db, config, createLogger(config), customerId));
+        if (reset === 'not found') throw notFoundError(`No USSD account with Customer ID ${customerId}.`);
+        // For the operator's eyes only (never logged): the household is told it in person.
+        console.log(`Unlocked Customer ID ${customerId} with the new PIN ${reset.pin}. Give it to the household in person; they can change it under Services, Change PIN.`);
+        return;
+      }
       const outcome = await withDb(config, (db) => unlockUssdAccount(db, customerId));
       if (outcome === 'not found') throw notFoundError(`No USSD account with Customer ID ${customerId}.`);
       console.log(outcome === 'unlocked' ? `Unlocked Customer ID ${customerId}.` : `Customer ID ${customerId} is not locked.`);
@@ -157,7 +167,8 @@ main(process.argv.slice(2)).catch((err) => {
   const unreachable = databaseUnreachable(err);
   if (unreachable) console.error(unreachable);
   else if (err instanceof ConfigError) console.error(err.message);
-  else if (err instanceof UsageError) console.error(`${err.message}\n\n${USAGE}`);
+  // An unknown or malformed option (node:util parseArgs) is a usage error too, not a stack trace.
+  else if (err instanceof UsageError || String((err as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')) console.error(`${(err as Error).message}\n\n${USAGE}`);
   else if (err instanceof DomainError) console.error(err.message);
   else if (err instanceof SimulatorConnectionError) console.error(err.message);
   else console.error(err);

@@ -20,13 +20,14 @@
 //                     refusals into ClaimRefusedError)
 //   repository.ts     the only SQL; maps rows to the area's types (model.ts)
 //   pin.ts            PIN rules and encryption; simulator.ts a terminal phone for `make ussd`
+import { randomInt } from 'node:crypto';
 import { Counter } from 'prom-client';
 import { databaseGauge } from '../platform/metrics.ts';
 import type { Area, AreaContext } from '../platform/area.ts';
 import { invalidConfig, type Config } from '../config.ts';
 import { USSD_DEFAULT_COLLECTION_ID } from '../platform/db/migrations/203_ussd_default_collection.ts';
 import type { Logger } from '../platform/logging.ts';
-import { PinCipher, resolvePinKey } from './pin.ts';
+import { PIN_LENGTH, PinCipher, pinProblem, resolvePinKey } from './pin.ts';
 import { ussdRateLimits } from './rate-limit.ts';
 import { UssdRepository } from './repository.ts';
 import { ussdErrorRendererFor } from './reply.ts';
@@ -47,6 +48,22 @@ export async function unlockUssdAccount(db: AreaContext['db'], customerId: strin
   if (!account.lockedAt && account.failedPinAttempts === 0) return 'not locked';
   await repo.unlockAccount(customerId, now.toISOString());
   return 'unlocked';
+}
+
+/**
+ * Operator action (CLI `ussd-unlock --new-pin`): a household that forgot its PIN gets a new one,
+ * once its identity was checked in person; the account is unlocked too. The PIN is random (no
+ * trivial one) and returned once, to be given to the household, who can change it under
+ * Services. `not found` for an unknown Customer ID.
+ */
+export async function resetUssdPin(db: AreaContext['db'], config: Config, logger: Logger, customerId: string, now = new Date()): Promise<{ pin: string } | 'not found'> {
+  const repo = new UssdRepository(db);
+  if (!(await repo.findAccountByCustomerId(customerId))) return 'not found';
+  let pin: string;
+  do pin = String(randomInt(0, 10 ** PIN_LENGTH)).padStart(PIN_LENGTH, '0');
+  while (pinProblem(pin));
+  await repo.resetPin(customerId, new PinCipher(resolvePinKey(config, logger)).seal(pin), now.toISOString());
+  return { pin };
 }
 
 /** Operator action (CLI `ussd-claim`): the claim id behind a reference a household reads out (case and spaces ignored). */

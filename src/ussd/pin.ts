@@ -7,7 +7,7 @@ import { invalidConfig, type Config } from '../config.ts';
 import type { Logger } from '../platform/logging.ts';
 import { parse32ByteKey } from '../platform/key-bytes.ts';
 
-const PIN_LENGTH = 5;
+export const PIN_LENGTH = 5;
 const FORMAT = 'v1';
 
 /** Why a new PIN is refused, or undefined when it is acceptable. */

@@ -277,6 +277,16 @@ export class UssdRepository {
     return numUpdatedRows === 1n;
   }
 
+  /** A new PIN, the lock and the failed-PIN count cleared; false when no account has this Customer ID. */
+  async resetPin(customerId: string, sealedPin: string, now: string): Promise<boolean> {
+    const { numUpdatedRows } = await this.db
+      .updateTable('ussd_accounts')
+      .set({ pin_encrypted: sealedPin, locked_at: null, failed_pin_attempts: 0, updated_at: now })
+      .where('customer_id', '=', customerId)
+      .executeTakeFirst();
+    return numUpdatedRows === 1n;
+  }
+
   async setLanguage(account: { id: string } | { phoneNumber: string }, language: Language, now: string): Promise<void> {
     const [column, value] = 'id' in account ? (['id', account.id] as const) : (['phone_number', account.phoneNumber] as const);
     await this.db.updateTable('ussd_accounts').set({ language, updated_at: now }).where(column, '=', value).execute();

@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { createDb } from '../../src/platform/db/index.ts';
 import { migrateLatest } from '../../src/platform/db/migrate.ts';
-import { unlockUssdAccount } from '../../src/ussd/index.ts';
+import { pino } from 'pino';
+import { configWith } from '../../src/config.ts';
+import { resetUssdPin, unlockUssdAccount } from '../../src/ussd/index.ts';
+import { PinCipher, pinProblem, resolvePinKey } from '../../src/ussd/pin.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createAccount, GatewaySession, login, RecordingTwins, startUssdServer } from './helpers.ts';
 
@@ -24,6 +27,15 @@ forEachDatabase('USSD account unlock (operator)', (t) => {
       expect(await login(new GatewaySession([server.baseUrl], s.phoneNumber), id, '86429')).to.match(/^CON Welcome, Jane/);
       expect(await unlockUssdAccount(t.db, id)).to.equal('not locked');
       expect(await unlockUssdAccount(t.db, '00000001')).to.equal('not found');
+
+      // Forgotten PIN: locked again, then a new PIN from the operator logs in, and the old one does not.
+      for (const wrong of ['11112', '11113', '11114']) await login(new GatewaySession([server.baseUrl], s.phoneNumber), id, wrong);
+      const reset = await resetUssdPin(t.db, server.config, pino({ level: 'silent' }), id);
+      expect(reset).to.have.property('pin').that.matches(/^\d{5}$/);
+      const { pin } = reset as { pin: string };
+      if (pin !== '86429') expect(await login(new GatewaySession([server.baseUrl], s.phoneNumber), id, '86429')).to.match(/^CON Wrong PIN/);
+      expect(await login(new GatewaySession([server.baseUrl], s.phoneNumber), id, pin)).to.match(/^CON Welcome, Jane/);
+      expect(await resetUssdPin(t.db, server.config, pino({ level: 'silent' }), '00000001')).to.equal('not found');
     } finally {
       await server.stop();
     }
@@ -69,6 +81,23 @@ describe('tsx src/main.ts ussd-unlock', () => {
       const missing = await run([], dir);
       expect(missing.code).to.equal(1);
       expect(missing.err).to.include('ussd-unlock takes one Customer ID');
+      const unknownOption = await run(['12345678', '--pin'], dir);
+      expect(unknownOption.code).to.equal(1);
+      expect(unknownOption.err).to.match(/^Unknown option '--pin'/).and.include('Usage').and.not.include('    at ');
+
+      // A household that forgot its PIN: a new random one, for the operator to give in person.
+      await db.updateTable('ussd_accounts').set({ failed_pin_attempts: 3, locked_at: now }).where('customer_id', '=', '12345678').execute();
+      const reset = await run(['12345678', '--new-pin'], dir);
+      expect(reset.code, reset.err).to.equal(0);
+      const pin = /with the new PIN (\d{5})\. Give it to the household in person/.exec(reset.out)?.[1];
+      expect(pin, reset.out).to.be.a('string');
+      expect(pinProblem(pin!)).to.equal(undefined);
+      const after = await db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', '12345678').executeTakeFirstOrThrow();
+      expect([after.locked_at, after.failed_pin_attempts]).to.deep.equal([null, 0]);
+      // Sealed under the data folder's PIN key, the one the server uses: it opens to the PIN printed.
+      const cipher = new PinCipher(resolvePinKey(configWith({ DATA_DIR: dir }), pino({ level: 'silent' })));
+      expect(cipher.matches(after.pin_encrypted, pin!)).to.equal(true);
+      expect((await run(['99999999', '--new-pin'], dir)).err).to.include('No USSD account with Customer ID 99999999.');
     } finally {
       await db.destroy();
       rmSync(dir, { recursive: true, force: true });

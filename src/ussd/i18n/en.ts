@@ -39,7 +39,7 @@ export const en: Catalogue = {
   enterPin: 'Enter your 5-digit PIN',
   recoverPin: 'Enter your 5-digit PIN to see your Customer ID',
   customerIdShown: (id) => `Your Customer ID is ${id}. Keep it and your PIN safe.`,
-  locked: 'Your account is locked after 3 wrong PINs. Visit your field agent or programme office to unlock it.',
+  locked: 'Your account is locked after 3 wrong PINs. Visit your field agent or programme office to unlock it or get a new PIN.',
   enterName: 'Enter your full name',
   enterVillage: 'Enter your village (optional)',
   whichStove: 'Which stove do you cook on?',

@@ -37,7 +37,7 @@ export const sw: Catalogue = {
   enterPin: 'Weka PIN yako ya tarakimu 5',
   recoverPin: 'Weka PIN yako ya tarakimu 5 kuona nambari yako ya mteja',
   customerIdShown: (id) => `Nambari yako ya mteja ni ${id}. Itunze pamoja na PIN yako.`,
-  locked: 'Akaunti yako imefungwa baada ya PIN mbaya mara 3. Tembelea afisa wako au ofisi ya mradi ili uifungue.',
+  locked: 'Akaunti yako imefungwa baada ya PIN mbaya mara 3. Tembelea afisa wako au ofisi ya mradi ili uifungue au upate PIN mpya.',
   enterName: 'Weka jina lako kamili',
   enterVillage: 'Weka kijiji chako (si lazima)',
   whichStove: 'Unapikia jiko gani?',
