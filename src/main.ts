@@ -58,7 +58,8 @@ async function start(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    await server.stop();
+    // Cut requests are the clients' loss: an operator tells a clean drain from one that cut some.
+    await server.stop((open) => logger.warn({ openConnections: open, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, 'shutdown: connections still open at SHUTDOWN_TIMEOUT_MS are cut, with their requests'));
     await hearth.close();
     await db.destroy();
     logger.info('shutdown complete');
@@ -82,7 +83,7 @@ async function keys(config: Config, args: string[]): Promise<void> {
       const { key, info } = await service.create({
         name: values.name,
         principalDid: values.principal,
-        scopes: values.scopes?.split(',').map((s) => s.trim()).filter(Boolean),
+        scopes: scopesOf(values.scopes),
       });
       console.log(`Created key ${info.id} for ${info.principalDid} with scopes ${info.scopes.join(', ')}.`);
       console.log('Store it now; it is shown only once:');
@@ -103,6 +104,14 @@ async function keys(config: Config, args: string[]): Promise<void> {
 }
 
 class UsageError extends Error {}
+
+/** --scopes as given: none given is the default scopes; given empty is a mistake, not every default. */
+function scopesOf(option: string | undefined): string[] | undefined {
+  if (option === undefined) return undefined;
+  const scopes = option.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!scopes.length) throw new UsageError('--scopes names no scope; leave it out for the default scopes');
+  return scopes;
+}
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;

@@ -52,8 +52,10 @@ export function requestLogger(logger: Logger): RequestHandler {
     res.once('close', () => {
       const statusCode = res.statusCode;
       const aborted = !res.writableFinished;
-      // 501 answers a method or route the gateway does not serve (area C, as grpc-gateway v1): the caller's miss, not a failure.
-      const level = aborted || (statusCode >= 500 && statusCode !== 501) ? 'error' : statusCode >= 400 ? 'warn' : 'info';
+      // 501 answers a method or route the gateway does not serve (area C, as grpc-gateway v1): the
+      // caller's miss, not a failure. An aborted request is the client's going (or a cut at
+      // shutdown, logged there): a warning, not a fault to page anyone about.
+      const level = statusCode >= 500 && statusCode !== 501 ? 'error' : aborted || statusCode >= 400 ? 'warn' : 'info';
       if (!logger.isLevelEnabled(level)) return;
       const ids = requestContextOf(req);
       logger[level](

@@ -9,7 +9,8 @@ import { answerUnreadableRequest, noteEarlyAnswers, refuseConnect } from './http
 export interface RunningServer {
   server: Server;
   port: number;
-  stop(): Promise<void>;
+  /** Stops accepting and waits for in-flight requests; at the shutdown timeout cuts what is left, told to `onCut` first. */
+  stop(onCut?: (openConnections: number) => void): Promise<void>;
 }
 
 /** The variables naming the address a server listens on: a failure to listen names them. */
@@ -78,9 +79,14 @@ export async function listen(
   return {
     server,
     port: await listenOn(server, port, host, { host: 'HOST', port: 'PORT' }),
-    stop: () =>
+    stop: (onCut) =>
       new Promise<void>((resolve) => {
-        const force = setTimeout(() => server.closeAllConnections(), shutdownTimeoutMs);
+        const force = setTimeout(() => {
+          server.getConnections((_err, open) => {
+            onCut?.(open);
+            server.closeAllConnections();
+          });
+        }, shutdownTimeoutMs);
         force.unref();
         server.close(() => {
           clearTimeout(force);

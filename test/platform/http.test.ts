@@ -314,6 +314,29 @@ describe('logging', () => {
     expect(new Set(entries.map((e) => e.req.id)).size).to.equal(4);
   });
 
+  it('a request the client gives up on is a warning (request aborted), not an error', async () => {
+    const { lines, sink } = logSink();
+    const app = express();
+    app.use(requestContext);
+    app.use(requestLogger(pino({ level: 'info' }, sink)));
+    let arrived!: () => void;
+    const arrival = new Promise<void>((r) => (arrived = r));
+    app.get('/slow', (_req, _res) => arrived());
+    const running = await listen(app, 0, '127.0.0.1', 1000);
+    try {
+      const client = new AbortController();
+      const call = fetch(`http://127.0.0.1:${running.port}/slow`, { signal: client.signal }).catch(() => undefined);
+      await arrival;
+      client.abort();
+      await call;
+      for (let i = 0; i < 50 && !lines.length; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(lines.map((l) => JSON.parse(l)).map((e) => [e.level, e.msg])).to.deep.equal([[40, 'request aborted']]);
+    } finally {
+      running.server.closeAllConnections();
+      await running.stop();
+    }
+  });
+
   it('logs nothing per request when the level is silent', async () => {
     const { lines, sink } = logSink();
     const app = express();
@@ -352,6 +375,23 @@ describe('graceful shutdown', () => {
       refused = true;
     });
     expect(refused).to.equal(true);
+  });
+
+  it('a request still running at the shutdown timeout is cut, and the cut is told first', async () => {
+    const app = express();
+    let arrived!: () => void;
+    const arrival = new Promise<void>((r) => (arrived = r));
+    app.get('/stuck', () => arrived());
+    const running = await listen(app, 0, '127.0.0.1', 200);
+    const call = fetch(`http://127.0.0.1:${running.port}/stuck`).then(
+      () => 'answered',
+      () => 'cut',
+    );
+    await arrival;
+    const told: number[] = [];
+    await running.stop((open) => told.push(open));
+    expect(await call).to.equal('cut');
+    expect(told).to.deep.equal([1]);
   });
 
   it('the process exits 0 on SIGTERM after closing the database', async function () {

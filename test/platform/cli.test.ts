@@ -1,0 +1,38 @@
+// The operator's command line (src/main.ts): `keys`, run as a user runs it.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+
+describe('tsx src/main.ts keys', function () {
+  this.timeout(60_000);
+  let dir: string;
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'keys', ...args], {
+      env: { ...process.env, DATA_DIR: dir, DATABASE_URL: `sqlite:${join(dir, 'hearth.sqlite')}`, LOG_LEVEL: 'silent' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+  before(() => (dir = mkdtempSync(join(tmpdir(), 'hearth-cli-'))));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('creates a key with the scopes named, or the default ones when none are named', () => {
+    const some = run('create', '--name', 'reader', '--principal', 'did:ixo:entity:0123456789abcdef0123456789abcdef', '--scopes', 'claims:read');
+    expect(some.status, some.stderr).to.equal(0);
+    expect(some.stdout).to.match(/^Created key \S+ for did:ixo:entity:0123456789abcdef0123456789abcdef with scopes claims:read\.\n/);
+    const defaults = run('create', '--name', 'partner', '--principal', 'did:ixo:entity:0123456789abcdef0123456789abcdef');
+    expect(defaults.status, defaults.stderr).to.equal(0);
+    expect(defaults.stdout).to.include('claims:write');
+  });
+
+  it('an empty --scopes is refused, not taken as every default scope', () => {
+    for (const scopes of ['', ' , ']) {
+      const res = run('create', '--name', 'empty', '--principal', 'did:ixo:entity:0123456789abcdef0123456789abcdef', '--scopes', scopes);
+      expect(res.status).to.equal(1);
+      expect(res.stderr).to.match(/^--scopes names no scope; leave it out for the default scopes/);
+      expect(res.stdout).to.equal('');
+    }
+    expect(run('list').stdout).to.not.include('empty');
+  });
+});
