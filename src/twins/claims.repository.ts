@@ -1,6 +1,7 @@
 // The only SQL for KPT claims but area A's read port (read-port.ts): what every submission and
 // read runs.
 import { sql, type Selectable } from 'kysely';
+import { bundledContract, contractSchema } from '../platform/contract.ts';
 import { dbClientOf, type Db } from '../platform/db/index.ts';
 import { prepared } from '../platform/db/prepared.ts';
 import { advisoryLockCalls, inOneRoundTrip, lockRows, locksUntilCommit, writeBehind, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
@@ -13,6 +14,9 @@ import { collectionFromRow, findCollection, type CollectionRow } from './collect
 import { findEntityRowForShare, type EntityRow } from './entities.repository.ts';
 import { EVIDENCE_COLUMNS, insertEvidence, type EvidenceRow } from './evidence.ts';
 import type { ReportClaim } from './report.ts';
+
+/** Every claim status, as the contract lists them. */
+const CLAIM_STATUSES = contractSchema(bundledContract(), 'ClaimStatus').enum as ClaimStatus[];
 
 /** A stored claim; its credential's index in the status lists (credential-status.ts) is null without one. */
 export type ClaimRow = Omit<Selectable<KptClaims>, 'test_group' | 'status'> & { test_group: TestGroup; status: ClaimStatus };
@@ -558,7 +562,11 @@ export class ClaimRepository {
     return rows.map((r) => new StoredClaim(r));
   }
 
-  /** How many claims there are in each status (the metrics' gauge). */
+  /**
+   * How many claims there are in each status (the metrics' gauge), every status of the contract
+   * included: a status without claims is 0, not a series that vanishes (alerts on absent() or
+   * rate() would misread it).
+   */
   async countByStatus(): Promise<{ status: ClaimStatus; count: number }[]> {
     const rows = await this.sql
       .selectFrom('kpt_claims')
@@ -566,7 +574,8 @@ export class ClaimRepository {
       .groupBy('status')
       .$narrowType<Pick<ClaimRow, 'status'>>()
       .execute();
-    return rows.map((r) => ({ status: r.status, count: Number(r.count) }));
+    const counts = new Map(rows.map((r) => [r.status, Number(r.count)]));
+    return CLAIM_STATUSES.map((status) => ({ status, count: counts.get(status) ?? 0 }));
   }
 
   /**
