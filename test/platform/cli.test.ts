@@ -1,4 +1,4 @@
-// The operator's command line (src/main.ts): `keys`, run as a user runs it.
+// The operator's command line (src/main.ts): `keys` and `migrate`, run as a user runs them.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,5 +34,22 @@ describe('tsx src/main.ts keys', function () {
       expect(res.stdout).to.equal('');
     }
     expect(run('list').stdout).to.not.include('empty');
+  });
+});
+
+describe('tsx src/main.ts migrate', function () {
+  this.timeout(60_000);
+  it('a SQLite file it cannot open is one line naming DATA_DIR and DATABASE_URL, not a stack trace', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hearth-cli-'));
+    try {
+      // A folder where the file should be: SQLite cannot open it (SQLITE_CANTOPEN).
+      const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'migrate'], { env: { ...process.env, DATABASE_URL: `sqlite:${dir}`, LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 30_000 });
+      expect(res.status).to.equal(1);
+      expect(res.stderr).to.equal(
+        'Cannot open or write the SQLite database (SQLITE_CANTOPEN): unable to open database file. Check that DATA_DIR (or the file DATABASE_URL names) is a folder and file this user may write, on a disk with room.\n',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

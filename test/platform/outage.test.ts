@@ -188,6 +188,39 @@ describe('outage of PostgreSQL [postgres]', function () {
   });
 });
 
+describe('SQLite storage failing [sqlite]', function () {
+  this.timeout(30_000);
+  it('a full disk (SQLITE_FULL) or a file it may not write (SQLITE_READONLY) is 503 with Retry-After, not a 500; writes go on once it has room', async () => {
+    const t = await createTestDatabase('sqlite');
+    const server = await startTestServer(t.db, { RETRY_AFTER_SECONDS: '4' });
+    try {
+      const key = await createTestKey(t.db);
+      const create = () =>
+        fetch(`${server.baseUrl}/v1/entities`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ type: 'Household', properties: { note: 'x'.repeat(20_000) } }),
+        });
+      expect((await create()).status).to.equal(201);
+      // The database may grow no further: SQLite's own "database or disk is full".
+      const { rows } = await sql<{ page_count: number }>`pragma page_count`.execute(t.db);
+      await sql.raw(`pragma max_page_count = ${rows[0]!.page_count}`).execute(t.db);
+      const full = await create();
+      expect(full.status).to.equal(503);
+      expect(full.headers.get('retry-after')).to.equal('4');
+      expectContractResponse('POST', '/v1/entities', { status: 503, headers: full.headers, body: await full.json() });
+      await sql.raw('pragma max_page_count = 1073741823').execute(t.db);
+      await sql.raw('pragma query_only = 1').execute(t.db);
+      expect((await create()).status).to.equal(503);
+      await sql.raw('pragma query_only = 0').execute(t.db);
+      expect((await create()).status).to.equal(201);
+    } finally {
+      await server.stop();
+      await t.drop();
+    }
+  });
+});
+
 describe('request deadline', () => {
   it('a request still unanswered at REQUEST_DEADLINE_MS gets 503 with Retry-After in its area shape; the late answer is dropped', async () => {
     const app = express();
@@ -238,6 +271,11 @@ describe('isDatabaseUnavailable', () => {
       new Error(DATABASE_OUT_OF_REACH),
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
       Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
+      // SQLite's storage: a full disk, an I/O error, a file it may not write or open.
+      Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }),
+      Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' }),
+      Object.assign(new Error('attempt to write a readonly database'), { code: 'SQLITE_READONLY' }),
+      Object.assign(new Error('unable to open database file'), { code: 'SQLITE_CANTOPEN' }),
       Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
       Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }),
       new Error('outer', { cause: Object.assign(new Error('x'), { code: '08006' }) }),

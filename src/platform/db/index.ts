@@ -168,6 +168,9 @@ export function databaseUnreachable(err: unknown): string | undefined {
   if (e?.code === '3D000') return `The database does not exist: ${e.message}. Create it (createdb) or fix DATABASE_URL.`;
   if (e?.code === '28000' || e?.code === '28P01') return `The database refused the login: ${e.message}. Check DATABASE_URL.`;
   if (e?.code === 'ECONNREFUSED' || e?.code === 'ENOTFOUND' || e?.code === 'ETIMEDOUT') return `Cannot reach the database (${e.code}): ${e.message}. Check DATABASE_URL and that PostgreSQL runs.`;
+  if (typeof e?.code === 'string' && SQLITE_STORAGE.test(e.code)) {
+    return `Cannot open or write the SQLite database (${e.code}): ${e.message}. Check that DATA_DIR (or the file DATABASE_URL names) is a folder and file this user may write, on a disk with room.`;
+  }
   return undefined;
 }
 
@@ -177,6 +180,9 @@ export function databaseUnreachable(err: unknown): string | undefined {
 // connections not allowed (ALLOW_CONNECTIONS false), 3D000 the database gone, 28000/28P01 the
 // login refused (a rotated password), 25006 read-only (a standby after a failover).
 const UNAVAILABLE_SQLSTATE = /^(08...|53...|57014|57P0[1-5]|55000|3D000|28000|28P01|25006)$/;
+// SQLite's storage failing (disk full, I/O error, a file or folder it may not write or open):
+// the request was fine, the database cannot serve it now.
+const SQLITE_STORAGE = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/;
 const UNAVAILABLE_MESSAGE = new RegExp(`(${PG_READ_TIMEOUT}|${DATABASE_OUT_OF_REACH}|timeout expired|${CONNECTION_LOST.source}|${CONNECT_TIMEOUT})`);
 
 /**
@@ -187,7 +193,7 @@ const UNAVAILABLE_MESSAGE = new RegExp(`(${PG_READ_TIMEOUT}|${DATABASE_OUT_OF_RE
 export function isDatabaseUnavailable(err: unknown): boolean {
   const e = err as { name?: string; code?: string; message?: string; cause?: unknown };
   if (!e || typeof e !== 'object') return false;
-  if (typeof e.code === 'string' && (UNAVAILABLE_SQLSTATE.test(e.code) || SOCKET_FAILURES.has(e.code) || e.code.startsWith('SQLITE_BUSY'))) return true;
+  if (typeof e.code === 'string' && (UNAVAILABLE_SQLSTATE.test(e.code) || SOCKET_FAILURES.has(e.code) || e.code.startsWith('SQLITE_BUSY') || SQLITE_STORAGE.test(e.code))) return true;
   if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return true;
   return e.cause !== undefined && e.cause !== err && isDatabaseUnavailable(e.cause);
 }

@@ -123,7 +123,9 @@ async function commitGroup(conn: Sql, group: Pending[]): Promise<void> {
         await run(RELEASE);
         outcomes.push({ ok: true, value });
       } catch (error) {
-        await run(ROLLBACK_TO);
+        // On some failures (a full disk, an I/O error) SQLite rolls the whole transaction back
+        // itself: the savepoint is gone, and the group with it, for that failure's reason.
+        if (!(await run(ROLLBACK_TO).then(() => true, () => false))) throw error;
         await run(RELEASE);
         outcomes.push({ ok: false, error });
       }
