@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { createCollection, createEntity, submitClaim } from '../../generated/openapi/sdk.gen.ts';
-import { EntityQuery } from '../../src/chain/services.ts';
+import { ClaimsQuery, EntityQuery } from '../../src/chain/services.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -321,6 +321,15 @@ forEachDatabase('chain routes over the embedded node', (t) => {
   });
 
   describe('gRPC', () => {
+    it("over gRPC a collection carries its nullable=false messages even when empty (min_deposit_period), as a node's gogo-marshalled answer does", async () => {
+      const client = createClient(ClaimsQuery, createGrpcTransport({ baseUrl: `http://127.0.0.1:${server.hearth.app.locals.chainGrpcPort}` }));
+      const res = await client.collection({ id: 'kpt-malawi' });
+      expect(res.collection?.minDepositPeriod, 'present on the wire').to.not.equal(undefined);
+      expect([res.collection!.minDepositPeriod!.seconds, res.collection!.minDepositPeriod!.nanos]).to.deep.equal([0n, 0]);
+      // The gateway's JSON of the same: "0s".
+      expect((await get('/chain/claims/collection/kpt-malawi')).body.collection.min_deposit_period).to.equal('0s');
+    });
+
     it('a gRPC client gets the same entity from GRPC_PORT', async () => {
       const client = createClient(EntityQuery, createGrpcTransport({ baseUrl: `http://127.0.0.1:${server.hearth.app.locals.chainGrpcPort}` }));
       const res = await client.entity({ id: deviceDid });

@@ -4,8 +4,8 @@
 // for unset messages and empty bytes. The gogoproto options kept in the protos decide the rest,
 // as the Go types they generate do on a node: a `nullable = false` message is a value, never
 // null (an unset one renders as its zero value), and a `customtype` string renders as that type.
-import { getOption, hasOption, ScalarType, type DescField, type DescMessage, type Message } from '@bufbuild/protobuf';
-import { customtype, nullable } from '../../../generated/proto/gogoproto/gogo_pb.ts';
+import { ScalarType, type DescField, type DescMessage, type Message } from '@bufbuild/protobuf';
+import { gogoOptionsOf } from '../gogo-options.ts';
 import { legacyDecFromWire } from '../legacy-dec.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -37,21 +37,6 @@ export function renderMessage(desc: DescMessage, message: Message | AnyMessage):
     }
   }
   return out;
-}
-
-/**
- * The gogoproto options of a field, read once: getOption decodes the field's options on every
- * call, which on a list of claims cost most of the render (GET /chain/claims/claims fell from
- * 808 to 152 req/s in make bench).
- */
-const gogoOptions = new WeakMap<DescField, { nonNullable: boolean; customtype: string }>();
-function gogoOptionsOf(field: DescField): { nonNullable: boolean; customtype: string } {
-  let options = gogoOptions.get(field);
-  if (!options) {
-    options = { nonNullable: hasOption(field, nullable) && !getOption(field, nullable), customtype: getOption(field, customtype) };
-    gogoOptions.set(field, options);
-  }
-  return options;
 }
 
 function renderSingle(field: DescField, value: unknown): Json {

@@ -3,10 +3,11 @@
 // node's (grpc-go): a request message of at most 4 MiB, unzipped too, and a call cut at its
 // deadline (grpc-timeout, at most REQUEST_DEADLINE_MS) even while its message is still arriving.
 import { constants, createServer, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type ServerHttp2Session } from 'node:http2';
-import { Code, type ConnectRouter } from '@connectrpc/connect';
+import { Code, type ConnectRouter, type Interceptor } from '@connectrpc/connect';
 import { parseTimeout } from '@connectrpc/connect/protocol-grpc';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { listenOn } from '../../platform/server.ts';
+import { fillNonNullable } from '../gogo-options.ts';
 import { nodeErrorInterceptor } from './errors.ts';
 
 /** grpc-go's default limit on a received message, before and after decompression. */
@@ -25,6 +26,13 @@ export interface NodeLimits {
 
 /** A connection without a frame this long is closed (the HTTP server's keep-alive timeout). */
 const IDLE_SESSION_MS = 65_000;
+
+/** Answers carry their `nullable = false` messages even when empty, as a node's (gogo-marshalled) do. */
+const nonNullableInterceptor: Interceptor = (next) => async (req) => {
+  const res = await next(req);
+  if (!res.stream) fillNonNullable(res.method.output, res.message);
+  return res;
+};
 
 /**
  * A call whose message has not fully arrived at its deadline gets DEADLINE_EXCEEDED (trailers
@@ -50,7 +58,7 @@ function cutAtDeadline(req: Http2ServerRequest, res: Http2ServerResponse, maxMs:
 
 export async function startGrpcNode(routes: (router: ConnectRouter) => void, host: string, port: number, limits: NodeLimits): Promise<RunningNode> {
   const sessions = new Set<ServerHttp2Session>();
-  const handler = connectNodeAdapter({ routes, grpc: true, connect: false, grpcWeb: false, interceptors: [nodeErrorInterceptor], readMaxBytes: MAX_MESSAGE_BYTES });
+  const handler = connectNodeAdapter({ routes, grpc: true, connect: false, grpcWeb: false, interceptors: [nodeErrorInterceptor, nonNullableInterceptor], readMaxBytes: MAX_MESSAGE_BYTES });
   const server = createServer((req, res) => {
     cutAtDeadline(req, res, limits.deadlineMs);
     handler(req, res);
