@@ -76,10 +76,24 @@ const sum = (xs: number[]) => Math.round(xs.reduce((s, x) => s + x, 0) * 1000) /
 
 const tooFew = (days: number): EffectResult => ({ outcome: 'tooFew', notice: { key: 'needThreeDays', params: { days } } });
 
-/** The claim the household would send: its days and total, or too few days. */
-export async function prepareClaim(deps: EffectDeps, accountId: string): Promise<EffectResult> {
-  const logs = latestUnclaimedRun(await deps.repo.fuelLogs(accountId));
-  if (logs.length < MIN_CLAIM_DAYS) return tooFew(logs.length);
+/**
+ * Too few days: which of the days that can still be logged (`loggable`, today first) are
+ * missing, when logging them makes a claim (none of them is in a sent claim); else how many
+ * days in a row there are.
+ */
+function tooFewDays(all: FuelLog[], run: number, loggable: string[]): EffectResult {
+  const logged = new Map(all.map((l) => [l.date, l]));
+  if (loggable.some((date) => logged.get(date)?.claimId)) return tooFew(run);
+  const missing = loggable.flatMap((date, offset) => (logged.has(date) ? [] : [offset]));
+  // Oldest first, as a household would log them.
+  return { outcome: 'tooFew', notice: { key: 'logMissingDays', params: { days: missing.reverse().join(',') } } };
+}
+
+/** The claim the household would send: its days and total, or too few days (`loggable`: the dates that can be logged, today first). */
+export async function prepareClaim(deps: EffectDeps, accountId: string, loggable: string[]): Promise<EffectResult> {
+  const all = await deps.repo.fuelLogs(accountId);
+  const logs = latestUnclaimedRun(all);
+  if (logs.length < MIN_CLAIM_DAYS) return tooFewDays(all, logs.length, loggable);
   return { outcome: 'ok', assign: { claimDraft: { days: logs.length, total: sum(logs.map((l) => l.kg)), startDate: logs[0]!.date, endDate: logs.at(-1)!.date } } };
 }
 

@@ -123,7 +123,7 @@ export function createEffects(deps: EffectDeps): Effects {
       const logs = await repo.fuelLogs(c.accountId!);
       return { outcome: 'ok', assign: { review: logs.map((l) => ({ date: l.date, kg: l.kg })) } };
     },
-    preparingClaim: ({ context: c }) => prepareClaim(deps, c.accountId!),
+    preparingClaim: ({ context: c }) => prepareClaim(deps, c.accountId!, Array.from({ length: FUEL_DAYS }, (_, offset) => localDay(localDate, deps.now(), offset))),
     submittingClaim: ({ context: c }) => submitClaim(deps, c),
     loadingClaimStatus: ({ context: c }) => claimStatus(deps, c.accountId!),
   };

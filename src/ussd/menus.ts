@@ -61,6 +61,10 @@ function noticeText(n: Notice | undefined, lang: Language | undefined): string |
       return notices[n.key](day);
     case 'needThreeDays':
       return notices.needThreeDays(Number(p.days));
+    case 'logMissingDays': {
+      const days = catalogue(lang).days;
+      return notices.logMissingDays(String(p.days).split(',').flatMap((offset) => days[Number(offset)] ?? []));
+    }
     case 'claimNotSent':
       return notices.claimNotSent(catalogue(lang).reasons[p.reason as keyof Catalogue['reasons']] ?? catalogue(lang).reasons.other);
     case 'loggedIn':

@@ -20,6 +20,8 @@ const NOTICES: Notice[] = [
     })),
   ),
   ...REASONS.map((reason): Notice => ({ key: 'claimNotSent', params: { reason } })),
+  // The days still to log for a claim, the longest list first.
+  ...['2,1,0', '2,0', '1'].map((days): Notice => ({ key: 'logMissingDays', params: { days } })),
   // Names as households type them, in letters the GSM alphabet has or has not.
   ...['Ngũgĩ', 'Zoë', 'Ñdegwa', 'Amína', 'አበበ', 'Wanjirũ-Ngũgĩ'.repeat(3)].map((name): Notice => ({ key: 'loggedIn', params: { name } })),
 ];

@@ -132,6 +132,24 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(logs.map((l) => [l.log_date, Number(l.kg)])).to.deep.equal([['2026-05-09', 3], ['2026-05-10', 2]]);
   });
 
+  it('a claim short of days names the day still to log (yesterday, between two logged days), in the household\'s language', async () => {
+    const s = session();
+    const id = await createAccount(s, '13579');
+    server.clock.now = new Date('2026-06-10T09:00:00Z');
+    const d = session(s.phoneNumber);
+    await login(d, id, '13579');
+    expect(await d.walk('1', '1', '2')).to.match(/^CON Saved 2 kg for today\./);
+    expect(await d.walk('1', '3', '2')).to.match(/^CON Saved 2 kg for the day before yesterday\./);
+    expect(await d.send('3')).to.match(/^CON A claim needs 3 days in a row\. Log yesterday too, then send\.\nServices/);
+    await d.walk('0', '9');
+    expect(await d.send('2')).to.match(/^CON Lugha: Kiswahili\./);
+    const k = session(s.phoneNumber);
+    await login(k, id, '13579');
+    expect(await k.send('3')).to.match(/^CON Dai linahitaji siku 3 mfululizo\. Weka kilo za jana pia, kisha tuma\.\n/);
+    expect(await k.walk('1', '2', '2')).to.match(/^CON /);
+    expect(await k.send('3')).to.match(/^CON Tuma dai la siku 3/);
+  });
+
   it('fuel logged for today, yesterday and the day before, reviewed, then sent as a claim; status shown after', async () => {
     const s = session();
     const id = await createAccount(s, '13579');
@@ -142,7 +160,7 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(await d.send('4')).to.match(/^CON Invalid choice\. Try again\.\nFuel used on which day\?/);
     expect(await d.send('3')).to.equal('CON Enter kg of fuel used the day before yesterday (e.g. 2.5)\n0. Back');
     expect(await d.send('2.5')).to.match(/^CON Saved 2\.5 kg for the day before yesterday\.\nServices/);
-    expect(await d.send('3')).to.match(/^CON A claim needs 3 days in a row not yet sent\. You have 1 in a row\.\nServices/);
+    expect(await d.send('3')).to.match(/^CON A claim needs 3 days in a row\. Log yesterday and today too, then send\.\nServices/);
     expect(await d.walk('1', '2', 'abc')).to.match(/^CON Enter kg as a number up to 1000, e\.g\. 2\.5\nEnter kg of fuel used yesterday/);
     expect(await d.send('-1')).to.match(/^CON Enter kg as a number up to 1000/);
     expect(await d.send('0.0')).to.match(/^CON Enter kg as a number up to 1000/);

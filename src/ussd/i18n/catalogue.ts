@@ -12,6 +12,9 @@ export type ReasonKey =
 /** The days a household may log fuel for: today, yesterday, the day before. */
 export const FUEL_DAYS = 3;
 
+/** Items as a sentence lists them: `a`, `a and b`, `a, b and c` (`and` in the catalogue's language). */
+export const listed = (items: string[], and: string): string => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} ${and} ${items.at(-1)}`);
+
 export interface Catalogue {
   /** The language's own name, as listed on the language screen. */
   name: string;
@@ -88,6 +91,8 @@ export interface Catalogue {
     fuelClaimed: (day: string) => string;
     dayClaimed: (day: string) => string;
     needThreeDays: (days: number) => string;
+    /** The days (names as in `days`, oldest first) still to log for a claim. */
+    logMissingDays: (days: string[]) => string;
     claimNotSent: (reason: string) => string;
     pinChanged: string;
     pinUnchanged: string;

@@ -1,5 +1,5 @@
 // English: every word a household sees. Short, plain, no programme jargon.
-import type { Catalogue } from './catalogue.ts';
+import { listed, type Catalogue } from './catalogue.ts';
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
@@ -99,6 +99,7 @@ export const en: Catalogue = {
     fuelClaimed: (day) => `${day} is already in a claim you sent; not changed.`,
     dayClaimed: (day) => `${day} is already in a claim you sent. Choose another day.`,
     needThreeDays: (days) => `A claim needs 3 days in a row not yet sent. You have ${days} in a row.`,
+    logMissingDays: (days) => `A claim needs 3 days in a row. Log ${listed(days.map((d) => d.toLowerCase()), 'and')} too, then send.`,
     claimNotSent: (reason) => `Claim not sent. ${reason}`,
     pinChanged: 'PIN changed.',
     pinUnchanged: 'That is already your PIN. Choose a different one.',

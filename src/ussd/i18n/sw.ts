@@ -1,5 +1,5 @@
 // Kiswahili: kila neno ambalo familia inaona. Every word a household sees, in Swahili.
-import type { Catalogue } from './catalogue.ts';
+import { listed, type Catalogue } from './catalogue.ts';
 
 export const sw: Catalogue = {
   name: 'Kiswahili',
@@ -98,6 +98,7 @@ export const sw: Catalogue = {
     fuelClaimed: (day) => `${day} tayari iko kwenye dai ulilotuma; haijabadilishwa.`,
     dayClaimed: (day) => `${day} tayari iko kwenye dai ulilotuma. Chagua siku nyingine.`,
     needThreeDays: (days) => `Dai linahitaji siku 3 mfululizo ambazo hazijatumwa. Una ${days} mfululizo.`,
+    logMissingDays: (days) => `Dai linahitaji siku 3 mfululizo. Weka kilo za ${listed(days.map((d) => d.toLowerCase()), 'na')} pia, kisha tuma.`,
     claimNotSent: (reason) => `Dai halikutumwa. ${reason}`,
     pinChanged: 'PIN imebadilishwa.',
     pinUnchanged: 'Hiyo tayari ni PIN yako. Chagua nyingine.',
