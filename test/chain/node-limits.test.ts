@@ -5,7 +5,9 @@
 import { connect, type ClientHttp2Session } from 'node:http2';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
-import { MAX_MESSAGE_BYTES } from '../../src/chain/node/server.ts';
+import { create, toBinary } from '@bufbuild/protobuf';
+import { QueryClaimListRequestSchema } from '../../generated/proto/ixo/claims/v1beta1/query_pb.ts';
+import { grpcMessageOnTheWire, MAX_MESSAGE_BYTES } from '../../src/chain/node/server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -15,29 +17,33 @@ const REQUEST_DEADLINE_MS = 800;
 interface Outcome {
   status?: string;
   message?: string;
+  /** grpc-message as sent. */
+  raw?: string;
   /** When the status arrived. */
   ms: number;
 }
 
 /** Sends `frames` (then ends the request when `end`) and reads the call's grpc-status, from trailers or a trailers-only answer. */
-function call(session: ClientHttp2Session, frames: Buffer[], opts: { end: boolean; headers?: Record<string, string> }): Promise<Outcome> {
+function call(session: ClientHttp2Session, frames: Buffer[], opts: { end: boolean; headers?: Record<string, string>; path?: string }): Promise<Outcome> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const stream = session.request({ ':method': 'POST', ':path': PARAMS, 'content-type': 'application/grpc', te: 'trailers', ...opts.headers });
+    const stream = session.request({ ':method': 'POST', ':path': opts.path ?? PARAMS, 'content-type': 'application/grpc', te: 'trailers', ...opts.headers });
     let status: string | undefined;
     let message: string | undefined;
+    let raw: string | undefined;
     let ms = -1;
     const read = (h: Record<string, string | string[] | undefined>) => {
       if (h['grpc-status'] !== undefined) {
         status = String(h['grpc-status']);
-        message = decodeURIComponent(String(h['grpc-message'] ?? ''));
+        raw = String(h['grpc-message'] ?? '');
+        message = decodeURIComponent(raw);
         ms = Date.now() - started;
       }
     };
     stream.on('response', read);
     stream.on('trailers', read);
     stream.on('data', () => {});
-    stream.on('close', () => resolve({ status, message, ms }));
+    stream.on('close', () => resolve({ status, message, raw, ms }));
     stream.on('error', reject);
     for (const f of frames) stream.write(f);
     if (opts.end) stream.end();
@@ -102,5 +108,33 @@ describe('the embedded node holds a Cosmos node’s limits', function () {
     // The session is still good for the next call.
     expect(await call(session, [frame(Buffer.alloc(0))], { end: true })).to.include({ status: '0' });
     expect(session.destroyed).to.equal(false);
+  });
+});
+
+describe('grpc-message as the gRPC spec writes it', () => {
+  let t: TestDatabase & { drop(): Promise<void> };
+  let server: TestServer;
+  before(async () => {
+    t = await createTestDatabase('sqlite');
+    server = await startTestServer(t.db);
+  });
+  after(async () => {
+    await server?.stop();
+    await t?.drop();
+  });
+
+  it('percent-encodes only bytes outside 0x20-0x7E and %: grpc-js (decodeURI) had shown %2C for every comma', async () => {
+    expect(grpcMessageOnTheWire('invalid request, either offset or key is expected, got both')).to.equal('invalid request, either offset or key is expected, got both');
+    expect(grpcMessageOnTheWire('100% kuni é\n')).to.equal('100%25 kuni %C3%A9%0A');
+    const session = connect(`http://127.0.0.1:${server.hearth.app.locals.chainGrpcPort}`);
+    try {
+      const both = toBinary(QueryClaimListRequestSchema, create(QueryClaimListRequestSchema, { pagination: { key: new Uint8Array([49]), offset: 1n } }));
+      const res = await call(session, [frame(Buffer.from(both))], { end: true, path: '/ixo.claims.v1beta1.Query/ClaimList' });
+      expect(res.status).to.equal('3');
+      expect(res.raw).to.equal('invalid request, either offset or key is expected, got both');
+      expect(decodeURI(res.raw!)).to.equal(res.raw);
+    } finally {
+      session.close();
+    }
   });
 });

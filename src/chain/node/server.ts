@@ -56,11 +56,33 @@ function cutAtDeadline(req: Http2ServerRequest, res: Http2ServerResponse, maxMs:
   res.once('close', done);
 }
 
+/**
+ * grpc-message as the gRPC HTTP/2 spec (and grpc-go, on a node) writes it: only bytes outside
+ * 0x20-0x7E, and `%`, percent-encoded. Connect encodes every reserved character (`%2C` for a
+ * comma), which grpc-js, decoding with decodeURI, shows as it is.
+ */
+export function grpcMessageOnTheWire(message: string): string {
+  let out = '';
+  for (const byte of Buffer.from(message, 'utf8')) out += byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  return out;
+}
+
+/** The response's trailers with grpc-message written as the spec does (grpcMessageOnTheWire). */
+function specEncodedMessages(res: Http2ServerResponse): void {
+  const addTrailers = res.addTrailers.bind(res);
+  res.addTrailers = (trailers) => {
+    const message = trailers['grpc-message'];
+    if (typeof message === 'string') trailers['grpc-message'] = grpcMessageOnTheWire(decodeURIComponent(message));
+    addTrailers(trailers);
+  };
+}
+
 export async function startGrpcNode(routes: (router: ConnectRouter) => void, host: string, port: number, limits: NodeLimits): Promise<RunningNode> {
   const sessions = new Set<ServerHttp2Session>();
   const handler = connectNodeAdapter({ routes, grpc: true, connect: false, grpcWeb: false, interceptors: [nodeErrorInterceptor, nonNullableInterceptor], readMaxBytes: MAX_MESSAGE_BYTES });
   const server = createServer((req, res) => {
     cutAtDeadline(req, res, limits.deadlineMs);
+    specEncodedMessages(res);
     handler(req, res);
   });
   server.setTimeout(IDLE_SESSION_MS);
