@@ -588,6 +588,17 @@ export type CollectionCreateRequest = {
     openToAll?: boolean;
 };
 
+export type CollectionUpdateRequest = {
+    /**
+     * Principals besides the creator whose keys may submit claims into the collection; replaces the list.
+     */
+    submitters?: Array<Did>;
+    /**
+     * Whether every key with claims:write may submit claims into the collection.
+     */
+    openToAll?: boolean;
+};
+
 export type Collection = {
     id: CollectionId;
     name: string;
@@ -1884,6 +1895,61 @@ export type GetCollectionResponses = {
 };
 
 export type GetCollectionResponse = GetCollectionResponses[keyof GetCollectionResponses];
+
+export type UpdateCollectionData = {
+    body: CollectionUpdateRequest;
+    path: {
+        id: CollectionId;
+    };
+    query?: never;
+    url: '/v1/collections/{id}';
+};
+
+export type UpdateCollectionErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+    /**
+     * The request body is larger than BODY_LIMIT.
+     */
+    413: Problem;
+    /**
+     * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
+     */
+    415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type UpdateCollectionError = UpdateCollectionErrors[keyof UpdateCollectionErrors];
+
+export type UpdateCollectionResponses = {
+    /**
+     * The collection as it is now.
+     */
+    200: Collection;
+};
+
+export type UpdateCollectionResponse = UpdateCollectionResponses[keyof UpdateCollectionResponses];
 
 export type GetCollectionReportData = {
     body?: never;

@@ -1,6 +1,6 @@
 // The only SQL for KPT claims but area A's read port (read-port.ts): what every submission and
 // read runs.
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { bundledContract, contractSchema } from '../platform/contract.ts';
 import { dbClientOf, type Db } from '../platform/db/index.ts';
 import { prepared } from '../platform/db/prepared.ts';
@@ -289,8 +289,12 @@ export interface GroupCounts {
   alignedPending: number;
 }
 type Count = number | string | bigint;
-type CountsRow = { n: Count; aligned: Count; aligned_pending: Count };
-const countsOf = (row: CountsRow): GroupCounts => ({ all: Number(row.n), aligned: Number(row.aligned), alignedPending: Number(row.aligned_pending) });
+type CountsRow = { n: Count; aligned: Count; aligned_pending: Count; withdrawn: Count; withdrawn_aligned: Count };
+const countsOf = (row: CountsRow): GroupCounts => ({
+  all: Number(row.n) - Number(row.withdrawn),
+  aligned: Number(row.aligned) - Number(row.withdrawn_aligned),
+  alignedPending: Number(row.aligned_pending),
+});
 
 /** A claim just inserted: its `seq` is not read back (nothing of a new claim's submission uses it). */
 const inserted = (row: NewClaimRow): StoredClaim => new StoredClaim({ seq: 0, ...row });
@@ -304,10 +308,16 @@ const householdClaims = prepared((db: Db, householdDid: string) =>
 
 /**
  * countGroupClaims's statement: the overlap counts are conditional sums (ISO dates compare as
- * strings); without a period (null bounds) nothing overlaps.
+ * strings); without a period (null bounds) nothing overlaps. Claims whose credential is revoked
+ * or suspended are withdrawn data: they are counted from the status table (only those claims
+ * have a row there) and taken off, so they neither make a control group present nor align.
+ * A pending claim has no credential, so none of them is withdrawn.
  */
 const groupCountsQuery = (db: Db, collectionId: string, group: TestGroup, end: string | null, start: string | null) => {
   const overlap = sql`start_date <= ${end} and end_date >= ${start}`;
+  const withdrawn = (condition: RawBuilder<unknown>) =>
+    sql<Count>`(select count(*) from twin_credential_statuses s join kpt_claims w on w.id = s.claim_id
+      where w.collection_id = ${collectionId} and w.test_group = ${group} and w.status <> 'rejected' and (s.revoked or s.suspended) and ${condition})`;
   return db
     .selectFrom('kpt_claims')
     .where('collection_id', '=', collectionId)
@@ -317,6 +327,8 @@ const groupCountsQuery = (db: Db, collectionId: string, group: TestGroup, end: s
       eb.fn.countAll<Count>().as('n'),
       sql<Count>`coalesce(sum(case when ${overlap} then 1 else 0 end), 0)`.as('aligned'),
       sql<Count>`coalesce(sum(case when status = 'pending' and ${overlap} then 1 else 0 end), 0)`.as('aligned_pending'),
+      withdrawn(sql`1 = 1`).as('withdrawn'),
+      withdrawn(sql`w.start_date <= ${end} and w.end_date >= ${start}`).as('withdrawn_aligned'),
     ]);
 };
 const groupCounts = prepared(groupCountsQuery);

@@ -260,8 +260,8 @@ export class ClaimService {
     const { principal, id, at: now, claim, claimKey, conflicts, seal, idempotency } = submission;
     const claims = new ClaimRepository(sql);
     const period = periodOf(claim);
-    // The collection is read unlocked: it is never deleted, and only `ussd`'s submitters change,
-    // at start-up. The household
+    // The collection is read unlocked: it is never deleted, and only who may submit into it
+    // changes (a submission in flight keeps the access it read). The household
     // entity is locked for share: a controller transfer in flight is waited for, and none starts
     // until this commits. READ COMMITTED: the claims are read after the locks, and see every
     // claim committed before, here every earlier claim of the household (openSubmission's lock)

@@ -52,9 +52,9 @@ export class CollectionRepository {
     return findCollection(this.db, id);
   }
 
-  /** Sets who besides its creator may submit into a collection (a collection the migrations made: `ussd`). */
-  async setSubmitters(id: string, submitters: string[]): Promise<void> {
-    await this.db.updateTable('kpt_collections').set({ submitters: JSON.stringify(submitters) }).where('id', '=', id).execute();
+  /** Sets who besides its creator may submit into a collection, or whether every key may. */
+  async setAccess(id: string, access: Pick<Collection, 'submitters' | 'openToAll'>): Promise<void> {
+    await this.db.updateTable('kpt_collections').set({ submitters: JSON.stringify(access.submitters), open_to_all: access.openToAll }).where('id', '=', id).execute();
   }
 
   /** One page of collections with their `seq` (limit + 1 fetched so the caller knows whether more follow). */
@@ -70,7 +70,7 @@ export class CollectionRepository {
   }
 }
 
-/** The collection, read in the caller's transaction (unlocked: only `ussd`'s submitters change, at start-up). */
+/** The collection, read in the caller's transaction (unlocked: only who may submit into it ever changes). */
 export async function findCollection(sql: Sql, id: string): Promise<Collection | undefined> {
   const [row] = (await collectionById(sql, id)).rows;
   return row && collectionFromRow(row);

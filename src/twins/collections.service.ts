@@ -3,9 +3,9 @@ import type { Db } from '../platform/db/index.ts';
 import type { Sql } from '../platform/db/sql.ts';
 import { isUniqueViolation } from '../platform/db/index.ts';
 import { SYSTEM_DID } from '../platform/db/migrations/100_twins_schema.ts';
-import { conflictWith, invalidInput, notFoundError } from '../platform/domain-errors.ts';
+import { conflictWith, forbiddenAction, invalidInput, notFoundError } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
-import type { Collection, CollectionCreateRequest, CollectionPage, KptReport } from '../../generated/openapi/types.gen.ts';
+import type { Collection, CollectionCreateRequest, CollectionPage, CollectionUpdateRequest, KptReport } from '../../generated/openapi/types.gen.ts';
 import { ClaimRepository } from './claims.repository.ts';
 import { CollectionRepository } from './collections.repository.ts';
 import { CreationIdempotency, type Created } from './idempotency.ts';
@@ -18,6 +18,15 @@ import { assertMatchesSchema } from './schemas.ts';
  * submitters', or every key when it is open. A claim of one group verifies the other group's
  * claims and counts in the campaign report: a campaign is its creator's to open.
  */
+/** A collection open to every key names no submitters: both at once would say two things. */
+function assertOpenOrSubmitters(access: Pick<Collection, 'openToAll' | 'submitters'>): void {
+  if (access.openToAll && access.submitters.length) {
+    throw invalidInput('The body is not a valid collection', [
+      { path: ['submitters'], message: 'names submitters of a collection open to every key (openToAll); leave one of them out', rule: 'open-or-submitters' },
+    ]);
+  }
+}
+
 export function maySubmitInto(collection: Collection, principalDid: string): boolean {
   return collection.openToAll || collection.createdBy === principalDid || collection.submitters.includes(principalDid);
 }
@@ -44,11 +53,7 @@ export class CollectionService {
   /** `storeWithCollection`: the caller's writes in the collection's transaction (both commit or neither). */
   async create(principal: Principal, input: CollectionCreateRequest, storeWithCollection?: (sql: Sql) => Promise<void>): Promise<Collection> {
     assertMatchesSchema<CollectionCreateRequest>('CollectionCreateRequest', input, 'collection');
-    if (input.openToAll && input.submitters?.length) {
-      throw invalidInput('The body is not a valid collection', [
-        { path: ['submitters'], message: 'names submitters of a collection open to every key (openToAll); leave one of them out', rule: 'open-or-submitters' },
-      ]);
-    }
+    assertOpenOrSubmitters({ openToAll: input.openToAll ?? false, submitters: input.submitters ?? [] });
     const collection: Collection = {
       id: input.id,
       name: input.name,
@@ -77,6 +82,22 @@ export class CollectionService {
   }
 
   /**
+   * Who may submit into a collection, changed by its creator: `submitters` and `openToAll`, each
+   * when given. The collections the service keeps (`default`, `ussd`) are no one's to change.
+   */
+  async updateAccess(principal: Principal, id: string, input: CollectionUpdateRequest): Promise<Collection> {
+    assertMatchesSchema<CollectionUpdateRequest>('CollectionUpdateRequest', input, 'collection change');
+    const repo = new CollectionRepository(this.db);
+    const collection = await repo.findById(id);
+    if (!collection) throw notFoundError(`No collection ${id}.`);
+    if (collection.createdBy !== principal.did) throw forbiddenAction(`Collection ${id} was created by ${collection.createdBy}; only its creator may change who submits into it.`);
+    const access = { submitters: input.submitters ?? collection.submitters, openToAll: input.openToAll ?? collection.openToAll };
+    assertOpenOrSubmitters(access);
+    await repo.setAccess(id, access);
+    return { ...collection, ...access };
+  }
+
+  /**
    * A collection the migrations made for an area's own principal (`ussd`, for the USSD gateway):
    * that principal becomes its only submitter, replacing one configured before. A partner's
    * collection is its creator's to share: it is left as it is.
@@ -84,7 +105,7 @@ export class CollectionService {
   async entrustToArea(id: string, principalDid: string): Promise<Collection | undefined> {
     const collection = await new CollectionRepository(this.db).findById(id);
     if (!collection || collection.openToAll || collection.createdBy !== SYSTEM_DID || (collection.submitters.length === 1 && collection.submitters[0] === principalDid)) return collection;
-    await new CollectionRepository(this.db).setSubmitters(id, [principalDid]);
+    await new CollectionRepository(this.db).setAccess(id, { submitters: [principalDid], openToAll: false });
     return { ...collection, submitters: [principalDid] };
   }
 

@@ -7,6 +7,7 @@ import { notFound } from '../platform/http/errors.ts';
 import type {
   ClaimStatus,
   CollectionCreateRequest,
+  CollectionUpdateRequest,
   CredentialStatusChangeRequest,
   CredentialVerifyRequest,
   EntityCreateRequest,
@@ -108,6 +109,10 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
 
   router.get('/v1/collections/:id/report', async (req, res) => {
     res.json(await deps.collections.report(req.params.id));
+  });
+
+  router.patch('/v1/collections/:id', async (req, res) => {
+    res.json(await deps.collections.updateAccess(principalOf(req), req.params.id, req.body as CollectionUpdateRequest));
   });
 
   router.get('/v1/collections/:id', async (req, res) => {

@@ -94,7 +94,7 @@ async function checkCollection(config: Config, twins: UssdTwinsPort, logger: Log
     : !collection.selectionMethod
       ? `collection "${id}" documents no selectionMethod, so every USSD claim in it would be rejected (random selection); use a collection that documents one`
       : !collection.takesGatewayClaims
-        ? `collection "${id}" does not take claims from USSD_PRINCIPAL_DID (${config.USSD_PRINCIPAL_DID}); its creator names that principal in the collection's submitters when creating it`
+        ? `collection "${id}" does not take claims from USSD_PRINCIPAL_DID (${config.USSD_PRINCIPAL_DID}); its creator adds that principal to the collection's submitters (PATCH /v1/collections/${id} with "submitters")`
         : undefined;
   if (problem) throw invalidConfig('USSD_COLLECTION_ID', problem);
   if (id === USSD_DEFAULT_COLLECTION_ID && config.NODE_ENV === 'production') {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { expect } from 'chai';
 import { ConfigError, configWith } from '../../src/config.ts';
-import { sql, type Kysely } from 'kysely';
+import { Migrator, sql, type Kysely } from 'kysely';
 import { CHECKPOINT_INTERVAL_MS, FOREGROUND_CHECKPOINT_PAGES } from '../../src/platform/db/checkpointer.ts';
 import { createDb, createDbFromConfig, sqliteFile, type Db } from '../../src/platform/db/index.ts';
 import { migrateLatest } from '../../src/platform/db/migrate.ts';
@@ -90,6 +90,36 @@ describe('migrations', () => {
       expect(rows.map((r) => r.name)).to.include.members(['001_platform_api_keys', '400_agent_user_preferences']);
       // And it goes on working: a second start applies nothing either.
       expect(await migrateLatest(db)).to.deep.equal([]);
+    } finally {
+      await db.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('migration 404: who may submit into a collection', () => {
+  it('a collection keeps the principals already submitting into it as its submitters; default is open to all', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hearth-404-'));
+    const db = createDb({ url: `sqlite:${join(dir, 'hearth.sqlite')}`, dataDir: dir, poolMax: 1 });
+    try {
+      const { error } = await new Migrator({ db, provider: migrationProvider }).migrateTo('403_ussd_earlier_texts');
+      expect(error).to.equal(undefined);
+      const at = '2026-03-05T08:30:00.000Z';
+      await db.insertInto('kpt_collections').values({ id: 'kisumu', name: 'Kisumu', description: null, selection_method: 'Random draw', created_by: 'did:ixo:entity:creator', created_at: at }).execute();
+      const claim = (id: string, by: string) => ({
+        id, claim_key: id, collection_id: 'kisumu', household_did: `did:ixo:entity:${id}`, test_group: 'reference', status: 'pending', start_date: null, end_date: null, days: 3, total_kg: 3,
+        daily_logs: '[1,1,1]', body: '{}', claim_cid: 'x', checks: '[]', reasons: '[]', credential: null, verifiable_credential: null, submitted_by: by, created_at: at, updated_at: at, verified_at: null, status_list_index: null,
+      });
+      for (const [id, by] of [['c1', 'did:ixo:entity:creator'], ['c2', 'did:ixo:entity:gateway'], ['c3', 'did:ixo:entity:agent'], ['c4', 'did:ixo:entity:gateway']]) {
+        await db.insertInto('kpt_claims').values(claim(id!, by!)).execute();
+      }
+      await migrateLatest(db);
+      const rows = await db.selectFrom('kpt_collections').select(['id', 'submitters', 'open_to_all']).orderBy('id').execute();
+      expect(rows.map((r) => [r.id, JSON.parse(r.submitters) as string[], Boolean(r.open_to_all)])).to.deep.equal([
+        ['default', [], true],
+        ['kisumu', ['did:ixo:entity:agent', 'did:ixo:entity:gateway'], false],
+        ['ussd', [], false],
+      ]);
     } finally {
       await db.destroy();
       rmSync(dir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 // POST/GET /v1/claims through the generated SDK: status codes, the eight KPT rules, pending ->
 // verified, idempotency and concurrency, on SQLite and PostgreSQL.
 import { expect } from 'chai';
-import { createCollection, createEntity, getClaim, getCollection, listClaims, submitClaim } from '../../generated/openapi/sdk.gen.ts';
+import { changeCredentialStatus, createCollection, createEntity, getClaim, getCollection, listClaims, submitClaim, updateCollection } from '../../generated/openapi/sdk.gen.ts';
 import type { KptClaim, KptClaimRequest, Problem } from '../../generated/openapi/types.gen.ts';
 import { sql, type Kysely } from 'kysely';
 import { poolStats, type Db } from '../../src/platform/db/index.ts';
@@ -11,7 +11,7 @@ import { toAppError } from '../../src/platform/http/errors.ts';
 import type { Principal } from '../../src/platform/keys/service.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 import { encodeCursor } from '../../src/twins/paging.ts';
 import { householdDid, kptClaim, OTHER_DID, PARTNER_DID, startTwinsHarness, twinsTableContents, withTwinsArea, type TwinsHarness } from './fixtures.ts';
 
@@ -328,6 +328,34 @@ forEachDatabase('KPT claims', (t) => {
       expect((await submit(kptClaim({ collectionId: 'open-campaign' }), { key: h.otherKey })).status).to.equal(201);
     });
 
+    it("its creator changes who may submit (PATCH), and no one else may; default and ussd are the service's", async () => {
+      await collection({ id: 'growing-campaign', name: 'Growing', selectionMethod: 'Random draw' });
+      const partnerHousehold = 'did:ixo:entity:00000000000000000000000000000b04';
+      await rejected(kptClaim({ collectionId: 'growing-campaign', householdId: partnerHousehold }), 403, { key: h.otherKey });
+      const patch = async (id: string, body: Record<string, unknown>, key = h.key) => {
+        const res = await updateCollection({ client: h.server.client, auth: key, path: { id }, body: body });
+        expectContractResponse('patch', '/v1/collections/{id}', { status: res.response.status, headers: res.response.headers, body: res.data ?? res.error });
+        return res;
+      };
+      const added = await patch('growing-campaign', { submitters: [OTHER_DID] });
+      expect(added.response.status).to.equal(200);
+      expect(added.data).to.deep.include({ id: 'growing-campaign', submitters: [OTHER_DID], openToAll: false, selectionMethod: 'Random draw' });
+      expect((await submit(kptClaim({ collectionId: 'growing-campaign', householdId: partnerHousehold }), { key: h.otherKey })).status).to.equal(201);
+      // Another principal may not change it, even one it names.
+      expect((await patch('growing-campaign', { submitters: [] }, h.otherKey)).response.status).to.equal(403);
+      expect((await patch('default', { openToAll: false })).response.status).to.equal(403);
+      expect((await patch('ussd', { submitters: [PARTNER_DID] })).response.status).to.equal(403);
+      expect((await patch('no-such-campaign', { openToAll: true })).response.status).to.equal(404);
+      // Open with submitters says two things; an empty change says nothing.
+      expect((await patch('growing-campaign', { openToAll: true })).response.status).to.equal(400);
+      expect((await patch('growing-campaign', {})).response.status).to.equal(400);
+      const opened = await patch('growing-campaign', { openToAll: true, submitters: [] });
+      expect(opened.data).to.deep.include({ submitters: [], openToAll: true });
+      const closed = await patch('growing-campaign', { openToAll: false });
+      expect(closed.data).to.deep.include({ submitters: [], openToAll: false });
+      await rejected(kptClaim({ collectionId: 'growing-campaign', householdId: partnerHousehold, fuelMeasurements: { total: 9, dailyLogs: [3, 3, 3] } }), 403, { key: h.otherKey });
+    });
+
     it('`default` (claims naming no collection) is open to every key; a collection is open or has submitters, not both', async () => {
       const res = await submit(kptClaim({ collectionId: undefined, householdId: 'did:ixo:entity:00000000000000000000000000000b03' }), { key: h.otherKey });
       expect(res.status).to.equal(201);
@@ -345,6 +373,25 @@ forEachDatabase('KPT claims', (t) => {
   });
 
   describe('rules 6 and 7: control group present, timing aligned; pending -> verified', () => {
+    it('a claim whose credential is revoked or suspended is withdrawn data: it makes no control group present', async () => {
+      await createCollection({ client: h.server.client, auth: h.key, body: { id: 'withdrawn-control', name: 'Withdrawn control', selectionMethod: 'Random draw' } });
+      const { ref, int } = await pair({ collectionId: 'withdrawn-control' });
+      expect([ref.claim.status, int.claim.status]).to.deep.equal(['pending', 'verified']);
+      const revoker = await createTestKey(t.db, { principalDid: 'did:ixo:entity:0000000000000000000000000000dddd', scopes: ['credentials:revoke'] });
+      const change = async (id: string, action: 'revoke' | 'suspend' | 'reinstate') =>
+        (await changeCredentialStatus({ client: h.server.client, auth: revoker, path: { id }, body: { action, reason: 'scale found faulty' } })).response.status;
+      // The reference claim is verified by now (the intervention claim's arrival reconciled it).
+      expect((await getClaim({ client: h.server.client, auth: h.key, path: { id: ref.claim.id } })).data!.status).to.equal('verified');
+      expect(await change(ref.claim.id, 'suspend')).to.equal(200);
+      const next = await submit(kptClaim({ collectionId: 'withdrawn-control', testGroup: 'intervention' }));
+      expect(next.claim.status).to.equal('pending');
+      expect(next.claim.checks.find((c) => c.rule === 'control-group-present')).to.include({ outcome: 'waiting' });
+      expect(await change(ref.claim.id, 'reinstate')).to.equal(200);
+      expect((await submit(kptClaim({ collectionId: 'withdrawn-control', testGroup: 'intervention' }))).claim.status).to.equal('verified');
+      expect(await change(ref.claim.id, 'revoke')).to.equal(200);
+      expect((await submit(kptClaim({ collectionId: 'withdrawn-control', testGroup: 'intervention' }))).claim.status).to.equal('pending');
+    });
+
     it('keeps a claim pending until an aligned claim of the other group arrives, then verifies both in that request', async () => {
       await createCollection({ client: h.server.client, auth: h.key, body: { id: 'pairing', name: 'Pairing' } });
       const ref = await submit(kptClaim({ collectionId: 'pairing' }));
