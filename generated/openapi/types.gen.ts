@@ -364,9 +364,11 @@ export type FuelMeasurements = {
 };
 
 /**
- * FuelMeasurements as stored and answered: `unit` is always present (kg when the request left it out). A schema of its own so request types keep `unit` optional and response types have it.
+ * FuelMeasurements as stored and answered: `unit` is always present (kg when the request left it out). A schema of its own so request types keep `unit` optional and response types have it, and so a claim stored before a request rule was tightened (the 1 g floor) is still answered within its schema: values are positive.
  */
-export type StoredFuelMeasurements = FuelMeasurements & {
+export type StoredFuelMeasurements = {
+    total: number;
+    dailyLogs: Array<number>;
     unit: 'kg';
 };
 

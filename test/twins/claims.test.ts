@@ -263,6 +263,16 @@ forEachDatabase('KPT claims', (t) => {
       expect(p.errors![0]).to.include({ pointer: '/body/fuelMeasurements/total', rule: 'minimum' });
     });
 
+    it('a claim stored before the 1 g floor is still answered within the contract (stored values are positive)', async () => {
+      const res = await submit(kptClaim({ householdId: 'did:ixo:entity:00000000000000000000000000000f01' }));
+      const row = await t.db.selectFrom('kpt_claims').select('body').where('id', '=', res.claim.id).executeTakeFirstOrThrow();
+      const legacy = { ...(JSON.parse(row.body) as KptClaimRequest), fuelMeasurements: { total: 0.0015, dailyLogs: [0.0005, 0.0005, 0.0005], unit: 'kg' as const } };
+      await t.db.updateTable('kpt_claims').set({ body: JSON.stringify(legacy), total_kg: 0.0015, daily_logs: '[0.0005,0.0005,0.0005]' }).where('id', '=', res.claim.id).execute();
+      const got = await getClaim({ client: h.server.client, auth: h.key, path: { id: res.claim.id } });
+      expect(got.data!.fuelMeasurements).to.deep.equal({ total: 0.0015, dailyLogs: [0.0005, 0.0005, 0.0005], unit: 'kg' });
+      expectContractResponse('get', '/v1/claims/{id}', { status: 200, headers: got.response.headers, body: got.data });
+    });
+
     it('a reading is at least 1 g (0.001 kg), and a total at least 3 of them: 1e-300 kg is no weighing', async () => {
       let p = await rejected(kptClaim({ fuelMeasurements: { total: 5, dailyLogs: [2.5, 1e-300, 2.5] } }), 400);
       expect(p.errors![0]).to.include({ pointer: '/body/fuelMeasurements/dailyLogs/1', rule: 'minimum' });
