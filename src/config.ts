@@ -4,7 +4,9 @@
 import proxyaddr from 'proxy-addr';
 import { SegmentedMessage } from 'sms-segments-calculator';
 import { z } from 'zod';
+import { didSyntaxError } from './platform/did.ts';
 import { parse32ByteKey } from './platform/key-bytes.ts';
+import { MAX_KG_PER_DAY } from './ussd/fuel.ts';
 import { LANGUAGES } from './ussd/i18n/catalogue.ts';
 
 const bool = z
@@ -59,8 +61,9 @@ const platformSchema = {
   DATABASE_URL: z
     .string()
     .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must start with postgres://, postgresql:// or sqlite:')
-    // SQLite takes an empty file name or :memory: as a database that is gone when it closes.
-    .refine((v) => !/^sqlite:(\/\/)?(:memory:)?$/.test(v), 'sqlite: needs a file path, such as sqlite:./data/hearth.sqlite (an empty path or :memory: is a database lost at every restart)')
+    // SQLite takes an empty file name or :memory: (spaces around them trimmed) as a database
+    // that is gone when it closes.
+    .refine((v) => !/^sqlite:(\/\/)?\s*(:memory:)?\s*$/.test(v), 'sqlite: needs a file path, such as sqlite:./data/hearth.sqlite (an empty path or :memory: is a database lost at every restart)')
     .optional(),
   DB_POOL_MAX: positiveInt.default(10),
   DB_HEALTH_TIMEOUT_MS: timerMs.default(1000),
@@ -97,8 +100,9 @@ const twinsSchema = {
   // Links are this base plus a path, signed into credentials: no query, fragment or credentials.
   PUBLIC_BASE_URL: z
     .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })
-    // z.url passes some text (http://) that URL cannot parse.
-    .refine((v) => URL.canParse(v), 'must be an http:// or https:// URL')
+    // z.url passes some text (http://) that URL cannot parse; links are this text plus a path,
+    // so a space, `?` or `#` in it would be in every link signed.
+    .refine((v) => URL.canParse(v) && !/[\s?#]/.test(v), 'must be an http:// or https:// URL (no spaces, query or fragment)')
     .refine((v) => {
       const url = URL.parse(v);
       return !url || (!url.search && !url.hash && !url.username && !url.password);
@@ -141,9 +145,10 @@ const ussdSchema = {
     .refine(isTimeZone, 'must be an IANA time zone such as Africa/Nairobi')
     .default('UTC'),
   // The gateway's own principal: controller of the households it creates, submitter of claims.
+  // The contract's one spelling of a DID (platform/did.ts): it is named in collections' submitters.
   USSD_PRINCIPAL_DID: z
     .string()
-    .regex(/^did:[a-z0-9]+:[A-Za-z0-9._:%-]*[A-Za-z0-9._%-]$/, 'must be a DID such as did:ixo:entity:<32 hex>')
+    .refine((v) => didSyntaxError(v) === undefined, 'must be a DID as the contract spells one, such as did:ixo:entity:<32 hex>')
     .default('did:ixo:entity:5e55d0a7e3c14a1f9b0e6c2d8f4a7b31'),
   // The KPT campaign (area A collection) USSD claims belong to; `ussd` is seeded by migration 203.
   USSD_COLLECTION_ID: z
@@ -154,7 +159,7 @@ const ussdSchema = {
   USSD_DEFAULT_LANGUAGE: z.enum(LANGUAGES).default('en'),
   // Daily fuel (kg) outside this range is saved only once the household confirms it.
   USSD_FUEL_KG_MIN: decimalNumber.pipe(z.number().positive('must be more than 0')).default(0.2),
-  USSD_FUEL_KG_MAX: decimalNumber.pipe(z.number().positive('must be more than 0')).default(30),
+  USSD_FUEL_KG_MAX: decimalNumber.pipe(z.number().positive('must be more than 0').max(MAX_KG_PER_DAY, `must be at most ${MAX_KG_PER_DAY}, the most kg a claim may hold for a day`)).default(30),
 };
 
 // ---- area C: chain query node and gateway -------------------------------------------------------
@@ -166,8 +171,8 @@ const chainSchema = {
     .string()
     .refine((v) => {
       const url = URL.parse(v);
-      return !!url && (url.protocol === 'http:' || url.protocol === 'https:') && !!url.hostname && !url.search && !url.hash && !url.username;
-    }, 'must be http://host:port (or https://) of a gRPC node, such as http://node.example:9090')
+      return !!url && (url.protocol === 'http:' || url.protocol === 'https:') && !!url.hostname && url.port !== '0' && url.pathname === '/' && !/[?#]/.test(v) && !url.username;
+    }, 'must be http://host:port (or https://) of a gRPC node, without a path, such as http://node.example:9090')
     .optional(),
   CHAIN_GRPC_TIMEOUT_MS: timerMs.default(5000),
   CHAIN_PREFIX: z.string().regex(/^\/[A-Za-z0-9_-]+$/, 'must look like /chain').default('/chain'),

@@ -1,6 +1,7 @@
 // The operator's command line (src/main.ts): `keys` and `migrate`, run as a user runs them.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -46,8 +47,15 @@ describe('tsx src/main.ts migrate', function () {
       const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'migrate'], { env: { ...process.env, DATABASE_URL: `sqlite:${dir}`, LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 30_000 });
       expect(res.status).to.equal(1);
       expect(res.stderr).to.equal(
-        'Cannot open or write the SQLite database (SQLITE_CANTOPEN): unable to open database file. Check that DATA_DIR (or the file DATABASE_URL names) is a folder and file this user may write, on a disk with room.\n',
+        'Cannot open or write the SQLite database (SQLITE_CANTOPEN): unable to open database file. Check that DATA_DIR (or the file DATABASE_URL names) is a folder and a Hearth database file this user may write, on a disk with room.\n',
       );
+      // A file that is no database at all.
+      const file = join(dir, 'random.sqlite');
+      writeFileSync(file, randomBytes(10_000));
+      const notDb = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'migrate'], { env: { ...process.env, DATABASE_URL: `sqlite:${file}`, LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 30_000 });
+      expect(notDb.status).to.equal(1);
+      expect(notDb.stderr).to.match(/^Cannot open or write the SQLite database \(SQLITE_NOTADB\): file is not a database\. Check that DATA_DIR/);
+      expect(notDb.stderr.trim().split('\n')).to.have.length(1);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -97,6 +97,17 @@ describe('config', () => {
     ['API_KEY_CACHE_MS', '-1'],
     ['USSD_FUEL_KG_MIN', '0x1'],
     ['KPT_TOTAL_TOLERANCE_KG', 'Infinity'],
+    ['DATABASE_URL', 'sqlite: '],
+    ['DATABASE_URL', 'sqlite: :memory: '],
+    ['PUBLIC_BASE_URL', 'https://example.org/a b'],
+    ['PUBLIC_BASE_URL', 'https://example.org?'],
+    ['PUBLIC_BASE_URL', 'https://example.org#'],
+    ['CHAIN_GRPC_URL', 'http://127.0.0.1:9090/x'],
+    ['CHAIN_GRPC_URL', 'http://127.0.0.1:0'],
+    ['USSD_FUEL_KG_MAX', '2000'],
+    // The contract's one spelling of a DID.
+    ['USSD_PRINCIPAL_DID', 'did:ixo:entity:%zz'],
+    ['USSD_PRINCIPAL_DID', 'did:ixo:entity:%61bc'],
     // USSD screens are GSM 7-bit text.
     ['USSD_APP_NAME', 'Jikoni Bora ũ'],
     ['USSD_APP_NAME', 'Hearth {beta}'],

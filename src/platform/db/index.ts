@@ -168,8 +168,8 @@ export function databaseUnreachable(err: unknown): string | undefined {
   if (e?.code === '3D000') return `The database does not exist: ${e.message}. Create it (createdb) or fix DATABASE_URL.`;
   if (e?.code === '28000' || e?.code === '28P01') return `The database refused the login: ${e.message}. Check DATABASE_URL.`;
   if (e?.code === 'ECONNREFUSED' || e?.code === 'ENOTFOUND' || e?.code === 'ETIMEDOUT') return `Cannot reach the database (${e.code}): ${e.message}. Check DATABASE_URL and that PostgreSQL runs.`;
-  if (typeof e?.code === 'string' && SQLITE_STORAGE.test(e.code)) {
-    return `Cannot open or write the SQLite database (${e.code}): ${e.message}. Check that DATA_DIR (or the file DATABASE_URL names) is a folder and file this user may write, on a disk with room.`;
+  if (typeof e?.code === 'string' && (SQLITE_STORAGE.test(e.code) || /^SQLITE_(NOTADB|CORRUPT)/.test(e.code))) {
+    return `Cannot open or write the SQLite database (${e.code}): ${e.message}. Check that DATA_DIR (or the file DATABASE_URL names) is a folder and a Hearth database file this user may write, on a disk with room.`;
   }
   return undefined;
 }
