@@ -757,6 +757,10 @@ export type UssdSessionEvent = {
      */
     errorMessage?: string;
     /**
+     * E.164, as the hops send it. A notification naming another phone than the session's changes nothing (404 Session not found), as a hop from another phone does not.
+     */
+    phoneNumber?: string;
+    /**
      * The subscriber's mobile network, as the hop sends it; not used here (any value is accepted).
      */
     networkCode?: unknown;

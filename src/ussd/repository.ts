@@ -119,7 +119,7 @@ export class UssdRepository {
    * network has ended it, so a later hop is not served in it. False when no session has this id
    * (any more).
    */
-  async recordSessionEnd(id: string, end: SessionEnd): Promise<boolean> {
+  async recordSessionEnd(id: string, phoneNumber: string | undefined, end: SessionEnd): Promise<boolean> {
     const { numUpdatedRows } = await this.db
       .updateTable('ussd_sessions')
       .set((eb) => ({
@@ -131,6 +131,7 @@ export class UssdRepository {
         version: eb('version', '+', 1),
       }))
       .where('id', '=', id)
+      .$if(phoneNumber !== undefined, (q) => q.where('phone_number', '=', phoneNumber!))
       .executeTakeFirst();
     return numUpdatedRows === 1n;
   }

@@ -51,7 +51,7 @@ export function ussdRouter(service: UssdService, perPhoneLimit: RequestHandler, 
 
   router.post('/api/ussd/events', async (req, res) => {
     const body = req.body as UssdSessionEvent;
-    const recorded = await service.recordSessionEnd(body.sessionId, {
+    const recorded = await service.recordSessionEnd(body.sessionId, body.phoneNumber, {
       status: body.status,
       ...(body.durationInMillis !== undefined ? { durationMs: Number(body.durationInMillis) } : {}),
       ...(body.errorMessage ? { error: body.errorMessage.slice(0, 200) } : {}),

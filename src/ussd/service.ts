@@ -218,9 +218,12 @@ export class UssdService {
     return reply;
   }
 
-  /** Records the gateway's end-of-session notification on the session, closing it; false for an unknown session. */
-  async recordSessionEnd(sessionId: string, end: { status: string; durationMs?: number; error?: string }): Promise<boolean> {
-    const found = await this.repo.recordSessionEnd(sessionId, {
+  /**
+   * Records the gateway's end-of-session notification on the session, closing it; false for an
+   * unknown session, or one of another phone than the notification names (as for a hop).
+   */
+  async recordSessionEnd(sessionId: string, phoneNumber: string | undefined, end: { status: string; durationMs?: number; error?: string }): Promise<boolean> {
+    const found = await this.repo.recordSessionEnd(sessionId, phoneNumber, {
       status: end.status,
       durationMs: end.durationMs ?? null,
       error: end.error ?? null,

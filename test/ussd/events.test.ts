@@ -58,6 +58,13 @@ forEachDatabase('USSD gateway notifications and refusals', (t) => {
     // A retry of the hop answered before the notification gets that answer again.
     expect(await postUssd(server.baseUrl, { sessionId: s.sessionId, serviceCode: s.serviceCode, phoneNumber: s.phoneNumber, text: '2' }).then((r) => r.text)).to.match(/^CON Account Menu/);
     expect(Number(await active())).to.equal(before - 1);
+    // A notification naming another phone changes nothing, as a hop from another phone does not.
+    const other = new GatewaySession([server.baseUrl]);
+    expect(await other.dial()).to.match(/^CON Welcome/);
+    const elsewhere = await notify({ sessionId: other.sessionId, status: 'Incomplete', phoneNumber: '+254799999999' });
+    expect(elsewhere.status).to.equal(404);
+    expect(await elsewhere.json()).to.deep.equal({ error: 'Session not found' });
+    expect(await other.send('2')).to.match(/^CON Account Menu/);
     // A second notification is recorded, and the session stays closed.
     expect((await notify({ sessionId: s.sessionId, status: 'Success' })).status).to.equal(200);
     expect((await t.db.selectFrom('ussd_sessions').select('status').where('id', '=', s.sessionId).executeTakeFirstOrThrow()).status).to.equal('closed');
