@@ -59,10 +59,14 @@ export async function unlockUssdAccount(db: AreaContext['db'], customerId: strin
 export async function resetUssdPin(db: AreaContext['db'], config: Config, logger: Logger, customerId: string, now = new Date()): Promise<{ pin: string } | 'not found'> {
   const repo = new UssdRepository(db);
   if (!(await repo.findAccountByCustomerId(customerId))) return 'not found';
+  // Sealed with the server's key, checked as its start-up does: a PIN sealed under another would never open.
+  const pins = new PinCipher(resolvePinKey(config, logger, { create: false }));
+  const sealed = await repo.newestSealedPin();
+  if (sealed !== undefined) assertOpens(pins, sealed);
   let pin: string;
   do pin = String(randomInt(0, 10 ** PIN_LENGTH)).padStart(PIN_LENGTH, '0');
   while (pinProblem(pin));
-  await repo.resetPin(customerId, new PinCipher(resolvePinKey(config, logger)).seal(pin), now.toISOString());
+  await repo.resetPin(customerId, pins.seal(pin), now.toISOString());
   return { pin };
 }
 
@@ -115,7 +119,11 @@ async function checkPinKey(pins: PinCipher, repo: UssdRepository, logger: Logger
     logger.warn({ err }, 'PIN_ENCRYPTION_KEY could not be checked against the stored PINs at start-up: the database did not answer');
     return;
   }
-  if (sealed === undefined) return;
+  if (sealed !== undefined) assertOpens(pins, sealed);
+}
+
+/** The PIN key opens a stored PIN, else a configuration error naming it. */
+function assertOpens(pins: PinCipher, sealed: string): void {
   try {
     pins.open(sealed);
   } catch {

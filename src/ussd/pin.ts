@@ -23,7 +23,7 @@ export function pinProblem(pin: string): 'format' | 'trivial' | undefined {
  * The PIN key from PIN_ENCRYPTION_KEY (production has one: the configuration requires it);
  * development and test generate one into DATA_DIR (kept across restarts) and say so.
  */
-export function resolvePinKey(config: Config, logger: Logger): Buffer {
+export function resolvePinKey(config: Config, logger: Logger, { create = true } = {}): Buffer {
   if (config.PIN_ENCRYPTION_KEY !== undefined) {
     // Its form was checked with the configuration.
     return parse32ByteKey(config.PIN_ENCRYPTION_KEY)!;
@@ -34,6 +34,8 @@ export function resolvePinKey(config: Config, logger: Logger): Buffer {
     if (!key) throw invalidConfig(file, 'not a 32-byte hex key; delete it or set PIN_ENCRYPTION_KEY');
     return key;
   }
+  // An operator's command seals with the server's key, never a new one of its own.
+  if (!create) throw invalidConfig('PIN_ENCRYPTION_KEY', `is not set and ${file} does not exist: run where the server keeps its data (DATA_DIR) or set the server's key`);
   mkdirSync(config.DATA_DIR, { recursive: true });
   const key = randomBytes(32);
   writeFileSync(file, key.toString('hex') + '\n', { mode: 0o600 });

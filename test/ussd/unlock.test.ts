@@ -43,10 +43,10 @@ forEachDatabase('USSD account unlock (operator)', (t) => {
 });
 
 describe('tsx src/main.ts ussd-unlock', () => {
-  const run = (args: string[], dir: string) =>
+  const run = (args: string[], dir: string, env: Record<string, string> = {}) =>
     new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'ussd-unlock', ...args], {
-        env: { ...process.env, DATA_DIR: dir, DATABASE_URL: `sqlite:${join(dir, 'hearth.sqlite')}`, LOG_LEVEL: 'silent' },
+        env: { ...process.env, DATA_DIR: dir, DATABASE_URL: `sqlite:${join(dir, 'hearth.sqlite')}`, LOG_LEVEL: 'silent', ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
@@ -62,12 +62,14 @@ describe('tsx src/main.ts ussd-unlock', () => {
     const db = createDb({ url: `sqlite:${join(dir, 'hearth.sqlite')}`, dataDir: dir, poolMax: 1 });
     try {
       await migrateLatest(db);
+      // The key the server generated into its data folder, and a PIN sealed with it.
+      const serverPins = new PinCipher(resolvePinKey(configWith({ DATA_DIR: dir }), pino({ level: 'silent' })));
       const now = new Date().toISOString();
       await db
         .insertInto('ussd_accounts')
         .values({
           id: 'a'.repeat(32), customer_id: '12345678', phone_number: '+254700000009', name: 'Jane Doe', village: null, test_group: 'reference',
-          household_did: 'did:ixo:entity:0123456789abcdef0123456789abcdef', pin_encrypted: 'v1.x.y.z', failed_pin_attempts: 3, locked_at: now, created_at: now, updated_at: now,
+          household_did: 'did:ixo:entity:0123456789abcdef0123456789abcdef', pin_encrypted: serverPins.seal('86429'), failed_pin_attempts: 3, locked_at: now, created_at: now, updated_at: now,
         })
         .execute();
       const ok = await run(['12345678'], dir);
@@ -84,6 +86,16 @@ describe('tsx src/main.ts ussd-unlock', () => {
       const unknownOption = await run(['12345678', '--pin'], dir);
       expect(unknownOption.code).to.equal(1);
       expect(unknownOption.err).to.match(/^Unknown option '--pin'/).and.include('Usage').and.not.include('    at ');
+
+      // Sealing with another key than the server's would give a PIN that never opens: refused.
+      const otherKey = await run(['12345678', '--new-pin'], dir, { PIN_ENCRYPTION_KEY: 'ab'.repeat(32) });
+      expect(otherKey.code).to.equal(1);
+      expect(otherKey.err).to.match(/^Invalid configuration:\n {2}PIN_ENCRYPTION_KEY: does not open the PINs already stored/);
+      const elsewhere = mkdtempSync(join(tmpdir(), 'hearth-unlock-elsewhere-'));
+      const noKey = await run(['12345678', '--new-pin'], elsewhere, { DATABASE_URL: `sqlite:${join(dir, 'hearth.sqlite')}` });
+      rmSync(elsewhere, { recursive: true, force: true });
+      expect(noKey.code).to.equal(1);
+      expect(noKey.err).to.include('PIN_ENCRYPTION_KEY: is not set and').and.include('does not exist');
 
       // A household that forgot its PIN: a new random one, for the operator to give in person.
       await db.updateTable('ussd_accounts').set({ failed_pin_attempts: 3, locked_at: now }).where('customer_id', '=', '12345678').execute();
