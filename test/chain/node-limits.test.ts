@@ -6,7 +6,7 @@ import { connect, type ClientHttp2Session } from 'node:http2';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { create, toBinary } from '@bufbuild/protobuf';
-import { QueryClaimListRequestSchema } from '../../generated/proto/ixo/claims/v1beta1/query_pb.ts';
+import { QueryClaimListRequestSchema, QueryCollectionRequestSchema } from '../../generated/proto/ixo/claims/v1beta1/query_pb.ts';
 import { grpcMessageOnTheWire, MAX_MESSAGE_BYTES } from '../../src/chain/node/server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -21,6 +21,8 @@ interface Outcome {
   raw?: string;
   /** When the status arrived. */
   ms: number;
+  /** When the stream closed. */
+  closedMs: number;
 }
 
 /** Sends `frames` (then ends the request when `end`) and reads the call's grpc-status, from trailers or a trailers-only answer. */
@@ -43,7 +45,7 @@ function call(session: ClientHttp2Session, frames: Buffer[], opts: { end: boolea
     stream.on('response', read);
     stream.on('trailers', read);
     stream.on('data', () => {});
-    stream.on('close', () => resolve({ status, message, raw, ms }));
+    stream.on('close', () => resolve({ status, message, raw, ms, closedMs: Date.now() - started }));
     stream.on('error', reject);
     for (const f of frames) stream.write(f);
     if (opts.end) stream.end();
@@ -83,6 +85,8 @@ describe('the embedded node holds a Cosmos node’s limits', function () {
     const over = await call(session, [frame(Buffer.alloc(16), false, MAX_MESSAGE_BYTES + 1)], { end: false });
     expect(over.status).to.equal('8');
     expect(over.ms).to.be.lessThan(REQUEST_DEADLINE_MS);
+    // Answered, the stream is reset so the client stops sending, not held to the deadline.
+    expect(over.closedMs).to.be.lessThan(REQUEST_DEADLINE_MS / 2);
   });
 
   it('RESOURCE_EXHAUSTED for a gzip message that unzips past 4 MiB (a 5 KB frame of 5 MiB of zeros)', async () => {
@@ -133,6 +137,12 @@ describe('grpc-message as the gRPC spec writes it', () => {
       expect(res.status).to.equal('3');
       expect(res.raw).to.equal('invalid request, either offset or key is expected, got both');
       expect(decodeURI(res.raw!)).to.equal(res.raw);
+      // A NOT_FOUND names the id asked for, cut short: a 70,000-character id had reset the stream without a status.
+      const long = toBinary(QueryCollectionRequestSchema, create(QueryCollectionRequestSchema, { id: 'x'.repeat(70_000) }));
+      const notFound = await call(session, [frame(Buffer.from(long))], { end: true, path: '/ixo.claims.v1beta1.Query/Collection' });
+      expect(notFound.status).to.equal('5');
+      expect(notFound.message!.length).to.be.at.most(500);
+      expect(notFound.message).to.match(/…$/);
     } finally {
       session.close();
     }

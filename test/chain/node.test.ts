@@ -300,6 +300,9 @@ forEachDatabase('chain routes over the embedded node', (t) => {
       const tooLarge = await get(`/chain/entity?pagination.key=${Buffer.from('99999999999').toString('base64')}`);
       expect(tooLarge.status).to.equal(400);
       expect(tooLarge.body.code).to.equal(3);
+      // Another spelling of a key the node gives ("01" for 1) is not one it issued.
+      const spelt = await get(`/chain/claims/claims?pagination.key=${Buffer.from('01').toString('base64')}`);
+      expect([spelt.status, spelt.body.code]).to.deep.equal([400, 3]);
       // A claims key naming a position no claim has: on PostgreSQL its page had come out empty, as if the list ended.
       for (const seq of ['0', '99999']) {
         const unknown = await get(`/chain/claims/claims?pagination.key=${Buffer.from(seq).toString('base64')}`);

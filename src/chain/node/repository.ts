@@ -11,7 +11,8 @@ import type { OrderedStore } from './pagination.ts';
 const keyNotIssued = () => new ConnectError('pagination key is not a key this node issued', Code.InvalidArgument);
 
 function keySeq(key: string): number {
-  const seq = /^\d{1,10}$/.test(key) ? Number(key) : NaN;
+  // The one spelling keyOf gives (no leading zeros), as /v1 cursors.
+  const seq = /^(0|[1-9]\d{0,9})$/.test(key) ? Number(key) : NaN;
   if (!(seq <= MAX_SEQ)) throw keyNotIssued();
   return seq;
 }

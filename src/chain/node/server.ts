@@ -1,7 +1,7 @@
 // The embedded query node on the network: gRPC over HTTP/2 (cleartext) on GRPC_HOST:GRPC_PORT,
 // so any gRPC client (grpcurl, cosmjs, another gateway) can query it. Its limits are a Cosmos
-// node's (grpc-go): a request message of at most 4 MiB, unzipped too, and a call cut at its
-// deadline (grpc-timeout, at most REQUEST_DEADLINE_MS) even while its message is still arriving.
+// node's (grpc-go): a request message of at most 4 MiB, unzipped too, and a call whose message is
+// still arriving at its deadline (grpc-timeout, at most REQUEST_DEADLINE_MS) cut.
 import { constants, createServer, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type ServerHttp2Session } from 'node:http2';
 import { Code, type ConnectRouter, type Interceptor } from '@connectrpc/connect';
 import { parseTimeout } from '@connectrpc/connect/protocol-grpc';
@@ -20,7 +20,7 @@ export interface RunningNode {
 }
 
 export interface NodeLimits {
-  /** The longest a call may take, whatever its grpc-timeout asks (REQUEST_DEADLINE_MS). */
+  /** The longest a call's message may take to arrive, whatever its grpc-timeout asks (REQUEST_DEADLINE_MS). */
   deadlineMs: number;
 }
 
@@ -54,6 +54,14 @@ function cutAtDeadline(req: Http2ServerRequest, res: Http2ServerResponse, maxMs:
   const done = () => clearTimeout(timer);
   req.once('end', done);
   res.once('close', done);
+  // Answered before its message was all in (RESOURCE_EXHAUSTED): the client is told to stop
+  // sending (RST_STREAM NO_ERROR, RFC 9113 §8.1) rather than held to the deadline.
+  // (After the trailers: Node's response sends them from its own, earlier, wantTrailers listener.)
+  res.stream.once('wantTrailers', () =>
+    setImmediate(() => {
+      if (!req.readableEnded && !res.stream.destroyed) res.stream.close(constants.NGHTTP2_NO_ERROR);
+    }),
+  );
 }
 
 /**
@@ -67,12 +75,21 @@ export function grpcMessageOnTheWire(message: string): string {
   return out;
 }
 
-/** The response's trailers with grpc-message written as the spec does (grpcMessageOnTheWire). */
+/**
+ * A status message of at most this many characters: a NOT_FOUND names the id asked for, and an
+ * id of 70,000 characters made trailers too large for HTTP/2, so the call was reset without a status.
+ */
+const MAX_STATUS_MESSAGE = 500;
+
+/** The response's trailers with grpc-message written as the spec does (grpcMessageOnTheWire), cut to MAX_STATUS_MESSAGE. */
 function specEncodedMessages(res: Http2ServerResponse): void {
   const addTrailers = res.addTrailers.bind(res);
   res.addTrailers = (trailers) => {
     const message = trailers['grpc-message'];
-    if (typeof message === 'string') trailers['grpc-message'] = grpcMessageOnTheWire(decodeURIComponent(message));
+    if (typeof message === 'string') {
+      const text = decodeURIComponent(message);
+      trailers['grpc-message'] = grpcMessageOnTheWire(text.length > MAX_STATUS_MESSAGE ? `${text.slice(0, MAX_STATUS_MESSAGE - 1)}…` : text);
+    }
     addTrailers(trailers);
   };
 }
