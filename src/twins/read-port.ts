@@ -52,14 +52,18 @@ export interface ClaimRecord {
   createdAt: string;
   updatedAt: string;
   verifiedAt?: string;
+  /** Set when its credential is withdrawn: revoked (for good) or suspended. */
+  withdrawn?: 'revoked' | 'suspended';
 }
 
-/** Claims of a collection: all, evaluated (not pending), verified and rejected. */
+/** Claims of a collection: all, evaluated (not pending), approved (verified, the credential standing), rejected, and verified ones whose credential is revoked or suspended. */
 export interface ClaimTally {
   count: number;
   evaluated: number;
   approved: number;
   rejected: number;
+  revoked: number;
+  suspended: number;
 }
 
 export interface TwinsReadPort {
@@ -104,8 +108,12 @@ function ordered<TB extends SeqTable, R extends { seq: number }, T>(
 
 // A claim row also carries the request body, rule checks and measurements: not read for nothing.
 const CLAIM_RECORD_COLUMNS = ['seq', 'id', 'collection_id', 'household_did', 'status', 'credential', 'verifiable_credential', 'created_at', 'updated_at', 'verified_at'] as const;
-type ClaimRecordRow = Pick<ClaimRow, (typeof CLAIM_RECORD_COLUMNS)[number]>;
-const claimRecords = (db: Db) => db.selectFrom('kpt_claims').select(CLAIM_RECORD_COLUMNS).$narrowType<Pick<ClaimRow, 'status'>>();
+type ClaimRecordRow = Pick<ClaimRow, (typeof CLAIM_RECORD_COLUMNS)[number]> & { withdrawn: 'revoked' | 'suspended' | null };
+/** A claim's credential withdrawn ('revoked', 'suspended') or not (null): only such claims have a status row. */
+const withdrawnState = sql<'revoked' | 'suspended' | null>`(select case when s.revoked then 'revoked' when s.suspended then 'suspended' end
+  from twin_credential_statuses s where s.claim_id = kpt_claims.id)`;
+const claimRecords = (db: Db) =>
+  db.selectFrom('kpt_claims').select(CLAIM_RECORD_COLUMNS).select(withdrawnState.as('withdrawn')).$narrowType<Pick<ClaimRow, 'status'>>();
 
 function claimRecordOf(r: ClaimRecordRow): ClaimRecord {
   const credential = r.credential ? (JSON.parse(r.credential) as { issuer?: string }) : undefined;
@@ -120,6 +128,7 @@ function claimRecordOf(r: ClaimRecordRow): ClaimRecord {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     ...(r.verified_at ? { verifiedAt: r.verified_at } : {}),
+    ...(r.withdrawn ? { withdrawn: r.withdrawn } : {}),
   };
 }
 
@@ -147,15 +156,18 @@ export function twinsReadPort(db: Db): TwinsReadPort {
           'collection_id',
           eb.fn.countAll().as('count'),
           countWhere(sql<boolean>`status <> 'pending'`).as('evaluated'),
-          countWhere(sql<boolean>`status = 'verified'`).as('approved'),
+          countWhere(sql<boolean>`status = 'verified' and ${withdrawnState} is null`).as('approved'),
           countWhere(sql<boolean>`status = 'rejected'`).as('rejected'),
+          countWhere(sql<boolean>`status = 'verified' and ${withdrawnState} = 'revoked'`).as('revoked'),
+          countWhere(sql<boolean>`status = 'verified' and ${withdrawnState} = 'suspended'`).as('suspended'),
         ])
         .execute();
       const byId = new Map(rows.map((r) => [r.collection_id, r]));
+      const n = (v: unknown) => Number(v ?? 0);
       return new Map(
         collectionIds.map((id) => {
           const r = byId.get(id);
-          return [id, { count: Number(r?.count ?? 0), evaluated: Number(r?.evaluated ?? 0), approved: Number(r?.approved ?? 0), rejected: Number(r?.rejected ?? 0) }];
+          return [id, { count: n(r?.count), evaluated: n(r?.evaluated), approved: n(r?.approved), rejected: n(r?.rejected), revoked: n(r?.revoked), suspended: n(r?.suspended) }];
         }),
       );
     },

@@ -3,7 +3,8 @@
 import { expect } from 'chai';
 import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
-import { createCollection, createEntity, submitClaim } from '../../generated/openapi/sdk.gen.ts';
+import { changeCredentialStatus, createCollection, createEntity, submitClaim } from '../../generated/openapi/sdk.gen.ts';
+import { EvaluationStatus } from '../../generated/proto/ixo/claims/v1beta1/claims_pb.ts';
 import { ClaimsQuery, EntityQuery } from '../../src/chain/services.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
@@ -338,6 +339,26 @@ forEachDatabase('chain routes over the embedded node', (t) => {
       const res = await client.entity({ id: deviceDid });
       expect(res.entity?.id).to.equal(deviceDid);
       expect(res.iidDocument?.controller).to.deep.equal([CONTROLLER]);
+    });
+
+    // Last: it adds a collection and claims the listings above count.
+    it('a verified claim whose credential is withdrawn is no longer APPROVED: FLAGGED while suspended, INVALIDATED once revoked, and so counted', async () => {
+      const client = server.client;
+      await createCollection({ client, headers: auth, body: { id: 'kpt-withdrawn', name: 'Withdrawn', selectionMethod: 'random draw' } });
+      const ref = (await submitClaim({ client, headers: auth, body: claimBody('did:ixo:entity:00000000000000000000000000000b11', 'reference', { collectionId: 'kpt-withdrawn' }) as any })).data!;
+      const int = (await submitClaim({ client, headers: auth, body: claimBody('did:ixo:entity:00000000000000000000000000000b12', 'intervention', { collectionId: 'kpt-withdrawn' }) as any })).data!;
+      const revoker = { authorization: `Bearer ${await createTestKey(t.db, { principalDid: 'did:ixo:entity:0000000000000000000000000000dddd', scopes: ['credentials:revoke'] })}` };
+      const change = async (id: string, action: 'suspend' | 'revoke') =>
+        (await changeCredentialStatus({ client, headers: revoker, path: { id }, body: { action, reason: 'scale found faulty' } })).response.status;
+      const status = async (id: string) => (await get(`/chain/claims/claim/${id}`)).body.claim.evaluation.status;
+      expect([await status(ref.id), await status(int.id)]).to.deep.equal(['APPROVED', 'APPROVED']);
+      expect(await change(ref.id, 'suspend')).to.equal(200);
+      expect(await change(int.id, 'revoke')).to.equal(200);
+      expect([await status(ref.id), await status(int.id)]).to.deep.equal(['FLAGGED', 'INVALIDATED']);
+      expect((await get('/chain/claims/collection/kpt-withdrawn')).body.collection).to.deep.include({ count: '2', evaluated: '2', approved: '0', invalidated: '1', flagged: '1' });
+      // The same over gRPC.
+      const grpc = createClient(ClaimsQuery, createGrpcTransport({ baseUrl: `http://127.0.0.1:${server.hearth.app.locals.chainGrpcPort}` }));
+      expect((await grpc.claim({ id: int.id })).claim?.evaluation?.status).to.equal(EvaluationStatus.INVALIDATED);
     });
   });
 });

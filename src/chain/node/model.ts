@@ -10,6 +10,10 @@ export interface CollectionWithCounts extends Collection {
   evaluated: number;
   approved: number;
   rejected: number;
+  /** Verified claims whose credential is revoked (INVALIDATED). */
+  revoked: number;
+  /** Verified claims whose credential is suspended (FLAGGED). */
+  suspended: number;
 }
 
 /** What a chain Claim needs of a KPT claim (the measurements themselves are not on chain). */
@@ -25,6 +29,8 @@ export interface ClaimView {
   createdAt: string;
   updatedAt: string;
   verifiedAt?: string;
+  /** Set when its credential is withdrawn: revoked or suspended. */
+  withdrawn?: 'revoked' | 'suspended';
 }
 
 export interface ChainReadModel {

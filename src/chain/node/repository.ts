@@ -45,6 +45,7 @@ function claimViewOf(c: ClaimRecord): ClaimView {
     createdAt: c.createdAt,
     updatedAt: c.updatedAt,
     ...(c.verifiedAt ? { verifiedAt: c.verifiedAt } : {}),
+    ...(c.withdrawn ? { withdrawn: c.withdrawn } : {}),
   };
 }
 

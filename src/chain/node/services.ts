@@ -75,6 +75,16 @@ export const EVALUATION_STATUS: Record<KptClaim['status'], EvaluationStatus> = {
   rejected: EvaluationStatus.REJECTED,
 };
 
+/**
+ * A verified claim whose credential is withdrawn is no longer approved: INVALIDATED once revoked
+ * (for good), FLAGGED while suspended (it may be reinstated).
+ */
+function evaluationStatusOf(c: ClaimView): EvaluationStatus {
+  if (c.status === 'verified' && c.withdrawn === 'revoked') return EvaluationStatus.INVALIDATED;
+  if (c.status === 'verified' && c.withdrawn === 'suspended') return EvaluationStatus.FLAGGED;
+  return EVALUATION_STATUS[c.status];
+}
+
 export function claimOf(c: ClaimView): Claim {
   const evaluated = c.status !== 'pending';
   return create(ClaimSchema, {
@@ -89,7 +99,7 @@ export function claimOf(c: ClaimView): Claim {
       collectionId: c.collectionId,
       oracle: evaluated ? c.oracle : '',
       agentDid: evaluated ? c.oracle : '',
-      status: EVALUATION_STATUS[c.status],
+      status: evaluationStatusOf(c),
       verificationProof: c.credentialId,
       evaluationDate: evaluated ? ts(c.verifiedAt ?? c.updatedAt) : undefined,
     },
@@ -105,6 +115,8 @@ export function collectionOf(c: CollectionWithCounts): Collection {
     evaluated: BigInt(c.evaluated),
     approved: BigInt(c.approved),
     rejected: BigInt(c.rejected),
+    invalidated: BigInt(c.revoked),
+    flagged: BigInt(c.suspended),
     state: CollectionState.OPEN,
   });
 }
