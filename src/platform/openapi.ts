@@ -2,7 +2,7 @@
 import * as OpenApiValidator from 'express-openapi-validator';
 import { Router, type Request, type RequestHandler } from 'express';
 import { AppError } from './http/errors.ts';
-import type { OpenApiDocument } from './contract.ts';
+import type { OpenApiDocument, OpenApiParameter } from './contract.ts';
 import { didPatternFailure } from './did.ts';
 import { valueAtPointer } from './json-pointer.ts';
 import { operationOf, templatePattern } from './http/operations.ts';
@@ -52,7 +52,7 @@ export function openApiRequestValidator(doc: OpenApiDocument): RequestHandler {
     const [, first = '', second] = req.path.split('/', 3);
     const validator = (second !== undefined && validators.get(`${first}/${second}`)) || validators.get(first);
     if (!validator) return next();
-    const done = (err?: unknown) => next(err && restateRuleFailures(err, req));
+    const done = (err?: unknown) => next(err ? restateRuleFailures(err, req) : integersAsWritten(req, doc));
     // Express answers HEAD with the GET handler, but the document describes no HEAD operations,
     // so the validator would pass HEAD through unvalidated: it is checked as the GET it runs.
     if (req.method === 'HEAD') {
@@ -85,6 +85,30 @@ function restateRuleFailures(err: unknown, req: Request): unknown {
     if (did) Object.assign(f, { message: did.message, errorCode: did.rule });
   }
   return err;
+}
+
+/**
+ * The validator coerces query values with Number(): `limit=0x10` was 16 and `limit=1e2` 100. An
+ * integer parameter is written in decimal digits; any other spelling is refused in the
+ * validator's own failure shape.
+ */
+function integersAsWritten(req: Request, doc: OpenApiDocument): unknown {
+  const parameters = (req as { openapi?: { schema?: { parameters?: OpenApiParameter[] } } }).openapi?.schema?.parameters ?? [];
+  const query = new URLSearchParams(req.originalUrl.split('?', 2)[1] ?? '');
+  const errors: ValidatorFailure[] = [];
+  for (const ref of parameters) {
+    const p = resolveParameter(ref, doc);
+    if (p.in !== 'query' || p.schema?.type !== 'integer' || !p.name) continue;
+    for (const value of query.getAll(p.name)) {
+      if (!/^-?\d+$/.test(value)) errors.push({ path: `/query/${p.name}`, message: 'must be an integer written in decimal digits', errorCode: 'type.openapi.validation' });
+    }
+  }
+  return errors.length ? Object.assign(new Error('request/query: integer not in decimal digits'), { status: 400, errors }) : undefined;
+}
+
+function resolveParameter(p: OpenApiParameter, doc: OpenApiDocument): OpenApiParameter & { schema?: { type?: unknown } } {
+  const name = p.$ref?.replace('#/components/parameters/', '');
+  return (name ? doc.components?.parameters?.[name] : p) ?? p;
 }
 
 /** The request's parts, as the validator's failure paths (/body/..., /query/x, /params/x) name them. */

@@ -822,6 +822,15 @@ forEachDatabase('KPT claims', (t) => {
       const beyond = await listClaims({ client: h.server.client, auth: h.key, query: { cursor: Buffer.from('s:99999999999').toString('base64url') } });
       expect(beyond.response.status).to.equal(400);
       expect((beyond.error as Problem).errors![0]).to.include({ pointer: '/query/cursor', rule: 'cursor' });
+      // An integer is written in decimal digits: the validator's Number() had read 0x10 as 16 and 1e2 as 100.
+      for (const limit of ['0x10', '1e2', '%2B5', '5.0']) {
+        const res = await fetch(`${h.server.baseUrl}/v1/claims?limit=${limit}`, { headers: { authorization: `Bearer ${h.key}` } });
+        expect(res.status, limit).to.equal(400);
+        const body = (await res.json()) as Problem;
+        expectContractResponse('get', '/v1/claims', { status: 400, headers: res.headers, body });
+        expect(body.errors![0], limit).to.include({ pointer: '/query/limit' });
+      }
+      expect((await fetch(`${h.server.baseUrl}/v1/claims?limit=16`, { headers: { authorization: `Bearer ${h.key}` } })).status).to.equal(200);
       // Our shape, but spelt another way (a leading zero, padding): not a cursor we issued.
       for (const cursor of [Buffer.from('s:01').toString('base64url'), `${Buffer.from('s:1').toString('base64url')}=`]) {
         const other = await listClaims({ client: h.server.client, auth: h.key, query: { cursor } });
