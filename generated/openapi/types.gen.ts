@@ -393,7 +393,7 @@ export type EvidenceItem = {
      */
     type: string;
     /**
-     * Storage URI; ipfs://, ar:// or https://, and a URL (WHATWG URL), else 400 rule url (it is the evidence id of the claim's credential). An ipfs:// URI names a CID (ipfs://<cid> or ipfs://<cid>/<path>), else 400 rule ipfs-cid.
+     * Storage URI; ipfs://, ar:// or https://, and a URL (WHATWG URL) whose scheme and host are spelt as that standard writes them (no backslash, user info, default port or host the parser rewrites), else 400 rule url (it is the evidence id of the claim's credential). An ipfs:// URI names a CID (ipfs://<cid> or ipfs://<cid>/<path>), else 400 rule ipfs-cid.
      */
     uri: string;
     description?: string;

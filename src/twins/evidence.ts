@@ -34,10 +34,22 @@ const CID_MAX_LENGTH = 200;
  * verify), or an `ipfs://` one that does not start with a CID (`ipfs://<cid>[/path]`: it must
  * name content).
  */
+/**
+ * Whether a URL's `scheme://host[:port]` is as the URL standard serializes it (case aside): the
+ * parser quietly reads `https:\\example.org` or a host `0x7f.1` as another URL, which RFC 3986
+ * tools then refuse or read otherwise. One spelling per evidence id, as per DID.
+ */
+function authorityAsWritten(uri: string): boolean {
+  const written = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(uri)?.[0];
+  const url = URL.parse(uri);
+  return !!written && !!url && written.toLowerCase() === `${url.protocol}//${url.host}`.toLowerCase();
+}
+
 export function evidenceAddressIssues(evidence: readonly { uri: string }[] | undefined): InputIssue[] {
   return (evidence ?? []).flatMap(({ uri }, i) => {
     const path = ['evidence', i, 'uri'];
     if (!isUrl(uri)) return [{ path, message: 'must be a URL (WHATWG URL: a host, port and escapes that parse)', rule: 'url' }];
+    if (!authorityAsWritten(uri)) return [{ path, message: 'must spell its scheme and host as the URL standard writes them (no backslash, user info, or host the parser rewrites)', rule: 'url' }];
     if (!uri.startsWith('ipfs://')) return [];
     try {
       const cid = uri.slice('ipfs://'.length).split(/[/?#]/, 1)[0]!;

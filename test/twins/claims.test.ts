@@ -132,6 +132,12 @@ forEachDatabase('KPT claims', (t) => {
         const p = await rejected(kptClaim({ evidence: [{ type: 'photo', uri: 'https://example.org/p.jpg' }, { type: 'photo', uri }] }), 400);
         expect(p.errors, uri).to.deep.equal([{ pointer: '/body/evidence/1/uri', message: 'must be a URL (WHATWG URL: a host, port and escapes that parse)', rule: 'url' }]);
       }
+      // URLs the parser reads as another URL (RFC 3986 tools refuse them or read them otherwise): one spelling per evidence id.
+      for (const uri of ['https://\\example.org/p.jpg', 'https://0x7f.1/p.jpg', 'https://user@example.org/p.jpg', 'https://example.org:443/p.jpg']) {
+        const p = await rejected(kptClaim({ evidence: [{ type: 'photo', uri }] }), 400);
+        expect(p.errors![0], uri).to.include({ pointer: '/body/evidence/0/uri', rule: 'url' });
+      }
+      expect((await submit(kptClaim({ evidence: [{ type: 'photo', uri: 'https://Example.org:8443/p.jpg' }] }))).status).to.equal(201);
     });
 
     it('400 for an ipfs:// evidence address that names no CID, storing nothing; a CID with a path is one', async () => {
