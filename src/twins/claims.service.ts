@@ -1,12 +1,13 @@
 // KPT claims: request checks (400 / 409), storage, the eight validation rules, pending ->
-// verified transitions and credential issuance, in one transaction per submission (and, on
-// PostgreSQL, a short reconcile after it for a claim left pending). A submission is a sequence of
+// verified transitions and credential issuance, in one transaction per submission, which on
+// PostgreSQL submissions arriving together share (inSharedTransaction), and there a short
+// reconcile after it for a claim left pending. A submission is a sequence of
 // steps (prepare; admit and store in one transaction; the answer after it) that the use case
 // owning the unit of work runs: `submit` for POST /v1/claims, or a caller's use case storing its
 // own writes with the claim in the same transaction.
 import { hash, randomUUID } from 'node:crypto';
 import { dbClientOf, isUniqueViolation, type Db } from '../platform/db/index.ts';
-import { inTransaction, type Sql } from '../platform/db/sql.ts';
+import { inSharedTransaction, inTransaction, type Sql } from '../platform/db/sql.ts';
 import { conflictWith, forbiddenAction, invalidInput, refusedInput, type InputIssue } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import type {
@@ -117,6 +118,16 @@ export interface ClaimSubmission {
   readonly idempotency: Idempotency | undefined;
 }
 
+/**
+ * What a submission must not share a transaction with (inSharedTransaction): another submission
+ * for its household (it would not wait for this one's lock, nor see its claim) or with its
+ * Idempotency-Key.
+ */
+const submissionApart = ({ claim, principal, idempotency }: ClaimSubmission): string[] => [
+  `household ${claim.householdId}`,
+  ...(idempotency ? [`idempotency-key ${principal.did} ${idempotency.key}`] : []),
+];
+
 /** What `admit` found: what `store` goes on with. */
 export interface AdmittedClaim {
   selectionMethod: boolean;
@@ -147,11 +158,13 @@ export class ClaimService {
   async submit(principal: Principal, body: KptClaimRequest, opts: SubmitOptions = {}): Promise<SubmitResult> {
     const submission = await this.prepare(principal, body, opts);
     let replay: StoredClaim;
+    const unitOfWork = async (sql: Sql) => {
+      const admission = await this.admit(sql, submission);
+      return 'replay' in admission ? admission : { stored: await this.store(sql, submission, admission.admitted) };
+    };
     try {
-      const outcome = await inTransaction(this.db, async (sql) => {
-        const admission = await this.admit(sql, submission);
-        return 'replay' in admission ? admission : { stored: await this.store(sql, submission, admission.admitted) };
-      });
+      // A correction locks its whole collection: it runs alone.
+      const outcome = await (submission.claim.corrects ? inTransaction(this.db, unitOfWork) : inSharedTransaction(this.db, submissionApart(submission), unitOfWork));
       if ('stored' in outcome) return await this.answer(outcome.stored, true, submission.key);
       replay = await this.replaying(submission, outcome.replay);
     } catch (err) {

@@ -16,6 +16,7 @@ import { areaShapes } from '../helpers/area-shapes.ts';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
 import { startPausableProxy, type PausableProxy } from '../helpers/pausable-proxy.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
+import { kptClaim } from '../twins/fixtures.ts';
 
 const QUERY_TIMEOUT_MS = 400;
 const REQUEST_DEADLINE_MS = 2500;
@@ -174,6 +175,27 @@ describe('outage of PostgreSQL [postgres]', function () {
     expect(failed.length, failed.map((a) => a.text).join('\n')).to.be.at.most(4);
     for (const a of failed) expect(a.status).to.equal(503);
     expect(answers.slice(-20).every((a) => a.status === 200)).to.equal(true);
+  });
+
+  it('frozen: claims submitted together (one shared transaction) are each 503 within the deadline, and nothing of them is stored', async () => {
+    const claims = Array.from({ length: 6 }, () => kptClaim());
+    expect((await call('GET', '/v1/claims')).status).to.equal(200);
+    proxy.freeze();
+    let answers: Answer[];
+    try {
+      answers = await Promise.all(claims.map((c) => call('POST', '/v1/claims', c)));
+    } finally {
+      proxy.thaw();
+    }
+    for (const a of answers) {
+      expect(a.status, a.text).to.equal(503);
+      expect(a.ms).to.be.lessThan(REQUEST_DEADLINE_MS + 1000);
+    }
+    await recovered();
+    // Wait out the late answers of the frozen calls: nothing they did may have been kept.
+    await new Promise((resolve) => setTimeout(resolve, QUERY_TIMEOUT_MS * 3));
+    const resent = await Promise.all(claims.map((c) => call('POST', '/v1/claims', c)));
+    expect(resent.map((a) => a.status), resent.map((a) => a.text).join('\n')).to.deep.equal(claims.map(() => 201));
   });
 
   it('down: the same answers at once, and service again once it is back', async () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { sql as raw, type Kysely } from 'kysely';
 import { poolStats, type Db } from '../../src/platform/db/index.ts';
-import { inOneRoundTrip, inTransaction, lockRows, writeBehind } from '../../src/platform/db/sql.ts';
+import { inOneRoundTrip, inSharedTransaction, inTransaction, lockRows, lockUntilCommit, writeBehind } from '../../src/platform/db/sql.ts';
 import { createTestDatabase, forEachDatabase } from '../helpers/databases.ts';
 
 /** The test's own tables, beside the migrated ones. */
@@ -214,6 +214,83 @@ forEachDatabase('Kysely over our drivers', (t) => {
     } finally {
       await db.deleteFrom('sql_runner_t').where('id', 'like', 'r%').execute();
     }
+  });
+
+  describe('inSharedTransaction', () => {
+    const trips = async <T>(fn: () => Promise<T>) => {
+      const before = poolStats(t.db).roundTrips;
+      const value = await fn();
+      return { value, trips: poolStats(t.db).roundTrips - before };
+    };
+    afterEach(() => db.deleteFrom('sql_runner_t').execute());
+
+    it('calls made together share one transaction on PostgreSQL: their statements go out as issued and one COMMIT carries every write; each settles with its own result once committed', async () => {
+      const other = tables(t.open());
+      const { value: results, trips: sent } = await trips(() =>
+        Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            inSharedTransaction(t.db, [`s${i}`], async (trx) => {
+              const before = await tables(trx).selectFrom('sql_runner_t').select('id').where('id', 'like', 's%').execute();
+              await writeBehind(trx, insertRow(trx, `s${i}`));
+              const seen = await other.selectFrom('sql_runner_t').select('id').where('id', 'like', 's%').execute();
+              return { i, before: before.length, seenOutside: seen.length };
+            }),
+          ),
+        ),
+      );
+      expect(results.map((r) => r.i)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7]);
+      for (const r of results) expect(r.seenOutside, `call ${r.i}`).to.equal(0);
+      expect(await ids('s')).to.deep.equal(['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's7']);
+      // A transaction each would be 16 round trips (each read with its BEGIN, each write with its
+      // COMMIT); together: each call's read, then every write with the one COMMIT.
+      if (t.kind === 'postgres') expect(sent).to.equal(9);
+    });
+
+    it('a call that throws gets its own error and stores nothing; every other call is stored once', async () => {
+      let runs = 0;
+      const results = await Promise.allSettled(
+        ['f1', 'f2', 'f3', 'f4'].map((id) =>
+          inSharedTransaction(t.db, [id], async (trx) => {
+            runs++;
+            await tables(trx).insertInto('sql_runner_t').values({ id, flag: true }).execute();
+            if (id === 'f3') throw new Error('f3 fails');
+            return id;
+          }),
+        ),
+      );
+      expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).to.deep.equal(['f1', 'f2', 'f3 fails', 'f4']);
+      expect(await ids('f')).to.deep.equal(['f1', 'f2', 'f4']);
+      // PostgreSQL: the group was rolled back and each call ran again in a transaction of its own.
+      expect(runs).to.equal(t.kind === 'postgres' ? 8 : 4);
+    });
+
+    it('a failed statement of one call (a duplicate key) fails that call only', async () => {
+      await db.insertInto('sql_runner_t').values({ id: 'd2', flag: true }).execute();
+      const results = await Promise.allSettled(
+        ['d1', 'd2', 'd3'].map((id) => inSharedTransaction(t.db, [id], (trx) => tables(trx).insertInto('sql_runner_t').values({ id, flag: false }).execute())),
+      );
+      expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+      expect(((results[1] as PromiseRejectedResult).reason as { code?: string }).code).to.be.oneOf(['23505', 'SQLITE_CONSTRAINT_PRIMARYKEY']);
+      expect((await db.selectFrom('sql_runner_t').select(['id', 'flag']).where('id', 'like', 'd%').orderBy('id').execute()).map((r) => [r.id, Boolean(r.flag)])).to.deep.equal([
+        ['d1', false],
+        ['d2', true],
+        ['d3', false],
+      ]);
+    });
+
+    it('calls with a key in common run one after the other: each holds its locks against the other (no lost update)', async () => {
+      await db.insertInto('sql_runner_t').values({ id: 'counter', flag: true, n: 0 }).execute();
+      // In one transaction the lock would not hold the second call back: both would read 0.
+      const increment = () =>
+        inSharedTransaction(t.db, ['counter'], async (trx) => {
+          await lockUntilCommit(trx, 'sql-test-counter');
+          const row = await tables(trx).selectFrom('sql_runner_t').select('n').where('id', '=', 'counter').executeTakeFirstOrThrow();
+          await new Promise((r) => setImmediate(r));
+          await tables(trx).updateTable('sql_runner_t').set({ n: row.n! + 1 }).where('id', '=', 'counter').execute();
+        });
+      await Promise.all([increment(), increment(), increment()]);
+      expect(await db.selectFrom('sql_runner_t').select('n').where('id', '=', 'counter').executeTakeFirst()).to.deep.equal({ n: 3 });
+    });
   });
 
   it('locks rows read for update or share on PostgreSQL only', () => {

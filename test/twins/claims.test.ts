@@ -702,6 +702,39 @@ forEachDatabase('KPT claims', (t) => {
       }
     });
 
+    it(`a reference and an intervention claim arriving at once at one instance (on PostgreSQL in one shared transaction) both end verified`, async () => {
+      const pairs = Array.from({ length: 10 }, (_, i) => `shared-pair-${i}`);
+      for (const id of pairs) await createCollection({ client: h.server.client, auth: h.key, body: { id, name: id } });
+      const results = await Promise.all(pairs.flatMap((collectionId) => [submit(kptClaim({ collectionId, testGroup: 'reference' })), submit(kptClaim({ collectionId, testGroup: 'intervention' }))]));
+      expect(results.map((r) => r.status)).to.deep.equal(results.map(() => 201));
+      for (const collection of pairs) {
+        const stored = await listClaims({ client: h.server.client, auth: h.key, query: { collection } });
+        expect(stored.data!.items.map((c) => c.status), collection).to.deep.equal(['verified', 'verified']);
+      }
+    });
+
+    it(`claims for the same households sent at once to two instances in opposite orders: each stored once, resubmissions answered with it${instances}`, async () => {
+      // On PostgreSQL each instance may put both in one shared transaction. Started in the order of
+      // their households, both take the household locks in one order; were the database to end one
+      // of them for a deadlock all the same, its claims would run again alone.
+      const second = t.kind === 'postgres' ? await startTestServer(t.open()) : undefined;
+      try {
+        for (let round = 0; round < 3; round++) {
+          const bodies = [kptClaim(), kptClaim()];
+          const results = await Promise.all([
+            submit(bodies[0]), submit(bodies[1]),
+            submit(bodies[1], { server: second }), submit(bodies[0], { server: second }),
+          ]);
+          expect(results.map((r) => r.status).sort(), `round ${round}`).to.deep.equal([200, 200, 201, 201]);
+          expect(results[0].claim.id).to.equal(results[3].claim.id);
+          expect(results[1].claim.id).to.equal(results[2].claim.id);
+          for (const body of bodies) expect(await claimsOfHousehold(t.db, body.householdId)).to.equal(1);
+        }
+      } finally {
+        await second?.stop();
+      }
+    });
+
     // PostgreSQL: a claim is held in flight after it counted the other group and stored itself,
     // by a test transaction holding its Idempotency-Key uncommitted (the claim waits to bind it).
     if (t.kind === 'postgres') {

@@ -43,6 +43,8 @@ export function sqliteFile(url: string | undefined, dataDir: string): string {
 }
 
 const drivers = new WeakMap<Db, { stats(): PoolStats }>();
+/** What inPipelinedTransaction opens a PostgreSQL connection of its own with. */
+const postgresParts = new WeakMap<Db, { driver: PgDriver; dialect: Dialect; poolMax: number }>();
 
 export function createDb(opts: DbOptions): Db {
   const deadline = opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
@@ -59,7 +61,43 @@ export function createDb(opts: DbOptions): Db {
   }
   const db = new Kysely<Database>({ dialect });
   drivers.set(db, driver);
+  if (driver instanceof PgDriver) postgresParts.set(db, { driver, dialect, poolMax: opts.poolMax });
   return db;
+}
+
+/** PostgreSQL: how many connections the pool opens at most. */
+export function postgresPoolMax(db: Db): number {
+  return postgresParts.get(db)?.poolMax ?? 1;
+}
+
+/**
+ * PostgreSQL: runs fn in a transaction on one pooled connection whose statements go out as they
+ * are issued. Kysely's own transaction sends a statement only once the one before it is
+ * answered; here calls sharing the handle concurrently pipeline theirs (the group commit in
+ * sql.ts). Committed when fn resolves, rolled back when it or the COMMIT throws.
+ */
+export async function inPipelinedTransaction<T>(db: Db, fn: (shared: Db) => Promise<T>): Promise<T> {
+  const parts = postgresParts.get(db);
+  if (!parts) throw new Error('inPipelinedTransaction runs on PostgreSQL only');
+  const { driver, dialect } = parts;
+  const connection = await driver.acquireConnection();
+  try {
+    await driver.beginTransaction(connection);
+    const executor = db.getExecutor().withConnectionProvider({ provideConnection: (consume) => consume(connection) });
+    const shared = new Kysely<Database>({ config: { dialect }, dialect, driver, executor });
+    try {
+      const value = await fn(shared);
+      await driver.commitTransaction(connection);
+      return value;
+    } catch (err) {
+      // A connection that cannot roll back is not pooled again (the driver marks it broken); the
+      // caller learns why the unit of work failed, not that.
+      await driver.rollbackTransaction(connection).catch(() => undefined);
+      throw err;
+    }
+  } finally {
+    await driver.releaseConnection(connection);
+  }
 }
 
 /** The database's connections by state (the metrics' gauge). */

@@ -3,7 +3,7 @@
 // over generated/db's row types; the same query runs on both databases.
 import { CompiledQuery, sql, type Expression, type QueryResult, type RawBuilder, type SqlBool } from 'kysely';
 import { behind, together } from './drivers.ts';
-import { dbClientOf, type Db } from './index.ts';
+import { dbClientOf, inPipelinedTransaction, isDatabaseUnavailable, postgresPoolMax, type Db } from './index.ts';
 
 /** A database handle inside a unit of work: one transaction's connection (see inTransaction). */
 export type Sql = Db;
@@ -28,6 +28,130 @@ export function inTransaction<T>(db: Db, fn: (sql: Sql) => Promise<T>): Promise<
   if (!group) sqliteGroups.set(db, (group = new SqliteGroupCommit(db)));
   return group.run(fn);
 }
+
+/**
+ * inTransaction for a unit of work that may share its transaction with others of its kind: on
+ * PostgreSQL the calls waiting when a connection is free run together in one transaction, each
+ * its statements as it goes, so theirs are pipelined (one round trip for every call's reads,
+ * one for every call's writes and the COMMIT) and one COMMIT covers them. This is for units of
+ * work that take only shared locks and locks named by their `apart` keys: calls with a key in
+ * common never share a transaction, nor run in two groups at once (each would hold what the
+ * other waits for). A group commits only if every call in it succeeded; otherwise it is rolled
+ * back and each call runs again in a transaction of its own, so each gets the outcome it would
+ * have had alone. A database out of reach fails the whole group. SQLite: inTransaction (which
+ * groups every call).
+ */
+export function inSharedTransaction<T>(db: Db, apart: readonly string[], fn: (sql: Sql) => Promise<T>): Promise<T> {
+  if (dbClientOf(db) !== 'postgres') return inTransaction(db, fn);
+  let group = postgresGroups.get(db);
+  if (!group) postgresGroups.set(db, (group = new PostgresGroupCommit(db)));
+  return group.run(fn, apart);
+}
+
+interface SharedCall extends Pending {
+  apart: readonly string[];
+}
+
+/** inSharedTransaction's groups on one PostgreSQL pool. */
+class PostgresGroupCommit {
+  private readonly queue: SharedCall[] = [];
+  /** The keys of the calls in running groups. */
+  private readonly busy = new Set<string>();
+  private running = 0;
+  private scheduled = false;
+  /** Half the pool: the other half stays free for everything else. */
+  private readonly maxGroups: number;
+
+  constructor(private readonly db: Db) {
+    this.maxGroups = Math.max(1, Math.floor(postgresPoolMax(db) / 2));
+  }
+
+  run<T>(fn: (sql: Sql) => Promise<T>, apart: readonly string[]): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn, apart, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** After this turn's I/O: requests read in the same turn join the group. */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.start();
+    });
+  }
+
+  private start(): void {
+    while (this.running < this.maxGroups) {
+      const group = this.take();
+      if (!group.length) return;
+      this.running++;
+      void this.commit(group).finally(() => {
+        this.running--;
+        for (const call of group) for (const key of call.apart) this.busy.delete(key);
+        if (this.queue.length) this.schedule();
+      });
+    }
+  }
+
+  /** The next group: queued calls in order, each whose keys are neither busy nor in the group already. */
+  private take(): SharedCall[] {
+    const group: SharedCall[] = [];
+    for (let i = 0; i < this.queue.length && group.length < GROUP_COMMIT_MAX; ) {
+      const call = this.queue[i]!;
+      if (call.apart.some((key) => this.busy.has(key))) {
+        i++;
+        continue;
+      }
+      for (const key of call.apart) this.busy.add(key);
+      group.push(call);
+      this.queue.splice(i, 1);
+    }
+    return group;
+  }
+
+  private async commit(group: SharedCall[]): Promise<void> {
+    if (group.length > 1) {
+      try {
+        // Started in the order of their keys, the calls take their locks in that order, as every
+        // group does: groups of two instances seldom wait for each other in a cycle.
+        const ordered = [...group].sort((a, b) => compareKeys(a.apart, b.apart));
+        const outcomes = await inPipelinedTransaction(this.db, async (shared) => {
+          const settled = await Promise.allSettled(ordered.map((call) => call.fn(shared)));
+          const failures = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
+          if (failures.length) throw new GroupFailed(failures);
+          return settled as PromiseFulfilledResult<unknown>[];
+        });
+        ordered.forEach((call, i) => call.resolve(outcomes[i]!.value));
+        return;
+      } catch (err) {
+        // Run again alone, each call would wait for the database once more.
+        const unavailable = (err instanceof GroupFailed ? err.failures : [err]).find(isDatabaseUnavailable);
+        if (unavailable) {
+          for (const call of group) call.reject(unavailable);
+          return;
+        }
+      }
+    }
+    await Promise.all(group.map((call) => inTransaction(this.db, call.fn).then((value) => call.resolve(value), (err: unknown) => call.reject(err))));
+  }
+}
+
+const compareKeys = (a: readonly string[], b: readonly string[]) => {
+  const [x = '', y = ''] = [a[0], b[0]];
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+/** A call of a shared transaction failed: the group is rolled back and each call runs alone. */
+class GroupFailed extends Error {
+  constructor(readonly failures: unknown[]) {
+    super('a call of the shared transaction failed');
+  }
+}
+
+const postgresGroups = new WeakMap<Db, PostgresGroupCommit>();
 
 /** The result of each compiled query of a list. */
 export type ResultsOf<Q extends readonly CompiledQuery[]> = { -readonly [K in keyof Q]: Q[K] extends CompiledQuery<infer R> ? QueryResult<R> : never };
