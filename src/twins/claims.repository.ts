@@ -205,7 +205,7 @@ export interface OpenedSubmission {
   collection: Collection | undefined;
   household: SubmissionHousehold | undefined;
   householdClaims: HouseholdClaim[];
-  counts: GroupCounts;
+  partners: PartnerClaims;
   /** The claim the caller's Idempotency-Key is bound to, if asked and bound. */
   bound: IdempotentClaim | undefined;
 }
@@ -283,17 +283,21 @@ const householdLockName = (householdDid: string) => `kpt-household:${householdDi
 
 const HOUSEHOLD_COLUMNS = ['id', 'claim_key', 'collection_id', 'test_group', 'status', 'start_date', 'end_date', 'daily_logs'] as const;
 
-export interface GroupCounts {
-  all: number;
-  aligned: number;
-  alignedPending: number;
+/** What the rules and a new claim's store ask of the other group's claims in a collection. */
+export interface PartnerClaims {
+  /** Some are not rejected and their credential stands (rule 6). */
+  present: boolean;
+  /** Of those, some overlap the claim's test period (rule 7). */
+  aligned: boolean;
+  /** Some pending ones overlap it (only then must they be re-evaluated). */
+  alignedPending: boolean;
 }
-type Count = number | string | bigint;
-type CountsRow = { n: Count; aligned: Count; aligned_pending: Count; withdrawn: Count; withdrawn_aligned: Count };
-const countsOf = (row: CountsRow): GroupCounts => ({
-  all: Number(row.n) - Number(row.withdrawn),
-  aligned: Number(row.aligned) - Number(row.withdrawn_aligned),
-  alignedPending: Number(row.aligned_pending),
+/** PostgreSQL answers booleans, SQLite 0 or 1. */
+type PartnersRow = { present: unknown; aligned: unknown; aligned_pending: unknown };
+const partnersOf = (row: PartnersRow): PartnerClaims => ({
+  present: Boolean(row.present),
+  aligned: Boolean(row.aligned),
+  alignedPending: Boolean(row.aligned_pending),
 });
 
 /** A claim just inserted: its `seq` is not read back (nothing of a new claim's submission uses it). */
@@ -307,35 +311,29 @@ const householdClaims = prepared((db: Db, householdDid: string) =>
 );
 
 /**
- * countGroupClaims's statement: the overlap counts are conditional sums (ISO dates compare as
- * strings); without a period (null bounds) nothing overlaps. Claims whose credential is revoked
- * or suspended are withdrawn data: they are counted from the status table (only those claims
- * have a row there) and taken off, so they neither make a control group present nor align.
+ * findPartnerClaims's statement: whether some claim of the group is there, each test stopping at
+ * the first claim that passes it (the collection's index), so a claim costs the same in a large
+ * collection as in a small one. ISO dates compare as strings; without a period (null bounds)
+ * nothing overlaps. A claim whose credential is revoked or suspended is withdrawn data (only such
+ * claims have a row in the status table): it neither makes a control group present nor aligns.
  * A pending claim has no credential, so none of them is withdrawn.
  */
-const groupCountsQuery = (db: Db, collectionId: string, group: TestGroup, end: string | null, start: string | null) => {
-  const overlap = sql`start_date <= ${end} and end_date >= ${start}`;
-  const withdrawn = (condition: RawBuilder<unknown>) =>
-    sql<Count>`(select count(*) from twin_credential_statuses s join kpt_claims w on w.id = s.claim_id
-      where w.collection_id = ${collectionId} and w.test_group = ${group} and w.status <> 'rejected' and (s.revoked or s.suspended) and ${condition})`;
-  return db
-    .selectFrom('kpt_claims')
-    .where('collection_id', '=', collectionId)
-    .where('test_group', '=', group)
-    .where('status', '<>', 'rejected')
-    .select((eb) => [
-      eb.fn.countAll<Count>().as('n'),
-      sql<Count>`coalesce(sum(case when ${overlap} then 1 else 0 end), 0)`.as('aligned'),
-      sql<Count>`coalesce(sum(case when status = 'pending' and ${overlap} then 1 else 0 end), 0)`.as('aligned_pending'),
-      withdrawn(sql`1 = 1`).as('withdrawn'),
-      withdrawn(sql`w.start_date <= ${end} and w.end_date >= ${start}`).as('withdrawn_aligned'),
-    ]);
+const partnerClaimsQuery = (db: Db, collectionId: string, group: TestGroup, end: string | null, start: string | null) => {
+  const some = (condition: RawBuilder<unknown>) =>
+    sql<boolean>`exists (select 1 from kpt_claims c where c.collection_id = ${collectionId} and c.test_group = ${group} and c.status <> 'rejected' and ${condition})`;
+  const standing = sql`not exists (select 1 from twin_credential_statuses s where s.claim_id = c.id and (s.revoked or s.suspended))`;
+  const overlap = sql`c.start_date <= ${end} and c.end_date >= ${start}`;
+  return db.selectNoFrom([
+    some(standing).as('present'),
+    some(sql`${overlap} and ${standing}`).as('aligned'),
+    some(sql`c.status = 'pending' and ${overlap}`).as('aligned_pending'),
+  ]);
 };
-const groupCounts = prepared(groupCountsQuery);
+const partnerClaims = prepared(partnerClaimsQuery);
 
-/** groupCounts with the household's claims beside them, as a JSON array (PostgreSQL). */
-const householdAndCounts = prepared((db: Db, householdDid: string, collectionId: string, group: TestGroup, end: string | null, start: string | null) =>
-  groupCountsQuery(db, collectionId, group, end, start).select(
+/** partnerClaims with the household's claims beside them, as a JSON array (PostgreSQL). */
+const householdAndPartners = prepared((db: Db, householdDid: string, collectionId: string, group: TestGroup, end: string | null, start: string | null) =>
+  partnerClaimsQuery(db, collectionId, group, end, start).select(
     sql<HouseholdClaimRow[]>`(select coalesce(json_agg(h order by h.seq), '[]'::json) from (select seq, ${sql.join(
       HOUSEHOLD_COLUMNS.map((c) => sql.ref(c)),
     )} from kpt_claims where household_did = ${householdDid}) h)`.as('household'),
@@ -432,8 +430,8 @@ export class ClaimRepository {
 
   /**
    * What a submission reads first: its collection, its household's entity (locked for share:
-   * findEntityRowForShare), the household's claims in every collection, the counts of the
-   * partner group's claims of the collection (countGroupClaims) and, for a caller's
+   * findEntityRowForShare), the household's claims in every collection, what the partner
+   * group's claims of the collection hold (findPartnerClaims) and, for a caller's
    * Idempotency-Key, the claim bound to it. On PostgreSQL it first takes the locks that make
    * submissions for one household wait for each other until the transaction ends, whatever
    * their collection (two contradictory claims cannot both pass the overlap check), and that mark
@@ -445,19 +443,19 @@ export class ClaimRepository {
    */
   async openSubmission(s: SubmissionToOpen): Promise<OpenedSubmission> {
     if (dbClientOf(this.sql) !== 'postgres') {
-      const { household: householdClaims, counts } = await this.householdAndGroupCounts(s.householdDid, s.collectionId, s.countedGroup, s.period);
+      const { household: householdClaims, partners } = await this.householdAndPartners(s.householdDid, s.collectionId, s.countedGroup, s.period);
       return {
         collection: await findCollection(this.sql, s.collectionId),
         household: householdOf(await findEntityRowForShare(this.sql, s.householdDid)),
         householdClaims,
-        counts,
+        partners,
         bound: s.idempotency && (await this.findByIdempotencyKey(s.idempotency.principalDid, s.idempotency.key)),
       };
     }
     const opening = s.correction
       ? openingOfCorrection.query(this.sql, householdLockName(s.householdDid), groupLockName(s.collectionId, 'reference'), groupLockName(s.collectionId, 'intervention'), s.collectionId, s.householdDid)
       : openingOfSubmission.query(this.sql, householdLockName(s.householdDid), groupLockName(s.collectionId, s.group), s.collectionId, s.householdDid);
-    const reads = householdAndCounts.query(this.sql, s.householdDid, s.collectionId, s.countedGroup, s.period?.end ?? null, s.period?.start ?? null);
+    const reads = householdAndPartners.query(this.sql, s.householdDid, s.collectionId, s.countedGroup, s.period?.end ?? null, s.period?.start ?? null);
     const [opened, read, bound] = await inOneRoundTrip(this.sql, [opening, reads, ...(s.idempotency ? [boundToKey.query(this.sql, s.idempotency.principalDid, s.idempotency.key)] : [])] as const);
     const { collection, household } = opened.rows[0]!;
     const row = read.rows[0]!;
@@ -465,7 +463,7 @@ export class ClaimRepository {
       collection: collection ? collectionFromRow(collection) : undefined,
       household: householdOf(household ?? undefined),
       householdClaims: row.household.map(householdClaimOf),
-      counts: countsOf(row),
+      partners: partnersOf(row),
       bound: idempotentClaimOf(bound?.rows[0]),
     };
   }
@@ -488,25 +486,25 @@ export class ClaimRepository {
    * Non-rejected claims of a group in a collection: how many, how many overlap [start, end], and
    * how many of those are pending (only then must they be re-evaluated).
    */
-  async countGroupClaims(collectionId: string, group: TestGroup, period?: Period): Promise<GroupCounts> {
-    return countsOf((await groupCounts(this.sql, collectionId, group, period?.end ?? null, period?.start ?? null)).rows[0]!);
+  async findPartnerClaims(collectionId: string, group: TestGroup, period?: Period): Promise<PartnerClaims> {
+    return partnersOf((await partnerClaims(this.sql, collectionId, group, period?.end ?? null, period?.start ?? null)).rows[0]!);
   }
 
   /**
-   * findByHousehold and countGroupClaims, in one round trip on PostgreSQL (the household's claims
-   * as a JSON array beside the counts).
+   * findByHousehold and findPartnerClaims, in one round trip on PostgreSQL (the household's claims
+   * as a JSON array beside the partners).
    */
-  async householdAndGroupCounts(
+  async householdAndPartners(
     householdDid: string,
     collectionId: string,
     group: TestGroup,
     period?: Period,
-  ): Promise<{ household: HouseholdClaim[]; counts: GroupCounts }> {
+  ): Promise<{ household: HouseholdClaim[]; partners: PartnerClaims }> {
     if (dbClientOf(this.sql) !== 'postgres') {
-      return { household: await this.findByHousehold(householdDid), counts: await this.countGroupClaims(collectionId, group, period) };
+      return { household: await this.findByHousehold(householdDid), partners: await this.findPartnerClaims(collectionId, group, period) };
     }
-    const row = (await householdAndCounts(this.sql, householdDid, collectionId, group, period?.end ?? null, period?.start ?? null)).rows[0]!;
-    return { household: row.household.map(householdClaimOf), counts: countsOf(row) };
+    const row = (await householdAndPartners(this.sql, householdDid, collectionId, group, period?.end ?? null, period?.start ?? null)).rows[0]!;
+    return { household: row.household.map(householdClaimOf), partners: partnersOf(row) };
   }
 
   /** Pending claims of a group in a collection whose test period overlaps [start, end]. */

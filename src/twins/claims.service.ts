@@ -18,7 +18,7 @@ import type {
   ListClaimsData,
 } from '../../generated/openapi/types.gen.ts';
 import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';
-import { ClaimRepository, findClaimById, type ClaimChange, type GroupCounts, type HouseholdClaim, type IdempotentClaim, type StoredClaim } from './claims.repository.ts';
+import { ClaimRepository, findClaimById, type ClaimChange, type HouseholdClaim, type IdempotentClaim, type PartnerClaims, type StoredClaim } from './claims.repository.ts';
 import { findCollection } from './collections.repository.ts';
 import { maySubmitInto } from './collections.service.ts';
 import { sealCredential, type ClaimSeal, type NormalisedClaim } from './claim-seal.ts';
@@ -131,7 +131,7 @@ const submissionApart = ({ claim, principal, idempotency }: ClaimSubmission): st
 /** What `admit` found: what `store` goes on with. */
 export interface AdmittedClaim {
   selectionMethod: boolean;
-  partners: GroupCounts;
+  partners: PartnerClaims;
 }
 
 /** What `admit` decides: a claim stored before answers the submission (nothing is to be written), or `store` follows. */
@@ -307,7 +307,7 @@ export class ClaimService {
       if (isSameRequest(opened.bound, idempotency, claimKey)) return { replay: opened.bound.claim };
       throw idempotencyKeyReused(idempotency.key, 'claim');
     }
-    let { householdClaims, counts: partners } = opened;
+    let { householdClaims, partners } = opened;
     // The claim being corrected may hold the same measurements: it is superseded, not replayed.
     const identical = householdClaims.find((c) => c.claimKey === claimKey && c.id !== claim.corrects);
     if (identical) {
@@ -320,7 +320,7 @@ export class ClaimService {
     if (claim.corrects) {
       await this.supersede(sql, principal, claim, id, now);
       // The corrected claim no longer counts against this one, nor as its partner (it may be of the other group).
-      ({ household: householdClaims, counts: partners } = await claims.householdAndGroupCounts(claim.householdId, claim.collectionId, otherGroup(claim.testGroup), period));
+      ({ household: householdClaims, partners } = await claims.householdAndPartners(claim.householdId, claim.collectionId, otherGroup(claim.testGroup), period));
     }
     this.assertNoHouseholdConflict(householdClaims, claim);
     return { admitted: { selectionMethod: !!collection.selectionMethod, partners } };
@@ -339,8 +339,8 @@ export class ClaimService {
     const period = periodOf(claim);
     const outcome = evaluateKptRules(claim, {
       collectionSelectionMethod: selectionMethod,
-      otherGroupClaims: partners.all,
-      alignedOtherGroupClaims: partners.aligned,
+      otherGroupPresent: partners.present,
+      otherGroupAligned: partners.aligned,
     });
     // canBeVerified(claim) held for a verified claim, so the seal carries the credential.
     if (outcome.status === 'verified' && !seal.credential) throw new Error(`claim ${id} is verified but was sealed without a credential`);
@@ -361,7 +361,7 @@ export class ClaimService {
     if (idempotency) await claims.bindIdempotencyKey(principal.did, idempotency.key, { claimId: id, requestHash: idempotency.requestHash, at: now });
 
     // This claim may be the other group's missing aligned partner.
-    if (outcome.status !== 'rejected' && period && partners.alignedPending > 0) {
+    if (outcome.status !== 'rejected' && period && partners.alignedPending) {
       for (const waiting of await claims.findPendingOverlapping(claim.collectionId, otherGroup(claim.testGroup), period)) {
         await this.reevaluate(sql, waiting, selectionMethod, key, now);
       }
@@ -383,8 +383,8 @@ export class ClaimService {
   private async reevaluate(sql: Sql, stored: StoredClaim, selectionMethod: boolean, key: ValidatorKey, now: string): Promise<void> {
     const claims = new ClaimRepository(sql);
     const body = stored.request;
-    const counts = await claims.countGroupClaims(stored.collectionId, otherGroup(stored.testGroup), periodOf(body));
-    const outcome = evaluateKptRules(body, { collectionSelectionMethod: selectionMethod, otherGroupClaims: counts.all, alignedOtherGroupClaims: counts.aligned });
+    const partners = await claims.findPartnerClaims(stored.collectionId, otherGroup(stored.testGroup), periodOf(body));
+    const outcome = evaluateKptRules(body, { collectionSelectionMethod: selectionMethod, otherGroupPresent: partners.present, otherGroupAligned: partners.aligned });
     if (outcome.status === stored.status) return;
     // A claim left pending before status lists existed gets its index now.
     const statusIndex = outcome.status === 'verified' ? stored.statusListIndex ?? (await this.opts.statuses.indexIn(sql)) : stored.statusListIndex;

@@ -86,10 +86,10 @@ export function measurementConflicts(body: KptClaimRequest, toleranceKg: number)
 export interface RuleContext {
   /** The collection documents its random selection method. */
   collectionSelectionMethod: boolean;
-  /** Non-rejected claims of the other group in the collection. */
-  otherGroupClaims: number;
-  /** Of those, claims whose test period overlaps this claim's. */
-  alignedOtherGroupClaims: number;
+  /** The collection holds claims of the other group (not rejected, credential standing). */
+  otherGroupPresent: boolean;
+  /** One of those claims' test period overlaps this claim's. */
+  otherGroupAligned: boolean;
 }
 
 export interface RuleOutcome {
@@ -119,11 +119,11 @@ export function evaluateKptRules(body: KptClaimRequest, ctx: RuleContext): RuleO
   else if (ctx.collectionSelectionMethod) check('random-selection-verified', 'passed', 'the collection documents its selection method');
   else check('random-selection-verified', 'failed', `no evidence of type ${SELECTION_EVIDENCE_TYPE} and the collection documents no selection method`);
 
-  if (ctx.otherGroupClaims > 0) check('control-group-present', 'passed', `${ctx.otherGroupClaims} ${other} claim(s) in the collection`);
+  if (ctx.otherGroupPresent) check('control-group-present', 'passed', `the collection holds ${other} group claims`);
   else check('control-group-present', 'waiting', `no ${other} group claim in the collection yet`);
 
   if (!body.testPeriod) check('timing-aligned', 'failed', 'testPeriod is missing, so timing cannot be aligned between the groups');
-  else if (ctx.alignedOtherGroupClaims > 0) check('timing-aligned', 'passed', `${ctx.alignedOtherGroupClaims} ${other} claim(s) overlap the test period`);
+  else if (ctx.otherGroupAligned) check('timing-aligned', 'passed', `${other} group claims overlap the test period`);
   else check('timing-aligned', 'waiting', `no ${other} group claim overlaps ${body.testPeriod.startDate}..${body.testPeriod.endDate} yet`);
 
   const missing = (['season', 'culturalEvents', 'occupationalFactors'] as const).filter((k) => {
@@ -146,5 +146,5 @@ export function evaluateKptRules(body: KptClaimRequest, ctx: RuleContext): RuleO
  * easily. A claim for which this is false is never verified, whatever the collection holds.
  */
 export function canBeVerified(body: KptClaimRequest): boolean {
-  return evaluateKptRules(body, { collectionSelectionMethod: true, otherGroupClaims: 1, alignedOtherGroupClaims: 1 }).status === 'verified';
+  return evaluateKptRules(body, { collectionSelectionMethod: true, otherGroupPresent: true, otherGroupAligned: true }).status === 'verified';
 }

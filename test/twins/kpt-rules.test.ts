@@ -55,8 +55,8 @@ describe('KPT rule helpers', () => {
     // Every context the database can give: verified somewhere implies canBeVerified.
     for (const claim of Object.values(claims)) {
       for (const collectionSelectionMethod of [false, true]) {
-        for (const [otherGroupClaims, alignedOtherGroupClaims] of [[0, 0], [1, 0], [3, 2]] as const) {
-          const { status } = evaluateKptRules(claim, { collectionSelectionMethod, otherGroupClaims, alignedOtherGroupClaims });
+        for (const [otherGroupPresent, otherGroupAligned] of [[false, false], [true, false], [true, true]] as const) {
+          const { status } = evaluateKptRules(claim, { collectionSelectionMethod, otherGroupPresent, otherGroupAligned });
           if (status === 'verified') expect(canBeVerified(claim)).to.equal(true);
         }
       }

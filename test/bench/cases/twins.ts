@@ -2,6 +2,7 @@
 // a collection that already holds an aligned reference claim, so each one is validated, stored,
 // verified and signed (never an identical resubmission). GET /v1/claims/{id}: one verified claim.
 import { randomBytes } from 'node:crypto';
+import type autocannon from 'autocannon';
 import type { BenchCase, BenchTarget } from '../case.ts';
 
 const COLLECTION = `bench-${randomBytes(4).toString('hex')}`;
@@ -44,6 +45,50 @@ function prepareCollection(target: BenchTarget): Promise<string> {
   return done;
 }
 
+/** How many reference claims the large collection holds before its row is measured. */
+const LARGE_GROUP = 2000;
+const LARGE_COLLECTION = `${COLLECTION}-large`;
+
+/** Per database: the large collection, its reference group filled (concurrently, 20 at a time). */
+const preparedLarge = new Map<string, Promise<void>>();
+function prepareLargeCollection(target: BenchTarget): Promise<void> {
+  let done = preparedLarge.get(target.database);
+  if (done) return done;
+  done = (async () => {
+    await post(target, '/v1/collections', { id: LARGE_COLLECTION, name: 'Benchmark, large' });
+    const prefix = randomBytes(8).toString('hex');
+    for (let i = 0; i < LARGE_GROUP; i += 20) {
+      await Promise.all(
+        Array.from({ length: 20 }, (_, j) =>
+          post(target, '/v1/claims', { ...claimBody('reference', `did:ixo:entity:${prefix}${(i + j).toString(16).padStart(16, '0')}`), collectionId: LARGE_COLLECTION }),
+        ),
+      );
+    }
+  })();
+  preparedLarge.set(target.database, done);
+  return done;
+}
+
+/** Autocannon options posting a new household's intervention claim to `collectionId` each request. */
+function newInterventionClaims(target: BenchTarget, collectionId: string): Partial<autocannon.Options> {
+  const prefix = randomBytes(8).toString('hex');
+  let n = 0;
+  return {
+    url: target.baseUrl,
+    requests: [
+      {
+        method: 'POST',
+        path: '/v1/claims',
+        headers: { authorization: `Bearer ${target.key}`, 'content-type': 'application/json' },
+        setupRequest: (req) => ({
+          ...req,
+          body: JSON.stringify({ ...claimBody('intervention', `did:ixo:entity:${prefix}${(n++).toString(16).padStart(16, '0')}`), collectionId }),
+        }),
+      },
+    ],
+  };
+}
+
 export const cases: BenchCase[] = [
   {
     name: 'POST /v1/claims (new verified claim)',
@@ -51,19 +96,17 @@ export const cases: BenchCase[] = [
     targetP99Ms: 50,
     async prepare(target) {
       await prepareCollection(target);
-      const prefix = randomBytes(8).toString('hex');
-      let n = 0;
-      return {
-        url: target.baseUrl,
-        requests: [
-          {
-            method: 'POST',
-            path: '/v1/claims',
-            headers: { authorization: `Bearer ${target.key}`, 'content-type': 'application/json' },
-            setupRequest: (req) => ({ ...req, body: JSON.stringify(claimBody('intervention', `did:ixo:entity:${prefix}${(n++).toString(16).padStart(16, '0')}`)) }),
-          },
-        ],
-      };
+      return newInterventionClaims(target, COLLECTION);
+    },
+  },
+  {
+    // What a claim costs once its collection is large: its rules look at the other group's claims.
+    name: `POST /v1/claims (new verified claim, ${LARGE_GROUP.toLocaleString('en')} reference claims)`,
+    targetRatio: 0.25,
+    targetP99Ms: 50,
+    async prepare(target) {
+      await prepareLargeCollection(target);
+      return newInterventionClaims(target, LARGE_COLLECTION);
     },
   },
   {
