@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { sql as raw, type Kysely } from 'kysely';
 import { poolStats, type Db } from '../../src/platform/db/index.ts';
-import { inOneRoundTrip, inSharedTransaction, inTransaction, lockRows, lockUntilCommit, writeBehind } from '../../src/platform/db/sql.ts';
+import { inOneRoundTrip, inSharedTransaction, inTransaction, lockRows, lockUntilCommit, sharedTransactionStats, writeBehind } from '../../src/platform/db/sql.ts';
 import { createTestDatabase, forEachDatabase } from '../helpers/databases.ts';
 
 /** The test's own tables, beside the migrated ones. */
@@ -226,6 +226,7 @@ forEachDatabase('Kysely over our drivers', (t) => {
 
     it('calls made together share one transaction on PostgreSQL: their statements go out as issued and one COMMIT carries every write; each settles with its own result once committed', async () => {
       const other = tables(t.open());
+      const before = sharedTransactionStats(t.db);
       const { value: results, trips: sent } = await trips(() =>
         Promise.all(
           Array.from({ length: 8 }, (_, i) =>
@@ -244,6 +245,9 @@ forEachDatabase('Kysely over our drivers', (t) => {
       // A transaction each would be 16 round trips (each read with its BEGIN, each write with its
       // COMMIT); together: each call's read, then every write with the one COMMIT.
       if (t.kind === 'postgres') expect(sent).to.equal(9);
+      // hearth_db_shared_transaction_calls_total; SQLite groups every transaction its own way.
+      const after = sharedTransactionStats(t.db);
+      expect(after.committed - before.committed).to.equal(t.kind === 'postgres' ? 8 : 0);
     });
 
     it('a call that throws gets its own error and stores nothing; every other call is stored once', async () => {
@@ -262,6 +266,7 @@ forEachDatabase('Kysely over our drivers', (t) => {
       expect(await ids('f')).to.deep.equal(['f1', 'f2', 'f4']);
       // PostgreSQL: the group was rolled back and each call ran again in a transaction of its own.
       expect(runs).to.equal(t.kind === 'postgres' ? 8 : 4);
+      if (t.kind === 'postgres') expect(sharedTransactionStats(t.db).rerun).to.be.at.least(4);
     });
 
     it('a failed statement of one call (a duplicate key) fails that call only', async () => {

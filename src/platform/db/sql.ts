@@ -52,6 +52,22 @@ interface SharedCall extends Pending {
   apart: readonly string[];
 }
 
+/** How inSharedTransaction's calls ended, by count (the metrics' counter; all 0 on SQLite). */
+export interface SharedTransactionStats {
+  /** In a shared transaction that committed. */
+  committed: number;
+  /** In a group that failed, then again in a transaction of their own. */
+  rerun: number;
+  /** In a group that failed with the database out of reach. */
+  unavailable: number;
+  /** Alone in their group: in a transaction of their own. */
+  alone: number;
+}
+
+export function sharedTransactionStats(db: Db): SharedTransactionStats {
+  return { ...(postgresGroups.get(db)?.stats ?? { committed: 0, rerun: 0, unavailable: 0, alone: 0 }) };
+}
+
 /** inSharedTransaction's groups on one PostgreSQL pool. */
 class PostgresGroupCommit {
   private readonly queue: SharedCall[] = [];
@@ -61,6 +77,7 @@ class PostgresGroupCommit {
   private scheduled = false;
   /** Half the pool: the other half stays free for everything else. */
   private readonly maxGroups: number;
+  readonly stats: SharedTransactionStats = { committed: 0, rerun: 0, unavailable: 0, alone: 0 };
 
   constructor(private readonly db: Db) {
     this.maxGroups = Math.max(1, Math.floor(postgresPoolMax(db) / 2));
@@ -125,16 +142,19 @@ class PostgresGroupCommit {
           return settled as PromiseFulfilledResult<unknown>[];
         });
         ordered.forEach((call, i) => call.resolve(outcomes[i]!.value));
+        this.stats.committed += group.length;
         return;
       } catch (err) {
         // Run again alone, each call would wait for the database once more.
         const unavailable = (err instanceof GroupFailed ? err.failures : [err]).find(isDatabaseUnavailable);
         if (unavailable) {
           for (const call of group) call.reject(unavailable);
+          this.stats.unavailable += group.length;
           return;
         }
       }
     }
+    this.stats[group.length > 1 ? 'rerun' : 'alone'] += group.length;
     await Promise.all(group.map((call) => inTransaction(this.db, call.fn).then((value) => call.resolve(value), (err: unknown) => call.reject(err))));
   }
 }
