@@ -8,7 +8,7 @@
 import { hash, randomUUID } from 'node:crypto';
 import { dbClientOf, isUniqueViolation, type Db } from '../platform/db/index.ts';
 import { inSharedTransaction, inTransaction, type Sql } from '../platform/db/sql.ts';
-import { conflictWith, forbiddenAction, invalidInput, refusedInput, type InputIssue } from '../platform/domain-errors.ts';
+import { conflictWith, DomainError, forbiddenAction, invalidInput, refusedInput, type InputIssue } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import type {
   ClaimStatus,
@@ -164,7 +164,10 @@ export class ClaimService {
     };
     try {
       // A correction locks its whole collection: it runs alone.
-      const outcome = await (submission.claim.corrects ? inTransaction(this.db, unitOfWork) : inSharedTransaction(this.db, submissionApart(submission), unitOfWork));
+      // Its refusals (DomainError) come before its first write (admit): they fail it alone.
+      const outcome = await (submission.claim.corrects
+        ? inTransaction(this.db, unitOfWork)
+        : inSharedTransaction(this.db, submissionApart(submission), unitOfWork, (err) => err instanceof DomainError));
       if ('stored' in outcome) return await this.answer(outcome.stored, true, submission.key);
       replay = await this.replaying(submission, outcome.replay);
     } catch (err) {
@@ -310,12 +313,13 @@ export class ClaimService {
     let { householdClaims, partners } = opened;
     // The claim being corrected may hold the same measurements: it is superseded, not replayed.
     const identical = householdClaims.find((c) => c.claimKey === claimKey && c.id !== claim.corrects);
+    // A rejected claim may be corrected (same measurements, more documentation): the new claim
+    // takes over its key and the rejected one stays on record.
+    let superseded: string | undefined;
     if (identical) {
       const stored = (await claims.findById(identical.id))!;
-      // A rejected claim may be corrected (same measurements, more documentation): the new
-      // claim takes over the key and the rejected one stays on record.
       if (stored.status !== 'rejected' || jcs(stored.request) === jcs(claim)) return { replay: stored };
-      await claims.releaseClaimKey(stored.id, sha256hex(`superseded:${stored.id}`));
+      superseded = stored.id;
     }
     if (claim.corrects) {
       await this.supersede(sql, principal, claim, id, now);
@@ -323,6 +327,8 @@ export class ClaimService {
       ({ household: householdClaims, partners } = await claims.householdAndPartners(claim.householdId, claim.collectionId, otherGroup(claim.testGroup), period));
     }
     this.assertNoHouseholdConflict(householdClaims, claim);
+    // Every refusal above comes before this first write of a submission that corrects nothing.
+    if (superseded) await claims.releaseClaimKey(superseded, sha256hex(`superseded:${superseded}`));
     return { admitted: { selectionMethod: !!collection.selectionMethod, partners } };
   }
 

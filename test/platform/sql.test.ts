@@ -269,6 +269,32 @@ forEachDatabase('Kysely over our drivers', (t) => {
       if (t.kind === 'postgres') expect(sharedTransactionStats(t.db).rerun).to.be.at.least(4);
     });
 
+    it('a call failing with an error it vouches wrote nothing (a refusal before its first write) fails alone: the others commit together, each run once', async () => {
+      class Refusal extends Error {}
+      let runs = 0;
+      const before = sharedTransactionStats(t.db);
+      const results = await Promise.allSettled(
+        ['v1', 'v2', 'v3', 'v4'].map((id) =>
+          inSharedTransaction(
+            t.db,
+            [id],
+            async (trx) => {
+              runs++;
+              await tables(trx).selectFrom('sql_runner_t').select('id').execute();
+              if (id === 'v2') throw new Refusal('v2 refused');
+              await writeBehind(trx, insertRow(trx, id));
+              return id;
+            },
+            (err) => err instanceof Refusal,
+          ),
+        ),
+      );
+      expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).to.deep.equal(['v1', 'v2 refused', 'v3', 'v4']);
+      expect(await ids('v')).to.deep.equal(['v1', 'v3', 'v4']);
+      expect(runs).to.equal(4);
+      if (t.kind === 'postgres') expect(sharedTransactionStats(t.db).committed - before.committed).to.equal(4);
+    });
+
     it('a failed statement of one call (a duplicate key) fails that call only', async () => {
       await db.insertInto('sql_runner_t').values({ id: 'd2', flag: true }).execute();
       const results = await Promise.allSettled(

@@ -5,7 +5,7 @@ import { changeCredentialStatus, createCollection, createEntity, getClaim, getCo
 import type { KptClaim, KptClaimRequest, Problem } from '../../generated/openapi/types.gen.ts';
 import { sql, type Kysely } from 'kysely';
 import { poolStats, type Db } from '../../src/platform/db/index.ts';
-import { inTransaction, type Sql } from '../../src/platform/db/sql.ts';
+import { inTransaction, sharedTransactionStats, type Sql } from '../../src/platform/db/sql.ts';
 import { conflictWith, DomainError } from '../../src/platform/domain-errors.ts';
 import { toAppError } from '../../src/platform/http/errors.ts';
 import type { Principal } from '../../src/platform/keys/service.ts';
@@ -711,6 +711,21 @@ forEachDatabase('KPT claims', (t) => {
         const stored = await listClaims({ client: h.server.client, auth: h.key, query: { collection } });
         expect(stored.data!.items.map((c) => c.status), collection).to.deep.equal(['verified', 'verified']);
       }
+    });
+
+    it('refusals arriving with good claims at one instance fail alone: the good claims are stored once, and on PostgreSQL none of them runs twice', async () => {
+      const owned = (await createEntity({ client: h.server.client, auth: h.key, body: { type: 'Household', properties: {} } })).data!.did;
+      const before = sharedTransactionStats(t.db);
+      const results = await Promise.all([
+        ...Array.from({ length: 6 }, () => submit(kptClaim())),
+        submit(kptClaim({ collectionId: 'no-such-collection' })),
+        submit(kptClaim({ householdId: owned }), { key: h.otherKey }),
+        submit(kptClaim({ fuelMeasurements: { total: 9, dailyLogs: [1, 1, 1] } })),
+      ]);
+      expect(results.map((r) => r.status)).to.deep.equal([201, 201, 201, 201, 201, 201, 400, 403, 409]);
+      const after = sharedTransactionStats(t.db);
+      expect(after.rerun - before.rerun, 'claims run again after a refusal').to.equal(0);
+      if (t.kind === 'postgres') expect(after.committed - before.committed).to.be.greaterThan(0);
     });
 
     it(`claims for the same households sent at once to two instances in opposite orders: each stored once, resubmissions answered with it${instances}`, async () => {

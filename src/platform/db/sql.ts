@@ -36,20 +36,22 @@ export function inTransaction<T>(db: Db, fn: (sql: Sql) => Promise<T>): Promise<
  * one for every call's writes and the COMMIT) and one COMMIT covers them. This is for units of
  * work that take only shared locks and locks named by their `apart` keys: calls with a key in
  * common never share a transaction, nor run in two groups at once (each would hold what the
- * other waits for). A group commits only if every call in it succeeded; otherwise it is rolled
- * back and each call runs again in a transaction of its own, so each gets the outcome it would
- * have had alone. A database out of reach fails the whole group. SQLite: inTransaction (which
- * groups every call).
+ * other waits for). A call that fails with an error `wroteNothing` vouches for (a refusal thrown
+ * before its first write, no failed statement) fails alone. On any other failure the group is
+ * rolled back and each call runs again in a transaction of its own, so each gets the outcome it
+ * would have had alone. A database out of reach fails the whole group. SQLite: inTransaction
+ * (which groups every call).
  */
-export function inSharedTransaction<T>(db: Db, apart: readonly string[], fn: (sql: Sql) => Promise<T>): Promise<T> {
+export function inSharedTransaction<T>(db: Db, apart: readonly string[], fn: (sql: Sql) => Promise<T>, wroteNothing: (err: unknown) => boolean = () => false): Promise<T> {
   if (dbClientOf(db) !== 'postgres') return inTransaction(db, fn);
   let group = postgresGroups.get(db);
   if (!group) postgresGroups.set(db, (group = new PostgresGroupCommit(db)));
-  return group.run(fn, apart);
+  return group.run(fn, apart, wroteNothing);
 }
 
 interface SharedCall extends Pending {
   apart: readonly string[];
+  wroteNothing(err: unknown): boolean;
 }
 
 /** How inSharedTransaction's calls ended, by count (the metrics' counter; all 0 on SQLite). */
@@ -83,9 +85,9 @@ class PostgresGroupCommit {
     this.maxGroups = Math.max(1, Math.floor(postgresPoolMax(db) / 2));
   }
 
-  run<T>(fn: (sql: Sql) => Promise<T>, apart: readonly string[]): Promise<T> {
+  run<T>(fn: (sql: Sql) => Promise<T>, apart: readonly string[], wroteNothing: (err: unknown) => boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ fn, apart, resolve, reject });
+      this.queue.push({ fn, apart, wroteNothing, resolve, reject });
       this.schedule();
     });
   }
@@ -137,11 +139,15 @@ class PostgresGroupCommit {
         const ordered = [...group].sort((a, b) => compareKeys(a.apart, b.apart));
         const outcomes = await inPipelinedTransaction(this.db, async (shared) => {
           const settled = await Promise.allSettled(ordered.map((call) => call.fn(shared)));
-          const failures = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
+          const failures = settled.flatMap((s, i) => (s.status === 'rejected' && !ordered[i]!.wroteNothing(s.reason) ? [s.reason as unknown] : []));
           if (failures.length) throw new GroupFailed(failures);
-          return settled as PromiseFulfilledResult<unknown>[];
+          return settled;
         });
-        ordered.forEach((call, i) => call.resolve(outcomes[i]!.value));
+        ordered.forEach((call, i) => {
+          const outcome = outcomes[i]!;
+          if (outcome.status === 'fulfilled') call.resolve(outcome.value);
+          else call.reject(outcome.reason);
+        });
         this.stats.committed += group.length;
         return;
       } catch (err) {
