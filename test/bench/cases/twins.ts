@@ -28,46 +28,41 @@ async function post(target: BenchTarget, path: string, body: unknown): Promise<a
   return res.json();
 }
 
-/** Per database: the id of the verified claim of its benchmark collection. */
-const prepared = new Map<string, Promise<string>>();
-/** The collection with its aligned reference claim; returns the id of a verified claim. */
-function prepareCollection(target: BenchTarget): Promise<string> {
-  let done = prepared.get(target.database);
-  if (done) return done;
-  done = (async () => {
-    await post(target, '/v1/collections', { id: COLLECTION, name: 'Benchmark' });
-    await post(target, '/v1/claims', claimBody('reference', `did:ixo:entity:${randomBytes(16).toString('hex')}`));
-    const verified = await post(target, '/v1/claims', claimBody('intervention', `did:ixo:entity:${randomBytes(16).toString('hex')}`));
-    if (verified.status !== 'verified') throw new Error(`bench claim is ${verified.status}`);
-    return verified.id as string;
-  })();
-  prepared.set(target.database, done);
-  return done;
+/** `prepare` run once per database: instances sharing one share what it stored. */
+function oncePerDatabase<T>(prepare: (target: BenchTarget) => Promise<T>): (target: BenchTarget) => Promise<T> {
+  const done = new Map<string, Promise<T>>();
+  return (target) => {
+    let result = done.get(target.database);
+    if (!result) done.set(target.database, (result = prepare(target)));
+    return result;
+  };
 }
+
+/** The collection with its aligned reference claim; returns the id of a verified claim. */
+const prepareCollection = oncePerDatabase(async (target) => {
+  await post(target, '/v1/collections', { id: COLLECTION, name: 'Benchmark' });
+  await post(target, '/v1/claims', claimBody('reference', `did:ixo:entity:${randomBytes(16).toString('hex')}`));
+  const verified = await post(target, '/v1/claims', claimBody('intervention', `did:ixo:entity:${randomBytes(16).toString('hex')}`));
+  if (verified.status !== 'verified') throw new Error(`bench claim is ${verified.status}`);
+  return verified.id as string;
+});
 
 /** How many reference claims the large collection holds before its row is measured. */
 const LARGE_GROUP = 2000;
 const LARGE_COLLECTION = `${COLLECTION}-large`;
 
-/** Per database: the large collection, its reference group filled (concurrently, 20 at a time). */
-const preparedLarge = new Map<string, Promise<void>>();
-function prepareLargeCollection(target: BenchTarget): Promise<void> {
-  let done = preparedLarge.get(target.database);
-  if (done) return done;
-  done = (async () => {
-    await post(target, '/v1/collections', { id: LARGE_COLLECTION, name: 'Benchmark, large' });
-    const prefix = randomBytes(8).toString('hex');
-    for (let i = 0; i < LARGE_GROUP; i += 20) {
-      await Promise.all(
-        Array.from({ length: 20 }, (_, j) =>
-          post(target, '/v1/claims', { ...claimBody('reference', `did:ixo:entity:${prefix}${(i + j).toString(16).padStart(16, '0')}`), collectionId: LARGE_COLLECTION }),
-        ),
-      );
-    }
-  })();
-  preparedLarge.set(target.database, done);
-  return done;
-}
+/** The large collection, its reference group filled (20 claims at a time). */
+const prepareLargeCollection = oncePerDatabase(async (target) => {
+  await post(target, '/v1/collections', { id: LARGE_COLLECTION, name: 'Benchmark, large' });
+  const prefix = randomBytes(8).toString('hex');
+  for (let i = 0; i < LARGE_GROUP; i += 20) {
+    await Promise.all(
+      Array.from({ length: 20 }, (_, j) =>
+        post(target, '/v1/claims', { ...claimBody('reference', `did:ixo:entity:${prefix}${(i + j).toString(16).padStart(16, '0')}`), collectionId: LARGE_COLLECTION }),
+      ),
+    );
+  }
+});
 
 /** Autocannon options posting a new household's intervention claim to `collectionId` each request. */
 function newInterventionClaims(target: BenchTarget, collectionId: string): Partial<autocannon.Options> {
