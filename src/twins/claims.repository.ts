@@ -507,28 +507,17 @@ export class ClaimRepository {
     return { household: row.household.map(householdClaimOf), partners: partnersOf(row) };
   }
 
-  private pendingOverlapping(collectionId: string, group: TestGroup, period: Period) {
-    return this.claims()
+  /** Pending claims of a group in a collection whose test period overlaps [start, end]. */
+  async findPendingOverlapping(collectionId: string, group: TestGroup, period: Period): Promise<StoredClaim[]> {
+    const rows = await this.claims()
       .where('collection_id', '=', collectionId)
       .where('test_group', '=', group)
       .where('status', '=', 'pending')
       .where('start_date', '<=', period.end)
       .where('end_date', '>=', period.start)
-      .orderBy('seq');
-  }
-
-  /** Pending claims of a group in a collection whose test period overlaps [start, end]. */
-  async findPendingOverlapping(collectionId: string, group: TestGroup, period: Period): Promise<StoredClaim[]> {
-    return (await this.pendingOverlapping(collectionId, group, period).execute()).map((r) => new StoredClaim(r));
-  }
-
-  /**
-   * findPendingOverlapping, the rows locked for update in `seq` order until the transaction ends.
-   * Of transactions that would each re-evaluate them, the later waits for the earlier and then
-   * finds only those still pending: none re-signs what the earlier already verified.
-   */
-  async lockPendingOverlapping(collectionId: string, group: TestGroup, period: Period): Promise<StoredClaim[]> {
-    return (await this.pendingOverlapping(collectionId, group, period).$call(lockRows(this.sql, 'update')).execute()).map((r) => new StoredClaim(r));
+      .orderBy('seq')
+      .execute();
+    return rows.map((r) => new StoredClaim(r));
   }
 
   /**

@@ -128,9 +128,6 @@ const submissionApart = ({ claim, principal, idempotency }: ClaimSubmission): st
   ...(idempotency ? [`idempotency-key ${principal.did} ${idempotency.key}`] : []),
 ];
 
-/** A submission that must not share its transaction: its group is rolled back and it runs alone. */
-class RunsAlone extends Error {}
-
 /** What `admit` found: what `store` goes on with. */
 export interface AdmittedClaim {
   selectionMethod: boolean;
@@ -161,13 +158,9 @@ export class ClaimService {
   async submit(principal: Principal, body: KptClaimRequest, opts: SubmitOptions = {}): Promise<SubmitResult> {
     const submission = await this.prepare(principal, body, opts);
     let replay: StoredClaim;
-    const unitOfWork = async (sql: Sql, shared = false) => {
+    const unitOfWork = async (sql: Sql) => {
       const admission = await this.admit(sql, submission);
-      if ('replay' in admission) return admission;
-      // Re-evaluating pending claims waits for another submission doing it and may sign many
-      // credentials: its group would wait for all of that.
-      if (shared && admission.admitted.partners.alignedPending) throw new RunsAlone();
-      return { stored: await this.store(sql, submission, admission.admitted) };
+      return 'replay' in admission ? admission : { stored: await this.store(sql, submission, admission.admitted) };
     };
     try {
       // A correction locks its whole collection: it runs alone.
@@ -375,7 +368,7 @@ export class ClaimService {
 
     // This claim may be the other group's missing aligned partner.
     if (outcome.status !== 'rejected' && period && partners.alignedPending) {
-      for (const waiting of await claims.lockPendingOverlapping(claim.collectionId, otherGroup(claim.testGroup), period)) {
+      for (const waiting of await claims.findPendingOverlapping(claim.collectionId, otherGroup(claim.testGroup), period)) {
         await this.reevaluate(sql, waiting, selectionMethod, key, now);
       }
     }

@@ -39,25 +39,17 @@ export function inTransaction<T>(db: Db, fn: (sql: Sql) => Promise<T>): Promise<
  * other waits for). A call that fails with an error `wroteNothing` vouches for (a refusal thrown
  * before its first write, no failed statement) fails alone. On any other failure the group is
  * rolled back and each call runs again in a transaction of its own, so each gets the outcome it
- * would have had alone. A database out of reach fails the whole group. fn is told whether its
- * transaction is shared: a call that must not share one (a long one, say, that would hold its
- * group) throws when it is, and runs again alone. SQLite: inTransaction (which groups every call,
- * each in turn).
+ * would have had alone. A database out of reach fails the whole group. SQLite: inTransaction
+ * (which groups every call).
  */
-export function inSharedTransaction<T>(
-  db: Db,
-  apart: readonly string[],
-  fn: (sql: Sql, shared: boolean) => Promise<T>,
-  wroteNothing: (err: unknown) => boolean = () => false,
-): Promise<T> {
-  if (dbClientOf(db) !== 'postgres') return inTransaction(db, (sql) => fn(sql, false));
+export function inSharedTransaction<T>(db: Db, apart: readonly string[], fn: (sql: Sql) => Promise<T>, wroteNothing: (err: unknown) => boolean = () => false): Promise<T> {
+  if (dbClientOf(db) !== 'postgres') return inTransaction(db, fn);
   let group = postgresGroups.get(db);
   if (!group) postgresGroups.set(db, (group = new PostgresGroupCommit(db)));
   return group.run(fn, apart, wroteNothing);
 }
 
-interface SharedCall extends Omit<Pending, 'fn'> {
-  fn: (sql: Sql, shared: boolean) => Promise<unknown>;
+interface SharedCall extends Pending {
   apart: readonly string[];
   wroteNothing(err: unknown): boolean;
 }
@@ -93,7 +85,7 @@ class PostgresGroupCommit {
     this.maxGroups = Math.max(1, Math.floor(postgresPoolMax(db) / 2));
   }
 
-  run<T>(fn: (sql: Sql, shared: boolean) => Promise<T>, apart: readonly string[], wroteNothing: (err: unknown) => boolean): Promise<T> {
+  run<T>(fn: (sql: Sql) => Promise<T>, apart: readonly string[], wroteNothing: (err: unknown) => boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ fn, apart, wroteNothing, resolve, reject });
       this.schedule();
@@ -146,7 +138,7 @@ class PostgresGroupCommit {
         // group does: groups of two instances seldom wait for each other in a cycle.
         const ordered = [...group].sort((a, b) => compareKeys(a.apart, b.apart));
         const outcomes = await inPipelinedTransaction(this.db, async (shared) => {
-          const settled = await Promise.allSettled(ordered.map((call) => call.fn(shared, true)));
+          const settled = await Promise.allSettled(ordered.map((call) => call.fn(shared)));
           const failures = settled.flatMap((s, i) => (s.status === 'rejected' && !ordered[i]!.wroteNothing(s.reason) ? [s.reason as unknown] : []));
           if (failures.length) throw new GroupFailed(failures);
           return settled;
@@ -169,7 +161,7 @@ class PostgresGroupCommit {
       }
     }
     this.stats[group.length > 1 ? 'rerun' : 'alone'] += group.length;
-    await Promise.all(group.map((call) => inTransaction(this.db, (sql) => call.fn(sql, false)).then((value) => call.resolve(value), (err: unknown) => call.reject(err))));
+    await Promise.all(group.map((call) => inTransaction(this.db, call.fn).then((value) => call.resolve(value), (err: unknown) => call.reject(err))));
   }
 }
 
