@@ -119,6 +119,8 @@ export interface Row {
   /** Connection errors and timeouts. */
   errors: number;
   non2xx: number;
+  /** How many of the non-2xx answers had each status, so a failing row says what failed. */
+  non2xxStatuses?: Record<number, number>;
   /** CPU busy in the measured seconds (see CpuCores), when measured. */
   cpu?: CpuCores;
 }
@@ -147,6 +149,7 @@ export async function measureHttp(name: string, opts: Partial<autocannon.Options
   const latencies: number[] = [];
   const answered = new Set<unknown>();
   let non2xx = 0;
+  const non2xxStatuses: Record<number, number> = {};
   let startedAt = 0;
   let window: { from: number; to?: number } | undefined;
   const cpu: { from?: CpuSeconds; to?: CpuSeconds } = {};
@@ -178,7 +181,10 @@ export async function measureHttp(name: string, opts: Partial<autocannon.Options
       }
       if (window.to !== undefined) return;
       latencies.push(responseTime);
-      if (statusCode < 200 || statusCode >= 300) non2xx++;
+      if (statusCode < 200 || statusCode >= 300) {
+        non2xx++;
+        non2xxStatuses[statusCode] = (non2xxStatuses[statusCode] ?? 0) + 1;
+      }
     });
   });
   const seconds = window ? (window.to! - window.from) / 1000 : 0;
@@ -193,5 +199,19 @@ export async function measureHttp(name: string, opts: Partial<autocannon.Options
     // answered count too.
     errors: result.errors + result.timeouts + (wanted - answered.size),
     non2xx,
+    non2xxStatuses,
   };
+}
+
+/** The non-2xx answers of rows, added up by status. */
+export function addStatuses(rows: Row[]): Record<number, number> {
+  const sum: Record<number, number> = {};
+  for (const r of rows) for (const [status, n] of Object.entries(r.non2xxStatuses ?? {})) sum[+status] = (sum[+status] ?? 0) + n;
+  return sum;
+}
+
+/** "20 non-2xx (503: 18, 409: 2)". */
+export function describeNon2xx(row: Row): string {
+  const statuses = Object.entries(row.non2xxStatuses ?? {}).map(([status, n]) => `${status}: ${n}`);
+  return `${row.non2xx} non-2xx${statuses.length ? ` (${statuses.join(', ')})` : ''}`;
 }

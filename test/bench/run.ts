@@ -11,7 +11,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchCase } from './case.ts';
-import { connections, duration, latencyPercentiles, measureHttp, startTarget, type Row, type Target } from './harness.ts';
+import { addStatuses, connections, describeNon2xx, duration, latencyPercentiles, measureHttp, startTarget, type Row, type Target } from './harness.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.env.BENCH_ONLY;
@@ -48,7 +48,7 @@ function judge(c: BenchCase, row: CaseRow, baseline: Row): CaseRow {
   const misses: string[] = [];
   if (c.targetRatio !== undefined && row.ratio < c.targetRatio) misses.push(`ratio < ${c.targetRatio}`);
   if (c.targetP99Ms !== undefined && row.p99 >= c.targetP99Ms) misses.push(`p99 >= ${c.targetP99Ms}ms`);
-  if (row.errors || row.non2xx) misses.push(`${row.errors} errors, ${row.non2xx} non-2xx`);
+  if (row.errors || row.non2xx) misses.push(`${row.errors} errors, ${describeNon2xx(row)}`);
   row.verdict = c.targetRatio !== undefined || c.targetP99Ms !== undefined ? (misses.length ? `MISS (${misses.join('; ')})` : 'meets target') : misses.join('; ');
   return row;
 }
@@ -67,6 +67,7 @@ async function measureInstances(name: string, c: BenchCase, targets: ReturnType<
     ...latencyPercentiles(latencies),
     errors: rows.reduce((sum, r) => sum + r.errors, 0),
     non2xx: rows.reduce((sum, r) => sum + r.non2xx, 0),
+    non2xxStatuses: addStatuses(rows),
     ...(rows[0]!.cpu ? { cpu: rows[0]!.cpu } : {}),
   };
 }
