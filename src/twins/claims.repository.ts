@@ -483,8 +483,9 @@ export class ClaimRepository {
   }
 
   /**
-   * Non-rejected claims of a group in a collection: how many, how many overlap [start, end], and
-   * how many of those are pending (only then must they be re-evaluated).
+   * Whether a group of a collection holds claims that are not rejected and stand, whether some of
+   * them overlap [start, end], and whether some pending ones do (only then must they be
+   * re-evaluated).
    */
   async findPartnerClaims(collectionId: string, group: TestGroup, period?: Period): Promise<PartnerClaims> {
     return partnersOf((await partnerClaims(this.sql, collectionId, group, period?.end ?? null, period?.start ?? null)).rows[0]!);

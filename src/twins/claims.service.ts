@@ -1,7 +1,7 @@
 // KPT claims: request checks (400 / 409), storage, the eight validation rules, pending ->
-// verified transitions and credential issuance, in one transaction per submission, which on
-// PostgreSQL submissions arriving together share (inSharedTransaction), and there a short
-// reconcile after it for a claim left pending. A submission is a sequence of
+// verified transitions and credential issuance, in one transaction per submission (on
+// PostgreSQL, submissions arriving together share one: inSharedTransaction), and on PostgreSQL a
+// short reconcile after it for a claim left pending. A submission is a sequence of
 // steps (prepare; admit and store in one transaction; the answer after it) that the use case
 // owning the unit of work runs: `submit` for POST /v1/claims, or a caller's use case storing its
 // own writes with the claim in the same transaction.

@@ -272,6 +272,7 @@ class Reach {
 
 /** The socket under a pg client. */
 interface PgStream {
+  readonly writableCorked: number;
   cork(): void;
   uncork(): void;
   destroy(): void;
@@ -293,8 +294,6 @@ class PgConnection extends StatementConnection {
 
   /** Set while the connection carries the call trying an out-of-reach server again, until its first answer. */
   trial = false;
-  /** Set while statements sent in this tick wait, corked, for the tick to end. */
-  private corked = false;
 
   constructor(
     readonly client: pg.PoolClient,
@@ -352,18 +351,16 @@ class PgConnection extends StatementConnection {
    * in one write (one wakeup of the backend) instead of one each.
    */
   private corkUntilTicked(stream: PgStream): void {
-    if (this.corked) return;
-    this.corked = true;
+    // Corked already: by an earlier send of this tick (pg's own cork lasts only while it writes).
+    if (stream.writableCorked) return;
     stream.cork();
-    process.nextTick(() => {
-      this.corked = false;
-      stream.uncork();
-    });
+    process.nextTick(() => stream.uncork());
   }
 
   /**
-   * Writes the statements at once (one write on the socket, with any others sent in this tick) and waits for every answer; the
-   * first failure, in order, is thrown (in a transaction the statements after it fail with it).
+   * Writes the statements at once (one write on the socket, with any others sent in this tick)
+   * and waits for every answer; the first failure, in order, is thrown (in a transaction the
+   * statements after it fail with it).
    */
   private async send(queries: CompiledQuery[]): Promise<pg.QueryResult[]> {
     const { stream } = (this.client as unknown as { connection: { stream: PgStream } }).connection;
