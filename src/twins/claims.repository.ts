@@ -53,6 +53,12 @@ export interface ClaimChange {
   statusListIndex?: number | null;
 }
 
+/** A change to the claim `id`, made only while it is pending (updateIfPending). */
+export interface PendingClaimChange {
+  id: string;
+  change: ClaimChange;
+}
+
 /** Every column a new claim's row sets (prepared inserts name them). */
 const CLAIM_COLUMNS = [
   'id', 'claim_key', 'collection_id', 'household_did', 'test_group', 'status', 'start_date', 'end_date', 'days', 'total_kg', 'daily_logs',
@@ -508,17 +514,29 @@ export class ClaimRepository {
     return { household: row.household.map(householdClaimOf), partners: partnersOf(row) };
   }
 
-  /** Pending claims of a group in a collection whose test period overlaps [start, end]. */
+  /** Pending claims of a group in a collection whose test period overlaps [start, end], in `seq` order. */
   async findPendingOverlapping(collectionId: string, group: TestGroup, period: Period): Promise<StoredClaim[]> {
-    const rows = await this.claims()
+    const rows = await this.pendingOverlapping(collectionId, group, period).execute();
+    return rows.map((r) => new StoredClaim(r));
+  }
+
+  /**
+   * findPendingOverlapping, the rows locked for update in `seq` order (lockRows): a transaction
+   * that locked them first is waited for, and the claims it changed are no longer pending here.
+   */
+  async lockPendingOverlapping(collectionId: string, group: TestGroup, period: Period): Promise<StoredClaim[]> {
+    const rows = await this.pendingOverlapping(collectionId, group, period).$call(lockRows(this.sql, 'update')).execute();
+    return rows.map((r) => new StoredClaim(r));
+  }
+
+  private pendingOverlapping(collectionId: string, group: TestGroup, period: Period) {
+    return this.claims()
       .where('collection_id', '=', collectionId)
       .where('test_group', '=', group)
       .where('status', '=', 'pending')
       .where('start_date', '<=', period.end)
       .where('end_date', '>=', period.start)
-      .orderBy('seq')
-      .execute();
-    return rows.map((r) => new StoredClaim(r));
+      .orderBy('seq');
   }
 
   /**
@@ -549,11 +567,15 @@ export class ClaimRepository {
   }
 
   /**
-   * Updates a claim only while it is still pending. Of two transactions re-evaluating one claim
-   * at once, the later waits for the earlier and then changes nothing.
+   * Updates claims only while they are still pending, in one round trip on PostgreSQL. Of two
+   * transactions re-evaluating one claim at once, the later waits for the earlier and then
+   * changes nothing.
    */
-  async updateIfPending(id: string, change: ClaimChange): Promise<void> {
-    await this.sql.updateTable('kpt_claims').set(claimUpdateOf(change)).where('id', '=', id).where('status', '=', 'pending').execute();
+  async updateIfPending(changes: readonly PendingClaimChange[]): Promise<void> {
+    const updates = changes.map(({ id, change }) =>
+      this.sql.updateTable('kpt_claims').set(claimUpdateOf(change)).where('id', '=', id).where('status', '=', 'pending').compile(),
+    );
+    if (updates.length) await inOneRoundTrip(this.sql, updates);
   }
 
   /** One page (and one row more, to tell whether another follows) of the claims a filter matches. */

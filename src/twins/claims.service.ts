@@ -18,7 +18,7 @@ import type {
   ListClaimsData,
 } from '../../generated/openapi/types.gen.ts';
 import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';
-import { ClaimRepository, findClaimById, type ClaimChange, type HouseholdClaim, type IdempotentClaim, type PartnerClaims, type StoredClaim } from './claims.repository.ts';
+import { ClaimRepository, findClaimById, type HouseholdClaim, type IdempotentClaim, type PartnerClaims, type PendingClaimChange, type StoredClaim } from './claims.repository.ts';
 import { findCollection } from './collections.repository.ts';
 import { maySubmitInto } from './collections.service.ts';
 import { sealCredential, type ClaimSeal, type NormalisedClaim } from './claim-seal.ts';
@@ -28,7 +28,7 @@ import { jcs } from './credentials.ts';
 import { idempotencyKeyReused, requestHash } from './idempotency.ts';
 import { evidenceAddressIssues, evidenceRow } from './evidence.ts';
 import type { PublicBase } from './kpt-context.ts';
-import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap } from './kpt-rules.ts';
+import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap, type RuleContext } from './kpt-rules.ts';
 import { decodeCursor, pageOf } from './paging.ts';
 import { assertMatchesSchema } from './schemas.ts';
 import type { ValidatorKey } from './validator-key.ts';
@@ -136,6 +136,18 @@ export interface AdmittedClaim {
 
 /** What `admit` decides: a claim stored before answers the submission (nothing is to be written), or `store` follows. */
 export type Admission = { replay: StoredClaim } | { admitted: AdmittedClaim };
+
+/** What the rules need of the other group's claims. */
+type Partners = Pick<PartnerClaims, 'present' | 'aligned'>;
+
+const ruleContext = (selectionMethod: boolean, partners: Partners): RuleContext => ({
+  collectionSelectionMethod: selectionMethod,
+  otherGroupPresent: partners.present,
+  otherGroupAligned: partners.aligned,
+});
+
+/** Per transaction, the pending claims one of its submissions is completing (`complete`). */
+const completing = new WeakMap<Sql, Set<string>>();
 
 export class ClaimService {
   /** Reads and writes outside a submission's transaction. */
@@ -343,11 +355,7 @@ export class ClaimService {
     if (!seal) throw new Error(`claim ${id} reached store without a seal`);
     const claims = new ClaimRepository(sql);
     const period = periodOf(claim);
-    const outcome = evaluateKptRules(claim, {
-      collectionSelectionMethod: selectionMethod,
-      otherGroupPresent: partners.present,
-      otherGroupAligned: partners.aligned,
-    });
+    const outcome = evaluateKptRules(claim, ruleContext(selectionMethod, partners));
     // canBeVerified(claim) held for a verified claim, so the seal carries the credential.
     if (outcome.status === 'verified' && !seal.credential) throw new Error(`claim ${id} is verified but was sealed without a credential`);
     const stored = await claims.insertWithEvidence(evidenceRow(seal.claimCid, seal.canonical), {
@@ -366,13 +374,26 @@ export class ClaimService {
     });
     if (idempotency) await claims.bindIdempotencyKey(principal.did, idempotency.key, { claimId: id, requestHash: idempotency.requestHash, at: now });
 
-    // This claim may be the other group's missing aligned partner.
-    if (outcome.status !== 'rejected' && period && partners.alignedPending) {
-      for (const waiting of await claims.findPendingOverlapping(claim.collectionId, otherGroup(claim.testGroup), period)) {
-        await this.reevaluate(sql, waiting, selectionMethod, key, now);
-      }
-    }
+    if (outcome.status !== 'rejected' && period && partners.alignedPending) await this.complete(sql, claim, period, selectionMethod, key, now);
     return stored;
+  }
+
+  /**
+   * The pending claims of the other group that `claim` (just stored, not rejected) overlaps: it
+   * is their aligned partner, so they are re-evaluated without reading their partners. They are
+   * locked first, so a submission of another transaction completing them too waits for this one
+   * and then finds them no longer pending, instead of signing each again; of the submissions
+   * sharing a transaction, one completes each claim. Their updates leave together.
+   */
+  private async complete(sql: Sql, claim: NormalisedClaim, period: { start: string; end: string }, selectionMethod: boolean, key: ValidatorKey, now: string): Promise<void> {
+    const waiting = await new ClaimRepository(sql).lockPendingOverlapping(claim.collectionId, otherGroup(claim.testGroup), period);
+    let taken = completing.get(sql);
+    if (!taken) completing.set(sql, (taken = new Set()));
+    const mine = waiting.filter((c) => !taken.has(c.id));
+    for (const c of mine) taken.add(c.id);
+    const context = ruleContext(selectionMethod, { present: true, aligned: true });
+    const changes = await Promise.all(mine.map((c) => this.verdictChange(sql, c, context, key, now)));
+    await new ClaimRepository(sql).updateIfPending(changes.filter((c) => c !== undefined));
   }
 
   /**
@@ -388,22 +409,29 @@ export class ClaimService {
   /** Re-runs the rules for a pending claim; stores the new status (and credential when verified). */
   private async reevaluate(sql: Sql, stored: StoredClaim, selectionMethod: boolean, key: ValidatorKey, now: string): Promise<void> {
     const claims = new ClaimRepository(sql);
+    const partners = await claims.findPartnerClaims(stored.collectionId, otherGroup(stored.testGroup), periodOf(stored.request));
+    const change = await this.verdictChange(sql, stored, ruleContext(selectionMethod, partners), key, now);
+    if (change) await claims.updateIfPending([change]);
+  }
+
+  /** A pending claim's change under the rules in `context` (with its credential when verified); none if its status stays. */
+  private async verdictChange(sql: Sql, stored: StoredClaim, context: RuleContext, key: ValidatorKey, now: string): Promise<PendingClaimChange | undefined> {
     const body = stored.request;
-    const partners = await claims.findPartnerClaims(stored.collectionId, otherGroup(stored.testGroup), periodOf(body));
-    const outcome = evaluateKptRules(body, { collectionSelectionMethod: selectionMethod, otherGroupPresent: partners.present, otherGroupAligned: partners.aligned });
-    if (outcome.status === stored.status) return;
+    const outcome = evaluateKptRules(body, context);
+    if (outcome.status === stored.status) return undefined;
     // A claim left pending before status lists existed gets its index now.
     const statusIndex = outcome.status === 'verified' ? stored.statusListIndex ?? (await this.opts.statuses.indexIn(sql)) : stored.statusListIndex;
-    const update: ClaimChange = {
-      status: outcome.status,
-      checks: outcome.checks,
-      reasons: outcome.reasons,
-      credential: outcome.status === 'verified' ? sealCredential(stored.id, stored.claimCid, body, key, now, { base: this.opts.base, statusIndex: statusIndex! }) : undefined,
-      updatedAt: now,
-      statusListIndex: statusIndex,
+    return {
+      id: stored.id,
+      change: {
+        status: outcome.status,
+        checks: outcome.checks,
+        reasons: outcome.reasons,
+        credential: outcome.status === 'verified' ? sealCredential(stored.id, stored.claimCid, body, key, now, { base: this.opts.base, statusIndex: statusIndex! }) : undefined,
+        updatedAt: now,
+        statusListIndex: statusIndex,
+      },
     };
-    // Another transaction may re-evaluate it at the same time: only one of them changes it.
-    await claims.updateIfPending(stored.id, update);
   }
 
   /**

@@ -83,6 +83,28 @@ forEachDatabase('KPT claims', (t) => {
         }
         expect(Math.min(...trips)).to.equal(2);
       });
+
+      it('a claim that completes pending claims of the other group costs as many round trips for 30 of them as for 3, and verifies each', async () => {
+        const completing = async (n: number) => {
+          const collectionId = `completing-${n}-${Date.now()}`;
+          await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: 'Completing' } });
+          const pending: string[] = [];
+          for (let i = 0; i < n; i++) pending.push((await submit(kptClaim({ collectionId }))).claim.id);
+          const before = poolStats(t.db).roundTrips;
+          const res = await submit(kptClaim({ collectionId, testGroup: 'intervention' }));
+          const trips = poolStats(t.db).roundTrips - before;
+          expect(res.claim.status).to.equal('verified');
+          for (const id of pending) {
+            const now = (await getClaim({ client: h.server.client, auth: h.key, path: { id } })).data!;
+            expect(now.status, id).to.equal('verified');
+            expect(now.credential!.evidence[0]).to.equal(`ipfs://${now.claimCid}`);
+          }
+          return trips;
+        };
+        const few = await completing(3);
+        // The submission itself may reserve a block of status-list indexes (one round trip more).
+        expect(await completing(30)).to.be.within(few - 1, few + 1);
+      });
     }
 
     it('200 with the stored claim for an identical resubmission, storing nothing new', async () => {
