@@ -55,21 +55,24 @@ export function sealClaim(input: SealInput, key: ValidatorKey): ClaimSeal {
   return {
     canonical,
     claimCid,
-    ...(input.withCredential ? { credential: sealCredential(input.id, claimCid, input.claim, key, input.at, input.issuance) } : {}),
+    ...(input.withCredential ? { credential: sealCredential({ claimId: input.id, claimCid, body: input.claim, now: input.at, issuance: input.issuance }, key) } : {}),
   };
 }
 
 export const credentialIdOf = (claimId: string) => `urn:hearth:credential:${claimId}`;
 
+/** What a verified claim's credential is sealed from. */
+export interface CredentialInput {
+  claimId: string;
+  claimCid: string;
+  body: NormalisedClaim;
+  /** ISO time: the credential's validFrom. */
+  now: string;
+  issuance: Issuance;
+}
+
 /** The spec's credential summary and the signed VC 2.0 credential of a verified claim. */
-export function sealCredential(
-  claimId: string,
-  claimCid: string,
-  body: NormalisedClaim,
-  key: ValidatorKey,
-  now: string,
-  { base, statusIndex }: Issuance,
-): SealedCredential {
+export function sealCredential({ claimId, claimCid, body, now, issuance: { base, statusIndex } }: CredentialInput, key: ValidatorKey): SealedCredential {
   const { dailyLogs, total } = body.fuelMeasurements;
   const claimUri = `ipfs://${claimCid}`;
   const summary: KptCredentialSummary = {

@@ -21,7 +21,7 @@ import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schem
 import { ClaimRepository, findClaimById, type HouseholdClaim, type IdempotentClaim, type PartnerClaims, type PendingClaimChange, type StoredClaim } from './claims.repository.ts';
 import { findCollection } from './collections.repository.ts';
 import { maySubmitInto } from './collections.service.ts';
-import { sealCredential, type ClaimSeal, type NormalisedClaim } from './claim-seal.ts';
+import type { ClaimSeal, NormalisedClaim } from './claim-seal.ts';
 import type { ClaimSealer } from './claim-sealer.ts';
 import type { CredentialStatusService } from './credential-status.service.ts';
 import { jcs } from './credentials.ts';
@@ -31,7 +31,6 @@ import type { PublicBase } from './kpt-context.ts';
 import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap, type RuleContext } from './kpt-rules.ts';
 import { decodeCursor, pageOf } from './paging.ts';
 import { assertMatchesSchema } from './schemas.ts';
-import type { ValidatorKey } from './validator-key.ts';
 
 /** The query of GET /v1/claims, as the contract states it. */
 export type ClaimListFilter = NonNullable<ListClaimsData['query']>;
@@ -48,7 +47,6 @@ export interface SubmitOptions {
 
 export interface ClaimServiceOptions {
   totalToleranceKg: number;
-  validatorKey: () => Promise<ValidatorKey>;
   sealer: ClaimSealer;
   /** The public base URL credentials name their context, status lists and evidence under. */
   base: PublicBase;
@@ -114,7 +112,6 @@ export interface ClaimSubmission {
   readonly conflicts: InputIssue[];
   readonly seal: ClaimSeal | undefined;
   readonly statusIndex: number | undefined;
-  readonly key: ValidatorKey;
   readonly idempotency: Idempotency | undefined;
 }
 
@@ -180,7 +177,7 @@ export class ClaimService {
       const outcome = await (submission.claim.corrects
         ? inTransaction(this.db, unitOfWork)
         : inSharedTransaction(this.db, submissionApart(submission), unitOfWork, (err) => err instanceof DomainError));
-      if ('stored' in outcome) return await this.answer(outcome.stored, true, submission.key);
+      if ('stored' in outcome) return await this.answer(outcome.stored, true);
       replay = await this.replaying(submission, outcome.replay);
     } catch (err) {
       replay = await this.recover(submission, err);
@@ -197,7 +194,6 @@ export class ClaimService {
     const claim = normalise(body);
     const claimKey = claimKeyOf(claim);
     const idempotency = opts.idempotencyKey ? { key: opts.idempotencyKey, requestHash: requestHash(claim) } : undefined;
-    const key = await this.opts.validatorKey();
     // Known now, but reported in the transaction after its 400 and 403: a conflict is only worth
     // telling a caller who may submit the claim at all. A conflicting claim is never sealed.
     const conflicts = measurementConflicts(claim, this.opts.totalToleranceKg);
@@ -210,7 +206,7 @@ export class ClaimService {
     const seal = conflicts.length
       ? undefined
       : await this.opts.sealer.seal({ id, claim, submittedBy: principal.did, at, withCredential, issuance: { base: this.opts.base, statusIndex } });
-    return { id, principal, claim, claimKey, at, conflicts, seal, statusIndex, key, idempotency };
+    return { id, principal, claim, claimKey, at, conflicts, seal, statusIndex, idempotency };
   }
 
   /**
@@ -247,8 +243,8 @@ export class ClaimService {
    * answers the submission (after the caller's writes for it). A retry after a failed reconcile
    * runs it again.
    */
-  async answer(claim: StoredClaim, created: boolean, validatorKey?: ValidatorKey): Promise<SubmitResult> {
-    return { created, claim: (await this.reconciled(claim, validatorKey)).toKptClaim() };
+  async answer(claim: StoredClaim, created: boolean): Promise<SubmitResult> {
+    return { created, claim: (await this.reconciled(claim)).toKptClaim() };
   }
 
   /**
@@ -262,9 +258,8 @@ export class ClaimService {
    * sees it. Claims of one group never wait for each other. SQLite runs one writing transaction
    * at a time: each count sees every earlier claim. The claim as it is after the reconcile.
    */
-  private async reconciled(claim: StoredClaim, validatorKey?: ValidatorKey): Promise<StoredClaim> {
+  private async reconciled(claim: StoredClaim): Promise<StoredClaim> {
     if (claim.status !== 'pending' || dbClientOf(this.db) !== 'postgres') return claim;
-    const key = validatorKey ?? (await this.opts.validatorKey());
     return inTransaction(this.db, async (sql) => {
       const claims = new ClaimRepository(sql);
       await claims.waitForGroup(claim.collectionId, otherGroup(claim.testGroup));
@@ -274,7 +269,7 @@ export class ClaimService {
       const selectionMethod = !!(await findCollection(sql, claim.collectionId))!.selectionMethod;
       const partners = current.period ? await claims.findPendingOverlapping(current.collectionId, otherGroup(current.testGroup), current.period) : [];
       // In `seq` order, as every transaction changing pending claims does: none waits for another in a cycle.
-      for (const waiting of [current, ...partners].sort((a, b) => a.seq - b.seq)) await this.reevaluate(sql, waiting, selectionMethod, key, now);
+      for (const waiting of [current, ...partners].sort((a, b) => a.seq - b.seq)) await this.reevaluate(sql, waiting, selectionMethod, now);
       return (await claims.findById(claim.id))!;
     });
   }
@@ -350,7 +345,7 @@ export class ClaimService {
    * re-evaluates the pending claims it completes.
    */
   async store(sql: Sql, submission: ClaimSubmission, { selectionMethod, partners }: AdmittedClaim): Promise<StoredClaim> {
-    const { principal, id, at: now, claim, claimKey, seal, statusIndex, key, idempotency } = submission;
+    const { principal, id, at: now, claim, claimKey, seal, statusIndex, idempotency } = submission;
     // admit refuses a conflicting claim, the one kind that is not sealed.
     if (!seal) throw new Error(`claim ${id} reached store without a seal`);
     const claims = new ClaimRepository(sql);
@@ -374,7 +369,7 @@ export class ClaimService {
     });
     if (idempotency) await claims.bindIdempotencyKey(principal.did, idempotency.key, { claimId: id, requestHash: idempotency.requestHash, at: now });
 
-    if (outcome.status !== 'rejected' && period && partners.alignedPending) await this.complete(sql, claim, period, selectionMethod, key, now);
+    if (outcome.status !== 'rejected' && period && partners.alignedPending) await this.complete(sql, claim, period, selectionMethod, now);
     return stored;
   }
 
@@ -385,14 +380,14 @@ export class ClaimService {
    * and then finds them no longer pending, instead of signing each again; of the submissions
    * sharing a transaction, one completes each claim. Their updates leave together.
    */
-  private async complete(sql: Sql, claim: NormalisedClaim, period: { start: string; end: string }, selectionMethod: boolean, key: ValidatorKey, now: string): Promise<void> {
+  private async complete(sql: Sql, claim: NormalisedClaim, period: { start: string; end: string }, selectionMethod: boolean, now: string): Promise<void> {
     const waiting = await new ClaimRepository(sql).lockPendingOverlapping(claim.collectionId, otherGroup(claim.testGroup), period);
     let taken = completing.get(sql);
     if (!taken) completing.set(sql, (taken = new Set()));
     const mine = waiting.filter((c) => !taken.has(c.id));
     for (const c of mine) taken.add(c.id);
     const context = ruleContext(selectionMethod, { present: true, aligned: true });
-    const changes = await Promise.all(mine.map((c) => this.verdictChange(sql, c, context, key, now)));
+    const changes = await Promise.all(mine.map((c) => this.verdictChange(sql, c, context, now)));
     await new ClaimRepository(sql).updateIfPending(changes.filter((c) => c !== undefined));
   }
 
@@ -407,15 +402,15 @@ export class ClaimService {
   }
 
   /** Re-runs the rules for a pending claim; stores the new status (and credential when verified). */
-  private async reevaluate(sql: Sql, stored: StoredClaim, selectionMethod: boolean, key: ValidatorKey, now: string): Promise<void> {
+  private async reevaluate(sql: Sql, stored: StoredClaim, selectionMethod: boolean, now: string): Promise<void> {
     const claims = new ClaimRepository(sql);
     const partners = await claims.findPartnerClaims(stored.collectionId, otherGroup(stored.testGroup), periodOf(stored.request));
-    const change = await this.verdictChange(sql, stored, ruleContext(selectionMethod, partners), key, now);
+    const change = await this.verdictChange(sql, stored, ruleContext(selectionMethod, partners), now);
     if (change) await claims.updateIfPending([change]);
   }
 
   /** A pending claim's change under the rules in `context` (with its credential when verified); none if its status stays. */
-  private async verdictChange(sql: Sql, stored: StoredClaim, context: RuleContext, key: ValidatorKey, now: string): Promise<PendingClaimChange | undefined> {
+  private async verdictChange(sql: Sql, stored: StoredClaim, context: RuleContext, now: string): Promise<PendingClaimChange | undefined> {
     const body = stored.request;
     const outcome = evaluateKptRules(body, context);
     if (outcome.status === stored.status) return undefined;
@@ -427,7 +422,10 @@ export class ClaimService {
         status: outcome.status,
         checks: outcome.checks,
         reasons: outcome.reasons,
-        credential: outcome.status === 'verified' ? sealCredential(stored.id, stored.claimCid, body, key, now, { base: this.opts.base, statusIndex: statusIndex! }) : undefined,
+        credential:
+          outcome.status === 'verified'
+            ? await this.opts.sealer.sealCredential({ claimId: stored.id, claimCid: stored.claimCid, body, now, issuance: { base: this.opts.base, statusIndex: statusIndex! } })
+            : undefined,
         updatedAt: now,
         statusListIndex: statusIndex,
       },

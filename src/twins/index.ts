@@ -57,7 +57,7 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
   const sealer = new ClaimSealer(validatorKey, (err) => logger.error({ err }, 'claim sealer thread failed; sealing claims on the request thread'));
   ctx.onClose(() => sealer.close());
   const statuses = new CredentialStatusService(db, { base, validatorKey });
-  const claims = new ClaimService(db, { totalToleranceKg: config.KPT_TOTAL_TOLERANCE_KG, validatorKey, sealer, base, statuses });
+  const claims = new ClaimService(db, { totalToleranceKg: config.KPT_TOTAL_TOLERANCE_KG, sealer, base, statuses });
   const collections = new CollectionService(db, ctx.now);
   const router = twinsRouter({
     entities,

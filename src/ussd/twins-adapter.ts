@@ -78,7 +78,7 @@ export function ussdTwinsPort(
         },
         stored() {
           if (!created) throw new Error(`claim ${submission.id} was not stored`);
-          return reported(claims.answer(created, true, submission.key));
+          return reported(claims.answer(created, true));
         },
         async replay() {
           if (!admission || !('replay' in admission)) throw new Error(`no claim answers submission ${submission.id}`);

@@ -2,7 +2,7 @@
 // sealing goes on in place before the thread has loaded, after it fails and after close.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { sealClaim, type NormalisedClaim, type SealInput } from '../../src/twins/claim-seal.ts';
+import { sealClaim, sealCredential, type CredentialInput, type NormalisedClaim, type SealInput } from '../../src/twins/claim-seal.ts';
 import { ClaimSealer } from '../../src/twins/claim-sealer.ts';
 import { verifyCredential } from '../../src/twins/credentials.ts';
 import { didKeyFromPublicKey, privateKeyFromSeed, rawPublicKey, type ValidatorKey } from '../../src/twins/validator-key.ts';
@@ -49,6 +49,22 @@ describe('claim sealer', function () {
       expect((await verifyCredential(vc, { trusted: new Set([key.did]), now: new Date('2026-04-01T00:00:00Z') })).verified).to.equal(true);
     }
     expect(failures).to.deep.equal([]);
+  });
+
+  it('signs on its thread the credential of a claim verified later exactly as in place, and it verifies', async () => {
+    await sealer.whenReady();
+    const credentials: CredentialInput[] = Array.from({ length: 10 }, (_, n) => {
+      const input = sealInput(n);
+      return { claimId: input.id, claimCid: sealClaim(input, key).claimCid, body: input.claim, now: '2026-03-09T10:00:00.000Z', issuance: input.issuance };
+    });
+    const sealed = await Promise.all(credentials.map((c) => sealer.sealCredential(c)));
+    expect(sealer.onThread).to.equal(true);
+    for (const [n, credential] of sealed.entries()) {
+      expect(credential).to.deep.equal(sealCredential(credentials[n]!, key));
+      const vc = JSON.parse(credential.verifiableCredential);
+      expect([vc.credentialSubject.claimId, vc.validFrom]).to.deep.equal([credentials[n]!.claimId, '2026-03-09T10:00:00.000Z']);
+      expect((await verifyCredential(vc, { trusted: new Set([key.did]), now: new Date('2026-04-01T00:00:00Z') })).verified).to.equal(true);
+    }
   });
 
   it('seals in place until the thread has loaded', async () => {
