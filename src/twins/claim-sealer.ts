@@ -1,8 +1,9 @@
 // Sealing a claim (RFC 8785, SHA-256, Ed25519, base58) was about a fifth of a submission's CPU on
 // the request thread. It runs on a thread of its own, so the request thread keeps to HTTP and
 // SQL; so does signing the credentials of claims verified later (a claim completing 2,000
-// pending claims held the request thread for half a second). The thread starts with the first seal; until it has loaded (a few hundred ms), after
-// close, or if it fails, claims are sealed on the request thread: the same bytes either way.
+// pending claims held the request thread for up to a second). The thread starts with the first
+// seal; until it has loaded (a few hundred ms), after close, or if it fails, claims are sealed on
+// the request thread: the same bytes either way.
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../platform/worker.ts';
 import { sealClaim, sealCredential, type ClaimSeal, type CredentialInput, type SealedCredential, type SealInput } from './claim-seal.ts';
