@@ -381,14 +381,15 @@ export class ClaimService {
    * sharing a transaction, one completes each claim. Their updates leave together.
    */
   private async complete(sql: Sql, claim: NormalisedClaim, period: { start: string; end: string }, selectionMethod: boolean, now: string): Promise<void> {
-    const waiting = await new ClaimRepository(sql).lockPendingOverlapping(claim.collectionId, otherGroup(claim.testGroup), period);
+    const claims = new ClaimRepository(sql);
+    const waiting = await claims.lockPendingOverlapping(claim.collectionId, otherGroup(claim.testGroup), period);
     let taken = completing.get(sql);
     if (!taken) completing.set(sql, (taken = new Set()));
     const mine = waiting.filter((c) => !taken.has(c.id));
     for (const c of mine) taken.add(c.id);
     const context = ruleContext(selectionMethod, { present: true, aligned: true });
     const changes = await Promise.all(mine.map((c) => this.verdictChange(sql, c, context, now)));
-    await new ClaimRepository(sql).updateIfPending(changes.filter((c) => c !== undefined));
+    await claims.updateIfPending(changes.filter((c) => c !== undefined));
   }
 
   /**
