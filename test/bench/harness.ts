@@ -148,7 +148,6 @@ export async function measureHttp(name: string, opts: Partial<autocannon.Options
   const wanted = opts.connections ?? connections;
   const latencies: number[] = [];
   const answered = new Set<unknown>();
-  let non2xx = 0;
   const non2xxStatuses: Record<number, number> = {};
   let startedAt = 0;
   let window: { from: number; to?: number } | undefined;
@@ -181,10 +180,7 @@ export async function measureHttp(name: string, opts: Partial<autocannon.Options
       }
       if (window.to !== undefined) return;
       latencies.push(responseTime);
-      if (statusCode < 200 || statusCode >= 300) {
-        non2xx++;
-        non2xxStatuses[statusCode] = (non2xxStatuses[statusCode] ?? 0) + 1;
-      }
+      if (statusCode < 200 || statusCode >= 300) non2xxStatuses[statusCode] = (non2xxStatuses[statusCode] ?? 0) + 1;
     });
   });
   const seconds = window ? (window.to! - window.from) / 1000 : 0;
@@ -198,10 +194,13 @@ export async function measureHttp(name: string, opts: Partial<autocannon.Options
     // Over the whole run, warm-up included, so no failure is left out; connections that never
     // answered count too.
     errors: result.errors + result.timeouts + (wanted - answered.size),
-    non2xx,
+    non2xx: countOf(non2xxStatuses),
     non2xxStatuses,
   };
 }
+
+/** How many answers counts by status hold. */
+export const countOf = (statuses: Record<number, number>) => Object.values(statuses).reduce((sum, n) => sum + n, 0);
 
 /** The non-2xx answers of rows, added up by status. */
 export function addStatuses(rows: Row[]): Record<number, number> {

@@ -11,7 +11,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchCase } from './case.ts';
-import { addStatuses, connections, describeNon2xx, duration, latencyPercentiles, measureHttp, startTarget, type Row, type Target } from './harness.ts';
+import { addStatuses, connections, countOf, describeNon2xx, duration, latencyPercentiles, measureHttp, startTarget, type Row, type Target } from './harness.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.env.BENCH_ONLY;
@@ -61,13 +61,14 @@ async function measureInstances(name: string, c: BenchCase, targets: ReturnType<
   const everyInstance = { serverPids: targets.map((t) => t.pid) };
   const rows = await Promise.all(options.map((o, i) => measureHttp(`${name} #${i}`, { ...o, connections: share }, i === 0 ? everyInstance : undefined)));
   const latencies = rows.flatMap((r) => r.latencies ?? []);
+  const non2xxStatuses = addStatuses(rows);
   return {
     name,
     rps: rows.reduce((sum, r) => sum + r.rps, 0),
     ...latencyPercentiles(latencies),
     errors: rows.reduce((sum, r) => sum + r.errors, 0),
-    non2xx: rows.reduce((sum, r) => sum + r.non2xx, 0),
-    non2xxStatuses: addStatuses(rows),
+    non2xx: countOf(non2xxStatuses),
+    non2xxStatuses,
     ...(rows[0]!.cpu ? { cpu: rows[0]!.cpu } : {}),
   };
 }
