@@ -43,6 +43,9 @@ export interface KptClaims {
   collection_id: string;
   created_at: string;
   credential: string | null;
+  credential_revoked: Generated<boolean | number>;
+  credential_status_changed_at: string | null;
+  credential_suspended: Generated<boolean | number>;
   daily_logs: string;
   days: number;
   end_date: string | null;
@@ -79,14 +82,6 @@ export interface KptIdempotencyKeys {
   idempotency_key: string;
   principal_did: string;
   request_hash: string | null;
-}
-
-export interface TwinCredentialStatuses {
-  claim_id: string;
-  revoked: Generated<boolean | number>;
-  status_list_index: Generated<number>;
-  suspended: Generated<boolean | number>;
-  updated_at: string;
 }
 
 export interface TwinCredentialStatusEvents {
@@ -222,7 +217,6 @@ export interface DB {
   kpt_collections: KptCollections;
   kpt_idempotency_keys: KptIdempotencyKeys;
   twin_credential_status_events: TwinCredentialStatusEvents;
-  twin_credential_statuses: TwinCredentialStatuses;
   twin_entities: TwinEntities;
   twin_evidence_blobs: TwinEvidenceBlobs;
   twin_relationships: TwinRelationships;

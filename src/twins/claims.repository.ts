@@ -21,7 +21,8 @@ const CLAIM_STATUSES = contractSchema(bundledContract(), 'ClaimStatus').enum as 
 /** A stored claim; its credential's index in the status lists (credential-status.ts) is null without one. */
 export type ClaimRow = Omit<Selectable<KptClaims>, 'test_group' | 'status'> & { test_group: TestGroup; status: ClaimStatus };
 
-type NewClaimRow = Omit<ClaimRow, 'seq'>;
+/** A new claim's row: its credential's status has not changed (the columns' defaults). */
+type NewClaimRow = Omit<ClaimRow, 'seq' | 'credential_revoked' | 'credential_suspended' | 'credential_status_changed_at'>;
 
 /** A claim the service decided to store: its request, and what the rules and the seal made of it. */
 export interface NewClaim {
@@ -307,7 +308,8 @@ const partnersOf = (row: PartnersRow): PartnerClaims => ({
 });
 
 /** A claim just inserted: its `seq` is not read back (nothing of a new claim's submission uses it). */
-const inserted = (row: NewClaimRow): StoredClaim => new StoredClaim({ seq: 0, ...row });
+const inserted = (row: NewClaimRow): StoredClaim =>
+  new StoredClaim({ seq: 0, credential_revoked: false, credential_suspended: false, credential_status_changed_at: null, ...row });
 
 const stored = (row: ClaimRow | undefined): StoredClaim | undefined => row && new StoredClaim(row);
 
@@ -320,14 +322,14 @@ const householdClaims = prepared((db: Db, householdDid: string) =>
  * findPartnerClaims's statement: whether some claim of the group is there, each test stopping at
  * the first claim that passes it (the collection's index), so a claim costs the same in a large
  * collection as in a small one. ISO dates compare as strings; without a period (null bounds)
- * nothing overlaps. A claim whose credential is revoked or suspended is withdrawn data (only such
- * claims have a row in the status table): it neither makes a control group present nor aligns.
+ * nothing overlaps. A claim whose credential is revoked or suspended is withdrawn data: it
+ * neither makes a control group present nor aligns.
  * A pending claim has no credential, so none of them is withdrawn.
  */
 const partnerClaimsQuery = (db: Db, collectionId: string, group: TestGroup, end: string | null, start: string | null) => {
   const some = (condition: RawBuilder<unknown>) =>
     sql<boolean>`exists (select 1 from kpt_claims c where c.collection_id = ${collectionId} and c.test_group = ${group} and c.status <> 'rejected' and ${condition})`;
-  const standing = sql`not exists (select 1 from twin_credential_statuses s where s.claim_id = c.id and (s.revoked or s.suspended))`;
+  const standing = sql`not (c.credential_revoked or c.credential_suspended)`;
   const overlap = sql`c.start_date <= ${end} and c.end_date >= ${start}`;
   return db.selectNoFrom([
     some(standing).as('present'),
@@ -420,11 +422,12 @@ export class ClaimRepository {
   }
 
   /**
-   * findById, the row locked for share until the transaction ends: a transaction changing it
-   * (a correction rejecting it) waits for this one, or this read waits for that change.
+   * findById, the row locked until the transaction ends: a transaction changing it (a correction
+   * rejecting it, a change of its credential's status) waits for this one, or this read waits for
+   * that change.
    */
-  async findByIdForShare(id: string): Promise<StoredClaim | undefined> {
-    return stored(await this.claims().where('id', '=', id).$call(lockRows(this.sql, 'share')).executeTakeFirst());
+  async findByIdForUpdate(id: string): Promise<StoredClaim | undefined> {
+    return stored(await this.claims().where('id', '=', id).$call(lockRows(this.sql, 'update')).executeTakeFirst());
   }
 
   async findByClaimKey(claimKey: string): Promise<StoredClaim | undefined> {
@@ -636,16 +639,15 @@ export class ClaimRepository {
    */
   async findVerifiedInCollection(collectionId: string): Promise<{ counted: ReportClaim[]; withdrawn: number }> {
     const rows = await this.sql
-      .selectFrom('kpt_claims as c')
-      .leftJoin('twin_credential_statuses as s', 's.claim_id', 'c.id')
-      .select(['c.household_did', 'c.test_group', 'c.days', 'c.total_kg', 's.revoked', 's.suspended'])
+      .selectFrom('kpt_claims')
+      .select(['household_did', 'test_group', 'days', 'total_kg', 'credential_revoked', 'credential_suspended'])
       .$narrowType<Pick<ClaimRow, 'test_group'>>()
-      .where('c.collection_id', '=', collectionId)
-      .where('c.status', '=', 'verified')
-      .orderBy('c.seq')
+      .where('collection_id', '=', collectionId)
+      .where('status', '=', 'verified')
+      .orderBy('seq')
       .execute();
-    // SQLite answers booleans as 0/1; no status row: neither.
-    const stands = (r: { revoked: unknown; suspended: unknown }) => !Number(r.revoked) && !Number(r.suspended);
+    // SQLite answers booleans as 0/1.
+    const stands = (r: { credential_revoked: unknown; credential_suspended: unknown }) => !Number(r.credential_revoked) && !Number(r.credential_suspended);
     return {
       counted: rows.filter(stands).map((r) => ({ household: r.household_did, group: r.test_group, days: r.days, totalKg: r.total_kg })),
       withdrawn: rows.filter((r) => !stands(r)).length,

@@ -4,7 +4,7 @@ import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../platform/db/index.ts';
 import { prepared } from '../platform/db/prepared.ts';
 import type { Sql } from '../platform/db/sql.ts';
-import type { TwinCredentialStatusEvents, TwinCredentialStatuses } from '../../generated/db/database.ts';
+import type { KptClaims, TwinCredentialStatusEvents } from '../../generated/db/database.ts';
 
 /** The state of one status list index: its claim's credential, revoked or suspended. */
 export interface IndexState {
@@ -29,20 +29,16 @@ export interface StatusEvent {
 type StatusEventRow = Omit<Insertable<TwinCredentialStatusEvents>, 'id'>;
 
 const COUNTER = 'credentials';
+// A credential's status is kept on its claim's row (migration 405).
+type StatusColumns = Pick<Selectable<KptClaims>, 'id' | 'status_list_index' | 'credential_revoked' | 'credential_suspended'> & { credential_status_changed_at: string };
+const STATUS_COLUMNS = ['id', 'status_list_index', 'credential_revoked', 'credential_suspended', 'credential_status_changed_at'] as const;
 // SQLite answers booleans as 0/1.
-const indexStateOf = (r: Selectable<TwinCredentialStatuses>): IndexState => ({
+const indexStateOf = (r: StatusColumns): IndexState => ({
   index: Number(r.status_list_index),
-  claimId: r.claim_id,
-  revoked: !!Number(r.revoked),
-  suspended: !!Number(r.suspended),
-  updatedAt: r.updated_at,
-});
-const statusRowOf = (s: IndexState): Insertable<TwinCredentialStatuses> => ({
-  status_list_index: s.index,
-  claim_id: s.claimId,
-  revoked: s.revoked,
-  suspended: s.suspended,
-  updated_at: s.updatedAt,
+  claimId: r.id,
+  revoked: !!Number(r.credential_revoked),
+  suspended: !!Number(r.credential_suspended),
+  updatedAt: r.credential_status_changed_at,
 });
 const eventOf = (r: StatusEventRow): StatusEvent => ({
   claimId: r.claim_id,
@@ -91,22 +87,19 @@ export class CredentialStatusRepository {
     return (await counterState(this.sql)).rows[0]!.created_at;
   }
 
+  /** The state of an index whose status has changed; undefined for one that never did. */
   async find(index: number): Promise<IndexState | undefined> {
-    const row = await this.sql.selectFrom('twin_credential_statuses').selectAll().where('status_list_index', '=', index).executeTakeFirst();
+    const row = await this.changed().select(STATUS_COLUMNS).$narrowType<{ credential_status_changed_at: string }>().where('status_list_index', '=', index).executeTakeFirst();
     return row && indexStateOf(row);
   }
 
+  /** Writes the state onto the row of the claim holding the index. */
   async save(state: IndexState): Promise<void> {
     await this.sql
-      .insertInto('twin_credential_statuses')
-      .values(statusRowOf(state))
-      .onConflict((oc) =>
-        oc.column('status_list_index').doUpdateSet((eb) => ({
-          revoked: eb.ref('excluded.revoked'),
-          suspended: eb.ref('excluded.suspended'),
-          updated_at: eb.ref('excluded.updated_at'),
-        })),
-      )
+      .updateTable('kpt_claims')
+      .set({ credential_revoked: state.revoked, credential_suspended: state.suspended, credential_status_changed_at: state.updatedAt })
+      .where('status_list_index', '=', state.index)
+      .where('id', '=', state.claimId)
       .execute();
   }
 
@@ -126,12 +119,17 @@ export class CredentialStatusRepository {
 
   /** Indexes in [first, last] whose bit for `purpose` is set, and the latest change in that range. */
   async listState(first: number, last: number, purpose: 'revocation' | 'suspension'): Promise<{ set: number[]; lastChange?: string }> {
-    const inRange = this.sql.selectFrom('twin_credential_statuses').where('status_list_index', '>=', first).where('status_list_index', '<=', last);
+    const inRange = this.changed().where('status_list_index', '>=', first).where('status_list_index', '<=', last);
     const rows = await inRange
       .select('status_list_index')
-      .where(purpose === 'revocation' ? 'revoked' : 'suspended', '=', true)
+      .where(purpose === 'revocation' ? 'credential_revoked' : 'credential_suspended', '=', true)
       .execute();
-    const latest = await inRange.select((eb) => eb.fn.max('updated_at').as('at')).executeTakeFirst();
+    const latest = await inRange.select((eb) => eb.fn.max('credential_status_changed_at').as('at')).executeTakeFirst();
     return { set: rows.map((r) => Number(r.status_list_index)), ...(latest?.at ? { lastChange: latest.at } : {}) };
+  }
+
+  /** The claims whose credential status has changed (kpt_claims_credential_status_changed_index). */
+  private changed() {
+    return this.sql.selectFrom('kpt_claims').where('credential_status_changed_at', 'is not', null);
   }
 }

@@ -1,7 +1,7 @@
 // Revocation and suspension of KPT credentials (Bitstring Status List v1.0): index allocation,
 // audited status changes, the signed status list credentials and the status check of verify.
 import type { Db } from '../platform/db/index.ts';
-import { inTransaction, lockUntilCommit, type Sql } from '../platform/db/sql.ts';
+import { inTransaction, type Sql } from '../platform/db/sql.ts';
 import { conflictWith, notFoundError } from '../platform/domain-errors.ts';
 import type { CredentialStatus, CredentialStatusChangeRequest, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
 import { credentialIdOf } from './claim-seal.ts';
@@ -139,17 +139,14 @@ export class CredentialStatusService {
 }
 
 /**
- * A claim's credential status, read once its lock is held until the caller's transaction ends:
- * changes of one credential (an operator's, a correction's revocation) run one at a time, each
- * deciding on the state the one before it left. Unlocked, two changes read the same state and
- * the later write undid the earlier (a revocation lost to a suspension).
+ * A claim's credential status, read once its claim's row is locked until the caller's transaction
+ * ends (the status is kept on that row): changes of one credential (an operator's, a correction's
+ * revocation) run one at a time, each deciding on the state the one before it left. Unlocked, two
+ * changes read the same state and the later write undid the earlier (a revocation lost to a
+ * suspension).
  */
 async function currentStatus(sql: Sql, claimId: string): Promise<IndexState> {
-  // The claim first, then the credential: a correction holds its claim's row when it revokes,
-  // and a change that took the credential's lock first would deadlock with it on that row (the
-  // status row references the claim).
-  const index = await statusIndexOfClaim(sql, claimId, 'share');
-  await lockUntilCommit(sql, `credential-status:${index}`);
+  const index = await statusIndexOfClaim(sql, claimId, 'update');
   const stored = await new CredentialStatusRepository(sql).find(index);
   return stored ?? { index, claimId, revoked: false, suspended: false, updatedAt: new Date().toISOString() };
 }
@@ -169,11 +166,11 @@ async function applyChange(sql: Sql, actor: StatusActor, current: IndexState, ac
 
 /**
  * The status index of a claim's credential: 404 without the claim, 409 without a credential that
- * has one. `share`: the claim's row stays locked for share until the transaction ends.
+ * has one. `update`: the claim's row stays locked until the transaction ends.
  */
-async function statusIndexOfClaim(sql: Sql, claimId: string, lock?: 'share'): Promise<number> {
+async function statusIndexOfClaim(sql: Sql, claimId: string, lock?: 'update'): Promise<number> {
   const claims = new ClaimRepository(sql);
-  const claim = await (lock ? claims.findByIdForShare(claimId) : claims.findById(claimId));
+  const claim = await (lock ? claims.findByIdForUpdate(claimId) : claims.findById(claimId));
   if (!claim) throw notFoundError(`No claim ${claimId}.`);
   if (!claim.credential || claim.statusListIndex === null) {
     throw conflictWith(`Claim ${claimId} has no credential with a status entry (it is not verified, or was verified before status lists).`, undefined, 'no-credential-status');

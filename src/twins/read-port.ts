@@ -109,9 +109,8 @@ function ordered<TB extends SeqTable, R extends { seq: number }, T>(
 // A claim row also carries the request body, rule checks and measurements: not read for nothing.
 const CLAIM_RECORD_COLUMNS = ['seq', 'id', 'collection_id', 'household_did', 'status', 'credential', 'verifiable_credential', 'created_at', 'updated_at', 'verified_at'] as const;
 type ClaimRecordRow = Pick<ClaimRow, (typeof CLAIM_RECORD_COLUMNS)[number]> & { withdrawn: 'revoked' | 'suspended' | null };
-/** A claim's credential withdrawn ('revoked', 'suspended') or not (null): only such claims have a status row. */
-const withdrawnState = sql<'revoked' | 'suspended' | null>`(select case when s.revoked then 'revoked' when s.suspended then 'suspended' end
-  from twin_credential_statuses s where s.claim_id = kpt_claims.id)`;
+/** A claim's credential withdrawn ('revoked', 'suspended') or not (null). */
+const withdrawnState = sql<'revoked' | 'suspended' | null>`(case when kpt_claims.credential_revoked then 'revoked' when kpt_claims.credential_suspended then 'suspended' end)`;
 const claimRecords = (db: Db) =>
   db.selectFrom('kpt_claims').select(CLAIM_RECORD_COLUMNS).select(withdrawnState.as('withdrawn')).$narrowType<Pick<ClaimRow, 'status'>>();
 

@@ -127,6 +127,44 @@ describe('migration 404: who may submit into a collection', () => {
   });
 });
 
+forEachDatabase('migration 405: a credential\'s status on its claim\'s row', (t) => {
+  const at = '2026-03-05T08:30:00.000Z';
+  const migrator = () => new Migrator({ db: t.db, provider: migrationProvider, migrationTableSchema: t.schema });
+  const claim = (id: string, index: number | null) => ({
+    id, claim_key: id, collection_id: 'default', household_did: `did:ixo:entity:${id}`, test_group: 'reference', status: index === null ? 'pending' : 'verified', start_date: null, end_date: null, days: 3,
+    total_kg: 3, daily_logs: '[1,1,1]', body: '{}', claim_cid: 'x', checks: '[]', reasons: '[]', credential: null, verifiable_credential: null, submitted_by: 'did:ixo:entity:s', created_at: at,
+    updated_at: at, verified_at: null, status_list_index: index,
+  });
+  const statuses = [
+    { status_list_index: 1, claim_id: 'revoked', revoked: true, suspended: false, updated_at: '2026-03-06T00:00:00.000Z' },
+    { status_list_index: 2, claim_id: 'suspended', revoked: false, suspended: true, updated_at: '2026-03-07T00:00:00.000Z' },
+    { status_list_index: 3, claim_id: 'reinstated', revoked: false, suspended: false, updated_at: '2026-03-08T00:00:00.000Z' },
+  ];
+  const asStored = (r: Record<string, unknown>) => ({ ...r, revoked: Boolean(r.revoked), suspended: Boolean(r.suspended) });
+
+  it('moves every status row onto its claim, leaves the others standing, and its down migration gives the rows back', async () => {
+    const db = t.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
+    expect((await migrator().migrateTo('404_collection_submitters')).error).to.equal(undefined);
+    for (const [id, index] of [['revoked', 1], ['suspended', 2], ['reinstated', 3], ['standing', 4], ['pending', null]] as const) await db.insertInto('kpt_claims').values(claim(id, index)).execute();
+    await db.insertInto('twin_credential_statuses').values(statuses).execute();
+
+    await migrateLatest(t.db);
+    const rows = await db.selectFrom('kpt_claims').select(['id', 'credential_revoked', 'credential_suspended', 'credential_status_changed_at']).orderBy('id').execute();
+    expect(rows.map((r) => [r.id, Boolean(r.credential_revoked), Boolean(r.credential_suspended), r.credential_status_changed_at])).to.deep.equal([
+      ['pending', false, false, null],
+      ['reinstated', false, false, '2026-03-08T00:00:00.000Z'],
+      ['revoked', true, false, '2026-03-06T00:00:00.000Z'],
+      ['standing', false, false, null],
+      ['suspended', false, true, '2026-03-07T00:00:00.000Z'],
+    ]);
+
+    expect((await migrator().migrateTo('404_collection_submitters')).error).to.equal(undefined);
+    const back = await db.selectFrom('twin_credential_statuses').selectAll().orderBy('status_list_index').execute();
+    expect(back.map(asStored)).to.deep.equal(statuses);
+    await migrateLatest(t.db);
+  });
+});
+
 forEachDatabase('migrations renamed after some database applied them', (t) => {
   it('a history naming 207_ussd_household_without_customer_id (its first name) is moved to 401: nothing runs again, start-up goes on', async () => {
     await sql`update kysely_migration set name = '207_ussd_household_without_customer_id' where name = '401_ussd_household_without_customer_id'`.execute(t.db);
