@@ -14,16 +14,7 @@ export async function up(db: MigrationDb): Promise<void> {
     .addColumn('created_at', 'varchar(32)', notNull)
     .execute();
   await db.insertInto('twin_status_index_counter').values({ name: 'credentials', next_index: 0, created_at: new Date().toISOString() }).execute();
-  await db.schema
-    .createTable('twin_credential_statuses')
-    .addColumn('status_list_index', 'integer', (c) => c.notNull().primaryKey())
-    .addColumn('claim_id', 'varchar(64)', notNull)
-    .addColumn('revoked', 'boolean', (c) => c.notNull().defaultTo(false))
-    .addColumn('suspended', 'boolean', (c) => c.notNull().defaultTo(false))
-    .addColumn('updated_at', 'varchar(32)', notNull)
-    .addUniqueConstraint('twin_credential_statuses_claim_id_unique', ['claim_id'])
-    .addForeignKeyConstraint('twin_credential_statuses_claim_id_foreign', ['claim_id'], 'kpt_claims', ['id'])
-    .execute();
+  await createStatusTable(db);
   await withIncrements(db, db.schema.createTable('twin_credential_status_events'), 'id')
     .addColumn('claim_id', 'varchar(64)', notNull)
     .addColumn('status_list_index', 'integer', notNull)
@@ -34,6 +25,20 @@ export async function up(db: MigrationDb): Promise<void> {
     .addColumn('created_at', 'varchar(32)', notNull)
     .execute();
   await db.schema.createIndex('twin_credential_status_events_claim_id_index').on('twin_credential_status_events').column('claim_id').execute();
+}
+
+/** The state of each index whose status changed (until migration 405 moved it onto the claims, and after its down migration). */
+export async function createStatusTable(db: MigrationDb): Promise<void> {
+  await db.schema
+    .createTable('twin_credential_statuses')
+    .addColumn('status_list_index', 'integer', (c) => c.notNull().primaryKey())
+    .addColumn('claim_id', 'varchar(64)', notNull)
+    .addColumn('revoked', 'boolean', (c) => c.notNull().defaultTo(false))
+    .addColumn('suspended', 'boolean', (c) => c.notNull().defaultTo(false))
+    .addColumn('updated_at', 'varchar(32)', notNull)
+    .addUniqueConstraint('twin_credential_statuses_claim_id_unique', ['claim_id'])
+    .addForeignKeyConstraint('twin_credential_statuses_claim_id_foreign', ['claim_id'], 'kpt_claims', ['id'])
+    .execute();
 }
 
 export async function down(db: MigrationDb): Promise<void> {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import { notNull, type MigrationDb } from './index.ts';
+import type { MigrationDb } from './index.ts';
+import { createStatusTable } from './103_twins_credential_status.ts';
 
 // A credential's revoked and suspended bits move onto its claim's row (one status row per claim
 // at most, keyed by the claim's own status_list_index). A claim submission asks whether the
@@ -31,16 +32,7 @@ export async function up(db: MigrationDb): Promise<void> {
 }
 
 export async function down(db: MigrationDb): Promise<void> {
-  await db.schema
-    .createTable('twin_credential_statuses')
-    .addColumn('status_list_index', 'integer', (c) => c.notNull().primaryKey())
-    .addColumn('claim_id', 'varchar(64)', notNull)
-    .addColumn('revoked', 'boolean', (c) => c.notNull().defaultTo(false))
-    .addColumn('suspended', 'boolean', (c) => c.notNull().defaultTo(false))
-    .addColumn('updated_at', 'varchar(32)', notNull)
-    .addUniqueConstraint('twin_credential_statuses_claim_id_unique', ['claim_id'])
-    .addForeignKeyConstraint('twin_credential_statuses_claim_id_foreign', ['claim_id'], 'kpt_claims', ['id'])
-    .execute();
+  await createStatusTable(db);
   await db
     .insertInto('twin_credential_statuses')
     .columns(['status_list_index', 'claim_id', 'revoked', 'suspended', 'updated_at'])
