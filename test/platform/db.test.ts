@@ -193,6 +193,19 @@ if (TEST_DATABASE_URL) {
       expect((await sql<{ name: string }>`select name from kysely_migration order by name`.execute(t.db)).rows).to.deep.equal(rows);
     });
 
+    it('compress the large text columns of claims with lz4 where the server has it (migration 406); its down migration restores the default', async () => {
+      const { lz4 } = (await sql<{ lz4: boolean }>`select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`.execute(t.db)).rows[0]!;
+      const methods = async () =>
+        (await sql<{ attcompression: string }>`select attcompression from pg_attribute where attrelid = 'kpt_claims'::regclass
+          and attname in ('body', 'checks', 'reasons', 'credential', 'verifiable_credential') order by attname`.execute(t.db)).rows.map((r) => r.attcompression);
+      // '' is the server's default_toast_compression (pglz unless it is set otherwise).
+      expect(await methods()).to.deep.equal(Array(5).fill(lz4 ? 'l' : ''));
+      const { error } = await new Migrator({ db: t.db, provider: migrationProvider, migrationTableSchema: t.schema }).migrateTo('405_twins_credential_status_on_claims');
+      expect(error).to.equal(undefined);
+      expect(await methods()).to.deep.equal(Array(5).fill(''));
+      await migrateLatest(t.db);
+    });
+
     it("keep each schema's history in that schema: a second deployment in the same database migrates from scratch", async () => {
       const other = await createTestDatabase('postgres');
       try {
