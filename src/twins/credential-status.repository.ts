@@ -30,8 +30,9 @@ type StatusEventRow = Omit<Insertable<TwinCredentialStatusEvents>, 'id'>;
 
 const COUNTER = 'credentials';
 // A credential's status is kept on its claim's row (migration 405).
-type StatusColumns = Pick<Selectable<KptClaims>, 'id' | 'status_list_index' | 'credential_revoked' | 'credential_suspended'> & { credential_status_changed_at: string };
 const STATUS_COLUMNS = ['id', 'status_list_index', 'credential_revoked', 'credential_suspended', 'credential_status_changed_at'] as const;
+/** Read only where the status has changed (`changed`): its time is set. */
+type StatusColumns = Pick<Selectable<KptClaims>, (typeof STATUS_COLUMNS)[number]> & { credential_status_changed_at: string };
 // SQLite answers booleans as 0/1.
 const indexStateOf = (r: StatusColumns): IndexState => ({
   index: Number(r.status_list_index),
