@@ -325,6 +325,8 @@ const householdClaims = prepared((db: Db, householdDid: string) =>
  * nothing overlaps. A claim whose credential is revoked or suspended is withdrawn data: it
  * neither makes a control group present nor aligns.
  * A pending claim has no credential, so none of them is withdrawn.
+ * Planned once (prepared.ts `planOnce`), like its household read: the group's index and the
+ * household's are the only ones these can read by (migration 407).
  */
 const partnerClaimsQuery = (db: Db, collectionId: string, group: TestGroup, end: string | null, start: string | null) => {
   const some = (condition: RawBuilder<unknown>) =>
@@ -337,7 +339,7 @@ const partnerClaimsQuery = (db: Db, collectionId: string, group: TestGroup, end:
     some(sql`c.status = 'pending' and ${overlap}`).as('aligned_pending'),
   ]);
 };
-const partnerClaims = prepared(partnerClaimsQuery);
+const partnerClaims = prepared(partnerClaimsQuery, { planOnce: true });
 
 /** partnerClaims with the household's claims beside them, as a JSON array (PostgreSQL). */
 const householdAndPartners = prepared((db: Db, householdDid: string, collectionId: string, group: TestGroup, end: string | null, start: string | null) =>
@@ -346,6 +348,7 @@ const householdAndPartners = prepared((db: Db, householdDid: string, collectionI
       HOUSEHOLD_COLUMNS.map((c) => sql.ref(c)),
     )} from kpt_claims where household_did = ${householdDid}) h)`.as('household'),
   ),
+  { planOnce: true },
 );
 
 /** Every column of claims, with their groups and statuses as the contract types them. */
@@ -358,6 +361,7 @@ const boundToKey = prepared((db: Db, principalDid: string, key: string) =>
     .select('k.request_hash')
     .where('k.principal_did', '=', principalDid)
     .where('k.idempotency_key', '=', key),
+  { planOnce: true },
 );
 
 /**
@@ -375,11 +379,13 @@ function opening(db: Db, locks: AdvisoryLock[], collectionId: string, householdD
 /** A submission waits for the household's other submissions, and marks its group of the collection in flight. */
 const openingOfSubmission = prepared((db: Db, householdLock: string, groupLock: string, collectionId: string, householdDid: string) =>
   opening(db, [{ name: householdLock, mode: 'exclusive' }, { name: groupLock, mode: 'shared' }], collectionId, householdDid),
+  { planOnce: true },
 );
 
 /** A correction runs alone in its collection: it waits for every submission to either group, and holds new ones back. */
 const openingOfCorrection = prepared((db: Db, householdLock: string, referenceLock: string, interventionLock: string, collectionId: string, householdDid: string) =>
   opening(db, [{ name: householdLock, mode: 'exclusive' }, { name: referenceLock, mode: 'exclusive' }, { name: interventionLock, mode: 'exclusive' }], collectionId, householdDid),
+  { planOnce: true },
 );
 
 /**
@@ -397,7 +403,7 @@ const updatePendingClaims = prepared((db: Db, changes: string) => {
   return { compile: () => statement.compile(db) };
 });
 
-const insertClaim = prepared((db: Db, row: NewClaimRow) => db.insertInto('kpt_claims').values(row), { 0: CLAIM_COLUMNS });
+const insertClaim = prepared((db: Db, row: NewClaimRow) => db.insertInto('kpt_claims').values(row), { rows: { 0: CLAIM_COLUMNS }, planOnce: true });
 
 /** The claim's evidence and the claim in one statement (PostgreSQL). */
 const insertClaimWithEvidence = prepared(
@@ -406,7 +412,7 @@ const insertClaimWithEvidence = prepared(
       .with('evidence', (q) => q.insertInto('twin_evidence_blobs').values(evidence).onConflict((oc) => oc.column('cid').doNothing()))
       .insertInto('kpt_claims')
       .values(row),
-  { 0: EVIDENCE_COLUMNS, 1: CLAIM_COLUMNS },
+  { rows: { 0: EVIDENCE_COLUMNS, 1: CLAIM_COLUMNS }, planOnce: true },
 );
 
 /** Claims, over the database or a transaction (`inTransaction`). */

@@ -61,12 +61,13 @@ const eventRowOf = (e: StatusEvent): StatusEventRow => ({
 });
 
 // Prepared (platform/db/prepared.ts): verified claims reserve indexes in their transaction.
-const counterState = prepared((db: Db) => db.selectFrom('twin_status_index_counter').select(['next_index', 'created_at']).where('name', '=', COUNTER));
+const counterState = prepared((db: Db) => db.selectFrom('twin_status_index_counter').select(['next_index', 'created_at']).where('name', '=', COUNTER), { planOnce: true });
 const advanceCounter = prepared((db: Db, count: number) =>
   db
     .updateTable('twin_status_index_counter')
     .set((eb) => ({ next_index: eb('next_index', '+', count) }))
     .where('name', '=', COUNTER),
+  { planOnce: true },
 );
 
 export class CredentialStatusRepository {

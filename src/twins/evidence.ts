@@ -82,7 +82,7 @@ export function evidenceRow(cid: string, content: string, mediaType = 'applicati
 /** Stores an evidence row; storing the same bytes again changes nothing. */
 export const insertEvidence = prepared((db: Db, row: EvidenceRow) =>
   db.insertInto('twin_evidence_blobs').values(row).onConflict((oc) => oc.column('cid').doNothing()),
-  { 0: EVIDENCE_COLUMNS },
+  { rows: { 0: EVIDENCE_COLUMNS }, planOnce: true },
 );
 
 export async function findEvidence(db: Db, cid: string): Promise<EvidenceBlob | undefined> {

@@ -11,6 +11,7 @@ import { createDb, createDbFromConfig, sqliteFile, type Db } from '../../src/pla
 import { migrateLatest } from '../../src/platform/db/migrate.ts';
 import { migrationProvider } from '../../src/platform/db/migrations/index.ts';
 import { inTransaction } from '../../src/platform/db/sql.ts';
+import { ClaimRepository } from '../../src/twins/claims.repository.ts';
 import { createTestDatabase, forEachDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
 
 /** The test's own tables, beside the migrated ones. */
@@ -191,6 +192,35 @@ if (TEST_DATABASE_URL) {
       await sql`drop table kysely_migration, kysely_migration_lock`.execute(t.db);
       expect(await migrateLatest(t.db)).to.deep.equal([]);
       expect((await sql<{ name: string }>`select name from kysely_migration order by name`.execute(t.db)).rows).to.deep.equal(rows);
+    });
+
+    it("keep the followers' index of a collection's claims to the statements that page in commit order (migration 407): a partner read planned once reads its group's index", async () => {
+      const indexes = (plan: unknown): string[] => {
+        if (Array.isArray(plan)) return plan.flatMap(indexes);
+        if (!plan || typeof plan !== 'object') return [];
+        const node = plan as Record<string, unknown>;
+        return [...(typeof node['Index Name'] === 'string' ? [node['Index Name']] : []), ...Object.values(node).flatMap(indexes)];
+      };
+      // The partner read as a submission runs it, then its plan as kept (made once, from indexes), on an empty table.
+      const partnerReadPlan = () =>
+        inTransaction(t.db, async (trx) => {
+          await new ClaimRepository(trx).householdAndPartners('did:ixo:entity:407', 'c407', 'reference', { start: '2026-01-01', end: '2026-01-03' });
+          const { rows } = await sql<{ name: string; n: number }>`select name, cardinality(parameter_types) as n from pg_prepared_statements
+            where statement like '%aligned_pending%' and statement like '%household_did%'`.execute(trx);
+          expect(rows).to.have.length(1);
+          await sql`select set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`.execute(trx);
+          const explained = await sql.raw<{ 'QUERY PLAN': unknown }>(`explain (format json) execute ${rows[0]!.name}(${Array(rows[0]!.n).fill('null').join(', ')})`).execute(trx);
+          return [...new Set(indexes(explained.rows[0]!['QUERY PLAN']))].sort();
+        });
+      expect(await partnerReadPlan()).to.deep.equal(['kpt_claims_collection_id_test_group_status_index', 'kpt_claims_household_did_index']);
+      const definition = async () =>
+        (await sql<{ indexdef: string }>`select indexdef from pg_indexes where schemaname = current_schema() and indexname = 'kpt_claims_collection_tx_seq_index'`.execute(t.db)).rows[0]!.indexdef;
+      expect(await definition()).to.match(/\(collection_id, tx, seq\) WHERE \(tx IS NOT NULL\)$/);
+      const migrator = new Migrator({ db: t.db, provider: migrationProvider, migrationTableSchema: t.schema });
+      expect((await migrator.migrateTo('406_twins_claim_lz4')).error).to.equal(undefined);
+      expect(await definition()).to.match(/\(collection_id, tx, seq\)$/);
+      expect((await migrator.migrateToLatest()).error).to.equal(undefined);
+      expect(await definition()).to.match(/WHERE \(tx IS NOT NULL\)$/);
     });
 
     it('compress the large text columns of claims with lz4 where the server has it (migration 406); its down migration restores the default', async () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { sql, type Kysely } from 'kysely';
 import type { Db } from '../../src/platform/db/index.ts';
 import { prepared } from '../../src/platform/db/prepared.ts';
-import { inTransaction, lockRows } from '../../src/platform/db/sql.ts';
+import { inOneRoundTrip, inTransaction, lockRows } from '../../src/platform/db/sql.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 
 interface Tables {
@@ -20,7 +20,7 @@ forEachDatabase('prepared queries', (t) => {
       .execute();
   });
 
-  const insertRow = prepared((db: Db, row: Tables['prepared_t']) => tables(db).insertInto('prepared_t').values(row), { 0: ['id', 'n', 'note'] });
+  const insertRow = prepared((db: Db, row: Tables['prepared_t']) => tables(db).insertInto('prepared_t').values(row), { rows: { 0: ['id', 'n', 'note'] } });
   const above = prepared((db: Db, min: number, note: string) =>
     tables(db).selectFrom('prepared_t').select(['id', 'n']).where('n', '>', min).where('note', '<>', note).where('id', '<>', 'constant').orderBy('id').$call(lockRows(db, 'share')),
   );
@@ -55,6 +55,46 @@ forEachDatabase('prepared queries', (t) => {
       expect(names).to.have.length(1);
       expect(names[0]).to.match(/^hearth_\d+$/);
       expect(mode).to.equal('force_custom_plan');
+    });
+
+    // The planning a statement ran under, read by the statement itself.
+    const planning = (db: Db) => sql<{ mode: string; seqscan: string }>`select current_setting('plan_cache_mode') as mode, current_setting('enable_seqscan') as seqscan`.compile(db);
+    const plannedOnce = prepared((db: Db) => ({ compile: () => planning(db) }), { planOnce: true });
+    const plannedEachRun = prepared((db: Db) => ({ compile: () => planning(db) }));
+    const ONCE = { mode: 'force_generic_plan', seqscan: 'off' };
+    const EACH_RUN = { mode: 'force_custom_plan', seqscan: 'on' };
+
+    it('PostgreSQL: in a transaction, a statement planned once runs on a kept plan made from indexes, and the statements after it that are not are planned for their values again', async () => {
+      const inside = await inTransaction(t.db, async (trx) => [
+        (await plannedOnce(trx)).rows[0],
+        (await plannedEachRun(trx)).rows[0],
+        (await sql<{ mode: string; seqscan: string }>`select current_setting('plan_cache_mode') as mode, current_setting('enable_seqscan') as seqscan`.execute(trx)).rows[0],
+        (await plannedOnce(trx)).rows[0],
+      ]);
+      expect(inside).to.deep.equal([ONCE, EACH_RUN, EACH_RUN, ONCE]);
+      // Statements sent together (one round trip) are each planned as they ask too.
+      const together = await inTransaction(t.db, (trx) => inOneRoundTrip(trx, [plannedEachRun.query(trx), plannedOnce.query(trx), plannedOnce.query(trx), plannedEachRun.query(trx)] as const));
+      expect(together.map((r) => r.rows[0])).to.deep.equal([EACH_RUN, ONCE, ONCE, EACH_RUN]);
+      // Outside a transaction, and after one, the connection plans for each run's values.
+      expect((await plannedOnce(t.db)).rows[0]).to.deep.equal(EACH_RUN);
+      expect((await plannedEachRun(t.db)).rows[0]).to.deep.equal(EACH_RUN);
+    });
+
+    it('PostgreSQL: the plan made once reads by an index, even while the table is small enough that one planned for its values reads it whole', async () => {
+      await sql`create index prepared_t_n on prepared_t (n)`.execute(t.db);
+      const byN = prepared((db: Db, n: number) => tables(db).selectFrom('prepared_t').select('id').where('n', '=', n), { planOnce: true });
+      const plans = await inTransaction(t.db, async (trx) => {
+        await byN(trx, 1);
+        const { rows } = await sql<{ name: string }>`select name from pg_prepared_statements where statement like '%from "prepared_t" where "n" = $1'`.execute(trx);
+        const explain = (name: string) => sql.raw<{ 'QUERY PLAN': string }>(`explain execute ${name}(1)`).execute(trx);
+        const eachRun = (await explain(rows[0]!.name)).rows.map((r) => r['QUERY PLAN']).join('\n');
+        await sql`select set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`.execute(trx);
+        return { eachRun, once: (await explain(rows[0]!.name)).rows.map((r) => r['QUERY PLAN']).join('\n') };
+      });
+      expect(plans.eachRun).to.match(/Seq Scan on prepared_t/);
+      expect(plans.once).to.match(/Index (Only )?Scan using prepared_t_n on prepared_t/);
+      expect(plans.once).to.include('$1');
+      await sql`drop index prepared_t_n`.execute(t.db);
     });
   }
 

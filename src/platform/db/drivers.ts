@@ -134,8 +134,8 @@ export const PG_READ_TIMEOUT = 'Query read timeout';
 
 /** Queries run as one: their parts, in order (see `together`). */
 const batches = new WeakMap<CompiledQuery, readonly CompiledQuery[]>();
-/** Statements PostgreSQL keeps parsed and planned on each connection, by name (see `named`). */
-const names = new WeakMap<CompiledQuery, string>();
+/** Statements PostgreSQL keeps parsed on each connection, by name, and whether it also keeps their plan (see `named`). */
+const names = new WeakMap<CompiledQuery, { name: string; planOnce: boolean }>();
 /** Writes whose outcome no one waits for (see `behind`). */
 const writesBehind = new WeakSet<CompiledQuery>();
 
@@ -161,16 +161,31 @@ export function behind(write: CompiledQuery): CompiledQuery {
 }
 
 /**
- * The query as a statement each PostgreSQL connection prepares once (parse, analysis, and after a
- * few runs a generic plan) and then only binds: for the few fixed statements every request runs
- * (prepared.ts). `name` must stand for this SQL text alone.
+ * The query as a statement each PostgreSQL connection parses once and then only binds: for the
+ * few fixed statements every request runs (prepared.ts). `name` must stand for this SQL text
+ * alone. A connection plans each run for its values (index.ts `postgresPool`); with `planOnce`,
+ * in a transaction, it plans the statement once and keeps that plan (see PLAN_ONCE).
  */
-export function named<R>(query: CompiledQuery<R>, name: string): CompiledQuery<R> {
-  names.set(query, name);
+export function named<R>(query: CompiledQuery<R>, name: string, planOnce = false): CompiledQuery<R> {
+  names.set(query, { name, planOnce });
   return query;
 }
 
 const BEGIN = CompiledQuery.raw('begin');
+
+/**
+ * Transaction-local planning for the statements that follow, until the next of these. PLAN_ONCE:
+ * a prepared statement takes a generic plan, made on its first run and then kept by the
+ * connection, made from indexes only (a sequential scan would be chosen only where a statement has
+ * no index to read by). It is for statements that have one index only to read each table by
+ * (prepared.ts `planOnce`), and the foreign-key checks of their writes: their plan is the same
+ * whatever the values or the tables' size. PLAN_EACH_RUN gives back the connection's own planning
+ * for the others, whose generic plan could scan a table or read by the wrong index. Planning each
+ * run was most of PostgreSQL's CPU per claim (pgbench, pipelined, one client: a claim's opening
+ * 0.28-0.30 ms planned each run, 0.22-0.24 planned once; its partner read 0.39-0.44 and 0.20-0.24).
+ */
+const PLAN_ONCE = named(CompiledQuery.raw("select set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)"), 'hearth_plan_once');
+const PLAN_EACH_RUN = named(CompiledQuery.raw("select set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_seqscan', 'on', true)"), 'hearth_plan_each_run');
 
 /** The message of the error a call gets while the server is known out of reach (see Reach). */
 export const DATABASE_OUT_OF_REACH = 'The database did not answer moments ago; it is not asked again yet';
@@ -291,6 +306,8 @@ class PgConnection extends StatementConnection {
   /** Statements to write ahead of the next one: an unsent BEGIN, then writes behind. */
   private ahead: CompiledQuery[] = [];
   private inTransaction = false;
+  /** In a transaction: whether the statements sent last were planned once (PLAN_ONCE). */
+  private plannedOnce = false;
 
   /** Set while the connection carries the call trying an out-of-reach server again, until its first answer. */
   trial = false;
@@ -305,6 +322,7 @@ class PgConnection extends StatementConnection {
 
   begin(): void {
     this.inTransaction = true;
+    this.plannedOnce = false;
     this.ahead = [BEGIN];
   }
 
@@ -316,7 +334,7 @@ class PgConnection extends StatementConnection {
   async commit(): Promise<void> {
     const ahead = this.end();
     if (ahead.length === 1 && ahead[0] === BEGIN) return;
-    const results = await this.send([...ahead, COMMIT]);
+    const results = await this.send([...ahead, COMMIT], true);
     if (results.at(-1)!.command === 'ROLLBACK') throw new Error('the transaction was rolled back: one of its statements had failed');
   }
 
@@ -362,12 +380,35 @@ class PgConnection extends StatementConnection {
    * and waits for every answer; the first failure, in order, is thrown (in a transaction the
    * statements after it fail with it).
    */
-  private async send(queries: CompiledQuery[]): Promise<pg.QueryResult[]> {
+  /**
+   * The statements as they go out: in a transaction, each planned as it asks (PLAN_ONCE before a
+   * statement planned once, PLAN_EACH_RUN before any other that follows such). `own` marks the
+   * statements given, whose answers are the caller's.
+   */
+  private planned(queries: CompiledQuery[], inTransaction: boolean): { wire: CompiledQuery[]; own: boolean[] } {
+    if (!inTransaction) return { wire: queries, own: queries.map(() => true) };
+    const wire: CompiledQuery[] = [];
+    const own: boolean[] = [];
+    for (const q of queries) {
+      const once = names.get(q)?.planOnce ?? false;
+      if (q !== BEGIN && q !== COMMIT && once !== this.plannedOnce) {
+        wire.push(once ? PLAN_ONCE : PLAN_EACH_RUN);
+        own.push(false);
+        this.plannedOnce = once;
+      }
+      wire.push(q);
+      own.push(true);
+    }
+    return { wire, own };
+  }
+
+  private async send(queries: CompiledQuery[], inTransaction = this.inTransaction): Promise<pg.QueryResult[]> {
     const { stream } = (this.client as unknown as { connection: { stream: PgStream } }).connection;
     this.trips.count++;
     this.corkUntilTicked(stream);
-    const answers = queries.map((q) => this.client.query({ name: names.get(q), text: q.sql, values: q.parameters as unknown[] }));
-    const settled = await Promise.allSettled(answers);
+    const { wire, own } = this.planned(queries, inTransaction);
+    const answers = wire.map((q) => this.client.query({ name: names.get(q)?.name, text: q.sql, values: q.parameters as unknown[] }));
+    const settled = (await Promise.allSettled(answers)).filter((_, i) => own[i]);
     this.trial = false;
     const failure = settled.find((s) => s.status === 'rejected');
     if (!failure) this.reach.reached();

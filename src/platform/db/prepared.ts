@@ -31,15 +31,12 @@ interface Template {
 /**
  * `build` as a prepared query: built (once per database kind) with a placeholder for each
  * argument, then run with the arguments' values in those places. An argument given as a row
- * object names its columns in `rows` (by argument index): the placeholder is then an object of
+ * object names its columns in `options.rows` (by argument index): the placeholder is then an object of
  * one placeholder per column, and every column must be present (null, not undefined, for none).
  * `build` must give the same SQL for every value: no branching on an argument, no lists whose
  * length varies (write one prepared query per shape instead).
  */
-export function prepared<A extends unknown[], R>(
-  build: (db: Db, ...args: A) => Compilable<R>,
-  rows: Partial<Record<number, readonly string[]>> = {},
-): Prepared<A, R> {
+export function prepared<A extends unknown[], R>(build: (db: Db, ...args: A) => Compilable<R>, { rows = {}, planOnce = false }: PreparedOptions = {}): Prepared<A, R> {
   const arity = build.length - 1;
   const templates = new Map<DbClient, Template>();
   const templateFor = (db: Db): Template => {
@@ -58,9 +55,22 @@ export function prepared<A extends unknown[], R>(
   };
   const query = (db: Db, ...args: A): CompiledQuery<R> => {
     const { name, sql, values } = templateFor(db);
-    return named(CompiledQuery.raw(sql, values.map((v) => (v instanceof Slot ? valueAt(args, v) : v.constant))) as CompiledQuery<R>, name);
+    return named(CompiledQuery.raw(sql, values.map((v) => (v instanceof Slot ? valueAt(args, v) : v.constant))) as CompiledQuery<R>, name, planOnce);
   };
   return Object.assign(async (db: Db, ...args: A) => db.executeQuery(query(db, ...args)), { query });
+}
+
+export interface PreparedOptions {
+  /** Arguments given as row objects: their columns, by argument index. */
+  rows?: Partial<Record<number, readonly string[]>>;
+  /**
+   * Each table the statement reads has one index only that its conditions can read by (a
+   * unique key, or the one index of what it asks), and the rows it writes refer to unique keys:
+   * without sequential scans its plan is the same whatever the values or the tables' size. On
+   * PostgreSQL, in a transaction, each connection then plans it once and keeps the plan
+   * (drivers.ts PLAN_ONCE); otherwise it is planned for each run's values.
+   */
+  planOnce?: boolean;
 }
 
 /** A prepared query: run it, or take it compiled (`query`) to run with others (sql.ts `inOneRoundTrip`, `writeBehind`). */
