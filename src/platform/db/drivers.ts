@@ -376,11 +376,6 @@ class PgConnection extends StatementConnection {
   }
 
   /**
-   * Writes the statements at once (one write on the socket, with any others sent in this tick)
-   * and waits for every answer; the first failure, in order, is thrown (in a transaction the
-   * statements after it fail with it).
-   */
-  /**
    * The statements as they go out: in a transaction, each planned as it asks (PLAN_ONCE before a
    * statement planned once, PLAN_EACH_RUN before any other that follows such). `own` marks the
    * statements given, whose answers are the caller's.
@@ -402,6 +397,11 @@ class PgConnection extends StatementConnection {
     return { wire, own };
   }
 
+  /**
+   * Writes the statements at once (one write on the socket, with any others sent in this tick)
+   * and waits for every answer; the first failure, in order, is thrown (in a transaction the
+   * statements after it fail with it). `inTransaction`: whether they are sent in one (a COMMIT ends it).
+   */
   private async send(queries: CompiledQuery[], inTransaction = this.inTransaction): Promise<pg.QueryResult[]> {
     const { stream } = (this.client as unknown as { connection: { stream: PgStream } }).connection;
     this.trips.count++;
