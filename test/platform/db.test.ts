@@ -13,6 +13,7 @@ import { migrationProvider } from '../../src/platform/db/migrations/index.ts';
 import { inTransaction } from '../../src/platform/db/sql.ts';
 import { ClaimRepository } from '../../src/twins/claims.repository.ts';
 import { createTestDatabase, forEachDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
+import { explainPrepared } from '../helpers/plans.ts';
 
 /** The test's own tables, beside the migrated ones. */
 interface Tables {
@@ -205,12 +206,8 @@ if (TEST_DATABASE_URL) {
       const partnerReadPlan = () =>
         inTransaction(t.db, async (trx) => {
           await new ClaimRepository(trx).householdAndPartners('did:ixo:entity:407', 'c407', 'reference', { start: '2026-01-01', end: '2026-01-03' });
-          const { rows } = await sql<{ name: string; n: number }>`select name, cardinality(parameter_types) as n from pg_prepared_statements
-            where statement like '%aligned_pending%' and statement like '%household_did%'`.execute(trx);
-          expect(rows).to.have.length(1);
-          await sql`select set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`.execute(trx);
-          const explained = await sql.raw<{ 'QUERY PLAN': unknown }>(`explain (format json) execute ${rows[0]!.name}(${Array(rows[0]!.n).fill('null').join(', ')})`).execute(trx);
-          return [...new Set(indexes(explained.rows[0]!['QUERY PLAN']))].sort();
+          const explained = await explainPrepared(trx, '%aligned_pending%household_did%', { planOnce: true, options: '(format json)' });
+          return [...new Set(indexes(explained))].sort();
         });
       expect(await partnerReadPlan()).to.deep.equal(['kpt_claims_collection_id_test_group_status_index', 'kpt_claims_household_did_index']);
       const definition = async () =>

@@ -4,6 +4,7 @@ import type { Db } from '../../src/platform/db/index.ts';
 import { prepared } from '../../src/platform/db/prepared.ts';
 import { inOneRoundTrip, inTransaction, lockRows } from '../../src/platform/db/sql.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
+import { explainPrepared } from '../helpers/plans.ts';
 
 interface Tables {
   prepared_t: { id: string; n: number; note: string | null };
@@ -68,7 +69,7 @@ forEachDatabase('prepared queries', (t) => {
       const inside = await inTransaction(t.db, async (trx) => [
         (await plannedOnce(trx)).rows[0],
         (await plannedEachRun(trx)).rows[0],
-        (await sql<{ mode: string; seqscan: string }>`select current_setting('plan_cache_mode') as mode, current_setting('enable_seqscan') as seqscan`.execute(trx)).rows[0],
+        (await trx.executeQuery(planning(trx))).rows[0],
         (await plannedOnce(trx)).rows[0],
       ]);
       expect(inside).to.deep.equal([ONCE, EACH_RUN, EACH_RUN, ONCE]);
@@ -85,11 +86,8 @@ forEachDatabase('prepared queries', (t) => {
       const byN = prepared((db: Db, n: number) => tables(db).selectFrom('prepared_t').select('id').where('n', '=', n), { planOnce: true });
       const plans = await inTransaction(t.db, async (trx) => {
         await byN(trx, 1);
-        const { rows } = await sql<{ name: string }>`select name from pg_prepared_statements where statement like '%from "prepared_t" where "n" = $1'`.execute(trx);
-        const explain = (name: string) => sql.raw<{ 'QUERY PLAN': string }>(`explain execute ${name}(1)`).execute(trx);
-        const eachRun = (await explain(rows[0]!.name)).rows.map((r) => r['QUERY PLAN']).join('\n');
-        await sql`select set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`.execute(trx);
-        return { eachRun, once: (await explain(rows[0]!.name)).rows.map((r) => r['QUERY PLAN']).join('\n') };
+        const explain = async (planOnce: boolean) => (await explainPrepared(trx, '%from "prepared_t" where "n" = $1', { planOnce, args: ['1'] })).join('\n');
+        return { eachRun: await explain(false), once: await explain(true) };
       });
       expect(plans.eachRun).to.match(/Seq Scan on prepared_t/);
       expect(plans.once).to.match(/Index (Only )?Scan using prepared_t_n on prepared_t/);
