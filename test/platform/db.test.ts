@@ -92,6 +92,11 @@ describe('migrations', () => {
       expect(rows.map((r) => r.name)).to.include.members(['001_platform_api_keys', '400_agent_user_preferences']);
       // And it goes on working: a second start applies nothing either.
       expect(await migrateLatest(db)).to.deep.equal([]);
+      // From then on Kysely's history is the only one: a migration of Knex's time undone is applied again, not re-adopted as applied.
+      const names = Object.keys(await migrationProvider.getMigrations());
+      const beforeLastOfKnex = names[names.indexOf('400_agent_user_preferences') - 1]!;
+      expect((await new Migrator({ db, provider: migrationProvider }).migrateTo(beforeLastOfKnex)).error).to.equal(undefined);
+      expect(await migrateLatest(db)).to.deep.equal(['400_agent_user_preferences', ...since]);
     } finally {
       await db.destroy();
       rmSync(dir, { recursive: true, force: true });

@@ -23,18 +23,20 @@ interface History {
 /**
  * Databases made before Hearth moved from Knex to Kysely recorded their migrations in
  * `knex_migrations`, under the same names: they are copied to Kysely's table (created as its
- * Migrator would), so none is applied twice. The old table stays, untouched.
+ * Migrator would), so none is applied twice. The old table stays, untouched. It is copied once,
+ * with the table that holds the copy: from then on Kysely's history is the only one, and a
+ * migration undone later is applied again, not taken from the old table as applied.
  */
 async function adoptKnexHistory(db: Kysely<History>, schema: string | undefined): Promise<void> {
   if (!(await tableExists(db, 'knex_migrations'))) return;
   await inTransaction(db as unknown as Db, async (sql) => {
     const trx = sql as unknown as Kysely<History>;
     const history = schema ? trx.withSchema(schema) : trx;
-    // Two instances starting at once copy it one after the other.
+    // Two instances starting at once: the second finds the first's copy.
     await lockUntilCommit(sql, 'adopt-knex-migrations');
+    if (await tableExists(trx, historyTable(schema))) return;
     await history.schema
       .createTable('kysely_migration')
-      .ifNotExists()
       .addColumn('name', 'varchar(255)', (c) => c.notNull().primaryKey())
       .addColumn('timestamp', 'varchar(255)', (c) => c.notNull())
       .execute();
@@ -57,12 +59,15 @@ async function adoptKnexHistory(db: Kysely<History>, schema: string | undefined)
 const RENAMED_MIGRATIONS = new Map([['207_ussd_household_without_customer_id', '401_ussd_household_without_customer_id']]);
 
 async function adoptRenamedMigrations(db: Kysely<History>, schema: string | undefined): Promise<void> {
-  if (!(await tableExists(db, schema ? `${schema}.kysely_migration` : 'kysely_migration'))) return;
+  if (!(await tableExists(db, historyTable(schema)))) return;
   const history = schema ? db.withSchema(schema) : db;
   for (const [from, to] of RENAMED_MIGRATIONS) {
     await history.updateTable('kysely_migration').set({ name: to }).where('name', '=', from).execute();
   }
 }
+
+/** The name Kysely's history table is found by, in `schema` if given. */
+const historyTable = (schema: string | undefined) => (schema ? `${schema}.kysely_migration` : 'kysely_migration');
 
 /** Whether the table is in this database (PostgreSQL: in the schemas of the search path). */
 async function tableExists(db: Kysely<History>, name: string): Promise<boolean> {
