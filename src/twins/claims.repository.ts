@@ -285,6 +285,12 @@ type ClaimUpdate = Pick<ClaimRow, 'status' | 'checks' | 'reasons' | 'credential'
 /** The advisory lock a submission to a group of a collection holds (shared) until its commit. */
 const groupLockName = (collectionId: string, group: TestGroup) => `kpt-group:${collectionId}:${group}`;
 
+/**
+ * The advisory lock a claim's reconcile holds (shared) until its commit, and a correction
+ * (exclusively): reconciles run at once, but never beside a correction in their collection.
+ */
+const reconcileLockName = (collectionId: string) => `kpt-reconcile:${collectionId}`;
+
 /** The advisory lock a submission for a household holds until its commit. */
 const householdLockName = (householdDid: string) => `kpt-household:${householdDid}`;
 
@@ -382,9 +388,14 @@ const openingOfSubmission = prepared((db: Db, householdLock: string, groupLock: 
   { planOnce: true },
 );
 
-/** A correction runs alone in its collection: it waits for every submission to either group, and holds new ones back. */
-const openingOfCorrection = prepared((db: Db, householdLock: string, referenceLock: string, interventionLock: string, collectionId: string, householdDid: string) =>
-  opening(db, [{ name: householdLock, mode: 'exclusive' }, { name: referenceLock, mode: 'exclusive' }, { name: interventionLock, mode: 'exclusive' }], collectionId, householdDid),
+/** A correction runs alone in its collection: it waits for every submission to either group and every reconcile, and holds new ones back. */
+const openingOfCorrection = prepared((db: Db, householdLock: string, referenceLock: string, interventionLock: string, reconcileLock: string, collectionId: string, householdDid: string) =>
+  opening(
+    db,
+    [{ name: householdLock, mode: 'exclusive' }, { name: referenceLock, mode: 'exclusive' }, { name: interventionLock, mode: 'exclusive' }, { name: reconcileLock, mode: 'exclusive' }],
+    collectionId,
+    householdDid,
+  ),
   { planOnce: true },
 );
 
@@ -483,7 +494,7 @@ export class ClaimRepository {
       };
     }
     const opening = s.correction
-      ? openingOfCorrection.query(this.sql, householdLockName(s.householdDid), groupLockName(s.collectionId, 'reference'), groupLockName(s.collectionId, 'intervention'), s.collectionId, s.householdDid)
+      ? openingOfCorrection.query(this.sql, householdLockName(s.householdDid), groupLockName(s.collectionId, 'reference'), groupLockName(s.collectionId, 'intervention'), reconcileLockName(s.collectionId), s.collectionId, s.householdDid)
       : openingOfSubmission.query(this.sql, householdLockName(s.householdDid), groupLockName(s.collectionId, s.group), s.collectionId, s.householdDid);
     const reads = householdAndPartners.query(this.sql, s.householdDid, s.collectionId, s.countedGroup, s.period?.end ?? null, s.period?.start ?? null);
     const [opened, read, bound] = await inOneRoundTrip(this.sql, [opening, reads, ...(s.idempotency ? [boundToKey.query(this.sql, s.idempotency.principalDid, s.idempotency.key)] : [])] as const);
@@ -499,12 +510,18 @@ export class ClaimRepository {
   }
 
   /**
-   * Waits until no submission to the group of the collection is in flight, and holds new ones
-   * back until the transaction ends: what runs after it sees every claim of the group that
-   * counted its partners before it. Take it in a transaction of its own, before anything else.
+   * Waits until no submission to the group of the collection is in flight: what runs after it
+   * sees every claim of the group that counted its partners before it. It holds nothing: the
+   * lock goes out with the COMMIT (one round trip) of a transaction it must be alone in, so the
+   * reconciles of a group's claims neither wait for each other nor hold up submissions.
    */
-  waitForGroup(collectionId: string, group: TestGroup): Promise<void> {
-    return locksUntilCommit(this.sql, [{ name: groupLockName(collectionId, group), mode: 'exclusive' }]);
+  async waitForGroup(collectionId: string, group: TestGroup): Promise<void> {
+    await writeBehind(this.sql, sql`select ${advisoryLockCalls([{ name: groupLockName(collectionId, group), mode: 'exclusive' }])}`.compile(this.sql));
+  }
+
+  /** Holds corrections in the collection back until the transaction ends (and waits for one in flight); other reconciles and submissions go on. */
+  holdCorrectionsBack(collectionId: string): Promise<void> {
+    return locksUntilCommit(this.sql, [{ name: reconcileLockName(collectionId), mode: 'shared' }]);
   }
 
   /** Every claim of a household, in any collection, with what the conflict rules compare. */

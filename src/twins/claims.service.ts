@@ -255,14 +255,18 @@ export class ClaimService {
    * overlapping claims of the other group. Of a reference and an intervention claim, either the
    * later count saw the earlier claim committed (and re-evaluated it in its own transaction),
    * or the earlier claim ended pending and its reconcile waited for the later one to commit and
-   * sees it. Claims of one group never wait for each other. SQLite runs one writing transaction
-   * at a time: each count sees every earlier claim. The claim as it is after the reconcile.
+   * sees it. A submission that starts after the wait sees this claim committed. Claims of one
+   * group never wait for each other, nor do reconciles: they change only pending claims, in
+   * `seq` order, each change applied if the claim is still pending. A correction, which changes
+   * a claim it read, waits for them. SQLite runs one writing transaction at a time: each count
+   * sees every earlier claim. The claim as it is after the reconcile.
    */
   private async reconciled(claim: StoredClaim): Promise<StoredClaim> {
     if (claim.status !== 'pending' || dbClientOf(this.db) !== 'postgres') return claim;
+    await inTransaction(this.db, (sql) => new ClaimRepository(sql).waitForGroup(claim.collectionId, otherGroup(claim.testGroup)));
     return inTransaction(this.db, async (sql) => {
       const claims = new ClaimRepository(sql);
-      await claims.waitForGroup(claim.collectionId, otherGroup(claim.testGroup));
+      await claims.holdCorrectionsBack(claim.collectionId);
       const now = new Date().toISOString();
       const current = (await claims.findById(claim.id))!;
       if (current.status !== 'pending') return current;

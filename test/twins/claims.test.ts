@@ -835,6 +835,52 @@ forEachDatabase('KPT claims', (t) => {
           expect((await held.result).status).to.equal(201);
         }
       });
+
+      it('reconciles of pending claims wait neither for each other nor hold up submissions; a correction waits for them', async () => {
+        const collectionId = `reconcile-${householdDid().slice(-8)}`;
+        await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: collectionId } });
+        await submit(kptClaim());
+        // Two reconciles held mid-way: an intervention claim is in flight while a reference claim
+        // is stored pending (its reconcile waits for it); once it commits, both reconciles verify
+        // the reference claim, whose row a test transaction holds.
+        const int = await submitHeld(kptClaim({ collectionId, testGroup: 'intervention' }), 'reconcile-int');
+        const rowLock = await t.db.startTransaction().execute();
+        let ref: ReturnType<typeof submit> | undefined;
+        let correction: ReturnType<typeof submit> | undefined;
+        let released: Promise<unknown> | undefined;
+        try {
+          expect(int.pid, 'the intervention claim is held after storing itself').to.be.a('number');
+          ref = submit(kptClaim({ collectionId, testGroup: 'reference' }));
+          expect(await blockedBy(int.pid!), "the reference claim's reconcile waits for the intervention claim").to.have.length(1);
+          const refId = (await t.db.selectFrom('kpt_claims').select('id').where('collection_id', '=', collectionId).where('test_group', '=', 'reference').executeTakeFirstOrThrow()).id;
+          await sql`select id from kpt_claims where id = ${refId} for update`.execute(rowLock);
+          await (released = int.release());
+          expect(await blockedBy(await backendPid(rowLock)), 'a reconcile waits for the held row').to.not.have.length(0);
+          // Meanwhile claims of either group are stored and answered, their reconciles too: well
+          // before the held reconciles' statements would time out (DB_QUERY_TIMEOUT_MS, 3 s) and free what they hold.
+          const within = <T>(answer: Promise<T>) => Promise.race([answer, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('not answered within 1.5 s')), 1500))]);
+          const otherPeriod = (month: string) => ({ testPeriod: { startDate: `2026-${month}-01`, endDate: `2026-${month}-03`, durationDays: 3 } });
+          const refBody = kptClaim({ collectionId, testGroup: 'reference', ...otherPeriod('05') });
+          const later = [await within(submit(refBody)), await within(submit(kptClaim({ collectionId, testGroup: 'intervention', ...otherPeriod('07') })))];
+          expect(later.map((r) => [r.status, r.claim.status])).to.deep.equal([[201, 'pending'], [201, 'pending']]);
+          // A correction in the collection waits for the reconciles in flight.
+          correction = submit({ ...refBody, corrects: later[0]!.claim.id });
+          let waiting = 0;
+          for (let i = 0; i < 100 && !waiting; i++) {
+            waiting = (await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`.execute(t.db)).rows[0]!.n;
+            if (!waiting) await new Promise((r) => setTimeout(r, 50));
+          }
+          expect(waiting, 'the correction waits for a lock').to.equal(1);
+        } finally {
+          await rowLock.rollback().execute();
+          await (released ?? int.release());
+        }
+        expect((await Promise.all([int.result, ref, correction])).map((r) => r.status)).to.deep.equal([201, 201, 201]);
+        const stored = await listClaims({ client: h.server.client, auth: h.key, query: { collection: collectionId } });
+        expect(stored.data!.items.map((c) => [c.testGroup, c.status])).to.deep.equal([
+          ['intervention', 'verified'], ['reference', 'verified'], ['reference', 'rejected'], ['intervention', 'pending'], ['reference', 'pending'],
+        ]);
+      });
     }
 
     it('50 concurrent identical submissions with one Idempotency-Key store one claim', async () => {
