@@ -4,7 +4,7 @@ import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { bundledContract, contractSchema } from '../platform/contract.ts';
 import { dbClientOf, type Db } from '../platform/db/index.ts';
 import { prepared } from '../platform/db/prepared.ts';
-import { advisoryLockCalls, inOneRoundTrip, lockRows, locksUntilCommit, writeBehind, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
+import { advisoryLockCalls, inOneRoundTrip, lockRows, writeBehind, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
 import { CLAIM_WRITERS, commitOrder, missingAnchor } from './claim-order.ts';
 import { cursorNotIssued } from './paging.ts';
 import type { ClaimStatus, Collection, Entity, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
@@ -519,9 +519,13 @@ export class ClaimRepository {
     await writeBehind(this.sql, sql`select ${advisoryLockCalls([{ name: groupLockName(collectionId, group), mode: 'exclusive' }])}`.compile(this.sql));
   }
 
-  /** Holds corrections in the collection back until the transaction ends (and waits for one in flight); other reconciles and submissions go on. */
-  holdCorrectionsBack(collectionId: string): Promise<void> {
-    return locksUntilCommit(this.sql, [{ name: reconcileLockName(collectionId), mode: 'shared' }]);
+  /**
+   * Holds corrections in the collection back until the transaction ends (and waits for one in
+   * flight); other reconciles and submissions go on. The lock goes out with the transaction's
+   * next statement, before it, in the same round trip.
+   */
+  async holdCorrectionsBack(collectionId: string): Promise<void> {
+    await writeBehind(this.sql, sql`select ${advisoryLockCalls([{ name: reconcileLockName(collectionId), mode: 'shared' }])}`.compile(this.sql));
   }
 
   /** Every claim of a household, in any collection, with what the conflict rules compare. */
