@@ -10,7 +10,7 @@ import { cursorNotIssued } from './paging.ts';
 import type { ClaimStatus, Collection, Entity, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
 import type { KptClaims } from '../../generated/db/database.ts';
 import type { NormalisedClaim, SealedCredential } from './claim-seal.ts';
-import { collectionFromRow, findCollection, type CollectionRow } from './collections.repository.ts';
+import { collectionById, collectionFromRow, findCollection, type CollectionRow } from './collections.repository.ts';
 import { findEntityRowForShare, type EntityRow } from './entities.repository.ts';
 import { EVIDENCE_COLUMNS, insertEvidence, type EvidenceRow } from './evidence.ts';
 import type { ReportClaim } from './report.ts';
@@ -177,6 +177,14 @@ export class StoredClaim {
   toKptClaim(): KptClaim {
     return claimFromRow(this.row);
   }
+}
+
+/** What a pending claim's reconcile reads first (ClaimRepository.readAfterGroup). */
+export interface ReconcileReading {
+  /** The claim as it is now. */
+  current: StoredClaim;
+  selectionMethod: boolean;
+  partners: PartnerClaims;
 }
 
 /** A claim found by Idempotency-Key, with the hash of the request that bound the key (null for keys bound before it was recorded). */
@@ -510,13 +518,23 @@ export class ClaimRepository {
   }
 
   /**
-   * Waits until no submission to the group of the collection is in flight: what runs after it
-   * sees every claim of the group that counted its partners before it. It holds nothing: the
-   * lock goes out with the COMMIT (one round trip) of a transaction it must be alone in, so the
-   * reconciles of a group's claims neither wait for each other nor hold up submissions.
+   * What a pending claim's reconcile reads (PostgreSQL), in one round trip and no transaction.
+   * First it waits until no submission to `group` of the claim's collection is in flight (their
+   * lock, taken in a statement of its own, which lets it go at once): each read after it sees
+   * every claim of `group` that counted its partners before the claim committed. It holds
+   * nothing, so the reconciles of a group's claims neither wait for each other nor hold up
+   * submissions. Then: the claim as it is now, its collection's selection method and the
+   * claim's partners in `group`.
    */
-  async waitForGroup(collectionId: string, group: TestGroup): Promise<void> {
-    await writeBehind(this.sql, sql`select ${advisoryLockCalls([{ name: groupLockName(collectionId, group), mode: 'exclusive' }])}`.compile(this.sql));
+  async readAfterGroup(claim: StoredClaim, group: TestGroup): Promise<ReconcileReading> {
+    const { collectionId, period } = claim;
+    const [, current, collection, partners] = await inOneRoundTrip(this.sql, [
+      sql`select ${advisoryLockCalls([{ name: groupLockName(collectionId, group), mode: 'exclusive' }])}`.compile(this.sql),
+      this.claims().where('id', '=', claim.id).compile(),
+      collectionById.query(this.sql, collectionId),
+      partnerClaims.query(this.sql, collectionId, group, period?.end ?? null, period?.start ?? null),
+    ] as const);
+    return { current: new StoredClaim(current.rows[0]!), selectionMethod: !!collectionFromRow(collection.rows[0]!).selectionMethod, partners: partnersOf(partners.rows[0]!) };
   }
 
   /**

@@ -251,19 +251,23 @@ export class ClaimService {
    * PostgreSQL: a claim left pending may have missed an aligned claim of the other group that
    * counted its partners before this one committed (each saw the other uncommitted: write
    * skew). Once committed, a pending claim waits here until no submission to the other group of
-   * its collection is in flight (waitForGroup), then re-evaluates itself and the pending
-   * overlapping claims of the other group. Of a reference and an intervention claim, either the
-   * later count saw the earlier claim committed (and re-evaluated it in its own transaction),
-   * or the earlier claim ended pending and its reconcile waited for the later one to commit and
-   * sees it. A submission that starts after the wait sees this claim committed. Claims of one
-   * group never wait for each other, nor do reconciles: they change only pending claims, in
-   * `seq` order, each change applied if the claim is still pending. A correction, which changes
-   * a claim it read, waits for them. SQLite runs one writing transaction at a time: each count
-   * sees every earlier claim. The claim as it is after the reconcile.
+   * its collection is in flight, then counts its partners again (readAfterGroup). Of a reference
+   * and an intervention claim, either the later count saw the earlier claim committed (and
+   * re-evaluated it in its own transaction), or the earlier claim ended pending and its
+   * reconcile waited for the later one to commit and sees it. A submission that starts after the
+   * wait sees this claim committed. Most claims still find no partner: that read, one round trip
+   * with no transaction, is their whole reconcile. Otherwise a transaction re-evaluates the claim
+   * and the pending overlapping claims of the other group. Claims of one group never wait for
+   * each other, nor do reconciles: they change only pending claims, in `seq` order, each change
+   * applied if the claim is still pending. A correction, which changes a claim it read, waits for
+   * them. SQLite runs one writing transaction at a time: each count sees every earlier claim. The
+   * claim as it is after the reconcile.
    */
   private async reconciled(claim: StoredClaim): Promise<StoredClaim> {
     if (claim.status !== 'pending' || dbClientOf(this.db) !== 'postgres') return claim;
-    await inTransaction(this.db, (sql) => new ClaimRepository(sql).waitForGroup(claim.collectionId, otherGroup(claim.testGroup)));
+    const { current, selectionMethod, partners } = await this.repo.readAfterGroup(claim, otherGroup(claim.testGroup));
+    if (current.status !== 'pending') return current;
+    if (!partners.alignedPending && evaluateKptRules(current.request, ruleContext(selectionMethod, partners)).status === 'pending') return current;
     return inTransaction(this.db, async (sql) => {
       const claims = new ClaimRepository(sql);
       await claims.holdCorrectionsBack(claim.collectionId);

@@ -76,7 +76,7 @@ export async function findCollection(sql: Sql, id: string): Promise<Collection |
   return row && collectionFromRow(row);
 }
 
-const collectionById = prepared((db: Db, id: string) => db.selectFrom('kpt_collections').selectAll().where('id', '=', id), { planOnce: true });
+export const collectionById = prepared((db: Db, id: string) => db.selectFrom('kpt_collections').selectAll().where('id', '=', id), { planOnce: true });
 
 /** One collection by id, or undefined. */
 export function getCollection(db: Db, id: string): Promise<Collection | undefined> {

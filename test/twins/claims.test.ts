@@ -84,6 +84,20 @@ forEachDatabase('KPT claims', (t) => {
         expect(Math.min(...trips)).to.equal(2);
       });
 
+      it("a new pending claim costs PostgreSQL three round trips: its submission's two, and its reconcile's one (no partner found, nothing held)", async () => {
+        const collectionId = `pending-trips-${Date.now()}`;
+        await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: 'Round trips' } });
+        const trips: number[] = [];
+        // Two claims: one of them may also reserve a block of status-list indexes.
+        for (let i = 0; i < 2; i++) {
+          const before = poolStats(t.db).roundTrips;
+          const res = await submit(kptClaim({ collectionId }));
+          expect(res.claim.status).to.equal('pending');
+          trips.push(poolStats(t.db).roundTrips - before);
+        }
+        expect(Math.min(...trips)).to.equal(3);
+      });
+
       it('a claim that completes pending claims of the other group costs as many round trips for 30 of them as for 3, and verifies each', async () => {
         const completing = async (n: number) => {
           const collectionId = `completing-${n}-${Date.now()}`;

@@ -1,6 +1,8 @@
-// Area A benchmarks. POST /v1/claims: every request is a new household's intervention claim in
-// a collection that already holds an aligned reference claim, so each one is validated, stored,
-// verified and signed (never an identical resubmission). GET /v1/claims/{id}: one verified claim.
+// Area A benchmarks. POST /v1/claims: every request is a new household's claim (never an
+// identical resubmission): an intervention claim in a collection that already holds an aligned
+// reference claim, so each one is validated, stored, verified and signed; or a reference claim in
+// a collection with no intervention claim, so each one is stored pending and then reconciled
+// (PostgreSQL), as a programme's first claims are. GET /v1/claims/{id}: one verified claim.
 import { randomBytes } from 'node:crypto';
 import type autocannon from 'autocannon';
 import type { BenchCase, BenchTarget } from '../case.ts';
@@ -64,8 +66,15 @@ const prepareLargeCollection = oncePerDatabase(async (target) => {
   }
 });
 
-/** Autocannon options posting a new household's intervention claim to `collectionId` each request. */
-function newInterventionClaims(target: BenchTarget, collectionId: string): Partial<autocannon.Options> {
+/** A collection of its own for each database: its pending claims are this row's alone. */
+const preparePendingCollection = oncePerDatabase(async (target) => {
+  const id = `${COLLECTION}-pending`;
+  await post(target, '/v1/collections', { id, name: 'Benchmark, pending' });
+  return id;
+});
+
+/** Autocannon options posting a new household's claim of `group` to `collectionId` each request. */
+function newClaims(target: BenchTarget, collectionId: string, group: 'reference' | 'intervention' = 'intervention'): Partial<autocannon.Options> {
   const prefix = randomBytes(8).toString('hex');
   let n = 0;
   return {
@@ -77,7 +86,7 @@ function newInterventionClaims(target: BenchTarget, collectionId: string): Parti
         headers: { authorization: `Bearer ${target.key}`, 'content-type': 'application/json' },
         setupRequest: (req) => ({
           ...req,
-          body: JSON.stringify({ ...claimBody('intervention', `did:ixo:entity:${prefix}${(n++).toString(16).padStart(16, '0')}`), collectionId }),
+          body: JSON.stringify({ ...claimBody(group, `did:ixo:entity:${prefix}${(n++).toString(16).padStart(16, '0')}`), collectionId }),
         }),
       },
     ],
@@ -91,7 +100,15 @@ export const cases: BenchCase[] = [
     targetP99Ms: 50,
     async prepare(target) {
       await prepareCollection(target);
-      return newInterventionClaims(target, COLLECTION);
+      return newClaims(target, COLLECTION);
+    },
+  },
+  {
+    name: 'POST /v1/claims (new pending claim)',
+    targetRatio: 0.25,
+    targetP99Ms: 50,
+    async prepare(target) {
+      return newClaims(target, await preparePendingCollection(target), 'reference');
     },
   },
   {
@@ -101,7 +118,7 @@ export const cases: BenchCase[] = [
     targetP99Ms: 50,
     async prepare(target) {
       await prepareLargeCollection(target);
-      return newInterventionClaims(target, LARGE_COLLECTION);
+      return newClaims(target, LARGE_COLLECTION);
     },
   },
   {
