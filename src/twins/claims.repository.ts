@@ -484,7 +484,7 @@ export class ClaimRepository {
    * Idempotency-Key, the claim bound to it. On PostgreSQL it first takes the locks that make
    * submissions for one household wait for each other until the transaction ends, whatever
    * their collection (two contradictory claims cannot both pass the overlap check), and that mark
-   * a submission to the group of the collection in flight until then (`waitForGroup`):
+   * a submission to the group of the collection in flight until then (`readAfterGroup`):
    * submissions to a collection never wait for each other here. A correction (rare) changes a
    * claim other submissions may re-evaluate: it runs alone in its collection instead. One round
    * trip on PostgreSQL: the reads after the locks are statements of their own, so they see every

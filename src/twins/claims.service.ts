@@ -265,9 +265,10 @@ export class ClaimService {
    */
   private async reconciled(claim: StoredClaim): Promise<StoredClaim> {
     if (claim.status !== 'pending' || dbClientOf(this.db) !== 'postgres') return claim;
-    const { current, selectionMethod, partners } = await this.repo.readAfterGroup(claim, otherGroup(claim.testGroup));
-    if (current.status !== 'pending') return current;
-    if (!partners.alignedPending && evaluateKptRules(current.request, ruleContext(selectionMethod, partners)).status === 'pending') return current;
+    const seen = await this.repo.readAfterGroup(claim, otherGroup(claim.testGroup));
+    if (seen.current.status !== 'pending') return seen.current;
+    if (!seen.partners.alignedPending && evaluateKptRules(seen.current.request, ruleContext(seen.selectionMethod, seen.partners)).status === 'pending') return seen.current;
+    // Something is to change: under the lock corrections wait for, everything is read again.
     return inTransaction(this.db, async (sql) => {
       const claims = new ClaimRepository(sql);
       await claims.holdCorrectionsBack(claim.collectionId);
