@@ -4,7 +4,7 @@ import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { bundledContract, contractSchema } from '../platform/contract.ts';
 import { dbClientOf, type Db } from '../platform/db/index.ts';
 import { prepared } from '../platform/db/prepared.ts';
-import { advisoryLockCalls, inOneRoundTrip, lockRows, writeBehind, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
+import { advisoryLockCalls, advisoryLocks, inOneRoundTrip, lockRows, writeBehind, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
 import { CLAIM_WRITERS, commitOrder, missingAnchor } from './claim-order.ts';
 import { cursorNotIssued } from './paging.ts';
 import type { ClaimStatus, Collection, Entity, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
@@ -529,7 +529,7 @@ export class ClaimRepository {
   async readAfterGroup(claim: StoredClaim, group: TestGroup): Promise<ReconcileReading> {
     const { collectionId, period } = claim;
     const [, current, collection, partners] = await inOneRoundTrip(this.sql, [
-      sql`select ${advisoryLockCalls([{ name: groupLockName(collectionId, group), mode: 'exclusive' }])}`.compile(this.sql),
+      advisoryLocks(this.sql, [{ name: groupLockName(collectionId, group), mode: 'exclusive' }]),
       this.claims().where('id', '=', claim.id).compile(),
       collectionById.query(this.sql, collectionId),
       partnerClaims.query(this.sql, collectionId, group, period?.end ?? null, period?.start ?? null),
@@ -543,7 +543,7 @@ export class ClaimRepository {
    * next statement, before it, in the same round trip.
    */
   async holdCorrectionsBack(collectionId: string): Promise<void> {
-    await writeBehind(this.sql, sql`select ${advisoryLockCalls([{ name: reconcileLockName(collectionId), mode: 'shared' }])}`.compile(this.sql));
+    await writeBehind(this.sql, advisoryLocks(this.sql, [{ name: reconcileLockName(collectionId), mode: 'shared' }]));
   }
 
   /** Every claim of a household, in any collection, with what the conflict rules compare. */

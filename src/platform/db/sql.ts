@@ -372,7 +372,15 @@ export function lockUntilCommit(sql: Sql, name: string): Promise<void> {
  */
 export async function locksUntilCommit(db: Sql, locks: AdvisoryLock[]): Promise<void> {
   if (dbClientOf(db) !== 'postgres') return;
-  await sql`select ${advisoryLockCalls(locks)}`.execute(db);
+  await db.executeQuery(advisoryLocks(db, locks));
+}
+
+/**
+ * PostgreSQL: the statement taking the locks, in order, until its transaction ends (outside a
+ * transaction, that is the statement's own: it waits for them and lets them go).
+ */
+export function advisoryLocks(db: Sql, locks: AdvisoryLock[]): CompiledQuery {
+  return sql`select ${advisoryLockCalls(locks)}`.compile(db);
 }
 
 export interface AdvisoryLock {
