@@ -123,7 +123,7 @@ const periodOfRow = (r: Pick<ClaimRow, 'start_date' | 'end_date'>): Period | und
 
 /**
  * A stored claim, as the service reads it. Its JSON columns are parsed when read, not before
- * (a submission reads none of them), and its contract view is mapped from its row (claimFromRow).
+ * (a submission reads none of them), and its contract view is made from its row (claimJsonOf).
  */
 export class StoredClaim {
   /** Its place in the order claims were stored in. */
@@ -165,6 +165,10 @@ export class StoredClaim {
     return JSON.parse(this.row.checks) as KptClaim['checks'];
   }
 
+  get reasons(): KptClaim['reasons'] {
+    return JSON.parse(this.row.reasons) as KptClaim['reasons'];
+  }
+
   /** The credential it carries, as stored; undefined for one without. */
   get credential(): SealedCredential | undefined {
     const r = this.row;
@@ -175,7 +179,12 @@ export class StoredClaim {
 
   /** The claim as the contract shows it. */
   toKptClaim(): KptClaim {
-    return claimFromRow(this.row);
+    return JSON.parse(this.toJson()) as KptClaim;
+  }
+
+  /** toKptClaim's JSON text, made without parsing the stored credential (claimJsonOf). */
+  toJson(): string {
+    return claimJsonOf(this.row);
   }
 }
 
@@ -251,9 +260,15 @@ const householdClaimOf = (r: HouseholdClaimRow): HouseholdClaim => ({
   },
 });
 
-function claimFromRow(r: ClaimRow): KptClaim {
+/**
+ * The claim as the contract shows it, as JSON text: its JSON columns (checks, reasons and the
+ * credential, most of its bytes) are spliced in as stored, not parsed and serialised again.
+ * They hold what JSON.stringify wrote when the claim was stored, so the text is the one
+ * JSON.stringify would give of the parsed claim, member for member and in the same order.
+ */
+function claimJsonOf(r: ClaimRow): string {
   const body = JSON.parse(r.body) as NormalisedClaim;
-  return {
+  const head = JSON.stringify({
     id: r.id,
     type: 'KPTClaim',
     status: r.status,
@@ -267,15 +282,16 @@ function claimFromRow(r: ClaimRow): KptClaim {
     ...(body.externalFactors ? { externalFactors: body.externalFactors } : {}),
     ...(body.corrects ? { corrects: body.corrects } : {}),
     claimCid: r.claim_cid,
-    checks: JSON.parse(r.checks) as KptClaim['checks'],
-    reasons: JSON.parse(r.reasons) as KptClaim['reasons'],
-    ...(r.credential ? { credential: JSON.parse(r.credential) as KptClaim['credential'] } : {}),
-    ...(r.verifiable_credential ? { verifiableCredential: JSON.parse(r.verifiable_credential) as KptClaim['verifiableCredential'] } : {}),
+  } satisfies Partial<KptClaim>);
+  const tail = JSON.stringify({
     submittedBy: r.submitted_by,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     ...(r.verified_at ? { verifiedAt: r.verified_at } : {}),
-  };
+  } satisfies Partial<KptClaim>);
+  const credential = r.credential ? `,"credential":${r.credential}` : '';
+  const verifiableCredential = r.verifiable_credential ? `,"verifiableCredential":${r.verifiable_credential}` : '';
+  return `${head.slice(0, -1)},"checks":${r.checks},"reasons":${r.reasons}${credential}${verifiableCredential},${tail.slice(1)}`;
 }
 
 export interface ClaimFilter {

@@ -38,7 +38,8 @@ export type ClaimListFilter = NonNullable<ListClaimsData['query']>;
 export interface SubmitResult {
   /** false for an identical resubmission or a repeated Idempotency-Key: `claim` is the stored one. */
   created: boolean;
-  claim: KptClaim;
+  /** The claim as stored; its contract view is toKptClaim(), or toJson() as text. */
+  claim: StoredClaim;
 }
 
 export interface SubmitOptions {
@@ -244,7 +245,7 @@ export class ClaimService {
    * runs it again.
    */
   async answer(claim: StoredClaim, created: boolean): Promise<SubmitResult> {
-    return { created, claim: (await this.reconciled(claim)).toKptClaim() };
+    return { created, claim: await this.reconciled(claim) };
   }
 
   /**
@@ -510,6 +511,11 @@ export class ClaimService {
 
   get(id: string): Promise<KptClaim | undefined> {
     return findClaimById(this.db, id);
+  }
+
+  /** get's claim as JSON text (StoredClaim.toJson). */
+  async getJson(id: string): Promise<string | undefined> {
+    return (await this.repo.findById(id))?.toJson();
   }
 
   countByStatus(): Promise<{ status: ClaimStatus; count: number }[]> {

@@ -71,7 +71,7 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
     const { created, claim } = await deps.claims.submit(principalOf(req), req.body as KptClaimRequest, {
       idempotencyKey: req.get('Idempotency-Key') || undefined,
     });
-    res.status(created ? 201 : 200).location(link(`/v1/claims/${claim.id}`)).json(claim);
+    res.status(created ? 201 : 200).location(link(`/v1/claims/${claim.id}`)).type('json').send(claim.toJson());
   });
 
   router.get('/v1/claims', async (req, res) => {
@@ -85,9 +85,9 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
   });
 
   router.get('/v1/claims/:id', async (req, res) => {
-    const claim = await deps.claims.get(req.params.id);
+    const claim = await deps.claims.getJson(req.params.id);
     if (!claim) throw notFound(`No claim ${req.params.id}.`);
-    res.json(claim);
+    res.type('json').send(claim);
   });
 
   router.post('/v1/collections', async (req, res) => {

@@ -68,6 +68,45 @@ forEachDatabase('KPT claims', (t) => {
       expect(got.data).to.deep.equal(res.claim);
     });
 
+    it('a claim is answered as the JSON text a serialiser writes, its stored credential spliced in once, with and without one and every optional member', async () => {
+      const raw = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+        const res = await fetch(`${h.server.baseUrl}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${h.key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+          ...(body ? { body: JSON.stringify(body) } : {}),
+        });
+        const text = await res.text();
+        expect(res.headers.get('content-type'), text).to.equal('application/json; charset=utf-8');
+        return { status: res.status, text };
+      };
+      const collectionId = 'json-text';
+      await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: 'JSON text' } });
+      // Rule 4 fails: rejected, without a credential.
+      const first = await raw('POST', '/v1/claims', kptClaim({ collectionId, externalFactors: { culturalEvents: ['none'], occupationalFactors: ['farming'] } }));
+      const rejectedClaim = JSON.parse(first.text) as KptClaim;
+      expect(rejectedClaim.status).to.equal('rejected');
+      const original = await submit(kptClaim({ collectionId }));
+      await submit(kptClaim({ collectionId, testGroup: 'intervention' }));
+      const correction = await raw('POST', '/v1/claims', {
+        ...kptClaim({ collectionId, householdId: original.claim.householdId, fuelMeasurements: { total: 7.6, dailyLogs: [2.6, 2.4, 2.6] } }),
+        corrects: original.claim.id,
+        cookingSessions: [{ date: '2026-03-02', startedAt: '2026-03-02T07:30:00Z', durationMinutes: 40, fuelKg: 2.6, meal: 'ugali', peopleServed: 5 }],
+      });
+      const corrected = JSON.parse(correction.text) as KptClaim;
+      expect(corrected).to.deep.include({ status: 'verified', corrects: original.claim.id });
+      expect(corrected.cookingSessions).to.have.length(1);
+      for (const [answer, claim] of [[first, rejectedClaim], [correction, corrected]] as const) {
+        expectContractResponse('post', '/v1/claims', { status: answer.status, headers: new Headers({ 'content-type': 'application/json' }), body: claim });
+        expect(answer.text).to.equal(JSON.stringify(claim));
+        const got = await raw('GET', `/v1/claims/${claim.id}`);
+        expect(got.status).to.equal(200);
+        expect(got.text).to.equal(answer.text);
+        for (const member of ['"credential":', '"verifiableCredential":', '"checks":', '"reasons":']) {
+          expect(got.text.split(member).length - 1, member).to.equal(claim.status === 'verified' || !member.includes('redential') ? 1 : 0);
+        }
+      }
+    });
+
     if (t.kind === 'postgres') {
       /** The fewest round trips of two new claims of `testGroup` into `collectionId`, each ending `status` (one of them may also reserve a block of status-list indexes). */
       const fewestTrips = async (collectionId: string, testGroup: 'reference' | 'intervention', status: string) => {
