@@ -10,7 +10,10 @@ import { sealClaim, sealCredential, type ClaimSeal, type CredentialInput, type S
 import type { ValidatorKey } from './validator-key.ts';
 
 type Request = { input: SealInput } | { credential: CredentialInput };
-type Reply = { ready: true } | { n: number; result: unknown } | { n: number; error: string };
+/** The requests of one message to the thread, each numbered. */
+export type Batch = ({ n: number } & Request)[];
+/** The thread's answers to a batch, in its order. */
+export type Reply = { ready: true } | ({ n: number; result: unknown } | { n: number; error: string })[];
 
 interface Waiting {
   resolve(result: unknown): void;
@@ -25,6 +28,8 @@ export class ClaimSealer {
   private closed = false;
   private next = 0;
   private readonly waiting = new Map<number, Waiting>();
+  /** The requests of this turn of the event loop, sent to the thread together after its I/O. */
+  private outbox: Batch = [];
 
   constructor(
     private readonly validatorKey: () => Promise<ValidatorKey>,
@@ -86,10 +91,12 @@ export class ClaimSealer {
           resolve();
           return;
         }
-        const waiting = this.waiting.get(reply.n);
-        this.waiting.delete(reply.n);
-        if ('result' in reply) waiting?.resolve(reply.result);
-        else waiting?.reject(new Error(reply.error));
+        for (const answer of reply) {
+          const waiting = this.waiting.get(answer.n);
+          this.waiting.delete(answer.n);
+          if ('result' in answer) waiting?.resolve(answer.result);
+          else waiting?.reject(new Error(answer.error));
+        }
       });
       let failed = false;
       const fail = (err: Error) => {
@@ -106,12 +113,33 @@ export class ClaimSealer {
     return this.ready;
   }
 
+  /**
+   * Queued, and sent with the other requests of this turn after its I/O: under load one message
+   * carries the seals of every request read together, and one answers them (a message each was
+   * about 5% of the request thread's time).
+   */
   private onWorker(request: Request): Promise<unknown> {
     const n = this.next++;
     return new Promise((resolve, reject) => {
       this.waiting.set(n, { resolve, reject });
-      this.worker!.postMessage({ n, ...request });
+      if (this.outbox.push({ n, ...request }) === 1) setImmediate(() => this.flush());
     });
+  }
+
+  private flush(): void {
+    const batch = this.outbox;
+    this.outbox = [];
+    // Closed or failed since: failWaiting has rejected the batch's callers, who seal in place.
+    if (!this.threaded) return;
+    try {
+      this.worker!.postMessage(batch);
+    } catch (err) {
+      // A request that cannot be sent (not cloneable): its batch is sealed in place.
+      for (const { n } of batch) {
+        this.waiting.get(n)?.reject(err as Error);
+        this.waiting.delete(n);
+      }
+    }
   }
 
   private failWaiting(err: Error): void {

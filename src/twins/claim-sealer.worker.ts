@@ -1,18 +1,23 @@
 // The sealer thread (claim-sealer.ts): seals claims, or the credentials of claims verified
 // later, with the validator key it was started with.
 import { parentPort, workerData } from 'node:worker_threads';
-import { sealClaim, sealCredential, type CredentialInput, type SealInput } from './claim-seal.ts';
+import { sealClaim, sealCredential } from './claim-seal.ts';
+import type { Batch, Reply } from './claim-sealer.ts';
 import type { ValidatorKey } from './validator-key.ts';
 
 const key = (workerData as { key: ValidatorKey }).key;
 const port = parentPort!;
 
-port.on('message', (request: { n: number; input: SealInput } | { n: number; credential: CredentialInput }) => {
-  const { n } = request;
-  try {
-    port.postMessage({ n, result: 'input' in request ? sealClaim(request.input, key) : sealCredential(request.credential, key) });
-  } catch (err) {
-    port.postMessage({ n, error: String(err) });
-  }
+/** A batch of requests (ClaimSealer.flush), answered in one message. */
+port.on('message', (batch: Batch) => {
+  const replies: Reply = batch.map((request) => {
+    const { n } = request;
+    try {
+      return { n, result: 'input' in request ? sealClaim(request.input, key) : sealCredential(request.credential, key) };
+    } catch (err) {
+      return { n, error: String(err) };
+    }
+  });
+  port.postMessage(replies);
 });
 port.postMessage({ ready: true });

@@ -67,6 +67,41 @@ describe('claim sealer', function () {
     }
   });
 
+  it('the seals asked for in one turn of the event loop go to the thread in one message, and each caller gets its own', async () => {
+    await sealer.whenReady();
+    const worker = (sealer as unknown as { worker: { postMessage(batch: unknown[]): void } }).worker;
+    const sent: number[] = [];
+    const postMessage = worker.postMessage.bind(worker);
+    worker.postMessage = (batch) => {
+      sent.push(batch.length);
+      postMessage(batch);
+    };
+    const inputs = Array.from({ length: 12 }, (_, n) => sealInput(n));
+    const seals = await Promise.all(inputs.map((input) => sealer.seal(input)));
+    seals.forEach((seal, n) => expect(seal).to.deep.equal(sealClaim(inputs[n]!, key)));
+    expect(sent).to.deep.equal([12]);
+    const later = sealInput(40);
+    expect(await sealer.seal(later)).to.deep.equal(sealClaim(later, key));
+    expect(sent).to.deep.equal([12, 1]);
+  });
+
+  it('a message the thread cannot be sent is sealed in place, and the thread goes on', async () => {
+    await sealer.whenReady();
+    const worker = (sealer as unknown as { worker: { postMessage(batch: unknown[]): void } }).worker;
+    const postMessage = worker.postMessage.bind(worker);
+    worker.postMessage = () => {
+      worker.postMessage = postMessage;
+      throw new DOMException('could not be cloned', 'DataCloneError');
+    };
+    const inputs = Array.from({ length: 3 }, (_, n) => sealInput(n));
+    const seals = await Promise.all(inputs.map((input) => sealer.seal(input)));
+    seals.forEach((seal, n) => expect(seal).to.deep.equal(sealClaim(inputs[n]!, key)));
+    expect(sealer.onThread).to.equal(true);
+    const later = sealInput(41);
+    expect(await sealer.seal(later)).to.deep.equal(sealClaim(later, key));
+    expect(failures).to.deep.equal([]);
+  });
+
   it('seals in place until the thread has loaded', async () => {
     const input = sealInput(1);
     const seal = await sealer.seal(input);
