@@ -10,6 +10,7 @@ import { dbClientOf, isUniqueViolation, type Db } from '../platform/db/index.ts'
 import { inSharedTransaction, inTransaction, type Sql } from '../platform/db/sql.ts';
 import { conflictWith, DomainError, forbiddenAction, invalidInput, refusedInput, type InputIssue } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
+import { setBounded } from '../platform/bounded-map.ts';
 import type {
   ClaimStatus,
   KptClaim,
@@ -147,9 +148,20 @@ const ruleContext = (selectionMethod: boolean, partners: Partners): RuleContext 
 /** Per transaction, the pending claims one of its submissions is completing (`complete`). */
 const completing = new WeakMap<Sql, Set<string>>();
 
+/** How many collections' groups ClaimService.partnersSeen remembers. */
+const PARTNERS_SEEN_MAX = 10_000;
+const groupOf = (claim: NormalisedClaim) => `${claim.collectionId}\n${claim.testGroup}`;
+
 export class ClaimService {
   /** Reads and writes outside a submission's transaction. */
   private readonly repo: ClaimRepository;
+  /**
+   * By collection and group: whether the other group held a claim that counts (rule 6) when a
+   * submission last looked (`store`). A claim whose group had none is expected to end pending,
+   * as a programme's first claims do: its credential is not signed ahead (`prepare`); if it ends
+   * verified after all, `store` signs it in the transaction.
+   */
+  private readonly partnersSeen = new Map<string, boolean>();
 
   constructor(
     private readonly db: Db,
@@ -199,11 +211,14 @@ export class ClaimService {
     // telling a caller who may submit the claim at all. A conflicting claim is never sealed.
     const conflicts = measurementConflicts(claim, this.opts.totalToleranceKg);
     // Sealed before the transaction, on the sealer thread, so the transaction only decides and
-    // stores; the credential is signed whenever the claim could turn out verified.
+    // stores; the credential is signed whenever the claim could turn out verified and is not
+    // expected to end pending (partnersSeen).
     const id = newClaimId();
     const at = new Date().toISOString();
-    const withCredential = !conflicts.length && canBeVerified(claim);
-    const statusIndex = withCredential ? await this.opts.statuses.nextIndex() : undefined;
+    const verifiable = !conflicts.length && canBeVerified(claim);
+    // Kept by a claim left pending too, for the credential signed when it is verified later.
+    const statusIndex = verifiable ? await this.opts.statuses.nextIndex() : undefined;
+    const withCredential = verifiable && this.partnersSeen.get(groupOf(claim)) !== false;
     const seal = conflicts.length
       ? undefined
       : await this.opts.sealer.seal({ id, claim, submittedBy: principal.did, at, withCredential, issuance: { base: this.opts.base, statusIndex } });
@@ -361,8 +376,13 @@ export class ClaimService {
     const claims = new ClaimRepository(sql);
     const period = periodOf(claim);
     const outcome = evaluateKptRules(claim, ruleContext(selectionMethod, partners));
-    // canBeVerified(claim) held for a verified claim, so the seal carries the credential.
-    if (outcome.status === 'verified' && !seal.credential) throw new Error(`claim ${id} is verified but was sealed without a credential`);
+    setBounded(this.partnersSeen, groupOf(claim), partners.present, PARTNERS_SEEN_MAX);
+    // canBeVerified(claim) held for a verified claim, so it has a status index; its credential
+    // was signed ahead unless the claim was expected to end pending (partnersSeen).
+    const credential =
+      outcome.status === 'verified'
+        ? seal.credential ?? (await this.opts.sealer.sealCredential({ claimId: id, claimCid: seal.claimCid, body: claim, now, issuance: { base: this.opts.base, statusIndex } }))
+        : undefined;
     const stored = await claims.insertWithEvidence(evidenceRow(seal.claimCid, seal.canonical), {
       id,
       claimKey,
@@ -373,7 +393,7 @@ export class ClaimService {
       claimCid: seal.claimCid,
       submittedBy: principal.did,
       at: now,
-      ...(outcome.status === 'verified' ? { credential: seal.credential } : {}),
+      ...(credential ? { credential } : {}),
       // Kept while pending, for the credential signed when the claim is verified later.
       statusListIndex: outcome.status === 'rejected' ? null : statusIndex ?? null,
     });

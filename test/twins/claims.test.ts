@@ -1,7 +1,7 @@
 // POST/GET /v1/claims through the generated SDK: status codes, the eight KPT rules, pending ->
 // verified, idempotency and concurrency, on SQLite and PostgreSQL.
 import { expect } from 'chai';
-import { changeCredentialStatus, createCollection, createEntity, getClaim, getCollection, listClaims, submitClaim, updateCollection } from '../../generated/openapi/sdk.gen.ts';
+import { changeCredentialStatus, createCollection, createEntity, getClaim, getCollection, listClaims, submitClaim, updateCollection, verifyCredential } from '../../generated/openapi/sdk.gen.ts';
 import type { KptClaim, KptClaimRequest, Problem } from '../../generated/openapi/types.gen.ts';
 import { sql, type Kysely } from 'kysely';
 import { poolStats, type Db } from '../../src/platform/db/index.ts';
@@ -13,6 +13,7 @@ import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 import { encodeCursor } from '../../src/twins/paging.ts';
+import { ClaimSealer } from '../../src/twins/claim-sealer.ts';
 import { householdDid, kptClaim, OTHER_DID, PARTNER_DID, startTwinsHarness, twinsTableContents, withTwinsArea, type TwinsHarness } from './fixtures.ts';
 
 /** The PostgreSQL backend a connection (held by a transaction) runs on. */
@@ -477,6 +478,38 @@ forEachDatabase('KPT claims', (t) => {
       expect((await submit(kptClaim({ collectionId: 'withdrawn-control', testGroup: 'intervention' }))).claim.status).to.equal('verified');
       expect(await change(ref.claim.id, 'revoke')).to.equal(200);
       expect((await submit(kptClaim({ collectionId: 'withdrawn-control', testGroup: 'intervention' }))).claim.status).to.equal('pending');
+    });
+
+    it("a claim whose group last found the other group empty is sealed without a credential; if verified after all, it is signed in its transaction", async () => {
+      const collectionId = 'first-claims';
+      await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: 'First claims' } });
+      // The credentials signed ahead, by claim id, of the claims of this collection.
+      const signedAhead = new Map<string, boolean>();
+      const seal = ClaimSealer.prototype.seal;
+      ClaimSealer.prototype.seal = function (input) {
+        if (input.claim.collectionId === collectionId) signedAhead.set(input.id, input.withCredential);
+        return seal.call(this, input);
+      };
+      try {
+        const first = await submit(kptClaim({ collectionId }));
+        const second = await submit(kptClaim({ collectionId }));
+        expect([first.claim.status, second.claim.status]).to.deep.equal(['pending', 'pending']);
+        const partner = await submit(kptClaim({ collectionId, testGroup: 'intervention' }));
+        // The reference group was last seen without partners: this one was expected to end pending.
+        const late = await submit(kptClaim({ collectionId }));
+        const after = await submit(kptClaim({ collectionId }));
+        expect([partner.claim.status, late.claim.status, after.claim.status]).to.deep.equal(['verified', 'verified', 'verified']);
+        expect([first, second, partner, late, after].map((c) => signedAhead.get(c.claim.id))).to.deep.equal([true, false, true, false, true]);
+        for (const { claim } of [first, second, late]) {
+          const now = (await getClaim({ client: h.server.client, auth: h.key, path: { id: claim.id } })).data!;
+          expect(now.status).to.equal('verified');
+          const verified = await verifyCredential({ client: h.server.client, body: { verifiableCredential: now.verifiableCredential as unknown as Record<string, unknown> } });
+          expect(verified.data, JSON.stringify(verified.error)).to.deep.include({ verified: true });
+          expect(now.verifiableCredential!.credentialSubject).to.deep.include({ claimId: claim.id });
+        }
+      } finally {
+        ClaimSealer.prototype.seal = seal;
+      }
     });
 
     it('keeps a claim pending until an aligned claim of the other group arrives, then verifies both in that request', async () => {
