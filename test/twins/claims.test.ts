@@ -485,10 +485,10 @@ forEachDatabase('KPT claims', (t) => {
       await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: 'First claims' } });
       // The credentials signed ahead, by claim id, of the claims of this collection.
       const signedAhead = new Map<string, boolean>();
-      const seal = ClaimSealer.prototype.seal;
+      const seal = Object.getOwnPropertyDescriptor(ClaimSealer.prototype, 'seal')!;
       ClaimSealer.prototype.seal = function (input) {
         if (input.claim.collectionId === collectionId) signedAhead.set(input.id, input.withCredential);
-        return seal.call(this, input);
+        return (seal.value as ClaimSealer['seal']).call(this, input);
       };
       try {
         const first = await submit(kptClaim({ collectionId }));
@@ -508,7 +508,7 @@ forEachDatabase('KPT claims', (t) => {
           expect(now.verifiableCredential!.credentialSubject).to.deep.include({ claimId: claim.id });
         }
       } finally {
-        ClaimSealer.prototype.seal = seal;
+        Object.defineProperty(ClaimSealer.prototype, 'seal', seal);
       }
     });
 
