@@ -57,7 +57,7 @@ test: install typecheck
 	[ -n "$$TEST_REDIS_URL" ] || echo "Not run: the Redis rate-limit suite (TEST_REDIS_URL is unset)."; \
 	exit $$status
 
-bench: install
+bench: install build
 	npx --no-install tsx test/bench/run.ts
 	npx --no-install tsx test/bench/chain-grpc.ts
 	npx --no-install tsx test/bench/group-commit.ts

@@ -1,20 +1,21 @@
 // A benchmark target in its own process (so the load generator does not share its event loop):
 //   tsx test/bench/server.ts baseline  -> a bare Express 5 handler
 //   tsx test/bench/server.ts hearth    -> Hearth on a fresh SQLite file (or BENCH_DATABASE_URL)
-// Prints one JSON line {port, key, grpcPort} once it listens.
-import { mkdtempSync, rmSync } from 'node:fs';
+// Prints one JSON line {port, key, grpcPort} once it listens. Hearth runs as `make start` runs
+// it: the compiled code in dist/ (`make bench` builds it first), not the sources under tsx.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
-import { createHearth } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createDb } from '../../src/platform/db/index.ts';
-import { migrateLatest } from '../../src/platform/db/migrate.ts';
-import { ApiKeyService, SCOPES } from '../../src/platform/keys/service.ts';
-import { createLogger } from '../../src/platform/logging.ts';
-import { listen } from '../../src/platform/server.ts';
 
 const mode = process.argv[2];
+const built = new URL('../../dist/src/', import.meta.url);
+
+if (!existsSync(new URL('app.js', built))) throw new Error('dist/ has no build of Hearth: run `make build` (make bench does)');
+
+/** A module of the compiled build, typed as its source. */
+const compiled = async <M>(module: string): Promise<M> => (await import(new URL(`${module}.js`, built).href)) as M;
+const { listen } = await compiled<typeof import('../../src/platform/server.ts')>('platform/server');
 
 if (mode === 'baseline') {
   const app = express();
@@ -24,6 +25,12 @@ if (mode === 'baseline') {
   const running = await listen(app, 0, '127.0.0.1', 1000);
   console.log(JSON.stringify({ port: running.port }));
 } else if (mode === 'hearth') {
+  const { createHearth } = await compiled<typeof import('../../src/app.ts')>('app');
+  const { loadConfig } = await compiled<typeof import('../../src/config.ts')>('config');
+  const { createDb } = await compiled<typeof import('../../src/platform/db/index.ts')>('platform/db/index');
+  const { migrateLatest } = await compiled<typeof import('../../src/platform/db/migrate.ts')>('platform/db/migrate');
+  const { ApiKeyService, SCOPES } = await compiled<typeof import('../../src/platform/keys/service.ts')>('platform/keys/service');
+  const { createLogger } = await compiled<typeof import('../../src/platform/logging.ts')>('platform/logging');
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-'));
   // The harness ends a target with SIGTERM; its database goes with it.
   process.once('SIGTERM', () => {
