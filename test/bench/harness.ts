@@ -29,7 +29,7 @@ export interface Target {
 
 /** `env` overrides the target's environment (e.g. BENCH_DATABASE_URL for a PostgreSQL row). */
 export async function startTarget(mode: 'baseline' | 'hearth', env: NodeJS.ProcessEnv = {}): Promise<Target> {
-  const child = spawn(process.execPath, [...(process.env.XPROF && mode === 'hearth' ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), ...(process.env.XFLAGS && mode === 'hearth' ? process.env.XFLAGS.split(' ') : []), '--import', 'tsx', join(here, 'server.ts'), mode], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'server.ts'), mode], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...env },
   });
