@@ -22,7 +22,7 @@ import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schem
 import { ClaimRepository, findClaimById, type HouseholdClaim, type IdempotentClaim, type PartnerClaims, type PendingClaimChange, type StoredClaim } from './claims.repository.ts';
 import { findCollection } from './collections.repository.ts';
 import { maySubmitInto } from './collections.service.ts';
-import type { ClaimSeal, NormalisedClaim } from './claim-seal.ts';
+import type { ClaimSeal, CredentialInput, NormalisedClaim, SealedCredential } from './claim-seal.ts';
 import type { ClaimSealer } from './claim-sealer.ts';
 import type { CredentialStatusService } from './credential-status.service.ts';
 import { jcs } from './credentials.ts';
@@ -381,7 +381,7 @@ export class ClaimService {
     // was signed ahead unless the claim was expected to end pending (partnersSeen).
     const credential =
       outcome.status === 'verified'
-        ? seal.credential ?? (await this.opts.sealer.sealCredential({ claimId: id, claimCid: seal.claimCid, body: claim, now, issuance: { base: this.opts.base, statusIndex } }))
+        ? seal.credential ?? (await this.signCredential({ claimId: id, claimCid: seal.claimCid, body: claim, now }, statusIndex))
         : undefined;
     const stored = await claims.insertWithEvidence(evidenceRow(seal.claimCid, seal.canonical), {
       id,
@@ -432,6 +432,11 @@ export class ClaimService {
     if (bound && !isSameRequest(bound, idempotency, claimKey)) throw idempotencyKeyReused(idempotency.key, 'claim');
   }
 
+  /** The credential of a claim found verified after it was sealed, signed on the sealer thread with its index in the status lists. */
+  private signCredential(claim: Omit<CredentialInput, 'issuance'>, statusIndex: number | undefined): Promise<SealedCredential> {
+    return this.opts.sealer.sealCredential({ ...claim, issuance: { base: this.opts.base, statusIndex } });
+  }
+
   /** Re-runs the rules for a pending claim; stores the new status (and credential when verified). */
   private async reevaluate(sql: Sql, stored: StoredClaim, selectionMethod: boolean, now: string): Promise<void> {
     const claims = new ClaimRepository(sql);
@@ -455,7 +460,7 @@ export class ClaimService {
         reasons: outcome.reasons,
         credential:
           outcome.status === 'verified'
-            ? await this.opts.sealer.sealCredential({ claimId: stored.id, claimCid: stored.claimCid, body, now, issuance: { base: this.opts.base, statusIndex: statusIndex! } })
+            ? await this.signCredential({ claimId: stored.id, claimCid: stored.claimCid, body, now }, statusIndex!)
             : undefined,
         updatedAt: now,
         statusListIndex: statusIndex,
