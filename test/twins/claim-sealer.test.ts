@@ -19,6 +19,9 @@ function sealInput(n: number, withCredential = true): SealInput {
   return { id: `kpt_${randomBytes(16).toString('hex')}`, claim, submittedBy: 'did:ixo:entity:0000000000000000000000000000aaaa', at: new Date(Date.UTC(2026, 2, 5, 0, 0, n)).toISOString(), withCredential, issuance: { base: 'https://hearth.example.org', statusIndex: n } };
 }
 
+/** The sealer's thread, which is private: reached from outside, a crash or a failed send looks to the sealer as it would in use. */
+const threadOf = (sealer: ClaimSealer) => (sealer as unknown as { worker: { postMessage(batch: unknown[]): void; terminate(): Promise<number> } }).worker;
+
 describe('claim sealer', function () {
   this.timeout(30_000);
   const key = validatorKey();
@@ -69,7 +72,7 @@ describe('claim sealer', function () {
 
   it('the seals asked for in one turn of the event loop go to the thread in one message, and each caller gets its own', async () => {
     await sealer.whenReady();
-    const worker = (sealer as unknown as { worker: { postMessage(batch: unknown[]): void } }).worker;
+    const worker = threadOf(sealer);
     const sent: number[] = [];
     const postMessage = worker.postMessage.bind(worker);
     worker.postMessage = (batch) => {
@@ -87,7 +90,7 @@ describe('claim sealer', function () {
 
   it('a message the thread cannot be sent is sealed in place, and the thread goes on', async () => {
     await sealer.whenReady();
-    const worker = (sealer as unknown as { worker: { postMessage(batch: unknown[]): void } }).worker;
+    const worker = threadOf(sealer);
     const postMessage = worker.postMessage.bind(worker);
     worker.postMessage = () => {
       worker.postMessage = postMessage;
@@ -131,8 +134,7 @@ describe('claim sealer', function () {
     await sealer.whenReady();
     const inputs = Array.from({ length: 30 }, (_, n) => sealInput(n));
     const inFlight = inputs.map((input) => sealer.seal(input));
-    // The thread is private; ending it from outside is how a crash looks to the sealer.
-    await (sealer as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    await threadOf(sealer).terminate();
     const seals = await Promise.all(inFlight);
     seals.forEach((seal, n) => expect(seal).to.deep.equal(sealClaim(inputs[n]!, key)));
     expect(sealer.onThread).to.equal(false);
