@@ -384,6 +384,9 @@ const householdAndPartners = prepared((db: Db, householdDid: string, collectionI
 /** Every column of claims, with their groups and statuses as the contract types them. */
 const claimsIn = (db: Db) => db.selectFrom('kpt_claims').selectAll('kpt_claims').$narrowType<Pick<ClaimRow, 'test_group' | 'status'>>();
 
+/** A claim by its id (its unique key). */
+const claimById = prepared((db: Db, id: string) => claimsIn(db).where('id', '=', id), { planOnce: true });
+
 /** The claim a caller's key is bound to, with the hash of the request that bound it. */
 const boundToKey = prepared((db: Db, principalDid: string, key: string) =>
   claimsIn(db)
@@ -459,7 +462,7 @@ export class ClaimRepository {
   }
 
   async findById(id: string): Promise<StoredClaim | undefined> {
-    return stored(await this.claims().where('id', '=', id).executeTakeFirst());
+    return stored((await claimById(this.sql, id)).rows[0]);
   }
 
   /**
@@ -546,7 +549,7 @@ export class ClaimRepository {
     const { collectionId, period } = claim;
     const [, current, collection, partners] = await inOneRoundTrip(this.sql, [
       advisoryLocks(this.sql, [{ name: groupLockName(collectionId, group), mode: 'exclusive' }]),
-      this.claims().where('id', '=', claim.id).compile(),
+      claimById.query(this.sql, claim.id),
       collectionById.query(this.sql, collectionId),
       partnerClaims.query(this.sql, collectionId, group, period?.end ?? null, period?.start ?? null),
     ] as const);
