@@ -369,7 +369,7 @@ const partnerClaimsQuery = (db: Db, collectionId: string, group: TestGroup, end:
     some(sql`c.status = 'pending' and ${overlap}`).as('aligned_pending'),
   ]);
 };
-const partnerClaims = prepared(partnerClaimsQuery, { planOnce: true });
+const partnerClaims = prepared(partnerClaimsQuery, { planOnce: 'also alone' });
 
 /** partnerClaims with the household's claims beside them, as a JSON array (PostgreSQL). */
 const householdAndPartners = prepared((db: Db, householdDid: string, collectionId: string, group: TestGroup, end: string | null, start: string | null) =>
@@ -385,7 +385,7 @@ const householdAndPartners = prepared((db: Db, householdDid: string, collectionI
 const claimsIn = (db: Db) => db.selectFrom('kpt_claims').selectAll('kpt_claims').$narrowType<Pick<ClaimRow, 'test_group' | 'status'>>();
 
 /** A claim by its id (its unique key). */
-const claimById = prepared((db: Db, id: string) => claimsIn(db).where('id', '=', id), { planOnce: true });
+const claimById = prepared((db: Db, id: string) => claimsIn(db).where('id', '=', id), { planOnce: 'also alone' });
 
 /** The claim a caller's key is bound to, with the hash of the request that bound it. */
 const boundToKey = prepared((db: Db, principalDid: string, key: string) =>

@@ -76,24 +76,29 @@ forEachDatabase('prepared queries', (t) => {
       // Statements sent together (one round trip) are each planned as they ask too.
       const together = await inTransaction(t.db, (trx) => inOneRoundTrip(trx, [plannedEachRun.query(trx), plannedOnce.query(trx), plannedOnce.query(trx), plannedEachRun.query(trx)] as const));
       expect(together.map((r) => r.rows[0])).to.deep.equal([EACH_RUN, ONCE, ONCE, EACH_RUN]);
-      // After one, the connection plans for each run's values again.
+      // Outside a transaction, and after one, the connection plans for each run's values.
+      expect((await plannedOnce(t.db)).rows[0]).to.deep.equal(EACH_RUN);
       expect((await plannedEachRun(t.db)).rows[0]).to.deep.equal(EACH_RUN);
     });
 
-    it('PostgreSQL: outside a transaction, a statement planned once is a transaction of its own planned once; the connection plans the others for their values, also after one that failed', async () => {
-      const outside = await inOneRoundTrip(t.db, [plannedEachRun.query(t.db), plannedOnce.query(t.db), plannedEachRun.query(t.db), plannedOnce.query(t.db)] as const);
+    it("PostgreSQL: outside a transaction, a statement planned once 'also alone' is a transaction of its own planned once; the connection plans the others for their values, also after one that failed", async () => {
+      const plannedOnceAlone = prepared((db: Db) => ({ compile: () => planning(db) }), { planOnce: 'also alone' });
+      const outside = await inOneRoundTrip(t.db, [plannedEachRun.query(t.db), plannedOnceAlone.query(t.db), plannedOnce.query(t.db), plannedOnceAlone.query(t.db)] as const);
       expect(outside.map((r) => r.rows[0])).to.deep.equal([EACH_RUN, ONCE, EACH_RUN, ONCE]);
-      expect((await plannedOnce(t.db)).rows[0]).to.deep.equal(ONCE);
+      expect((await plannedOnceAlone(t.db)).rows[0]).to.deep.equal(ONCE);
       expect((await plannedEachRun(t.db)).rows[0]).to.deep.equal(EACH_RUN);
+      // In a transaction it is planned once as any statement planned once is.
+      const inside = await inTransaction(t.db, (trx) => inOneRoundTrip(trx, [plannedOnceAlone.query(trx), plannedEachRun.query(trx), plannedOnceAlone.query(trx)] as const));
+      expect(inside.map((r) => r.rows[0])).to.deep.equal([ONCE, EACH_RUN, ONCE]);
 
       // Its write is committed with it: another connection sees it.
-      const insertOnce = prepared((db: Db, row: Tables['prepared_t']) => tables(db).insertInto('prepared_t').values(row), { rows: { 0: ['id', 'n', 'note'] }, planOnce: true });
+      const insertOnce = prepared((db: Db, row: Tables['prepared_t']) => tables(db).insertInto('prepared_t').values(row), { rows: { 0: ['id', 'n', 'note'] }, planOnce: 'also alone' });
       await insertOnce(t.db, { id: 'once', n: 3, note: null });
       expect(await tables(t.open()).selectFrom('prepared_t').select('n').where('id', '=', 'once').execute()).to.deep.equal([{ n: 3 }]);
 
       // A failure is the statement's own (not "the transaction is aborted"), and its transaction
       // ends with it: the next statements, sent with it, run as they would have.
-      const divide = prepared((db: Db, by: number) => ({ compile: () => sql<{ q: number }>`select 1 / ${by}::int as q`.compile(db) }), { planOnce: true });
+      const divide = prepared((db: Db, by: number) => ({ compile: () => sql<{ q: number }>`select 1 / ${by}::int as q`.compile(db) }), { planOnce: 'also alone' });
       let err: unknown;
       await inOneRoundTrip(t.db, [divide.query(t.db, 0), plannedEachRun.query(t.db)] as const).catch((e: unknown) => (err = e));
       expect((err as Error)?.message).to.equal('division by zero');

@@ -135,7 +135,7 @@ export const PG_READ_TIMEOUT = 'Query read timeout';
 /** Queries run as one: their parts, in order (see `together`). */
 const batches = new WeakMap<CompiledQuery, readonly CompiledQuery[]>();
 /** Statements PostgreSQL keeps parsed on each connection, by name, and whether it also keeps their plan (see `named`). */
-const names = new WeakMap<CompiledQuery, { name: string; planOnce: boolean }>();
+const names = new WeakMap<CompiledQuery, { name: string; planOnce: boolean; alsoAlone: boolean }>();
 /** Writes whose outcome no one waits for (see `behind`). */
 const writesBehind = new WeakSet<CompiledQuery>();
 
@@ -164,12 +164,16 @@ export function behind(write: CompiledQuery): CompiledQuery {
  * The query as a statement each PostgreSQL connection parses once and then only binds: for the
  * few fixed statements every request runs (prepared.ts). `name` must stand for this SQL text
  * alone. A connection plans each run for its values (index.ts `postgresPool`); with `planOnce`,
- * it plans the statement once and keeps that plan (see PLAN_ONCE), in a transaction or out of one.
+ * in a transaction, it plans the statement once and keeps that plan (see PLAN_ONCE); with
+ * 'also alone', outside one too (see `planned`).
  */
-export function named<R>(query: CompiledQuery<R>, name: string, planOnce = false): CompiledQuery<R> {
-  names.set(query, { name, planOnce });
+export function named<R>(query: CompiledQuery<R>, name: string, planOnce: PlanOnce = false): CompiledQuery<R> {
+  names.set(query, { name, planOnce: planOnce !== false, alsoAlone: planOnce === 'also alone' });
   return query;
 }
+
+/** Whether a named statement is planned once (prepared.ts `planOnce`). */
+export type PlanOnce = boolean | 'also alone';
 
 const BEGIN = CompiledQuery.raw('begin');
 
@@ -378,21 +382,25 @@ class PgConnection extends StatementConnection {
   /**
    * The statements as they go out, each planned as it asks. In a transaction: PLAN_ONCE before a
    * statement planned once, PLAN_EACH_RUN before any other that follows such. Outside one, a
-   * statement planned once is still a transaction of its own, now an explicit one that plans it
-   * once (BEGIN, PLAN_ONCE, it, COMMIT): the setting ends with it, whatever its outcome, and the
-   * connection plans the others for their values. (A pending claim's reconcile reads its partners
-   * outside a transaction: planned each run that read was 0.45 ms of PostgreSQL's CPU, in its own
-   * planned-once transaction 0.07-0.10; pgbench, pipelined, a collection of 13,600 claims.)
+   * statement planned once 'also alone' is still a transaction of its own, now an explicit one
+   * that plans it once (BEGIN, PLAN_ONCE, it, COMMIT): the setting ends with it, whatever its
+   * outcome, and the connection plans the others for their values. The three statements around
+   * it cost the request thread about 0.03 ms, worth it only where planning costs more: a read of
+   * claims (nine indexes to weigh). A pending claim's reconcile reads its partners outside a
+   * transaction: planned each run that read was 0.45 ms of PostgreSQL's CPU, in its own
+   * planned-once transaction 0.07-0.10 (pgbench, pipelined, a collection of 13,600 claims); a
+   * claim by id 0.089 and 0.057. An entity by DID gained 0.01-0.03 ms of the database's CPU and
+   * cost 0.035 of the server's: it is planned each run when alone.
    * `own` marks the statements given, whose answers are the caller's.
    */
   private planned(queries: CompiledQuery[], inTransaction: boolean): { wire: CompiledQuery[]; own: boolean[] } {
     const wire: CompiledQuery[] = [];
     const own: boolean[] = [];
     for (const q of queries) {
-      const once = names.get(q)?.planOnce ?? false;
+      const { planOnce: once = false, alsoAlone = false } = names.get(q) ?? {};
       if (!inTransaction) {
-        wire.push(...(once ? [BEGIN, PLAN_ONCE, q, COMMIT] : [q]));
-        own.push(...(once ? [false, false, true, false] : [true]));
+        wire.push(...(alsoAlone ? [BEGIN, PLAN_ONCE, q, COMMIT] : [q]));
+        own.push(...(alsoAlone ? [false, false, true, false] : [true]));
         continue;
       }
       if (q !== BEGIN && q !== COMMIT && once !== this.plannedOnce) {

@@ -6,7 +6,7 @@
 // only its values are left open. On PostgreSQL it is also a named statement that each connection
 // parses once (drivers.ts `named`): PostgreSQL's CPU per claim fell from 0.46 to 0.35 ms.
 import { CompiledQuery, type Compilable, type QueryResult } from 'kysely';
-import { named } from './drivers.ts';
+import { named, type PlanOnce } from './drivers.ts';
 import { dbClientOf, type Db, type DbClient } from './index.ts';
 
 /** How many templates there are: each is named after its number. */
@@ -68,9 +68,11 @@ export interface PreparedOptions {
    * unique key, or the one index of what it asks), and the rows it writes refer to unique keys:
    * without sequential scans its plan is the same whatever the values or the tables' size. On
    * PostgreSQL, in a transaction, each connection then plans it once and keeps the plan
-   * (drivers.ts PLAN_ONCE); otherwise it is planned for each run's values.
+   * (drivers.ts PLAN_ONCE); otherwise it is planned for each run's values. 'also alone': outside
+   * a transaction too, in a transaction of its own planned once (drivers.ts `planned`), for a
+   * statement whose planning costs more than the three statements around it (a read of claims).
    */
-  planOnce?: boolean;
+  planOnce?: PlanOnce;
 }
 
 /** A prepared query: run it, or take it compiled (`query`) to run with others (sql.ts `inOneRoundTrip`, `writeBehind`). */
