@@ -97,7 +97,7 @@ forEachDatabase('prepared queries', (t) => {
       expect(await tables(t.open()).selectFrom('prepared_t').select('n').where('id', '=', 'once').execute()).to.deep.equal([{ n: 3 }]);
 
       // A failure is the statement's own (not "the transaction is aborted"), and its transaction
-      // ends with it: the next statements, sent with it, run as they would have.
+      // ends with it: the statements sent after it run as they would have.
       const divide = prepared((db: Db, by: number) => ({ compile: () => sql<{ q: number }>`select 1 / ${by}::int as q`.compile(db) }), { planOnce: 'also alone' });
       let err: unknown;
       await inOneRoundTrip(t.db, [divide.query(t.db, 0), plannedEachRun.query(t.db)] as const).catch((e: unknown) => (err = e));
