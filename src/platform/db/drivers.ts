@@ -5,7 +5,7 @@
 // instead of returning it to the pool.
 import type BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
-import type pg from 'pg';
+import pg from 'pg';
 import { setBounded } from '../bounded-map.ts';
 
 const STATEMENT_CACHE_SIZE = 500;
@@ -415,6 +415,20 @@ class PgConnection extends StatementConnection {
   }
 
   /**
+   * One statement on the connection. Given a config object, pg copies it property by property
+   * (2% of the request thread under claim submissions); its Query, made from the text and the
+   * values, is taken as it is.
+   */
+  private submit(q: CompiledQuery): Promise<pg.QueryResult> {
+    return new Promise((resolve, reject) => {
+      const query = new pg.Query(q.sql, q.parameters as unknown[], (err, result) => (err ? reject(err) : resolve(result as unknown as pg.QueryResult)));
+      const name = names.get(q)?.name;
+      if (name) (query as { name?: string }).name = name;
+      this.client.query(query);
+    });
+  }
+
+  /**
    * Writes the statements at once (one write on the socket, with any others sent in this tick)
    * and waits for every answer; the first failure, in order, is thrown (in a transaction the
    * statements after it fail with it). `inTransaction`: whether they are sent in one (a COMMIT ends it).
@@ -424,7 +438,7 @@ class PgConnection extends StatementConnection {
     this.trips.count++;
     this.corkUntilTicked(stream);
     const { wire, own } = this.planned(queries, inTransaction);
-    const answers = wire.map((q) => this.client.query({ name: names.get(q)?.name, text: q.sql, values: q.parameters as unknown[] }));
+    const answers = wire.map((q) => this.submit(q));
     const settled = (await Promise.allSettled(answers)).filter((_, i) => own[i]);
     this.trial = false;
     const failure = settled.find((s) => s.status === 'rejected');
