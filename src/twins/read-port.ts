@@ -6,6 +6,7 @@
 // page already read, and a row whose `seq` names a position is still named by it.
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { dbClientOf, type Database, type Db } from '../platform/db/index.ts';
+import { prepared } from '../platform/db/prepared.ts';
 import { commitOrder, missingAnchor } from './claim-order.ts';
 import type { Collection, Entity, KptClaim } from '../../generated/openapi/types.gen.ts';
 import type { ClaimRow } from './claims.repository.ts';
@@ -114,6 +115,9 @@ const withdrawnState = sql<'revoked' | 'suspended' | null>`(case when kpt_claims
 const claimRecords = (db: Db) =>
   db.selectFrom('kpt_claims').select(CLAIM_RECORD_COLUMNS).select(withdrawnState.as('withdrawn')).$narrowType<Pick<ClaimRow, 'status'>>();
 
+/** One claim's record: planned once, as area A's own read of a claim by id (claims.repository.ts claimById). */
+const claimRecordById = prepared((db: Db, id: string) => claimRecords(db).where('id', '=', id), { planOnce: 'also alone' });
+
 function claimRecordOf(r: ClaimRecordRow): ClaimRecord {
   const credential = r.credential ? (JSON.parse(r.credential) as { issuer?: string }) : undefined;
   const vc = r.verifiable_credential ? (JSON.parse(r.verifiable_credential) as { id?: string; issuer?: string }) : undefined;
@@ -142,7 +146,7 @@ export function twinsReadPort(db: Db): TwinsReadPort {
     collection: (id) => getCollection(db, id),
     claims: ordered(db, 'kpt_claims', claimRecords(db), (r: ClaimRecordRow) => claimRecordOf(r)),
     async claim(id) {
-      const row = await claimRecords(db).where('id', '=', id).executeTakeFirst();
+      const row = (await claimRecordById(db, id)).rows[0];
       return row && claimRecordOf(row);
     },
     async tallies(collectionIds) {

@@ -5,6 +5,8 @@ import type { BenchCase, BenchTarget } from '../case.ts';
 
 export interface ChainBenchData {
   entityDid: string;
+  /** The last claim it posted. */
+  claimId: string;
 }
 
 async function post(target: BenchTarget, path: string, body: unknown): Promise<any> {
@@ -32,8 +34,9 @@ export function seedChainData(target: BenchTarget): Promise<ChainBenchData> {
         verifiableCredential: [{ type: 'StoveCertificate', issuer: 'did:ixo:entity:0000000000000000000000000000a11c' }],
       });
       await post(target, '/v1/collections', { id: 'bench', name: 'Bench collection', selectionMethod: 'random draw' });
+      let claimId = '';
       for (let i = 0; i < 60; i++) {
-        await post(target, '/v1/claims', {
+        ({ id: claimId } = await post(target, '/v1/claims', {
           type: 'KPTClaim',
           collectionId: 'bench',
           householdId: `did:ixo:entity:${i.toString(16).padStart(32, '0')}`,
@@ -41,9 +44,9 @@ export function seedChainData(target: BenchTarget): Promise<ChainBenchData> {
           fuelMeasurements: { total: 7.5, dailyLogs: [2.5, 2.5, 2.5] },
           testPeriod: { startDate: '2024-06-01', endDate: '2024-06-03', durationDays: 3 },
           externalFactors: { season: 'dry', culturalEvents: ['none'], occupationalFactors: ['farming'] },
-        });
+        }));
       }
-      return { entityDid: entity.did as string };
+      return { entityDid: entity.did as string, claimId };
     })();
     byDatabase.set(target.database, p);
   }
@@ -58,6 +61,13 @@ export const cases: BenchCase[] = [
     async prepare(target) {
       const { entityDid } = await seedChainData(target);
       return { url: `${target.baseUrl}/chain/entity/${entityDid}` };
+    },
+  },
+  {
+    name: 'GET /chain/claims/claim/{id}',
+    async prepare(target) {
+      const { claimId } = await seedChainData(target);
+      return { url: `${target.baseUrl}/chain/claims/claim/${claimId}` };
     },
   },
   {
