@@ -2,7 +2,7 @@
 // commit orders the areas build their queries with. Queries themselves are Kysely's typed builder
 // over generated/db's row types; the same query runs on both databases.
 import { CompiledQuery, sql, type Expression, type QueryResult, type RawBuilder, type SqlBool } from 'kysely';
-import { behind, together } from './drivers.ts';
+import { behind, named, together } from './drivers.ts';
 import { dbClientOf, inPipelinedTransaction, isDatabaseUnavailable, postgresPoolMax, type Db } from './index.ts';
 
 /** A database handle inside a unit of work: one transaction's connection (see inTransaction). */
@@ -377,10 +377,13 @@ export async function locksUntilCommit(db: Sql, locks: AdvisoryLock[]): Promise<
 
 /**
  * PostgreSQL: the statement taking the locks, in order, until its transaction ends (outside a
- * transaction, that is the statement's own: it waits for them and lets them go).
+ * transaction, that is the statement's own: it waits for them and lets them go). Its text
+ * depends only on the locks' modes (the names are values), so each sequence of modes is one
+ * named statement: parsed once per connection, not on every run (0.05 ms of PostgreSQL's time
+ * in each pending claim's reconcile).
  */
 export function advisoryLocks(db: Sql, locks: AdvisoryLock[]): CompiledQuery {
-  return sql`select ${advisoryLockCalls(locks)}`.compile(db);
+  return named(sql`select ${advisoryLockCalls(locks)}`.compile(db), `hearth_locks_${locks.map((l) => (l.mode === 'shared' ? 's' : 'x')).join('')}`);
 }
 
 export interface AdvisoryLock {
