@@ -421,7 +421,7 @@ class PgConnection extends StatementConnection {
    */
   private submit(q: CompiledQuery): Promise<pg.QueryResult> {
     return new Promise((resolve, reject) => {
-      const query = new pg.Query(q.sql, q.parameters as unknown[], (err, result) => (err ? reject(err) : resolve(result as unknown as pg.QueryResult)));
+      const query = new pg.Query(q.sql, q.parameters as unknown[], (err, result) => (err ? reject(err) : resolve(result)));
       const name = names.get(q)?.name;
       if (name) (query as { name?: string }).name = name;
       this.client.query(query);
