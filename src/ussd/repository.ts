@@ -128,7 +128,10 @@ export class UssdRepository {
     return insertedUnlessTaken(() => insertSessionRow(this.db, row));
   }
 
-  /** Updates only when the row still has `version`; false when another hop got there first. */
+  /**
+   * Updates only when the row still has `version`; false when another hop got there first. A
+   * change of every column (a hop's outcome) is the prepared statement; fewer columns, built anew.
+   */
   async updateSession(id: string, version: number, changes: SessionChanges): Promise<boolean> {
     const columns = sessionColumns(changes);
     if (CHANGE_COLUMNS.every((c) => columns[c] !== undefined)) return (await updateEverySessionColumn(this.db, id, version, columns)).numAffectedRows === 1n;
