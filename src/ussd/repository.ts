@@ -51,11 +51,11 @@ const sessionColumns = (c: SessionChanges): Updateable<UssdSessions> => ({
 const SESSION_COLUMNS = [
   'id', 'phone_number', 'service_code', 'snapshot', 'state', 'is_authenticated', 'last_text_digest', 'last_text_length',
   'last_text_earlier', 'last_reply', 'status', 'version', 'created_at', 'updated_at', 'expires_at', 'network_code',
-] as const;
+] as const satisfies readonly (keyof UssdSessions)[];
 const insertSessionRow = prepared((db: Db, row: Insertable<UssdSessions>) => db.insertInto('ussd_sessions').values(row), { rows: { 0: SESSION_COLUMNS } });
 
 /** Every column a session's changes can set: a hop's outcome sets them all (session-store.ts saveHop). */
-const CHANGE_COLUMNS = ['snapshot', 'state', 'is_authenticated', 'last_text_digest', 'last_text_length', 'last_text_earlier', 'last_reply', 'status', 'version', 'updated_at', 'expires_at'] as const;
+const CHANGE_COLUMNS = ['snapshot', 'state', 'is_authenticated', 'last_text_digest', 'last_text_length', 'last_text_earlier', 'last_reply', 'status', 'version', 'updated_at', 'expires_at'] as const satisfies readonly (keyof ReturnType<typeof sessionColumns>)[];
 const updateEverySessionColumn = prepared(
   (db: Db, id: string, version: number, columns: Updateable<UssdSessions>) => db.updateTable('ussd_sessions').set(columns).where('id', '=', id).where('version', '=', version),
   { rows: { 2: CHANGE_COLUMNS } },
