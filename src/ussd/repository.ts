@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import { isUniqueViolation, type Db } from '../platform/db/index.ts';
-import { prepared } from '../platform/db/prepared.ts';
+import { prepared, preparedPerColumnSet } from '../platform/db/prepared.ts';
 import { inTransaction, type Sql } from '../platform/db/sql.ts';
 import type { TestGroup } from '../../generated/openapi/types.gen.ts';
 import type { UssdAccounts, UssdFuelLogs, UssdSessions } from '../../generated/db/database.ts';
@@ -56,9 +56,9 @@ const insertSessionRow = prepared((db: Db, row: Insertable<UssdSessions>) => db.
 
 /** Every column a session's changes can set: a hop's outcome sets them all (session-store.ts saveHop). */
 const CHANGE_COLUMNS = ['snapshot', 'state', 'is_authenticated', 'last_text_digest', 'last_text_length', 'last_text_earlier', 'last_reply', 'status', 'version', 'updated_at', 'expires_at'] as const satisfies readonly (keyof ReturnType<typeof sessionColumns>)[];
-const updateEverySessionColumn = prepared(
-  (db: Db, id: string, version: number, columns: Updateable<UssdSessions>) => db.updateTable('ussd_sessions').set(columns).where('id', '=', id).where('version', '=', version),
-  { rows: { 2: CHANGE_COLUMNS } },
+const updateSessionRow = preparedPerColumnSet(
+  () => (db: Db, id: string, version: number, columns: Updateable<UssdSessions>) => db.updateTable('ussd_sessions').set(columns).where('id', '=', id).where('version', '=', version),
+  { row: 2, optional: CHANGE_COLUMNS },
 );
 
 const accountWhere = (column: 'id' | 'customer_id' | 'phone_number') => prepared((db: Db, value: string) => db.selectFrom('ussd_accounts').selectAll().where(column, '=', value));
@@ -128,15 +128,9 @@ export class UssdRepository {
     return insertedUnlessTaken(() => insertSessionRow(this.db, row));
   }
 
-  /**
-   * Updates only when the row still has `version`; false when another hop got there first. A
-   * change of every column (a hop's outcome) is the prepared statement; fewer columns, built anew.
-   */
+  /** Updates only when the row still has `version`; false when another hop got there first. */
   async updateSession(id: string, version: number, changes: SessionChanges): Promise<boolean> {
-    const columns = sessionColumns(changes);
-    if (CHANGE_COLUMNS.every((c) => columns[c] !== undefined)) return (await updateEverySessionColumn(this.db, id, version, columns)).numAffectedRows === 1n;
-    const { numUpdatedRows } = await this.db.updateTable('ussd_sessions').set(columns).where('id', '=', id).where('version', '=', version).executeTakeFirst();
-    return numUpdatedRows === 1n;
+    return (await updateSessionRow(this.db, id, version, sessionColumns(changes))).numAffectedRows === 1n;
   }
 
   /**

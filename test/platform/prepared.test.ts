@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { sql, type Kysely } from 'kysely';
 import type { Db } from '../../src/platform/db/index.ts';
-import { prepared } from '../../src/platform/db/prepared.ts';
+import { prepared, preparedPerColumnSet } from '../../src/platform/db/prepared.ts';
 import { inOneRoundTrip, inTransaction, lockRows } from '../../src/platform/db/sql.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { explainPrepared } from '../helpers/plans.ts';
@@ -42,6 +42,42 @@ forEachDatabase('prepared queries', (t) => {
     await insertRow(t.db, { id: 'd', n: 1 } as Tables['prepared_t']).catch((e: unknown) => (err = e));
     expect((err as Error)?.message).to.match(/column note has no value/);
     expect(await tables(t.db).selectFrom('prepared_t').select('id').where('id', '=', 'd').executeTakeFirst()).to.equal(undefined);
+  });
+
+  describe('per set of columns given', () => {
+    const built: (readonly string[])[] = [];
+    const update = preparedPerColumnSet(
+      (given: readonly ('n' | 'note')[]) => {
+        built.push(given);
+        return (db: Db, id: string, columns: Partial<Tables['prepared_t']>) => tables(db).updateTable('prepared_t').set(columns).where('id', '=', id);
+      },
+      { row: 1, optional: ['n', 'note'] },
+    );
+    const row = async (id: string) => tables(t.db).selectFrom('prepared_t').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+    it('writes only the columns given, leaving the others as they were, and builds each set once (a column given as undefined is not given)', async () => {
+      await insertRow(t.db, { id: 'u', n: 1, note: 'first' });
+      expect((await update(t.db, 'u', { n: 2 })).numAffectedRows).to.equal(1n);
+      expect(await row('u')).to.deep.equal({ id: 'u', n: 2, note: 'first' });
+      await update(t.db, 'u', { note: null, n: undefined });
+      expect(await row('u')).to.deep.equal({ id: 'u', n: 2, note: null });
+      await update(t.db, 'u', { note: 'both', n: 3 });
+      await update(t.db, 'u', { n: 4 });
+      update.query(t.db, 'u', { note: 'again' }); // compiled, not run
+      expect(await row('u')).to.deep.equal({ id: 'u', n: 4, note: 'both' });
+      await t.db.executeQuery(update.query(t.db, 'u', { note: 'again' }));
+      expect(await row('u')).to.deep.equal({ id: 'u', n: 4, note: 'again' });
+      // The optional columns' order, whatever order the row gives them in.
+      expect(built).to.deep.equal([['n'], ['note'], ['n', 'note']]);
+    });
+
+    it('refuses a column it does not write instead of dropping its value, and leaves the row as it was', async () => {
+      await insertRow(t.db, { id: 'v', n: 1, note: null });
+      let err: unknown;
+      await update(t.db, 'v', { n: 5, id: 'w' }).catch((e: unknown) => (err = e));
+      expect((err as Error)?.message).to.equal('prepared query: column id is not one it writes');
+      expect(await row('v')).to.deep.equal({ id: 'v', n: 1, note: null });
+    });
   });
 
   if (t.kind === 'postgres') {

@@ -86,3 +86,34 @@ function valueAt(args: unknown[], { arg, key }: Slot): unknown {
   if (value === undefined) throw new Error(`prepared query: column ${key} has no value (use null for none)`);
   return value;
 }
+
+/**
+ * A prepared query for a row argument (`row`, by argument index) that sets any subset of
+ * `optional` (an update or upsert writing only the fields given) beside the columns it always sets
+ * (`always`): its SQL depends on which columns are given, so there is one prepared query per
+ * subset, made when that subset is first run (at most 2^optional.length). A column whose value is
+ * undefined is not given, as Kysely's builder leaves it out; a column neither optional nor always
+ * set is refused rather than dropped unwritten.
+ */
+export function preparedPerColumnSet<C extends string, A extends unknown[], R>(
+  build: (given: readonly C[]) => (db: Db, ...args: A) => Compilable<R>,
+  { row, optional, always = [], planOnce = false }: { row: number; optional: readonly C[]; always?: readonly string[]; planOnce?: PlanOnce },
+): Prepared<A, R> {
+  const known = new Set<string>([...optional, ...always]);
+  const bySubset = new Map<string, Prepared<A, R>>();
+  const preparedFor = (args: A): Prepared<A, R> => {
+    const values = args[row] as Record<string, unknown>;
+    for (const column of Object.keys(values)) {
+      if (!known.has(column) && values[column] !== undefined) throw new Error(`prepared query: column ${column} is not one it writes`);
+    }
+    const given = optional.filter((c) => values[c] !== undefined);
+    const key = given.join(',');
+    let query = bySubset.get(key);
+    if (!query) {
+      query = prepared(build(given), { rows: { [row]: [...always, ...given] }, planOnce });
+      bySubset.set(key, query);
+    }
+    return query;
+  };
+  return Object.assign(async (db: Db, ...args: A) => preparedFor(args)(db, ...args), { query: (db: Db, ...args: A) => preparedFor(args).query(db, ...args) });
+}

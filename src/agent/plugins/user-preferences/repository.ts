@@ -1,7 +1,7 @@
 // The only SQL of the user-preferences plugin. One row per (user DID, room id).
 import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../../../platform/db/index.ts';
-import { prepared, type Prepared } from '../../../platform/db/prepared.ts';
+import { prepared, preparedPerColumnSet } from '../../../platform/db/prepared.ts';
 import type { AgentUserPreferences } from '../../../../generated/db/database.ts';
 import { PREFERENCE_FIELDS, type PreferenceField, type PreferencesPatch, type UserPreferences } from './record.ts';
 
@@ -32,32 +32,22 @@ const preferencesOf = prepared((db: Db, userDid: string, roomId: string) =>
   { planOnce: true },
 );
 
-type Upsert = Prepared<[row: Insertable<AgentUserPreferences>], Selectable<AgentUserPreferences>>;
-
 /**
- * The upsert writing `columns` (in PREFERENCE_FIELDS' order), prepared when that set of columns is
- * first written: its text depends on the set, at most 2^9 of them. Sent as new text each time, it
- * was parsed on every write.
+ * Writes the columns given (and the row's key and updated_at), prepared per set of columns
+ * (prepared.ts preparedPerColumnSet): sent as new text each time, it was parsed on every write.
  */
-const upserts = new Map<string, Upsert>();
-function upsertOf(columns: Column[]): Upsert {
-  const key = columns.join(',');
-  let upsert = upserts.get(key);
-  if (!upsert) {
-    const merged = [...columns, 'updated_at' as const];
-    upsert = prepared(
-      (db: Db, row: Insertable<AgentUserPreferences>) =>
-        db
-          .insertInto('agent_user_preferences')
-          .values(row)
-          .onConflict((oc) => oc.columns(['user_did', 'room_id']).doUpdateSet((eb) => Object.fromEntries(merged.map((c) => [c, eb.ref(`excluded.${c}`)]))))
-          .returningAll(),
-      { rows: { 0: ['user_did', 'room_id', ...merged] } },
-    );
-    upserts.set(key, upsert);
-  }
-  return upsert;
-}
+const upsertColumns = preparedPerColumnSet(
+  (given) => {
+    const merged = [...given, 'updated_at' as const];
+    return (db: Db, row: Insertable<AgentUserPreferences>) =>
+      db
+        .insertInto('agent_user_preferences')
+        .values(row)
+        .onConflict((oc) => oc.columns(['user_did', 'room_id']).doUpdateSet((eb) => Object.fromEntries(merged.map((c) => [c, eb.ref(`excluded.${c}`)]))))
+        .returningAll();
+  },
+  { row: 0, optional: PREFERENCE_FIELDS.map((f) => COLUMN[f]), always: ['user_did', 'room_id', 'updated_at'] },
+);
 
 export class UserPreferencesRepository {
   constructor(private readonly db: Db) {}
@@ -78,7 +68,7 @@ export class UserPreferencesRepository {
     for (const f of PREFERENCE_FIELDS) {
       if (patch[f] !== undefined) columns[COLUMN[f]] = patch[f];
     }
-    const [row] = (await upsertOf(Object.keys(columns) as Column[])(this.db, { user_did: userDid, room_id: roomId, ...columns, updated_at: updatedAt })).rows;
+    const [row] = (await upsertColumns(this.db, { user_did: userDid, room_id: roomId, ...columns, updated_at: updatedAt })).rows;
     return toRecord(row!);
   }
 }
