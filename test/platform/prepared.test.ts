@@ -143,6 +143,30 @@ forEachDatabase('prepared queries', (t) => {
       await tables(t.db).deleteFrom('prepared_t').where('id', '=', 'once').execute();
     });
 
+    it("PostgreSQL: outside a transaction, statements planned once 'also alone' sent one after another share one transaction: they commit together or not at all", async () => {
+      const txid = (db: Db) => sql<{ txid: string }>`select txid_current()::text as txid`.compile(db);
+      const txidAlone = prepared((db: Db) => ({ compile: () => txid(db) }), { planOnce: 'also alone' });
+      const txidEachRun = prepared((db: Db) => ({ compile: () => txid(db) }));
+      const ids = (await inOneRoundTrip(t.db, [txidAlone.query(t.db), txidAlone.query(t.db), txidEachRun.query(t.db), txidAlone.query(t.db), txidAlone.query(t.db)] as const)).map((r) => r.rows[0]!.txid);
+      expect(ids[1]).to.equal(ids[0]);
+      expect(ids[4]).to.equal(ids[3]);
+      expect(new Set([ids[0], ids[2], ids[3]]).size).to.equal(3);
+
+      const insertAlone = prepared((db: Db, row: Tables['prepared_t']) => tables(db).insertInto('prepared_t').values(row), { rows: { 0: ['id', 'n', 'note'] }, planOnce: 'also alone' });
+      const divide = prepared((db: Db, by: number) => ({ compile: () => sql<{ q: number }>`select 1 / ${by}::int as q`.compile(db) }), { planOnce: 'also alone' });
+      let err: unknown;
+      await inOneRoundTrip(t.db, [insertAlone.query(t.db, { id: 'together', n: 1, note: null }), divide.query(t.db, 0), plannedEachRun.query(t.db)] as const).catch((e: unknown) => (err = e));
+      expect((err as Error)?.message).to.equal('division by zero');
+      expect(await tables(t.db).selectFrom('prepared_t').select('id').where('id', '=', 'together').execute()).to.deep.equal([]);
+      // The first failure is the one thrown, even when it fails the statements after it.
+      err = undefined;
+      await inOneRoundTrip(t.db, [divide.query(t.db, 0), insertAlone.query(t.db, { id: 'together', n: 1, note: null })] as const).catch((e: unknown) => (err = e));
+      expect((err as Error)?.message).to.equal('division by zero');
+      await inOneRoundTrip(t.db, [insertAlone.query(t.db, { id: 'together', n: 1, note: null }), divide.query(t.db, 1)] as const);
+      expect(await tables(t.db).selectFrom('prepared_t').select('id').where('id', '=', 'together').execute()).to.deep.equal([{ id: 'together' }]);
+      await tables(t.db).deleteFrom('prepared_t').where('id', '=', 'together').execute();
+    });
+
     it('PostgreSQL: the plan made once reads by an index, even while the table is small enough that one planned for its values reads it whole', async () => {
       await sql`create index prepared_t_n on prepared_t (n)`.execute(t.db);
       const byN = prepared((db: Db, n: number) => tables(db).selectFrom('prepared_t').select('id').where('n', '=', n), { planOnce: true });

@@ -390,17 +390,29 @@ class PgConnection extends StatementConnection {
    * transaction: planned each run that read was 0.45 ms of PostgreSQL's CPU, in its own
    * planned-once transaction 0.07-0.10 (pgbench, pipelined, a collection of 13,600 claims); a
    * claim by id 0.089 and 0.057. An entity by DID gained 0.01-0.03 ms of the database's CPU and
-   * cost 0.035 of the server's: it is planned each run when alone.
+   * cost 0.035 of the server's: it is planned each run when alone. Such statements sent one after
+   * another share that transaction (they commit together or not at all; the first failure is
+   * thrown, as always).
    * `own` marks the statements given, whose answers are the caller's.
    */
   private planned(queries: CompiledQuery[], inTransaction: boolean): { wire: CompiledQuery[]; own: boolean[] } {
     const wire: CompiledQuery[] = [];
     const own: boolean[] = [];
+    let alone = false;
+    const around = (q: CompiledQuery) => {
+      wire.push(q);
+      own.push(false);
+    };
     for (const q of queries) {
       const { planOnce: once = false, alsoAlone = false } = names.get(q) ?? {};
       if (!inTransaction) {
-        wire.push(...(alsoAlone ? [BEGIN, PLAN_ONCE, q, COMMIT] : [q]));
-        own.push(...(alsoAlone ? [false, false, true, false] : [true]));
+        if (alsoAlone !== alone) {
+          if (alsoAlone) [BEGIN, PLAN_ONCE].forEach(around);
+          else around(COMMIT);
+          alone = alsoAlone;
+        }
+        wire.push(q);
+        own.push(true);
         continue;
       }
       if (q !== BEGIN && q !== COMMIT && once !== this.plannedOnce) {
@@ -411,6 +423,7 @@ class PgConnection extends StatementConnection {
       wire.push(q);
       own.push(true);
     }
+    if (alone) around(COMMIT);
     return { wire, own };
   }
 
