@@ -4,7 +4,7 @@ import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { bundledContract, contractSchema } from '../platform/contract.ts';
 import { dbClientOf, type Db } from '../platform/db/index.ts';
 import { prepared } from '../platform/db/prepared.ts';
-import { advisoryLockCalls, advisoryLocks, inOneRoundTrip, lockRows, writeBehind, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
+import { advisoryLockCalls, advisoryLocks, inOneRoundTrip, inSharedRoundTrip, lockRows, writeBehind, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
 import { CLAIM_WRITERS, commitOrder, missingAnchor } from './claim-order.ts';
 import { cursorNotIssued } from './paging.ts';
 import type { ClaimStatus, Collection, Entity, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
@@ -537,7 +537,8 @@ export class ClaimRepository {
   }
 
   /**
-   * What a pending claim's reconcile reads (PostgreSQL), in one round trip and no transaction.
+   * What a pending claim's reconcile reads (PostgreSQL), in one round trip and no transaction,
+   * shared with the reconciles that start in the same turn (inSharedRoundTrip).
    * First it waits until no submission to `group` of the claim's collection is in flight (their
    * lock, taken in a statement of its own, which lets it go at once): each read after it sees
    * every claim of `group` that counted its partners before the claim committed. It holds
@@ -547,7 +548,7 @@ export class ClaimRepository {
    */
   async readAfterGroup(claim: StoredClaim, group: TestGroup): Promise<ReconcileReading> {
     const { collectionId, period } = claim;
-    const [, current, collection, partners] = await inOneRoundTrip(this.sql, [
+    const [, current, collection, partners] = await inSharedRoundTrip(this.sql, [
       advisoryLocks(this.sql, [{ name: groupLockName(collectionId, group), mode: 'exclusive' }]),
       claimById.query(this.sql, claim.id),
       collectionById.query(this.sql, collectionId),

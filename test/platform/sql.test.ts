@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { sql as raw, type Kysely } from 'kysely';
-import { poolStats, type Db } from '../../src/platform/db/index.ts';
-import { inOneRoundTrip, inSharedTransaction, inTransaction, lockRows, lockUntilCommit, sharedTransactionStats, writeBehind } from '../../src/platform/db/sql.ts';
+import { createDb, isDatabaseUnavailable, poolStats, type Db } from '../../src/platform/db/index.ts';
+import { inOneRoundTrip, inSharedRoundTrip, inSharedTransaction, inTransaction, lockRows, lockUntilCommit, sharedTransactionStats, writeBehind } from '../../src/platform/db/sql.ts';
 import { createTestDatabase, forEachDatabase } from '../helpers/databases.ts';
 
 /** The test's own tables, beside the migrated ones. */
@@ -213,6 +213,52 @@ forEachDatabase('Kysely over our drivers', (t) => {
       expect(await ids('r')).to.deep.equal(['r1', 'r2']);
     } finally {
       await db.deleteFrom('sql_runner_t').where('id', 'like', 'r%').execute();
+    }
+  });
+
+  describe('inSharedRoundTrip', () => {
+    const trips = async <T>(fn: () => Promise<T>) => {
+      const before = poolStats(t.db).roundTrips;
+      const value = await fn();
+      return { value, trips: poolStats(t.db).roundTrips - before };
+    };
+    const valueOf = (trx: Db, n: number) => raw<{ v: number }>`select cast(${n} as integer) as v`.compile(trx);
+    const missing = (trx: Db) => raw<{ v: number }>`select v from shared_trip_missing`.compile(trx);
+    const values = (results: { rows: { v: number }[] }[]) => results.map((r) => r.rows[0]!.v);
+
+    it('gives each call its own statements\' results; on PostgreSQL the calls of one turn go in one round trip', async () => {
+      const { value, trips: sent } = await trips(() =>
+        Promise.all([inSharedRoundTrip(t.db, [valueOf(t.db, 1), valueOf(t.db, 2)] as const), inSharedRoundTrip(t.db, [valueOf(t.db, 3)] as const), inSharedRoundTrip(t.db, [valueOf(t.db, 4), valueOf(t.db, 5)] as const)]),
+      );
+      expect(value.map(values)).to.deep.equal([[1, 2], [3], [4, 5]]);
+      expect(sent).to.equal(t.kind === 'postgres' ? 1 : 5);
+    });
+
+    it('a call whose statement fails gets its own failure; the calls beside it get their results, as they would alone', async () => {
+      const outcomes = await Promise.allSettled([
+        inSharedRoundTrip(t.db, [valueOf(t.db, 1)] as const),
+        inSharedRoundTrip(t.db, [valueOf(t.db, 2), missing(t.db)] as const),
+        inSharedRoundTrip(t.db, [valueOf(t.db, 4), valueOf(t.db, 3)] as const),
+      ]);
+      expect(outcomes.map((o) => (o.status === 'fulfilled' ? values(o.value) : (o.reason as Error).message))).to.deep.equal([
+        [1],
+        t.kind === 'postgres' ? 'relation "shared_trip_missing" does not exist' : 'no such table: shared_trip_missing',
+        [4, 3],
+      ]);
+    });
+
+    if (t.kind === 'postgres') {
+      it('PostgreSQL: with the database out of reach, every call of the turn fails with that one failure (none is tried again alone)', async () => {
+        const unreachable = createDb({ url: 'postgres://postgres@127.0.0.1:1/test', dataDir: '.', poolMax: 2 });
+        try {
+          const outcomes = await Promise.allSettled([inSharedRoundTrip(unreachable, [valueOf(unreachable, 1)] as const), inSharedRoundTrip(unreachable, [valueOf(unreachable, 2)] as const)]);
+          const [first, second] = outcomes.map((o) => (o.status === 'rejected' ? (o.reason as Error) : undefined));
+          expect(isDatabaseUnavailable(first)).to.equal(true);
+          expect(second).to.equal(first);
+        } finally {
+          await unreachable.destroy();
+        }
+      });
     }
   });
 

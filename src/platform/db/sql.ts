@@ -196,6 +196,65 @@ export async function inOneRoundTrip<Q extends readonly CompiledQuery[]>(db: Sql
 }
 
 /**
+ * inOneRoundTrip for statements that write nothing and hold nothing after them (reads, and
+ * advisory locks let go at their statement's end): on PostgreSQL the calls made in one turn of
+ * the event loop go on one connection in one write, one after another, each still its own
+ * statements outside any transaction. A pending claim's reconcile runs once its claim is
+ * committed, so the claims of one group commit reconcile together: each on a connection of its
+ * own, they made most of the writes to PostgreSQL, 14% of the request thread under new pending
+ * claims. A call's
+ * statements may wait behind an earlier call's (a lock it waits for). When any statement fails,
+ * each call runs again alone and gets the outcome it would have had alone (its statements read,
+ * so running them twice changes nothing); a database out of reach fails every call.
+ */
+export function inSharedRoundTrip<Q extends readonly CompiledQuery[]>(db: Db, queries: Q): Promise<ResultsOf<Q>> {
+  if (dbClientOf(db) !== 'postgres') return inOneRoundTrip(db, queries);
+  let trips = sharedTrips.get(db);
+  if (!trips) sharedTrips.set(db, (trips = new SharedRoundTrips(db)));
+  return trips.run(queries) as Promise<ResultsOf<Q>>;
+}
+
+interface SharedTrip {
+  queries: readonly CompiledQuery[];
+  resolve: (results: QueryResult<unknown>[]) => void;
+  reject: (err: unknown) => void;
+}
+
+/** inSharedRoundTrip's calls on one PostgreSQL pool. */
+class SharedRoundTrips {
+  private queue: SharedTrip[] = [];
+
+  constructor(private readonly db: Db) {}
+
+  run(queries: readonly CompiledQuery[]): Promise<QueryResult<unknown>[]> {
+    return new Promise((resolve, reject) => {
+      // After this turn's I/O: calls made in the same turn join it.
+      if (!this.queue.length) setImmediate(() => void this.send(this.queue.splice(0)));
+      this.queue.push({ queries, resolve, reject });
+    });
+  }
+
+  private async send(calls: SharedTrip[]): Promise<void> {
+    if (calls.length > 1) {
+      try {
+        const results = await inOneRoundTrip(this.db, calls.flatMap((c) => c.queries));
+        let at = 0;
+        for (const call of calls) call.resolve(results.slice(at, (at += call.queries.length)));
+        return;
+      } catch (err) {
+        if (isDatabaseUnavailable(err)) {
+          for (const call of calls) call.reject(err);
+          return;
+        }
+      }
+    }
+    await Promise.all(calls.map((call) => inOneRoundTrip(this.db, call.queries).then(call.resolve, call.reject)));
+  }
+}
+
+const sharedTrips = new WeakMap<Db, SharedRoundTrips>();
+
+/**
  * Runs a write whose outcome the caller does not wait for: in a PostgreSQL transaction it goes
  * out with the transaction's next statement or its COMMIT, and its failure fails that one (so the
  * unit of work). Use it for a transaction's last writes, whose errors the caller of
