@@ -385,7 +385,7 @@ const householdAndPartners = prepared((db: Db, householdDid: string, collectionI
 const claimsIn = (db: Db) => db.selectFrom('kpt_claims').selectAll('kpt_claims').$narrowType<Pick<ClaimRow, 'test_group' | 'status'>>();
 
 /** A claim by its id (its unique key). */
-const claimById = prepared((db: Db, id: string) => claimsIn(db).where('id', '=', id), { planOnce: 'also alone' });
+const claimById = prepared((db: Db, id: string) => claimsIn(db).where('id', '=', id), { planOnce: 'also alone', sharesRoundTrip: true });
 
 /** The claim a caller's key is bound to, with the hash of the request that bound it. */
 const boundToKey = prepared((db: Db, principalDid: string, key: string) =>

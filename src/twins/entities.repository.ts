@@ -66,7 +66,7 @@ export async function findEntityRowForShare(sql: Sql, did: string): Promise<Enti
 
 // Prepared (platform/db/prepared.ts): every claim submission reads its household so, and the
 // chain gateway reads entities one by one.
-const entity = prepared((db: Db, did: string) => entityByDid(db, did), { planOnce: true });
+const entity = prepared((db: Db, did: string) => entityByDid(db, did), { planOnce: true, sharesRoundTrip: true });
 const entityForShare = prepared((db: Db, did: string) => entityByDid(db, did).$call(lockRows(db, 'share')), { planOnce: true });
 
 export class EntityRepository {

@@ -123,7 +123,7 @@ const claimRecords = (db: Db) =>
     .$narrowType<Pick<ClaimRow, 'status'>>();
 
 /** One claim's record: planned once, as area A's own read of a claim by id (claims.repository.ts claimById). */
-const claimRecordById = prepared((db: Db, id: string) => claimRecords(db).where('id', '=', id), { planOnce: 'also alone' });
+const claimRecordById = prepared((db: Db, id: string) => claimRecords(db).where('id', '=', id), { planOnce: 'also alone', sharesRoundTrip: true });
 
 function claimRecordOf(r: ClaimRecordRow): ClaimRecord {
   // The summary names the issuer, as the signed credential does (both are sealed together).

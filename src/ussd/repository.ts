@@ -61,7 +61,8 @@ const updateSessionRow = preparedPerColumnSet(
   { row: 2, optional: CHANGE_COLUMNS },
 );
 
-const accountWhere = (column: 'id' | 'customer_id' | 'phone_number') => prepared((db: Db, value: string) => db.selectFrom('ussd_accounts').selectAll().where(column, '=', value));
+const accountWhere = (column: 'id' | 'customer_id' | 'phone_number') =>
+  prepared((db: Db, value: string) => db.selectFrom('ussd_accounts').selectAll().where(column, '=', value), { sharesRoundTrip: true });
 const ACCOUNT_BY = { id: accountWhere('id'), customer_id: accountWhere('customer_id'), phone_number: accountWhere('phone_number') };
 
 const toAccount = (r: Selectable<UssdAccounts>): Account => ({

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { sql, type Kysely } from 'kysely';
-import type { Db } from '../../src/platform/db/index.ts';
+import { poolStats, type Db } from '../../src/platform/db/index.ts';
 import { prepared, preparedPerColumnSet } from '../../src/platform/db/prepared.ts';
 import { inOneRoundTrip, inTransaction, lockRows } from '../../src/platform/db/sql.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
@@ -42,6 +42,33 @@ forEachDatabase('prepared queries', (t) => {
     await insertRow(t.db, { id: 'd', n: 1 } as Tables['prepared_t']).catch((e: unknown) => (err = e));
     expect((err as Error)?.message).to.match(/column note has no value/);
     expect(await tables(t.db).selectFrom('prepared_t').select('id').where('id', '=', 'd').executeTakeFirst()).to.equal(undefined);
+  });
+
+  describe('sharing the round trip of its turn', () => {
+    const nOf = prepared((db: Db, id: string) => tables(db).selectFrom('prepared_t').select('n').where('id', '=', id), { sharesRoundTrip: true });
+
+    it('outside a transaction, the calls of one turn each get their own rows, on PostgreSQL in one round trip', async () => {
+      await insertRow(t.db, { id: 's1', n: 11, note: null });
+      await insertRow(t.db, { id: 's2', n: 22, note: null });
+      const before = poolStats(t.db).roundTrips;
+      const rows = await Promise.all(['s1', 's2', 'none', 's1'].map(async (id) => (await nOf(t.db, id)).rows));
+      expect(rows).to.deep.equal([[{ n: 11 }], [{ n: 22 }], [], [{ n: 11 }]]);
+      expect(poolStats(t.db).roundTrips - before).to.equal(t.kind === 'postgres' ? 1 : 4);
+    });
+
+    it('in a transaction, it runs on the transaction as any statement does: it sees the transaction\'s own writes, and a failure after it is not its own', async () => {
+      const broken = prepared((db: Db) => ({ compile: () => sql<{ n: number }>`select n from prepared_missing`.compile(db) }), { sharesRoundTrip: true });
+      let outcomes: PromiseSettledResult<unknown>[] = [];
+      await inTransaction(t.db, async (trx) => {
+        await insertRow(trx, { id: 's3', n: 33, note: null });
+        outcomes = await Promise.allSettled([nOf(trx, 's3').then((r) => r.rows), broken(trx)]);
+        throw new Error('undo');
+      }).catch(() => undefined);
+      expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message))).to.deep.equal([
+        [{ n: 33 }],
+        t.kind === 'postgres' ? 'relation "prepared_missing" does not exist' : 'no such table: prepared_missing',
+      ]);
+    });
   });
 
   describe('per set of columns given', () => {

@@ -8,6 +8,7 @@
 import { CompiledQuery, type Compilable, type QueryResult } from 'kysely';
 import { named, type PlanOnce } from './drivers.ts';
 import { dbClientOf, type Db, type DbClient } from './index.ts';
+import { inSharedRoundTrip } from './sql.ts';
 
 /** How many templates there are: each is named after its number. */
 let templateCount = 0;
@@ -36,7 +37,7 @@ interface Template {
  * `build` must give the same SQL for every value: no branching on an argument, no lists whose
  * length varies (write one prepared query per shape instead).
  */
-export function prepared<A extends unknown[], R>(build: (db: Db, ...args: A) => Compilable<R>, { rows = {}, planOnce = false }: PreparedOptions = {}): Prepared<A, R> {
+export function prepared<A extends unknown[], R>(build: (db: Db, ...args: A) => Compilable<R>, { rows = {}, planOnce = false, sharesRoundTrip = false }: PreparedOptions = {}): Prepared<A, R> {
   const arity = build.length - 1;
   const templates = new Map<DbClient, Template>();
   const templateFor = (db: Db): Template => {
@@ -57,7 +58,10 @@ export function prepared<A extends unknown[], R>(build: (db: Db, ...args: A) => 
     const { name, sql, values } = templateFor(db);
     return named(CompiledQuery.raw(sql, values.map((v) => (v instanceof Slot ? valueAt(args, v) : v.constant))) as CompiledQuery<R>, name, planOnce);
   };
-  return Object.assign(async (db: Db, ...args: A) => db.executeQuery(query(db, ...args)), { query });
+  const run = sharesRoundTrip
+    ? async (db: Db, ...args: A) => (await inSharedRoundTrip(db, [query(db, ...args)] as const))[0]
+    : async (db: Db, ...args: A) => db.executeQuery(query(db, ...args));
+  return Object.assign(run, { query });
 }
 
 export interface PreparedOptions {
@@ -73,6 +77,12 @@ export interface PreparedOptions {
    * statement whose planning costs more than the three statements around it (a read of claims).
    */
   planOnce?: PlanOnce;
+  /**
+   * A read: outside a transaction it goes in the round trip the reads of the same turn share
+   * (sql.ts inSharedRoundTrip), one write on one connection for the requests served together,
+   * where each took a connection and a write of its own.
+   */
+  sharesRoundTrip?: boolean;
 }
 
 /** A prepared query: run it, or take it compiled (`query`) to run with others (sql.ts `inOneRoundTrip`, `writeBehind`). */

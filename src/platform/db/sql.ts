@@ -205,10 +205,11 @@ export async function inOneRoundTrip<Q extends readonly CompiledQuery[]>(db: Sql
  * claims. A call's
  * statements may wait behind an earlier call's (a lock it waits for). When any statement fails,
  * each call runs again alone and gets the outcome it would have had alone (its statements read,
- * so running them twice changes nothing); a database out of reach fails every call.
+ * so running them twice changes nothing); a database out of reach fails every call. In a
+ * transaction: inOneRoundTrip.
  */
 export function inSharedRoundTrip<Q extends readonly CompiledQuery[]>(db: Db, queries: Q): Promise<ResultsOf<Q>> {
-  if (dbClientOf(db) !== 'postgres') return inOneRoundTrip(db, queries);
+  if (dbClientOf(db) !== 'postgres' || db.isTransaction) return inOneRoundTrip(db, queries);
   let trips = sharedTrips.get(db);
   if (!trips) sharedTrips.set(db, (trips = new SharedRoundTrips(db)));
   return trips.run(queries) as Promise<ResultsOf<Q>>;

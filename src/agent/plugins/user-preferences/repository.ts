@@ -29,7 +29,7 @@ function toRecord(row: Selectable<AgentUserPreferences>): UserPreferences {
 // Prepared (platform/db/prepared.ts): every agent turn reads the preferences.
 const preferencesOf = prepared((db: Db, userDid: string, roomId: string) =>
   db.selectFrom('agent_user_preferences').selectAll().where('user_did', '=', userDid).where('room_id', '=', roomId),
-  { planOnce: true },
+  { planOnce: true, sharesRoundTrip: true },
 );
 
 /**
