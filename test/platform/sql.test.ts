@@ -234,6 +234,12 @@ forEachDatabase('Kysely over our drivers', (t) => {
       expect(sent).to.equal(t.kind === 'postgres' ? 1 : 5);
     });
 
+    it('at most 32 calls go in one round trip: the calls of a busier turn go on more connections at once', async () => {
+      const { value, trips: sent } = await trips(() => Promise.all(Array.from({ length: 40 }, (_, i) => inSharedRoundTrip(t.db, [valueOf(t.db, i)] as const))));
+      expect(value.map(values)).to.deep.equal(Array.from({ length: 40 }, (_, i) => [i]));
+      expect(sent).to.equal(t.kind === 'postgres' ? 2 : 40);
+    });
+
     it('a call whose statement fails gets its own failure; the calls beside it get their results, as they would alone', async () => {
       const outcomes = await Promise.allSettled([
         inSharedRoundTrip(t.db, [valueOf(t.db, 1)] as const),

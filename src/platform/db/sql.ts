@@ -198,15 +198,15 @@ export async function inOneRoundTrip<Q extends readonly CompiledQuery[]>(db: Sql
 /**
  * inOneRoundTrip for statements that write nothing and hold nothing after them (reads, and
  * advisory locks let go at their statement's end): on PostgreSQL the calls made in one turn of
- * the event loop go on one connection in one write, one after another, each still its own
- * statements outside any transaction. A pending claim's reconcile runs once its claim is
- * committed, so the claims of one group commit reconcile together: each on a connection of its
- * own, they made most of the writes to PostgreSQL, 14% of the request thread under new pending
- * claims. A call's
- * statements may wait behind an earlier call's (a lock it waits for). When any statement fails,
- * each call runs again alone and gets the outcome it would have had alone (its statements read,
- * so running them twice changes nothing); a database out of reach fails every call. In a
- * transaction: inOneRoundTrip.
+ * the event loop go on one connection in one write (up to GROUP_COMMIT_MAX calls a connection),
+ * one after another, outside any transaction; reads planned once 'also alone' that follow each
+ * other share theirs (drivers.ts `planned`). Each call had taken a connection, a write and a
+ * wakeup of the database of its own: under new pending claims, whose reconciles run together once
+ * their group commit is done, those writes were 14% of the request thread. A call's statements
+ * may wait behind an earlier call's (a lock it waits for). When any statement fails, each call
+ * runs again alone and gets the outcome it would have had alone (its statements read, so running
+ * them twice changes nothing); a database out of reach fails every call. In a transaction:
+ * inOneRoundTrip.
  */
 export function inSharedRoundTrip<Q extends readonly CompiledQuery[]>(db: Db, queries: Q): Promise<ResultsOf<Q>> {
   if (dbClientOf(db) !== 'postgres' || db.isTransaction) return inOneRoundTrip(db, queries);
@@ -230,9 +230,13 @@ class SharedRoundTrips {
   run(queries: readonly CompiledQuery[]): Promise<QueryResult<unknown>[]> {
     return new Promise((resolve, reject) => {
       // After this turn's I/O: calls made in the same turn join it.
-      if (!this.queue.length) setImmediate(() => void this.send(this.queue.splice(0)));
+      if (!this.queue.length) setImmediate(() => this.sendQueued());
       this.queue.push({ queries, resolve, reject });
     });
+  }
+
+  private sendQueued(): void {
+    while (this.queue.length) void this.send(this.queue.splice(0, GROUP_COMMIT_MAX));
   }
 
   private async send(calls: SharedTrip[]): Promise<void> {
