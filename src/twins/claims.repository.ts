@@ -3,7 +3,7 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { bundledContract, contractSchema } from '../platform/contract.ts';
 import { dbClientOf, type Db } from '../platform/db/index.ts';
-import { prepared } from '../platform/db/prepared.ts';
+import { alsoAlone, prepared } from '../platform/db/prepared.ts';
 import { advisoryLockCalls, advisoryLocks, inOneRoundTrip, inSharedRoundTrip, lockRows, writeBehind, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
 import { CLAIM_WRITERS, commitOrder, missingAnchor } from './claim-order.ts';
 import { cursorNotIssued } from './paging.ts';
@@ -551,7 +551,8 @@ export class ClaimRepository {
     const [, current, collection, partners] = await inSharedRoundTrip(this.sql, [
       advisoryLocks(this.sql, [{ name: groupLockName(collectionId, group), mode: 'exclusive' }]),
       claimById.query(this.sql, claim.id),
-      collectionById.query(this.sql, collectionId),
+      // With the claim's read and its partners': the three go as one transaction planned once.
+      alsoAlone(collectionById.query(this.sql, collectionId)),
       partnerClaims.query(this.sql, collectionId, group, period?.end ?? null, period?.start ?? null),
     ] as const);
     return { current: new StoredClaim(current.rows[0]!), selectionMethod: !!collectionFromRow(collection.rows[0]!).selectionMethod, partners: partnersOf(partners.rows[0]!) };

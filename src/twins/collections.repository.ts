@@ -76,9 +76,7 @@ export async function findCollection(sql: Sql, id: string): Promise<Collection |
   return row && collectionFromRow(row);
 }
 
-// 'also alone': a pending claim's reconcile reads it beside its claim and partners, outside a
-// transaction; the three go as one planned once (drivers.ts `planned`).
-export const collectionById = prepared((db: Db, id: string) => db.selectFrom('kpt_collections').selectAll().where('id', '=', id), { planOnce: 'also alone' });
+export const collectionById = prepared((db: Db, id: string) => db.selectFrom('kpt_collections').selectAll().where('id', '=', id), { planOnce: true });
 
 /** One collection by id, or undefined. */
 export function getCollection(db: Db, id: string): Promise<Collection | undefined> {

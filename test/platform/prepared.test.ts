@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { sql, type Kysely } from 'kysely';
 import { poolStats, type Db } from '../../src/platform/db/index.ts';
-import { prepared, preparedPerColumnSet } from '../../src/platform/db/prepared.ts';
+import { alsoAlone, prepared, preparedPerColumnSet } from '../../src/platform/db/prepared.ts';
 import { inOneRoundTrip, inTransaction, lockRows } from '../../src/platform/db/sql.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { explainPrepared } from '../helpers/plans.ts';
@@ -178,6 +178,13 @@ forEachDatabase('prepared queries', (t) => {
       expect(ids[1]).to.equal(ids[0]);
       expect(ids[4]).to.equal(ids[3]);
       expect(new Set([ids[0], ids[2], ids[3]]).size).to.equal(3);
+
+      // A statement planned once made 'also alone' where it is sent (alsoAlone) joins them there,
+      // and is planned for its values alone elsewhere.
+      const planningAlone = prepared((db: Db) => ({ compile: () => planning(db) }), { planOnce: 'also alone' });
+      const together = await inOneRoundTrip(t.db, [planningAlone.query(t.db), alsoAlone(plannedOnce.query(t.db)), plannedOnce.query(t.db)] as const);
+      expect(together.map((r) => r.rows[0])).to.deep.equal([ONCE, ONCE, EACH_RUN]);
+      expect(() => alsoAlone(plannedEachRun.query(t.db))).to.throw('alsoAlone: the statement is not planned once');
 
       const insertAlone = prepared((db: Db, row: Tables['prepared_t']) => tables(db).insertInto('prepared_t').values(row), { rows: { 0: ['id', 'n', 'note'] }, planOnce: 'also alone' });
       const divide = prepared((db: Db, by: number) => ({ compile: () => sql<{ q: number }>`select 1 / ${by}::int as q`.compile(db) }), { planOnce: 'also alone' });

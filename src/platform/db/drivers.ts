@@ -175,6 +175,18 @@ export function named<R>(query: CompiledQuery<R>, name: string, planOnce: PlanOn
 /** Whether a named statement is planned once (prepared.ts `planOnce`). */
 export type PlanOnce = boolean | 'also alone';
 
+/**
+ * A statement planned once, run 'also alone' here though not everywhere: where it goes beside
+ * statements that are (a pending claim's reconcile reads its collection with its claim), it
+ * shares their transaction, while alone elsewhere it stays planned for its values.
+ */
+export function alsoAlone<R>(query: CompiledQuery<R>): CompiledQuery<R> {
+  const statement = names.get(query);
+  if (!statement?.planOnce) throw new Error('alsoAlone: the statement is not planned once');
+  names.set(query, { ...statement, alsoAlone: true });
+  return query;
+}
+
 const BEGIN = CompiledQuery.raw('begin');
 
 /**

@@ -10,6 +10,8 @@ import { named, type PlanOnce } from './drivers.ts';
 import { dbClientOf, type Db, type DbClient } from './index.ts';
 import { inSharedRoundTrip } from './sql.ts';
 
+export { alsoAlone } from './drivers.ts';
+
 /** How many templates there are: each is named after its number. */
 let templateCount = 0;
 
