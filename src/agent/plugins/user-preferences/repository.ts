@@ -64,10 +64,9 @@ export class UserPreferencesRepository {
    * latest version, and SQLite serialises writers. Returns the merged record.
    */
   async mergeFields(userDid: string, roomId: string, patch: PreferencesPatch, updatedAt: string): Promise<UserPreferences> {
+    // A field left out (undefined) is not written: upsertColumns leaves it out of the statement.
     const columns: Partial<Record<Column, string | null>> = {};
-    for (const f of PREFERENCE_FIELDS) {
-      if (patch[f] !== undefined) columns[COLUMN[f]] = patch[f];
-    }
+    for (const f of PREFERENCE_FIELDS) columns[COLUMN[f]] = patch[f];
     const [row] = (await upsertColumns(this.db, { user_did: userDid, room_id: roomId, ...columns, updated_at: updatedAt })).rows;
     return toRecord(row!);
   }
