@@ -52,13 +52,15 @@ const SESSION_COLUMNS = [
   'id', 'phone_number', 'service_code', 'snapshot', 'state', 'is_authenticated', 'last_text_digest', 'last_text_length',
   'last_text_earlier', 'last_reply', 'status', 'version', 'created_at', 'updated_at', 'expires_at', 'network_code',
 ] as const satisfies readonly (keyof UssdSessions)[];
-const insertSessionRow = prepared((db: Db, row: Insertable<UssdSessions>) => db.insertInto('ussd_sessions').values(row), { rows: { 0: SESSION_COLUMNS } });
+// Each is a transaction of its own: the writes of hops served together share a round trip too.
+const insertSessionRow = prepared((db: Db, row: Insertable<UssdSessions>) => db.insertInto('ussd_sessions').values(row), { rows: { 0: SESSION_COLUMNS }, sharesRoundTrip: true });
+const sessionRow = prepared((db: Db, id: string) => db.selectFrom('ussd_sessions').selectAll().where('id', '=', id), { sharesRoundTrip: true });
 
 /** Every column a session's changes can set: a hop's outcome sets them all (session-store.ts saveHop). */
 const CHANGE_COLUMNS = ['snapshot', 'state', 'is_authenticated', 'last_text_digest', 'last_text_length', 'last_text_earlier', 'last_reply', 'status', 'version', 'updated_at', 'expires_at'] as const satisfies readonly (keyof ReturnType<typeof sessionColumns>)[];
 const updateSessionRow = preparedPerColumnSet(
   () => (db: Db, id: string, version: number, columns: Updateable<UssdSessions>) => db.updateTable('ussd_sessions').set(columns).where('id', '=', id).where('version', '=', version),
-  { row: 2, optional: CHANGE_COLUMNS },
+  { row: 2, optional: CHANGE_COLUMNS, sharesRoundTrip: true },
 );
 
 const accountWhere = (column: 'id' | 'customer_id' | 'phone_number') =>
@@ -102,7 +104,7 @@ export class UssdRepository {
 
   // ---- sessions --------------------------------------------------------------------------
   async findSession(id: string): Promise<Session | undefined> {
-    const row = await this.db.selectFrom('ussd_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+    const [row] = (await sessionRow(this.db, id)).rows;
     return row && toSession(row);
   }
 

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { sql as raw, type Kysely } from 'kysely';
+import { sql as raw, type CompiledQuery, type Kysely } from 'kysely';
+import { alsoAlone, named } from '../../src/platform/db/drivers.ts';
 import { createDb, isDatabaseUnavailable, poolStats, type Db } from '../../src/platform/db/index.ts';
 import { inOneRoundTrip, inSharedRoundTrip, inSharedTransaction, inTransaction, lockRows, lockUntilCommit, sharedTransactionStats, writeBehind } from '../../src/platform/db/sql.ts';
 import { createTestDatabase, forEachDatabase } from '../helpers/databases.ts';
@@ -240,18 +241,62 @@ forEachDatabase('Kysely over our drivers', (t) => {
       expect(sent).to.equal(t.kind === 'postgres' ? 2 : 40);
     });
 
-    it('a call whose statement fails gets its own failure; the calls beside it get their results, as they would alone', async () => {
-      const outcomes = await Promise.allSettled([
-        inSharedRoundTrip(t.db, [valueOf(t.db, 1)] as const),
-        inSharedRoundTrip(t.db, [valueOf(t.db, 2), missing(t.db)] as const),
-        inSharedRoundTrip(t.db, [valueOf(t.db, 4), valueOf(t.db, 3)] as const),
-      ]);
+    it('a call whose statement fails gets its own failure; the calls beside it get their results, as they would alone, in the same round trip', async () => {
+      const { value: outcomes, trips: sent } = await trips(() =>
+        Promise.allSettled([
+          inSharedRoundTrip(t.db, [valueOf(t.db, 1)] as const),
+          inSharedRoundTrip(t.db, [valueOf(t.db, 2), missing(t.db)] as const),
+          inSharedRoundTrip(t.db, [valueOf(t.db, 4), valueOf(t.db, 3)] as const),
+        ]),
+      );
       expect(outcomes.map((o) => (o.status === 'fulfilled' ? values(o.value) : (o.reason as Error).message))).to.deep.equal([
         [1],
         t.kind === 'postgres' ? 'relation "shared_trip_missing" does not exist' : 'no such table: shared_trip_missing',
         [4, 3],
       ]);
+      // Each statement is a transaction of its own: nothing is sent again.
+      expect(sent).to.equal(t.kind === 'postgres' ? 1 : 5);
     });
+
+    it('writes share the round trip too: each is a transaction of its own, a refused one fails only its call, and none runs twice', async () => {
+      const insert = (id: string, n: number) => db.insertInto('sql_runner_t').values({ id, flag: true, n }).compile();
+      const bump = (id: string) => db.updateTable('sql_runner_t').set((eb) => ({ n: eb('n', '+', 1) })).where('id', '=', id).compile();
+      try {
+        await db.insertInto('sql_runner_t').values({ id: 'w-taken', flag: true, n: 0 }).execute();
+        const { value: outcomes, trips: sent } = await trips(() =>
+          Promise.allSettled([inSharedRoundTrip(t.db, [insert('w-new', 1)] as const), inSharedRoundTrip(t.db, [insert('w-taken', 2)] as const), inSharedRoundTrip(t.db, [bump('w-new')] as const)]),
+        );
+        expect(outcomes.map((o) => (o.status === 'fulfilled' ? Number(o.value[0].numAffectedRows) : (o.reason as { code?: string }).code))).to.deep.equal([
+          1,
+          t.kind === 'postgres' ? '23505' : 'SQLITE_CONSTRAINT_PRIMARYKEY',
+          1,
+        ]);
+        expect(sent).to.equal(t.kind === 'postgres' ? 1 : 3);
+        const rows = await db.selectFrom('sql_runner_t').select(['id', 'n']).where('id', 'like', 'w-%').orderBy('id').execute();
+        expect(rows).to.deep.equal([
+          { id: 'w-new', n: 2 },
+          { id: 'w-taken', n: 0 },
+        ]);
+      } finally {
+        await db.deleteFrom('sql_runner_t').where('id', 'like', 'w-%').execute();
+      }
+    });
+
+    if (t.kind === 'postgres') {
+      it("PostgreSQL: reads planned once 'also alone' share a transaction across calls; when one fails, the others run again alone and get their results", async () => {
+        const once = (q: CompiledQuery<{ v: number }>, name: string) => alsoAlone(named(q, name, true));
+        const { value: outcomes, trips: sent } = await trips(() =>
+          Promise.allSettled([
+            inSharedRoundTrip(t.db, [once(valueOf(t.db, 1), 'shared_trip_once_value')] as const),
+            inSharedRoundTrip(t.db, [once(raw<{ v: number }>`select 1 / cast(${0} as integer) as v`.compile(t.db), 'shared_trip_once_fails')] as const),
+            inSharedRoundTrip(t.db, [once(valueOf(t.db, 3), 'shared_trip_once_value')] as const),
+          ]),
+        );
+        expect(outcomes.map((o) => (o.status === 'fulfilled' ? values(o.value) : (o.reason as Error).message))).to.deep.equal([[1], 'division by zero', [3]]);
+        // The shared round trip, then the failing call and the one after it in that transaction alone (the first had its answer before).
+        expect(sent).to.equal(3);
+      });
+    }
 
     if (t.kind === 'postgres') {
       it('PostgreSQL: with the database out of reach, every call of the turn fails with that one failure (none is tried again alone)', async () => {

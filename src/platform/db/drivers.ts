@@ -132,8 +132,8 @@ export class SqliteDriver implements Driver {
 /** The message of pg's client-side `query_timeout` error. */
 export const PG_READ_TIMEOUT = 'Query read timeout';
 
-/** Queries run as one: their parts, in order (see `together`). */
-const batches = new WeakMap<CompiledQuery, readonly CompiledQuery[]>();
+/** Queries run as one: their parts, in order, and whether each part's outcome is given apart (see `together`). */
+const batches = new WeakMap<CompiledQuery, { parts: readonly CompiledQuery[]; settled: boolean }>();
 /** Statements PostgreSQL keeps parsed on each connection, by name, and whether it also keeps their plan (see `named`). */
 const names = new WeakMap<CompiledQuery, { name: string; planOnce: boolean; alsoAlone: boolean }>();
 /** Writes whose outcome no one waits for (see `behind`). */
@@ -146,9 +146,26 @@ const writesBehind = new WeakSet<CompiledQuery>();
  */
 export function together(parts: readonly CompiledQuery[]): CompiledQuery {
   const batch = CompiledQuery.raw('-- pipelined batch');
-  batches.set(batch, parts);
+  batches.set(batch, { parts, settled: false });
   return batch;
 }
+
+/** Each statement's own outcome in a batch sent by `settledTogether`. */
+export type StatementOutcome = { ok: true; result: QueryResult<unknown> } | { ok: false; error: unknown };
+
+/**
+ * `together` outside a transaction, where each statement is a transaction of its own: a failed
+ * one fails nothing else, and the batch's rows are every statement's outcome (StatementOutcome)
+ * instead of the first failure thrown. Only a connection that could not be had fails it whole.
+ */
+export function settledTogether(parts: readonly CompiledQuery[]): CompiledQuery<StatementOutcome> {
+  const batch = CompiledQuery.raw('-- pipelined batch, each outcome apart');
+  batches.set(batch, { parts, settled: true });
+  return batch;
+}
+
+/** Whether the statement may share a transaction with others sent beside it ('also alone', see `planned`). */
+export const isAlsoAlone = (query: CompiledQuery): boolean => names.get(query)?.alsoAlone ?? false;
 
 /**
  * A write whose outcome no one waits for: inside a PostgreSQL transaction it goes out with the
@@ -372,11 +389,16 @@ class PgConnection extends StatementConnection {
       this.ahead.push(query);
       return { rows: [] };
     }
-    const parts = batches.get(query);
+    const batch = batches.get(query);
+    if (batch?.settled) {
+      if (this.inTransaction) throw new Error('settledTogether: its statements are transactions of their own, not parts of one');
+      const outcomes = await this.sendSettled(batch.parts, false);
+      return { rows: outcomes.map((o): StatementOutcome => (o.status === 'fulfilled' ? { ok: true, result: resultOf(o.value) } : { ok: false, error: o.reason })) } as QueryResult<R>;
+    }
     const ahead = this.ahead.splice(0);
-    const results = await this.send([...ahead, ...(parts ?? [query])]);
-    const own = results.slice(ahead.length).map((r) => ({ rows: r.rows, numAffectedRows: r.rowCount === null ? undefined : BigInt(r.rowCount) }));
-    return (parts ? { rows: own } : own[0]!) as QueryResult<R>;
+    const results = await this.send([...ahead, ...(batch?.parts ?? [query])]);
+    const own = results.slice(ahead.length).map(resultOf);
+    return (batch ? { rows: own } : own[0]!) as QueryResult<R>;
   }
 
   /**
@@ -407,7 +429,7 @@ class PgConnection extends StatementConnection {
    * thrown, as always).
    * `own` marks the statements given, whose answers are the caller's.
    */
-  private planned(queries: CompiledQuery[], inTransaction: boolean): { wire: CompiledQuery[]; own: boolean[] } {
+  private planned(queries: readonly CompiledQuery[], inTransaction: boolean): { wire: CompiledQuery[]; own: boolean[] } {
     const wire: CompiledQuery[] = [];
     const own: boolean[] = [];
     let alone = false;
@@ -459,6 +481,14 @@ class PgConnection extends StatementConnection {
    * statements after it fail with it). `inTransaction`: whether they are sent in one (a COMMIT ends it).
    */
   private async send(queries: CompiledQuery[], inTransaction = this.inTransaction): Promise<pg.QueryResult[]> {
+    const settled = await this.sendSettled(queries, inTransaction);
+    const failure = settled.find((s) => s.status === 'rejected');
+    if (failure) throw failure.reason;
+    return settled.map((s) => (s as PromiseFulfilledResult<pg.QueryResult>).value);
+  }
+
+  /** `send`, giving every statement's outcome; the first failure, in order, is what the connection learns of the server's reach. */
+  private async sendSettled(queries: readonly CompiledQuery[], inTransaction: boolean): Promise<PromiseSettledResult<pg.QueryResult>[]> {
     const { stream } = (this.client as unknown as { connection: { stream: PgStream } }).connection;
     this.trips.count++;
     this.corkUntilTicked(stream);
@@ -477,11 +507,13 @@ class PgConnection extends StatementConnection {
         this.broken = err;
         stream.destroy();
       }
-      throw err;
     }
-    return settled.map((s) => (s as PromiseFulfilledResult<pg.QueryResult>).value);
+    return settled;
   }
 }
+
+/** A pg result as Kysely's. */
+const resultOf = (r: pg.QueryResult): QueryResult<unknown> => ({ rows: r.rows, numAffectedRows: r.rowCount === null ? undefined : BigInt(r.rowCount) });
 
 /** PostgreSQL over a pg pool whose connections carry the deadline (see index.ts). */
 export class PgDriver implements Driver {

@@ -80,9 +80,11 @@ export interface PreparedOptions {
    */
   planOnce?: PlanOnce;
   /**
-   * A read: outside a transaction it goes in the round trip the reads of the same turn share
+   * A statement that holds nothing after it (a read, or a write that is a transaction of its
+   * own): outside a transaction it goes in the round trip the statements of the same turn share
    * (sql.ts inSharedRoundTrip), one write on one connection for the requests served together,
-   * where each took a connection and a write of its own.
+   * where each took a connection and a write of its own. A read planned once 'also alone' may
+   * run again after another's failure; a write never does.
    */
   sharesRoundTrip?: boolean;
 }
@@ -109,7 +111,7 @@ function valueAt(args: unknown[], { arg, key }: Slot): unknown {
  */
 export function preparedPerColumnSet<C extends string, A extends unknown[], R>(
   build: (given: readonly C[]) => (db: Db, ...args: A) => Compilable<R>,
-  { row, optional, always = [], planOnce = false }: { row: number; optional: readonly C[]; always?: readonly string[]; planOnce?: PlanOnce },
+  { row, optional, always = [], planOnce = false, sharesRoundTrip = false }: { row: number; optional: readonly C[]; always?: readonly string[] } & Omit<PreparedOptions, 'rows'>,
 ): Prepared<A, R> {
   const known = new Set<string>([...optional, ...always]);
   const bySubset = new Map<string, Prepared<A, R>>();
@@ -122,7 +124,7 @@ export function preparedPerColumnSet<C extends string, A extends unknown[], R>(
     const key = given.join(',');
     let query = bySubset.get(key);
     if (!query) {
-      query = prepared(build(given), { rows: { [row]: [...always, ...given] }, planOnce });
+      query = prepared(build(given), { rows: { [row]: [...always, ...given] }, planOnce, sharesRoundTrip });
       bySubset.set(key, query);
     }
     return query;

@@ -2,7 +2,7 @@
 // commit orders the areas build their queries with. Queries themselves are Kysely's typed builder
 // over generated/db's row types; the same query runs on both databases.
 import { CompiledQuery, sql, type Expression, type QueryResult, type RawBuilder, type SqlBool } from 'kysely';
-import { behind, named, together } from './drivers.ts';
+import { behind, isAlsoAlone, named, settledTogether, together, type StatementOutcome } from './drivers.ts';
 import { dbClientOf, inPipelinedTransaction, isDatabaseUnavailable, postgresPoolMax, type Db } from './index.ts';
 
 /** A database handle inside a unit of work: one transaction's connection (see inTransaction). */
@@ -196,17 +196,18 @@ export async function inOneRoundTrip<Q extends readonly CompiledQuery[]>(db: Sql
 }
 
 /**
- * inOneRoundTrip for statements that write nothing and hold nothing after them (reads, and
- * advisory locks let go at their statement's end): on PostgreSQL the calls made in one turn of
- * the event loop go on one connection in one write (up to GROUP_COMMIT_MAX calls a connection),
- * one after another, outside any transaction; reads planned once 'also alone' that follow each
- * other share theirs (drivers.ts `planned`). Each call had taken a connection, a write and a
- * wakeup of the database of its own: under new pending claims, whose reconciles run together once
- * their group commit is done, those writes were 14% of the request thread. A call's statements
- * may wait behind an earlier call's (a lock it waits for). When any statement fails, each call
- * runs again alone and gets the outcome it would have had alone (its statements read, so running
- * them twice changes nothing); a database out of reach fails every call. In a transaction:
- * inOneRoundTrip.
+ * inOneRoundTrip for statements that hold nothing after them (reads, advisory locks let go at
+ * their statement's end, a single write that is its own transaction): on PostgreSQL the calls
+ * made in one turn of the event loop go on one connection in one write (up to GROUP_COMMIT_MAX
+ * calls a connection), one after another, outside any transaction, each statement a transaction
+ * of its own and each call given its own statements' outcomes. Each call had taken a connection,
+ * a write and a wakeup of the database of its own: under new pending claims, whose reconciles run
+ * together once their group commit is done, those writes were 14% of the request thread. A call's
+ * statements may wait behind an earlier call's (a lock it waits for). Reads planned once 'also
+ * alone' that follow each other share one transaction (drivers.ts `planned`), so another call's
+ * failure can be theirs: a call of such reads that failed runs again alone and gets the outcome
+ * it would have had alone (running reads twice changes nothing). A connection that cannot be had
+ * fails every call. In a transaction: inOneRoundTrip.
  */
 export function inSharedRoundTrip<Q extends readonly CompiledQuery[]>(db: Db, queries: Q): Promise<ResultsOf<Q>> {
   if (dbClientOf(db) !== 'postgres' || db.isTransaction) return inOneRoundTrip(db, queries);
@@ -240,20 +241,23 @@ class SharedRoundTrips {
   }
 
   private async send(calls: SharedTrip[]): Promise<void> {
-    if (calls.length > 1) {
-      try {
-        const results = await inOneRoundTrip(this.db, calls.flatMap((c) => c.queries));
-        let at = 0;
-        for (const call of calls) call.resolve(results.slice(at, (at += call.queries.length)));
-        return;
-      } catch (err) {
-        if (isDatabaseUnavailable(err)) {
-          for (const call of calls) call.reject(err);
-          return;
-        }
-      }
+    let outcomes: StatementOutcome[];
+    try {
+      outcomes = (await this.db.executeQuery(settledTogether(calls.flatMap((c) => c.queries)))).rows;
+    } catch (err) {
+      for (const call of calls) call.reject(err);
+      return;
     }
-    await Promise.all(calls.map((call) => inOneRoundTrip(this.db, call.queries).then(call.resolve, call.reject)));
+    let at = 0;
+    const alone: SharedTrip[] = [];
+    for (const call of calls) {
+      const own = outcomes.slice(at, (at += call.queries.length));
+      const failure = own.find((o) => !o.ok);
+      if (!failure) call.resolve(own.map((o) => (o as { result: QueryResult<unknown> }).result));
+      else if (calls.length > 1 && call.queries.some(isAlsoAlone) && !isDatabaseUnavailable(failure.error)) alone.push(call);
+      else call.reject(failure.error);
+    }
+    await Promise.all(alone.map((call) => inOneRoundTrip(this.db, call.queries).then(call.resolve, call.reject)));
   }
 }
 

@@ -46,7 +46,7 @@ const upsertColumns = preparedPerColumnSet(
         .onConflict((oc) => oc.columns(['user_did', 'room_id']).doUpdateSet((eb) => Object.fromEntries(merged.map((c) => [c, eb.ref(`excluded.${c}`)]))))
         .returningAll();
   },
-  { row: 0, optional: PREFERENCE_FIELDS.map((f) => COLUMN[f]), always: ['user_did', 'room_id', 'updated_at'] },
+  { row: 0, optional: PREFERENCE_FIELDS.map((f) => COLUMN[f]), always: ['user_did', 'room_id', 'updated_at'], sharesRoundTrip: true },
 );
 
 export class UserPreferencesRepository {
