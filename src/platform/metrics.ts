@@ -6,7 +6,6 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Router } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { poolStats, type Db } from './db/index.ts';
-import { sharedTransactionStats } from './db/sql.ts';
 import { unauthorized } from './http/errors.ts';
 import { caseSensitiveRouter } from './http/scope.ts';
 
@@ -30,22 +29,11 @@ export function createMetrics(db: Db): Registry {
   });
   new Counter({
     name: 'hearth_db_round_trips_total',
-    help: 'Exchanges with the database: on PostgreSQL one per batch of statements written together and answered, on SQLite one per statement.',
+    help: 'Statements sent to the database, each one exchange with it.',
     registers: [registry],
     collect() {
       this.reset();
       this.inc(poolStats(db).roundTrips);
-    },
-  });
-  new Counter({
-    name: 'hearth_db_shared_transaction_calls_total',
-    help: 'Units of work that may share a transaction (claims submitted together on PostgreSQL), by how they ran: committed in a shared transaction, alone (nothing to share with), rerun alone after their group failed, or failed with their group while the database was out of reach.',
-    labelNames: ['outcome'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      const stats = sharedTransactionStats(db);
-      for (const outcome of ['committed', 'alone', 'rerun', 'unavailable'] as const) this.inc({ outcome }, stats[outcome]);
     },
   });
   return registry;

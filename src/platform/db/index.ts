@@ -1,23 +1,17 @@
-// Kysely on SQLite (embedded default, a file under DATA_DIR) or PostgreSQL (DATABASE_URL), over
-// our own drivers (drivers.ts). Repositories are the only code that builds SQL, with Kysely's
-// typed builder over the row types generated from the migrated schema (generated/db), and the
-// same code runs on both databases. Errors carry no bound values: those are phone numbers, names,
-// sealed PINs and key hashes, and errors are logged. (The row values PostgreSQL puts in an
-// error's `detail` are redacted by the logger.)
+// Knex on SQLite (embedded default, a file under DATA_DIR, through better-sqlite3) or PostgreSQL
+// (DATABASE_URL, through pg). Repositories are the only code that builds SQL, with Knex's builder
+// over the table types generated from the migrated schema (generated/db), and the same code runs
+// on both databases. Errors carry no bound values (compileSqlOnError: false): those are phone
+// numbers, names, sealed PINs and key hashes, and errors are logged. (The row values PostgreSQL
+// puts in an error's `detail` are redacted by the logger.)
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type Dialect } from 'kysely';
-import pg from 'pg';
+import knex, { type Knex } from 'knex';
 import { invalidConfig, type Config } from '../../config.ts';
-import type { DB } from '../../../generated/db/database.ts';
-import { FOREGROUND_CHECKPOINT_PAGES, startCheckpointer } from './checkpointer.ts';
-import { CONNECT_TIMEOUT, CONNECTION_LOST, DATABASE_OUT_OF_REACH, PG_READ_TIMEOUT, PgDriver, SOCKET_FAILURES, SqliteDriver, type PoolStats } from './drivers.ts';
+import { HearthPostgresClient, HearthSqliteClient, OUT_OF_REACH_ERRORS, PG_READ_TIMEOUT, type ClientSettings } from './clients.ts';
 
-/** The tables of every area, as the migrations leave them. */
-export type Database = DB;
 /** The database: its pool, or (inside inTransaction) one transaction's connection. */
-export type Db = Kysely<Database>;
+export type Db = Knex;
 export type DbClient = 'sqlite' | 'postgres';
 
 export interface DbOptions {
@@ -33,8 +27,8 @@ export interface DbOptions {
 export const DEFAULT_QUERY_TIMEOUT_MS = 3000;
 
 /** Which database a handle (the pool, a transaction, a migration's) runs on. */
-export function dbClientOf(db: { getExecutor(): { readonly adapter: unknown } }): DbClient {
-  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+export function dbClientOf(db: Knex): DbClient {
+  return db.client instanceof HearthPostgresClient || db.client.config.client === 'pg' ? 'postgres' : 'sqlite';
 }
 
 export function sqliteFile(url: string | undefined, dataDir: string): string {
@@ -42,130 +36,80 @@ export function sqliteFile(url: string | undefined, dataDir: string): string {
   return join(dataDir, 'hearth.sqlite');
 }
 
-const drivers = new WeakMap<Db, { stats(): PoolStats }>();
-/** What inPipelinedTransaction opens a PostgreSQL connection of its own with. */
-const postgresParts = new WeakMap<Db, { driver: PgDriver; dialect: Dialect; poolMax: number }>();
+/** Statements sent, per database: the metrics' counter. */
+const statementsSent = new WeakMap<Knex, { count: number }>();
+
+/** Knex errors log to the console by default; a failure reaches its caller, who reports it. */
+const quiet = { warn: () => undefined, error: () => undefined, deprecate: () => undefined, debug: () => undefined };
+
+/** The Knex configuration a database is opened with (the app, the knexfile and the migrations use it). */
+export function knexConfig(opts: DbOptions): Knex.Config & ClientSettings {
+  const deadline = opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+  const common = { compileSqlOnError: false, log: quiet, acquireConnectionTimeout: deadline, hearthDeadlineMs: deadline };
+  if (opts.url && /^postgres(ql)?:\/\//.test(opts.url)) {
+    return {
+      ...common,
+      client: HearthPostgresClient as unknown as typeof Knex.Client,
+      connection: {
+        connectionString: opts.url,
+        connectionTimeoutMillis: deadline,
+        // A client-side deadline besides the server's: `statement_timeout` makes a server that
+        // answers cancel a slow statement; one that does not answer (frozen, cut off) is caught
+        // by pg's `query_timeout`, a little later than the server's own cancel.
+        statement_timeout: deadline,
+        query_timeout: deadline + 500,
+        // A transaction left open by a caller that died must not hold its locks forever.
+        idle_in_transaction_session_timeout: Math.max(deadline * 2, 10_000),
+        keepAlive: true,
+        ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
+      },
+      pool: { min: 0, max: opts.poolMax },
+    };
+  }
+  const file = sqliteFile(opts.url, opts.dataDir);
+  return {
+    ...common,
+    client: HearthSqliteClient as unknown as typeof Knex.Client,
+    connection: { filename: file },
+    useNullAsDefault: true,
+    // One connection: SQLite has one writer, and a transaction holds the connection until it ends,
+    // so no statement ever runs inside another caller's open transaction.
+    pool: { min: 1, max: 1 },
+  };
+}
 
 export function createDb(opts: DbOptions): Db {
-  const deadline = opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
-  let driver: PgDriver | SqliteDriver;
-  let dialect: Dialect;
-  if (opts.url && /^postgres(ql)?:\/\//.test(opts.url)) {
-    driver = new PgDriver(postgresPool(opts, deadline), opts.poolMax);
-    dialect = { createAdapter: () => new PostgresAdapter(), createDriver: () => driver, createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler() };
-  } else {
-    const file = sqliteFile(opts.url, opts.dataDir);
-    if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
-    driver = new SqliteDriver(() => openSqlite(file, deadline));
-    dialect = { createAdapter: () => new SqliteAdapter(), createDriver: () => driver, createIntrospector: (db) => new SqliteIntrospector(db), createQueryCompiler: () => new SqliteQueryCompiler() };
-  }
-  const db = new Kysely<Database>({ dialect });
-  drivers.set(db, driver);
-  if (driver instanceof PgDriver) postgresParts.set(db, { driver, dialect, poolMax: opts.poolMax });
+  const config = knexConfig(opts);
+  const file = (config.connection as { filename?: string }).filename;
+  if (file !== undefined && file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
+  const db = knex(config);
+  const sent = { count: 0 };
+  db.on('query', () => sent.count++);
+  statementsSent.set(db, sent);
   return db;
 }
 
-/** PostgreSQL: how many connections the pool opens at most. */
-export function postgresPoolMax(db: Db): number {
-  return postgresParts.get(db)?.poolMax ?? 1;
+/** The database's connections by state, and the statements sent so far (the metrics). */
+export interface PoolStats {
+  used: number;
+  free: number;
+  pending: number;
+  roundTrips: number;
 }
 
-/**
- * PostgreSQL: runs fn in a transaction on one pooled connection whose statements go out as they
- * are issued. Kysely's own transaction sends a statement only once the one before it is
- * answered; here calls sharing the handle concurrently pipeline theirs (the group commit in
- * sql.ts). Committed when fn resolves, rolled back when it or the COMMIT throws.
- */
-export async function inPipelinedTransaction<T>(db: Db, fn: (shared: Db) => Promise<T>): Promise<T> {
-  const parts = postgresParts.get(db);
-  if (!parts) throw new Error('inPipelinedTransaction runs on PostgreSQL only');
-  const { driver, dialect } = parts;
-  const connection = await driver.acquireConnection();
-  try {
-    await driver.beginTransaction(connection);
-    const executor = db.getExecutor().withConnectionProvider({ provideConnection: (consume) => consume(connection) });
-    const shared = new Kysely<Database>({ config: { dialect }, dialect, driver, executor });
-    try {
-      const value = await fn(shared);
-      await driver.commitTransaction(connection);
-      return value;
-    } catch (err) {
-      // A connection that cannot roll back is not pooled again (the driver marks it broken); the
-      // caller learns why the unit of work failed, not that.
-      await driver.rollbackTransaction(connection).catch(() => undefined);
-      throw err;
-    }
-  } finally {
-    await driver.releaseConnection(connection);
-  }
+interface TarnPool {
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
 }
 
-/** The database's connections by state (the metrics' gauge). */
 export function poolStats(db: Db): PoolStats {
-  return drivers.get(db)?.stats() ?? { used: 0, free: 0, pending: 0, roundTrips: 0 };
-}
-
-/**
- * A client-side deadline besides the server's: `statement_timeout` makes a server that answers
- * cancel a slow statement; a server that does not answer (frozen, cut off) is caught by pg's
- * `query_timeout`, on which the driver drops the connection (drivers.ts). Waiting for a pooled
- * connection is bounded by the deadline too.
- */
-function postgresPool(opts: DbOptions, deadline: number): pg.Pool {
-  const pool = new pg.Pool({
-    connectionString: opts.url,
-    max: opts.poolMax,
-    connectionTimeoutMillis: deadline,
-    statement_timeout: deadline,
-    // A little later than the server's own cancel, which leaves the connection usable.
-    query_timeout: deadline + 500,
-    // A transaction left open by a caller that died must not hold its locks forever.
-    idle_in_transaction_session_timeout: Math.max(deadline * 2, 10_000),
-    keepAlive: true,
-    // Statements go out without waiting for the answer to the one before (drivers.ts).
-    pipeline: true,
-    // Statements prepared on a connection (prepared.ts) keep their parse but are planned for
-    // each run's values: a generic plan, made once while a table was small or for values the
-    // statistics cannot tell apart (a collection's rare group), scanned whole tables
-    // (make bench on a fresh database: 1,065 claims a second planned each time, 693 with it).
-    options: ['-c plan_cache_mode=force_custom_plan', ...(opts.schema ? [`-c search_path=${opts.schema}`] : [])].join(' '),
-  });
-  // An idle connection the server closed is dropped by the pool; the next request reports any
-  // lasting failure, so this is not an error of its own.
-  pool.on('error', () => undefined);
-  return pool;
-}
-
-/**
- * WAL lets readers run beside the writer; synchronous NORMAL leaves the log's fsync to
- * checkpoints, where FULL would add one to every commit on the event loop (USSD keypresses under
- * make bench fell from ~3,200 to ~2,000 a second with it). busy_timeout makes a second process
- * wait for the write lock (up to the deadline) instead of failing at once; foreign keys are off
- * by default in SQLite; checkpoints run in a worker thread (see checkpointer.ts).
- */
-function openSqlite(file: string, deadline: number): BetterSqlite3.Database {
-  const conn = new BetterSqlite3(file);
-  try {
-    conn.pragma('journal_mode = WAL');
-    conn.pragma('synchronous = NORMAL');
-    conn.pragma(`busy_timeout = ${deadline}`);
-    conn.pragma('foreign_keys = ON');
-    if (file !== ':memory:') checkpointInBackground(conn, file);
-    return conn;
-  } catch (err) {
-    conn.close();
-    throw err;
-  }
-}
-
-/** Hands checkpoints to a worker for as long as the connection is open. */
-function checkpointInBackground(conn: BetterSqlite3.Database, file: string): void {
-  conn.pragma(`wal_autocheckpoint = ${FOREGROUND_CHECKPOINT_PAGES}`);
-  const checkpointer = startCheckpointer(file);
-  const close = conn.close.bind(conn);
-  conn.close = () => {
-    checkpointer.stop();
-    return close();
+  const pool = (db.client as { pool?: TarnPool }).pool;
+  return {
+    used: pool?.numUsed() ?? 0,
+    free: pool?.numFree() ?? 0,
+    pending: pool?.numPendingAcquires() ?? 0,
+    roundTrips: statementsSent.get(db)?.count ?? 0,
   };
 }
 
@@ -187,7 +131,7 @@ export async function pingDb(db: Db, timeoutMs: number): Promise<boolean> {
     timer = setTimeout(() => res(false), timeoutMs);
   });
   try {
-    return await Promise.race([sql`select 1 as ok`.execute(db).then(() => true, () => false), timeout]);
+    return await Promise.race([db.raw('select 1 as ok').then(() => true, () => false), timeout]);
   } finally {
     clearTimeout(timer);
   }
@@ -221,7 +165,10 @@ const UNAVAILABLE_SQLSTATE = /^(08...|53...|57014|57P0[1-5]|55000|3D000|28000|28
 // SQLite's storage failing (disk full, I/O error, a file or folder it may not write or open):
 // the request was fine, the database cannot serve it now.
 const SQLITE_STORAGE = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/;
-const UNAVAILABLE_MESSAGE = new RegExp(`(${PG_READ_TIMEOUT}|${DATABASE_OUT_OF_REACH}|timeout expired|${CONNECTION_LOST.source}|${CONNECT_TIMEOUT})`);
+const SOCKET_FAILURES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const UNAVAILABLE_MESSAGE = new RegExp(
+  `(${PG_READ_TIMEOUT}|timeout expired|Timeout acquiring a connection|Connection terminated|Connection ended unexpectedly|Client has encountered a connection error|timeout exceeded when trying to connect)`,
+);
 
 /**
  * True when `err` says the database is out of reach or past its deadline (a 503 worth retrying),
@@ -231,6 +178,7 @@ const UNAVAILABLE_MESSAGE = new RegExp(`(${PG_READ_TIMEOUT}|${DATABASE_OUT_OF_RE
 export function isDatabaseUnavailable(err: unknown): boolean {
   const e = err as { name?: string; code?: string; message?: string; cause?: unknown };
   if (!e || typeof e !== 'object') return false;
+  if (OUT_OF_REACH_ERRORS.some((type) => err instanceof type)) return true;
   if (typeof e.code === 'string' && (UNAVAILABLE_SQLSTATE.test(e.code) || SOCKET_FAILURES.has(e.code) || e.code.startsWith('SQLITE_BUSY') || SQLITE_STORAGE.test(e.code))) return true;
   if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return true;
   return e.cause !== undefined && e.cause !== err && isDatabaseUnavailable(e.cause);

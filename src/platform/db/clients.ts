@@ -1,0 +1,155 @@
+// Knex's own better-sqlite3 and pg clients, each changed where the service needs it:
+// - SQLite: a write lock held by another process is waited for without blocking the event loop
+//   (better-sqlite3's busy timeout waits synchronously: the whole server would stop), and a
+//   transaction takes the write lock when it begins, so waiting for it is the only wait.
+// - PostgreSQL: a server found out of reach is not asked again for a moment (a circuit breaker),
+//   so one database deadline holds a request, not each of its calls; a connection whose
+//   client-side deadline fired is dropped, not pooled again.
+import { createRequire } from 'node:module';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BrokenCircuitError, ConsecutiveBreaker, circuitBreaker, handleWhen, IsolatedCircuitError, type CircuitBreakerPolicy } from 'cockatiel';
+
+const require = createRequire(import.meta.url);
+
+/** What Hearth adds to a Knex configuration: the database deadline, in ms. */
+export interface ClientSettings {
+  hearthDeadlineMs: number;
+}
+
+interface KnexClientBase {
+  config: ClientSettings;
+  _query(connection: unknown, obj: { sql: string }): Promise<unknown>;
+  acquireConnection(): Promise<unknown>;
+  transaction(...args: unknown[]): unknown;
+}
+type KnexClientClass = new (config: object) => KnexClientBase;
+type TransactionClass = new (...args: unknown[]) => { query(conn: unknown, sql: string): Promise<unknown> };
+
+// Knex's dialect classes are not part of its typed API; they are what `client: 'better-sqlite3'` and `client: 'pg'` load.
+const BetterSqlite3Client = require('knex/lib/dialects/better-sqlite3/index.js') as KnexClientClass;
+const SqliteTransaction = require('knex/lib/dialects/sqlite3/execution/sqlite-transaction.js') as TransactionClass;
+const PostgresClient = require('knex/lib/dialects/postgres/index.js') as KnexClientClass;
+
+/** A transaction that takes SQLite's write lock when it begins: a later statement then never waits for another process. */
+class ImmediateTransaction extends SqliteTransaction {
+  begin(conn: unknown) {
+    return this.query(conn, 'BEGIN IMMEDIATE;');
+  }
+}
+
+interface SqliteConnection {
+  readonly inTransaction: boolean;
+  pragma(source: string): unknown;
+  close(): void;
+}
+
+const isBusy = (err: unknown) => typeof (err as { code?: unknown })?.code === 'string' && (err as { code: string }).code.startsWith('SQLITE_BUSY');
+/** The first wait for the write lock, doubled each time up to BUSY_WAIT_MAX_MS. */
+const BUSY_WAIT_MS = 2;
+const BUSY_WAIT_MAX_MS = 50;
+
+export class HearthSqliteClient extends BetterSqlite3Client {
+  async acquireRawConnection(): Promise<SqliteConnection> {
+    const Database = require('better-sqlite3') as new (file: string, options: { timeout: number }) => SqliteConnection;
+    const { filename } = (this as unknown as { connectionSettings: { filename: string } }).connectionSettings;
+    // No busy timeout: better-sqlite3 would wait for the lock synchronously (see _query).
+    const conn = new Database(filename, { timeout: 0 });
+    try {
+      // WAL lets readers run beside the writer; synchronous NORMAL leaves the log's fsync to
+      // checkpoints; foreign keys are off by default in SQLite.
+      conn.pragma('journal_mode = WAL');
+      conn.pragma('synchronous = NORMAL');
+      conn.pragma('foreign_keys = ON');
+      return conn;
+    } catch (err) {
+      conn.close();
+      throw err;
+    }
+  }
+
+  override transaction(...args: unknown[]) {
+    return new ImmediateTransaction(this, ...args);
+  }
+
+  /**
+   * Runs the statement; while another process holds the write lock, tries again after a pause
+   * (the event loop serves other requests meanwhile) until the database deadline. Only a
+   * statement that can simply be sent again is: one outside a transaction, or the BEGIN
+   * IMMEDIATE of one (inside a transaction begun IMMEDIATE nothing waits for the lock).
+   */
+  override async _query(connection: SqliteConnection, obj: { sql: string }): Promise<unknown> {
+    const deadline = Date.now() + this.config.hearthDeadlineMs;
+    for (let wait = BUSY_WAIT_MS; ; wait = Math.min(wait * 2, BUSY_WAIT_MAX_MS)) {
+      const retryable = !connection.inTransaction || obj.sql.startsWith('BEGIN');
+      try {
+        return await super._query(connection, obj);
+      } catch (err) {
+        if (!isBusy(err) || !retryable || Date.now() + wait > deadline) throw err;
+        await sleep(wait);
+      }
+    }
+  }
+}
+
+/** The message of pg's client-side `query_timeout` error. */
+export const PG_READ_TIMEOUT = 'Query read timeout';
+/** How long every call fails at once after the server was found out of reach, before one tries it again. */
+const OUT_OF_REACH_PAUSE_MS = 1000;
+
+const code = (err: unknown) => (typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : '');
+const message = (err: unknown) => (typeof (err as { message?: unknown })?.message === 'string' ? (err as { message: string }).message : '');
+
+/**
+ * Connecting: a connection refused, lost or not made in time, the server shutting down (08,
+ * 57P01-57P03). A server that answered, even with an error (too many connections, a refused
+ * login), was reached; so was the pool when its connections were only all busy.
+ */
+const connectingOutOfReach = (err: unknown) =>
+  /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|08...|57P0[1-3])$/.test(code(err)) ||
+  /Connection terminated|Connection ended unexpectedly|timeout expired/.test(message(err));
+
+/**
+ * Over a connection: no answer within the deadline, or a network that no longer carries it. A
+ * connection lost while in use is not enough (a backend terminated by an administrator, a proxy
+ * or an idle cut on a healthy server): its call fails, and the next one connects again.
+ */
+const queryOutOfReach = (err: unknown) => message(err).endsWith(PG_READ_TIMEOUT) || /^(ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)$/.test(code(err));
+
+interface PgConnection {
+  __knex__disposed?: unknown;
+}
+
+/**
+ * What a database last learnt of its server's reach, by its Knex configuration (which a
+ * transaction's client shares with the pool's). Opens at the first out-of-reach failure; after
+ * the pause one call tries the server again (the others still fail at once) and its answer
+ * closes it.
+ */
+const reaches = new WeakMap<object, CircuitBreakerPolicy>();
+function reachOf(config: object): CircuitBreakerPolicy {
+  let reach = reaches.get(config);
+  if (!reach) {
+    reach = circuitBreaker(handleWhen((err) => connectingOutOfReach(err) || queryOutOfReach(err)), { halfOpenAfter: OUT_OF_REACH_PAUSE_MS, breaker: new ConsecutiveBreaker(1) });
+    reaches.set(config, reach);
+  }
+  return reach;
+}
+
+export class HearthPostgresClient extends PostgresClient {
+  override acquireConnection(): Promise<unknown> {
+    return reachOf(this.config).execute(() => super.acquireConnection());
+  }
+
+  override async _query(connection: PgConnection, obj: { sql: string }): Promise<unknown> {
+    try {
+      return await reachOf(this.config).execute(() => super._query(connection, obj));
+    } catch (err) {
+      // The server may still answer this statement later: the connection is not used again.
+      if (queryOutOfReach(err)) connection.__knex__disposed = err;
+      throw err;
+    }
+  }
+}
+
+/** The errors a call gets while the server is known out of reach. */
+export const OUT_OF_REACH_ERRORS = [BrokenCircuitError, IsolatedCircuitError];
