@@ -60,7 +60,6 @@ test: install typecheck
 bench: install build
 	npx --no-install tsx test/bench/run.ts
 	npx --no-install tsx test/bench/chain-grpc.ts
-	npx --no-install tsx test/bench/group-commit.ts
 
 # make keys ARGS="create --name partner --principal did:ixo:entity:..."
 keys: install

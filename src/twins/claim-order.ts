@@ -7,9 +7,8 @@
 // The cost: a claim shows up in lists only once every claim insert that took its transaction id
 // before it has ended (each statement is bounded by the database deadline). Entities and
 // collections take the turn, as does everything on SQLite (one writer): there `seq` is the order.
-import { sql, type SqlBool } from 'kysely';
-import type { Db, DbClient } from '../platform/db/index.ts';
-import { lockKeyOf, SEQ_ORDER, type AdvisoryLock, type CommitOrder } from '../platform/db/sql.ts';
+import { dbClientOf, type Db } from '../platform/db/index.ts';
+import { LOCK_KEY_SQL, SEQ_ORDER, type AdvisoryLock, type CommitOrder } from '../platform/db/sql.ts';
 
 /**
  * Held (shared) by every transaction inserting claims, from before it takes a transaction id
@@ -17,7 +16,6 @@ import { lockKeyOf, SEQ_ORDER, type AdvisoryLock, type CommitOrder } from '../pl
  */
 export const CLAIM_WRITERS: AdvisoryLock = { name: 'kpt-claim-writers', mode: 'shared' };
 
-const claimWritersKey = lockKeyOf(CLAIM_WRITERS.name);
 
 /**
  * The oldest transaction id a claim not yet visible to this statement can have: among the
@@ -27,20 +25,20 @@ const claimWritersKey = lockKeyOf(CLAIM_WRITERS.name);
  * The holders are read before any end is checked (the subquery is built at its first use), so a
  * writer ending in between is caught by the second test.
  */
-const CLAIMS_HORIZON = sql`select coalesce((select min(x) from pg_snapshot_xip(q.s) x
+const CLAIMS_HORIZON = `select coalesce((select min(x) from pg_snapshot_xip(q.s) x
     where x::text::bigint % 4294967296 in (
         select t.transactionid::text::bigint from pg_locks w join pg_locks t on t.pid = w.pid
         where w.locktype = 'advisory' and w.granted and w.objsubid = 1
           and w.database = (select oid from pg_database where datname = current_database())
-          and w.classid = ((${claimWritersKey} >> 32) & 4294967295)::oid and w.objid = (${claimWritersKey} & 4294967295)::oid
+          and w.classid = ((k.key >> 32) & 4294967295)::oid and w.objid = (k.key & 4294967295)::oid
           and t.locktype = 'transactionid' and t.mode = 'ExclusiveLock' and t.granted)
       or pg_xact_status(x) <> 'in progress'), pg_snapshot_xmax(q.s))
-  from (select pg_current_snapshot() as s) q`;
+  from (select pg_current_snapshot() as s) q, (select ${LOCK_KEY_SQL} as key) k`;
 
 const claimsByTransaction: CommitOrder = {
-  orderBy: (direction) => sql`tx ${sql.raw(direction)}, seq ${sql.raw(direction)}`,
-  horizon: sql<SqlBool>`tx < (${CLAIMS_HORIZON})`,
-  relativeTo: (op, seq) => sql<SqlBool>`(tx, seq) ${sql.raw(op)} (select p.tx, p.seq from kpt_claims p where p.seq = ${seq})`,
+  orderBy: (direction) => `tx ${direction}, seq ${direction}`,
+  horizon: { sql: `tx < (${CLAIMS_HORIZON})`, bindings: [CLAIM_WRITERS.name] },
+  relativeTo: (op, seq) => ({ sql: `(tx, seq) ${op} (select p.tx, p.seq from kpt_claims p where p.seq = ?)`, bindings: [seq] }),
   anchoredTo: 'kpt_claims',
 };
 
@@ -54,11 +52,11 @@ const claimsBySeq: CommitOrder = { ...SEQ_ORDER, anchoredTo: 'kpt_claims' };
  */
 export async function missingAnchor(db: Db, order: CommitOrder, seq: number | undefined): Promise<boolean> {
   if (!order.anchoredTo || seq === undefined) return false;
-  return !(await db.selectFrom(order.anchoredTo).select('seq').where('seq', '=', seq).executeTakeFirst());
+  return !(await db(order.anchoredTo).first('seq').where('seq', seq));
 }
 
 /** The commit order of one of area A's tables: its claims by transaction on PostgreSQL, else `seq`. */
-export function commitOrder(dialect: DbClient, table: 'twin_entities' | 'kpt_collections' | 'kpt_claims'): CommitOrder {
+export function commitOrder(db: Db, table: 'twin_entities' | 'kpt_collections' | 'kpt_claims'): CommitOrder {
   if (table !== 'kpt_claims') return SEQ_ORDER;
-  return dialect === 'postgres' ? claimsByTransaction : claimsBySeq;
+  return dbClientOf(db) === 'postgres' ? claimsByTransaction : claimsBySeq;
 }

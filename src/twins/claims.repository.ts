@@ -1,25 +1,25 @@
 // The only SQL for KPT claims but area A's read port (read-port.ts): what every submission and
 // read runs.
-import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { bundledContract, contractSchema } from '../platform/contract.ts';
-import { dbClientOf, type Db } from '../platform/db/index.ts';
-import { alsoAlone, prepared } from '../platform/db/prepared.ts';
-import { advisoryLockCalls, advisoryLocks, inOneRoundTrip, inSharedRoundTrip, lockRows, writeBehind, type AdvisoryLock, type Sql } from '../platform/db/sql.ts';
+import { rowsOf, type Db } from '../platform/db/index.ts';
+import { locksUntilCommit, type Sql } from '../platform/db/sql.ts';
 import { CLAIM_WRITERS, commitOrder, missingAnchor } from './claim-order.ts';
 import { cursorNotIssued } from './paging.ts';
 import type { ClaimStatus, Collection, Entity, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
-import type { KptClaims } from '../../generated/db/database.ts';
 import type { NormalisedClaim, SealedCredential } from './claim-seal.ts';
-import { collectionById, collectionFromRow, findCollection, type CollectionRow } from './collections.repository.ts';
+import { findCollection } from './collections.repository.ts';
 import { findEntityRowForShare, type EntityRow } from './entities.repository.ts';
-import { EVIDENCE_COLUMNS, insertEvidence, type EvidenceRow } from './evidence.ts';
+import { insertEvidence } from './evidence.repository.ts';
+import type { EvidenceRow } from './evidence.ts';
 import type { ReportClaim } from './report.ts';
+import type { KptClaims } from '../../generated/db/tables.ts';
+import { periodOfRow, StoredClaim, type ClaimRow, type Period } from './stored-claim.ts';
+
+export { StoredClaim } from './stored-claim.ts';
 
 /** Every claim status, as the contract lists them. */
 const CLAIM_STATUSES = contractSchema(bundledContract(), 'ClaimStatus').enum as ClaimStatus[];
 
-/** A stored claim; its credential's index in the status lists (credential-status.ts) is null without one. */
-export type ClaimRow = Omit<Selectable<KptClaims>, 'test_group' | 'status'> & { test_group: TestGroup; status: ClaimStatus };
 
 /** A new claim's row: its credential's status has not changed (the columns' defaults). */
 type NewClaimRow = Omit<ClaimRow, 'seq' | 'credential_revoked' | 'credential_suspended' | 'credential_status_changed_at'>;
@@ -59,13 +59,6 @@ export interface PendingClaimChange {
   id: string;
   change: ClaimChange & { statusListIndex: number | null };
 }
-
-/** Every column a new claim's row sets (prepared inserts name them). */
-const CLAIM_COLUMNS = [
-  'id', 'claim_key', 'collection_id', 'household_did', 'test_group', 'status', 'start_date', 'end_date', 'days', 'total_kg', 'daily_logs',
-  'body', 'claim_cid', 'checks', 'reasons', 'credential', 'verifiable_credential', 'submitted_by', 'created_at', 'updated_at', 'verified_at',
-  'status_list_index',
-] as const satisfies readonly (keyof NewClaimRow)[];
 
 /** The columns a verdict sets: the status, its checks and reasons, and the credential (none: none). */
 function verdictColumns(v: Pick<NewClaim, 'status' | 'checks' | 'reasons' | 'credential'>) {
@@ -114,79 +107,6 @@ function claimUpdateOf(c: ClaimChange): ClaimUpdate {
 type SubmissionHousehold = Pick<Entity, 'controller'>;
 
 const householdOf = (r: EntityRow | undefined): SubmissionHousehold | undefined => r && { controller: r.controller };
-
-/** A test period, as the claim rules compare them (ISO dates). */
-type Period = { start: string; end: string };
-
-const periodOfRow = (r: Pick<ClaimRow, 'start_date' | 'end_date'>): Period | undefined =>
-  r.start_date && r.end_date ? { start: r.start_date, end: r.end_date } : undefined;
-
-/**
- * A stored claim, as the service reads it. Its JSON columns are parsed when read, not before
- * (a submission reads none of them), and its contract view is made from its row (claimJsonOf).
- */
-export class StoredClaim {
-  /** Its place in the order claims were stored in. */
-  readonly seq: number;
-  readonly id: string;
-  /** Identity of its measurement (an identical resubmission has the same). */
-  readonly claimKey: string;
-  readonly collectionId: string;
-  readonly householdId: string;
-  readonly testGroup: TestGroup;
-  readonly status: ClaimStatus;
-  readonly period: Period | undefined;
-  readonly claimCid: string;
-  readonly submittedBy: string;
-  /** Its credential's index in the status lists (credential-status.ts); null without one. */
-  readonly statusListIndex: number | null;
-  private parsedRequest: NormalisedClaim | undefined;
-
-  constructor(private readonly row: ClaimRow) {
-    this.seq = row.seq;
-    this.id = row.id;
-    this.claimKey = row.claim_key;
-    this.collectionId = row.collection_id;
-    this.householdId = row.household_did;
-    this.testGroup = row.test_group;
-    this.status = row.status;
-    this.period = periodOfRow(row);
-    this.claimCid = row.claim_cid;
-    this.submittedBy = row.submitted_by;
-    this.statusListIndex = row.status_list_index;
-  }
-
-  /** The request it was submitted with, defaults filled in. */
-  get request(): NormalisedClaim {
-    return (this.parsedRequest ??= JSON.parse(this.row.body) as NormalisedClaim);
-  }
-
-  get checks(): KptClaim['checks'] {
-    return JSON.parse(this.row.checks) as KptClaim['checks'];
-  }
-
-  get reasons(): KptClaim['reasons'] {
-    return JSON.parse(this.row.reasons) as KptClaim['reasons'];
-  }
-
-  /** The credential it carries, as stored; undefined for one without. */
-  get credential(): SealedCredential | undefined {
-    const r = this.row;
-    return r.credential !== null && r.verifiable_credential !== null && r.verified_at !== null
-      ? { summary: r.credential, verifiableCredential: r.verifiable_credential, verifiedAt: r.verified_at }
-      : undefined;
-  }
-
-  /** The claim as the contract shows it. */
-  toKptClaim(): KptClaim {
-    return JSON.parse(this.toJson()) as KptClaim;
-  }
-
-  /** toKptClaim's JSON text, made without parsing the stored credential (claimJsonOf). */
-  toJson(): string {
-    return claimJsonOf(this.row);
-  }
-}
 
 /** What a pending claim's reconcile reads first (ClaimRepository.readAfterGroup). */
 export interface ReconcileReading {
@@ -260,40 +180,6 @@ const householdClaimOf = (r: HouseholdClaimRow): HouseholdClaim => ({
   },
 });
 
-/**
- * The claim as the contract shows it, as JSON text: its JSON columns (checks, reasons and the
- * credential, most of its bytes) are spliced in as stored, not parsed and serialised again.
- * They hold what JSON.stringify wrote when the claim was stored, so the text is the one
- * JSON.stringify would give of the parsed claim, member for member and in the same order.
- */
-function claimJsonOf(r: ClaimRow): string {
-  const body = JSON.parse(r.body) as NormalisedClaim;
-  const head = JSON.stringify({
-    id: r.id,
-    type: 'KPTClaim',
-    status: r.status,
-    collectionId: r.collection_id,
-    householdId: r.household_did,
-    testGroup: r.test_group,
-    fuelMeasurements: body.fuelMeasurements,
-    ...(body.testPeriod ? { testPeriod: body.testPeriod } : {}),
-    ...(body.cookingSessions ? { cookingSessions: body.cookingSessions } : {}),
-    ...(body.evidence ? { evidence: body.evidence } : {}),
-    ...(body.externalFactors ? { externalFactors: body.externalFactors } : {}),
-    ...(body.corrects ? { corrects: body.corrects } : {}),
-    claimCid: r.claim_cid,
-  } satisfies Partial<KptClaim>);
-  const tail = JSON.stringify({
-    submittedBy: r.submitted_by,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    ...(r.verified_at ? { verifiedAt: r.verified_at } : {}),
-  } satisfies Partial<KptClaim>);
-  const credential = r.credential ? `,"credential":${r.credential}` : '';
-  const verifiableCredential = r.verifiable_credential ? `,"verifiableCredential":${r.verifiable_credential}` : '';
-  return `${head.slice(0, -1)},"checks":${r.checks},"reasons":${r.reasons}${credential}${verifiableCredential},${tail.slice(1)}`;
-}
-
 export interface ClaimFilter {
   collection?: string;
   household?: string;
@@ -341,128 +227,37 @@ const partnersOf = (row: PartnersRow): PartnerClaims => ({
 const inserted = (row: NewClaimRow): StoredClaim =>
   new StoredClaim({ seq: 0, credential_revoked: false, credential_suspended: false, credential_status_changed_at: null, ...row });
 
-const stored = (row: ClaimRow | undefined): StoredClaim | undefined => row && new StoredClaim(row);
+/** The database keeps a claim's group and status as text; they hold only the contract's values. */
+const asClaimRows = (rows: KptClaims[]) => rows as ClaimRow[];
+const stored = (row: KptClaims | undefined): StoredClaim | undefined => row && new StoredClaim(row as ClaimRow);
 
-// The statements of every submission, prepared (platform/db/prepared.ts).
-const householdClaims = prepared((db: Db, householdDid: string) =>
-  db.selectFrom('kpt_claims').select(HOUSEHOLD_COLUMNS).$narrowType<Pick<ClaimRow, 'test_group' | 'status'>>().where('household_did', '=', householdDid).orderBy('seq'),
-);
+/** Claims of a group of a collection that are not rejected and whose condition holds, for an `exists`. */
+const someClaim = (condition: string) =>
+  `exists (select 1 from kpt_claims c where c.collection_id = ? and c.test_group = ? and c.status <> 'rejected' and ${condition})`;
+const STANDING = 'not (c.credential_revoked or c.credential_suspended)';
+const OVERLAPS = 'c.start_date <= ? and c.end_date >= ?';
 
 /**
  * findPartnerClaims's statement: whether some claim of the group is there, each test stopping at
  * the first claim that passes it (the collection's index), so a claim costs the same in a large
  * collection as in a small one. ISO dates compare as strings; without a period (null bounds)
  * nothing overlaps. A claim whose credential is revoked or suspended is withdrawn data: it
- * neither makes a control group present nor aligns.
- * A pending claim has no credential, so none of them is withdrawn.
- * Planned once (prepared.ts `planOnce`), like its household read: the group's index and the
- * household's are the only ones these can read by (migration 407).
+ * neither makes a control group present nor aligns. A pending claim has no credential, so none
+ * of them is withdrawn.
  */
-const partnerClaimsQuery = (db: Db, collectionId: string, group: TestGroup, end: string | null, start: string | null) => {
-  const some = (condition: RawBuilder<unknown>) =>
-    sql<boolean>`exists (select 1 from kpt_claims c where c.collection_id = ${collectionId} and c.test_group = ${group} and c.status <> 'rejected' and ${condition})`;
-  const standing = sql`not (c.credential_revoked or c.credential_suspended)`;
-  const overlap = sql`c.start_date <= ${end} and c.end_date >= ${start}`;
-  return db.selectNoFrom([
-    some(standing).as('present'),
-    some(sql`${overlap} and ${standing}`).as('aligned'),
-    some(sql`c.status = 'pending' and ${overlap}`).as('aligned_pending'),
-  ]);
-};
-const partnerClaims = prepared(partnerClaimsQuery, { planOnce: 'also alone' });
-
-/** partnerClaims with the household's claims beside them, as a JSON array (PostgreSQL). */
-const householdAndPartners = prepared((db: Db, householdDid: string, collectionId: string, group: TestGroup, end: string | null, start: string | null) =>
-  partnerClaimsQuery(db, collectionId, group, end, start).select(
-    sql<HouseholdClaimRow[]>`(select coalesce(json_agg(h order by h.seq), '[]'::json) from (select seq, ${sql.join(
-      HOUSEHOLD_COLUMNS.map((c) => sql.ref(c)),
-    )} from kpt_claims where household_did = ${householdDid}) h)`.as('household'),
-  ),
-  { planOnce: true },
-);
-
-/** Every column of claims, with their groups and statuses as the contract types them. */
-const claimsIn = (db: Db) => db.selectFrom('kpt_claims').selectAll('kpt_claims').$narrowType<Pick<ClaimRow, 'test_group' | 'status'>>();
-
-/** A claim by its id (its unique key). */
-const claimById = prepared((db: Db, id: string) => claimsIn(db).where('id', '=', id), { planOnce: 'also alone', sharesRoundTrip: true });
-
-/** The claim a caller's key is bound to, with the hash of the request that bound it. */
-const boundToKey = prepared((db: Db, principalDid: string, key: string) =>
-  claimsIn(db)
-    .innerJoin('kpt_idempotency_keys as k', 'k.claim_id', 'kpt_claims.id')
-    .select('k.request_hash')
-    .where('k.principal_did', '=', principalDid)
-    .where('k.idempotency_key', '=', key),
-  { planOnce: true },
-);
-
-/**
- * openSubmission's first statement on PostgreSQL: its locks, in order, then the collection and the
- * household's entity (locked for share). CLAIM_WRITERS comes before the row lock, which gives the
- * transaction its id.
- */
-function opening(db: Db, locks: AdvisoryLock[], collectionId: string, householdDid: string) {
-  const statement = sql<{ collection: CollectionRow | null; household: EntityRow | null }>`select ${advisoryLockCalls([CLAIM_WRITERS, ...locks])},
-       (select row_to_json(c) from kpt_collections c where c.id = ${collectionId}) as collection,
-       (select row_to_json(e) from twin_entities e where e.did = ${householdDid} for share) as household`;
-  return { compile: () => statement.compile(db) };
-}
-
-/** A submission waits for the household's other submissions, and marks its group of the collection in flight. */
-const openingOfSubmission = prepared((db: Db, householdLock: string, groupLock: string, collectionId: string, householdDid: string) =>
-  opening(db, [{ name: householdLock, mode: 'exclusive' }, { name: groupLock, mode: 'shared' }], collectionId, householdDid),
-  { planOnce: true },
-);
-
-/** A correction runs alone in its collection: it waits for every submission to either group and every reconcile, and holds new ones back. */
-const openingOfCorrection = prepared((db: Db, householdLock: string, referenceLock: string, interventionLock: string, reconcileLock: string, collectionId: string, householdDid: string) =>
-  opening(
-    db,
-    [{ name: householdLock, mode: 'exclusive' }, { name: referenceLock, mode: 'exclusive' }, { name: interventionLock, mode: 'exclusive' }, { name: reconcileLock, mode: 'exclusive' }],
-    collectionId,
-    householdDid,
-  ),
-  { planOnce: true },
-);
-
-/**
- * updateIfPending's statement on PostgreSQL: every change in one statement, the rows given as one
- * JSON array (serialised natively; array parameters were escaped element by element on the
- * request thread).
- */
-const updatePendingClaims = prepared((db: Db, changes: string) => {
-  const statement = sql`update kpt_claims k
-    set status = v.status, checks = v.checks, reasons = v.reasons, credential = v.credential, verifiable_credential = v.verifiable_credential,
-        verified_at = v.verified_at, updated_at = v.updated_at, status_list_index = v.status_list_index
-    from json_to_recordset(${changes}::json) as v(id text, status text, checks text, reasons text, credential text, verifiable_credential text,
-        verified_at text, updated_at text, status_list_index integer)
-    where k.id = v.id and k.status = 'pending'`;
-  return { compile: () => statement.compile(db) };
-});
-
-const insertClaim = prepared((db: Db, row: NewClaimRow) => db.insertInto('kpt_claims').values(row), { rows: { 0: CLAIM_COLUMNS }, planOnce: true });
-
-/** The claim's evidence and the claim in one statement (PostgreSQL). */
-const insertClaimWithEvidence = prepared(
-  (db: Db, evidence: EvidenceRow, row: NewClaimRow) =>
-    db
-      .with('evidence', (q) => q.insertInto('twin_evidence_blobs').values(evidence).onConflict((oc) => oc.column('cid').doNothing()))
-      .insertInto('kpt_claims')
-      .values(row),
-  { rows: { 0: EVIDENCE_COLUMNS, 1: CLAIM_COLUMNS }, planOnce: true },
-);
+const PARTNERS_SQL = `select ${someClaim(STANDING)} as present, ${someClaim(`${OVERLAPS} and ${STANDING}`)} as aligned,
+  ${someClaim(`c.status = 'pending' and ${OVERLAPS}`)} as aligned_pending`;
 
 /** Claims, over the database or a transaction (`inTransaction`). */
 export class ClaimRepository {
   constructor(private readonly sql: Sql) {}
 
   private claims() {
-    return claimsIn(this.sql);
+    return this.sql('kpt_claims');
   }
 
   async findById(id: string): Promise<StoredClaim | undefined> {
-    return stored((await claimById(this.sql, id)).rows[0]);
+    return stored(await this.claims().where('id', id).first());
   }
 
   /**
@@ -471,29 +266,37 @@ export class ClaimRepository {
    * that change.
    */
   async findByIdForUpdate(id: string): Promise<StoredClaim | undefined> {
-    return stored(await this.claims().where('id', '=', id).$call(lockRows(this.sql, 'update')).executeTakeFirst());
+    return stored(await this.claims().where('id', id).forUpdate().first());
   }
 
   async findByClaimKey(claimKey: string): Promise<StoredClaim | undefined> {
-    return stored(await this.claims().where('claim_key', '=', claimKey).executeTakeFirst());
+    return stored(await this.claims().where('claim_key', claimKey).first());
   }
 
   /** The claim a caller's Idempotency-Key is bound to, with the hash of the request it came with. */
   async findByIdempotencyKey(principalDid: string, key: string): Promise<IdempotentClaim | undefined> {
-    return idempotentClaimOf((await boundToKey(this.sql, principalDid, key)).rows[0]);
+    const row: (ClaimRow & { request_hash: string | null }) | undefined = await this.claims()
+      .select('kpt_claims.*', 'k.request_hash')
+      .join('kpt_idempotency_keys as k', 'k.claim_id', 'kpt_claims.id')
+      .where('k.principal_did', principalDid)
+      .where('k.idempotency_key', key)
+      .first();
+    return idempotentClaimOf(row);
   }
 
   /**
    * Binds a caller's key to a claim; a key already bound stays as it is (`ifUnbound`: the caller
-   * checks). In a submission's transaction the binding goes out with its COMMIT (writeBehind):
-   * a key bound meanwhile fails the submission there.
+   * checks). Otherwise a key bound meanwhile fails the submission (a unique violation).
    */
   async bindIdempotencyKey(principalDid: string, key: string, binding: { claimId: string; requestHash: string; at: string }, ifUnbound = false): Promise<void> {
-    const insert = this.sql
-      .insertInto('kpt_idempotency_keys')
-      .values({ principal_did: principalDid, idempotency_key: key, claim_id: binding.claimId, request_hash: binding.requestHash, created_at: binding.at });
-    if (ifUnbound) await insert.onConflict((oc) => oc.columns(['principal_did', 'idempotency_key']).doNothing()).execute();
-    else await writeBehind(this.sql, insert.compile());
+    const insert = this.sql('kpt_idempotency_keys').insert({
+      principal_did: principalDid,
+      idempotency_key: key,
+      claim_id: binding.claimId,
+      request_hash: binding.requestHash,
+      created_at: binding.at,
+    });
+    await (ifUnbound ? insert.onConflict(['principal_did', 'idempotency_key']).ignore() : insert);
   }
 
   /**
@@ -505,71 +308,54 @@ export class ClaimRepository {
    * their collection (two contradictory claims cannot both pass the overlap check), and that mark
    * a submission to the group of the collection in flight until then (`readAfterGroup`):
    * submissions to a collection never wait for each other here. A correction (rare) changes a
-   * claim other submissions may re-evaluate: it runs alone in its collection instead. One round
-   * trip on PostgreSQL: the reads after the locks are statements of their own, so they see every
-   * claim committed while the locks were waited for.
+   * claim other submissions may re-evaluate: it runs alone in its collection instead. The reads
+   * come after the locks, so they see every claim committed while the locks were waited for.
+   * CLAIM_WRITERS comes before the row lock, which gives the transaction its id.
    */
   async openSubmission(s: SubmissionToOpen): Promise<OpenedSubmission> {
-    if (dbClientOf(this.sql) !== 'postgres') {
-      const { household: householdClaims, partners } = await this.householdAndPartners(s.householdDid, s.collectionId, s.countedGroup, s.period);
-      return {
-        collection: await findCollection(this.sql, s.collectionId),
-        household: householdOf(await findEntityRowForShare(this.sql, s.householdDid)),
-        householdClaims,
-        partners,
-        bound: s.idempotency && (await this.findByIdempotencyKey(s.idempotency.principalDid, s.idempotency.key)),
-      };
-    }
-    const opening = s.correction
-      ? openingOfCorrection.query(this.sql, householdLockName(s.householdDid), groupLockName(s.collectionId, 'reference'), groupLockName(s.collectionId, 'intervention'), reconcileLockName(s.collectionId), s.collectionId, s.householdDid)
-      : openingOfSubmission.query(this.sql, householdLockName(s.householdDid), groupLockName(s.collectionId, s.group), s.collectionId, s.householdDid);
-    const reads = householdAndPartners.query(this.sql, s.householdDid, s.collectionId, s.countedGroup, s.period?.end ?? null, s.period?.start ?? null);
-    const [opened, read, bound] = await inOneRoundTrip(this.sql, [opening, reads, ...(s.idempotency ? [boundToKey.query(this.sql, s.idempotency.principalDid, s.idempotency.key)] : [])] as const);
-    const { collection, household } = opened.rows[0]!;
-    const row = read.rows[0]!;
+    const household = { name: householdLockName(s.householdDid), mode: 'exclusive' } as const;
+    const exclusive = (name: string) => ({ name, mode: 'exclusive' }) as const;
+    await locksUntilCommit(
+      this.sql,
+      s.correction
+        ? [CLAIM_WRITERS, household, exclusive(groupLockName(s.collectionId, 'reference')), exclusive(groupLockName(s.collectionId, 'intervention')), exclusive(reconcileLockName(s.collectionId))]
+        : [CLAIM_WRITERS, household, { name: groupLockName(s.collectionId, s.group), mode: 'shared' }],
+    );
+    const { household: householdClaims, partners } = await this.householdAndPartners(s.householdDid, s.collectionId, s.countedGroup, s.period);
     return {
-      collection: collection ? collectionFromRow(collection) : undefined,
-      household: householdOf(household ?? undefined),
-      householdClaims: row.household.map(householdClaimOf),
-      partners: partnersOf(row),
-      bound: idempotentClaimOf(bound?.rows[0]),
+      collection: await findCollection(this.sql, s.collectionId),
+      household: householdOf(await findEntityRowForShare(this.sql, s.householdDid)),
+      householdClaims,
+      partners,
+      bound: s.idempotency && (await this.findByIdempotencyKey(s.idempotency.principalDid, s.idempotency.key)),
     };
   }
 
   /**
-   * What a pending claim's reconcile reads (PostgreSQL), in one round trip and no transaction,
-   * shared with the reconciles that start in the same turn (inSharedRoundTrip).
-   * First it waits until no submission to `group` of the claim's collection is in flight (their
-   * lock, taken in a statement of its own, which lets it go at once): each read after it sees
-   * every claim of `group` that counted its partners before the claim committed. It holds
-   * nothing, so the reconciles of a group's claims neither wait for each other nor hold up
-   * submissions. Then: the claim as it is now, its collection's selection method and the
-   * claim's partners in `group`.
+   * What a pending claim's reconcile reads, outside any transaction. First it waits until no
+   * submission to `group` of the claim's collection is in flight (their lock, taken in a
+   * statement of its own, which lets it go at once): each read after it sees every claim of
+   * `group` that counted its partners before the claim committed. It holds nothing, so the
+   * reconciles of a group's claims neither wait for each other nor hold up submissions. Then:
+   * the claim as it is now, its collection's selection method and the claim's partners in `group`.
    */
   async readAfterGroup(claim: StoredClaim, group: TestGroup): Promise<ReconcileReading> {
     const { collectionId, period } = claim;
-    const [, current, collection, partners] = await inSharedRoundTrip(this.sql, [
-      advisoryLocks(this.sql, [{ name: groupLockName(collectionId, group), mode: 'exclusive' }]),
-      claimById.query(this.sql, claim.id),
-      // With the claim's read and its partners': the three go as one transaction planned once.
-      alsoAlone(collectionById.query(this.sql, collectionId)),
-      partnerClaims.query(this.sql, collectionId, group, period?.end ?? null, period?.start ?? null),
-    ] as const);
-    return { current: new StoredClaim(current.rows[0]!), selectionMethod: !!collectionFromRow(collection.rows[0]!).selectionMethod, partners: partnersOf(partners.rows[0]!) };
+    await locksUntilCommit(this.sql, [{ name: groupLockName(collectionId, group), mode: 'exclusive' }]);
+    const current = (await this.findById(claim.id))!;
+    const collection = (await findCollection(this.sql, collectionId))!;
+    return { current, selectionMethod: !!collection.selectionMethod, partners: await this.findPartnerClaims(collectionId, group, period) };
   }
 
-  /**
-   * Holds corrections in the collection back until the transaction ends (and waits for one in
-   * flight); other reconciles and submissions go on. The lock goes out with the transaction's
-   * next statement, before it, in the same round trip.
-   */
+  /** Holds corrections in the collection back until the transaction ends (and waits for one in flight); other reconciles and submissions go on. */
   async holdCorrectionsBack(collectionId: string): Promise<void> {
-    await writeBehind(this.sql, advisoryLocks(this.sql, [{ name: reconcileLockName(collectionId), mode: 'shared' }]));
+    await locksUntilCommit(this.sql, [{ name: reconcileLockName(collectionId), mode: 'shared' }]);
   }
 
   /** Every claim of a household, in any collection, with what the conflict rules compare. */
   async findByHousehold(householdDid: string): Promise<HouseholdClaim[]> {
-    return (await householdClaims(this.sql, householdDid)).rows.map(householdClaimOf);
+    const rows = (await this.claims().select(...HOUSEHOLD_COLUMNS).where('household_did', householdDid).orderBy('seq')) as HouseholdClaimRow[];
+    return rows.map(householdClaimOf);
   }
 
   /**
@@ -578,46 +364,39 @@ export class ClaimRepository {
    * re-evaluated).
    */
   async findPartnerClaims(collectionId: string, group: TestGroup, period?: Period): Promise<PartnerClaims> {
-    return partnersOf((await partnerClaims(this.sql, collectionId, group, period?.end ?? null, period?.start ?? null)).rows[0]!);
+    const [end, start] = [period?.end ?? null, period?.start ?? null];
+    const rows = await rowsOf<PartnersRow>(this.sql.raw(PARTNERS_SQL, [collectionId, group, collectionId, group, end, start, collectionId, group, end, start]));
+    return partnersOf(rows[0]!);
   }
 
-  /**
-   * findByHousehold and findPartnerClaims, in one round trip on PostgreSQL (the household's claims
-   * as a JSON array beside the partners).
-   */
+  /** findByHousehold and findPartnerClaims. */
   async householdAndPartners(
     householdDid: string,
     collectionId: string,
     group: TestGroup,
     period?: Period,
   ): Promise<{ household: HouseholdClaim[]; partners: PartnerClaims }> {
-    if (dbClientOf(this.sql) !== 'postgres') {
-      return { household: await this.findByHousehold(householdDid), partners: await this.findPartnerClaims(collectionId, group, period) };
-    }
-    const row = (await householdAndPartners(this.sql, householdDid, collectionId, group, period?.end ?? null, period?.start ?? null)).rows[0]!;
-    return { household: row.household.map(householdClaimOf), partners: partnersOf(row) };
+    return { household: await this.findByHousehold(householdDid), partners: await this.findPartnerClaims(collectionId, group, period) };
   }
 
   /** Pending claims of a group in a collection whose test period overlaps [start, end], in `seq` order. */
   async findPendingOverlapping(collectionId: string, group: TestGroup, period: Period): Promise<StoredClaim[]> {
-    const rows = await this.pendingOverlapping(collectionId, group, period).execute();
+    const rows = asClaimRows(await this.pendingOverlapping(collectionId, group, period));
     return rows.map((r) => new StoredClaim(r));
   }
 
   /**
-   * findPendingOverlapping, the rows locked for update in `seq` order (lockRows): a transaction
-   * that locked them first is waited for, and the claims it changed are no longer pending here.
+   * findPendingOverlapping, the rows locked for update in `seq` order: a transaction that locked
+   * them first is waited for, and the claims it changed are no longer pending here.
    */
   async lockPendingOverlapping(collectionId: string, group: TestGroup, period: Period): Promise<StoredClaim[]> {
-    const rows = await this.pendingOverlapping(collectionId, group, period).$call(lockRows(this.sql, 'update')).execute();
+    const rows = asClaimRows(await this.pendingOverlapping(collectionId, group, period).forUpdate());
     return rows.map((r) => new StoredClaim(r));
   }
 
   private pendingOverlapping(collectionId: string, group: TestGroup, period: Period) {
     return this.claims()
-      .where('collection_id', '=', collectionId)
-      .where('test_group', '=', group)
-      .where('status', '=', 'pending')
+      .where({ collection_id: collectionId, test_group: group, status: 'pending' })
       .where('start_date', '<=', period.end)
       .where('end_date', '>=', period.start)
       .orderBy('seq');
@@ -626,59 +405,46 @@ export class ClaimRepository {
   /**
    * Inserts a claim with its evidence (stored under its CID). It waits for no other insert: on
    * PostgreSQL its row records its transaction, which is how followers page (commitOrder in
-   * claim-order.ts), and both go in one statement that leaves with the transaction's next
-   * statement or its COMMIT (writeBehind): a claim stored meanwhile under the same key fails the
-   * unit of work there. The claim as stored.
+   * claim-order.ts). A claim stored meanwhile under the same key fails the unit of work (a
+   * unique violation). The claim as stored.
    */
   async insertWithEvidence(evidence: EvidenceRow, claim: NewClaim): Promise<StoredClaim> {
     const row = claimRowOf(claim);
-    if (dbClientOf(this.sql) === 'postgres') {
-      await writeBehind(this.sql, insertClaimWithEvidence.query(this.sql, evidence, row));
-    } else {
-      await insertEvidence(this.sql, evidence);
-      await insertClaim(this.sql, row);
-    }
+    await insertEvidence(this.sql, evidence);
+    await this.claims().insert(row);
     return inserted(row);
   }
 
   /** Frees a rejected claim's key for its corrected resubmission. */
   async releaseClaimKey(id: string, replacementKey: string): Promise<void> {
-    await this.sql.updateTable('kpt_claims').set({ claim_key: replacementKey }).where('id', '=', id).execute();
+    await this.claims().update({ claim_key: replacementKey }).where('id', id);
   }
 
   async update(id: string, change: ClaimChange): Promise<void> {
-    await this.sql.updateTable('kpt_claims').set(claimUpdateOf(change)).where('id', '=', id).execute();
+    await this.claims().update(claimUpdateOf(change)).where('id', id);
   }
 
-  /**
-   * Updates claims only while they are still pending, in one statement on PostgreSQL (a claim
-   * completing 2,000 pending claims: 1.1-1.3 s instead of 1.8 s with an UPDATE each, and the
-   * request thread held at most 85-124 ms instead of 244-273 ms). Of two transactions
-   * re-evaluating one claim at once, the later waits for the earlier and then changes nothing.
-   */
+  /** Updates claims only while they are still pending: of two transactions re-evaluating one claim at once, the later waits for the earlier and then changes nothing. */
   async updateIfPending(changes: readonly PendingClaimChange[]): Promise<void> {
-    if (!changes.length) return;
-    const rows = changes.map(({ id, change }) => ({ id, ...claimUpdateOf(change), status_list_index: change.statusListIndex }));
-    if (dbClientOf(this.sql) === 'postgres') {
-      await updatePendingClaims(this.sql, JSON.stringify(rows));
-      return;
+    for (const { id, change } of changes) {
+      await this.claims().update({ ...claimUpdateOf(change), status_list_index: change.statusListIndex }).where({ id, status: 'pending' });
     }
-    for (const { id, ...update } of rows) await this.sql.updateTable('kpt_claims').set(update).where('id', '=', id).where('status', '=', 'pending').execute();
   }
 
   /** One page (and one row more, to tell whether another follows) of the claims a filter matches. */
   async list(f: ClaimFilter): Promise<StoredClaim[]> {
-    const order = commitOrder(dbClientOf(this.sql), 'kpt_claims');
-    const rows = await this.claims()
-      .$if(order.horizon !== undefined, (q) => q.where(order.horizon!))
-      .$if(!!f.collection, (q) => q.where('collection_id', '=', f.collection!))
-      .$if(!!f.household, (q) => q.where('household_did', '=', f.household!))
-      .$if(!!f.group, (q) => q.where('test_group', '=', f.group!))
-      .$if(!!f.status, (q) => q.where('status', '=', f.status!))
-      .$if(f.afterSeq !== undefined, (q) => q.where(order.relativeTo('>', f.afterSeq!)))
-      .orderBy(order.orderBy('asc'))
-      .limit(f.limit + 1)
-      .execute();
+    const order = commitOrder(this.sql, 'kpt_claims');
+    const q = this.claims();
+    if (order.horizon) q.whereRaw(order.horizon.sql, order.horizon.bindings);
+    if (f.collection) q.where('collection_id', f.collection);
+    if (f.household) q.where('household_did', f.household);
+    if (f.group) q.where('test_group', f.group);
+    if (f.status) q.where('status', f.status);
+    if (f.afterSeq !== undefined) {
+      const after = order.relativeTo('>', f.afterSeq);
+      q.whereRaw(after.sql, after.bindings);
+    }
+    const rows = asClaimRows(await q.orderByRaw(order.orderBy('asc')).limit(f.limit + 1));
     if (await missingAnchor(this.sql, order, f.afterSeq)) throw cursorNotIssued();
     return rows.map((r) => new StoredClaim(r));
   }
@@ -689,12 +455,7 @@ export class ClaimRepository {
    * rate() would misread it).
    */
   async countByStatus(): Promise<{ status: ClaimStatus; count: number }[]> {
-    const rows = await this.sql
-      .selectFrom('kpt_claims')
-      .select((eb) => ['status', eb.fn.countAll().as('count')])
-      .groupBy('status')
-      .$narrowType<Pick<ClaimRow, 'status'>>()
-      .execute();
+    const rows: { status: ClaimStatus; count: number | string }[] = await this.claims().select('status').count({ count: '*' }).groupBy('status');
     const counts = new Map(rows.map((r) => [r.status, Number(r.count)]));
     return CLAIM_STATUSES.map((status) => ({ status, count: counts.get(status) ?? 0 }));
   }
@@ -704,14 +465,10 @@ export class ClaimRepository {
    * stands, and how many others it leaves out because their credential is revoked or suspended.
    */
   async findVerifiedInCollection(collectionId: string): Promise<{ counted: ReportClaim[]; withdrawn: number }> {
-    const rows = await this.sql
-      .selectFrom('kpt_claims')
-      .select(['household_did', 'test_group', 'days', 'total_kg', 'credential_revoked', 'credential_suspended'])
-      .$narrowType<Pick<ClaimRow, 'test_group'>>()
-      .where('collection_id', '=', collectionId)
-      .where('status', '=', 'verified')
-      .orderBy('seq')
-      .execute();
+    const rows = (await this.claims()
+      .select('household_did', 'test_group', 'days', 'total_kg', 'credential_revoked', 'credential_suspended')
+      .where({ collection_id: collectionId, status: 'verified' })
+      .orderBy('seq')) as Pick<ClaimRow, 'household_did' | 'test_group' | 'days' | 'total_kg' | 'credential_revoked' | 'credential_suspended'>[];
     // SQLite answers booleans as 0/1.
     const stands = (r: { credential_revoked: unknown; credential_suspended: unknown }) => !Number(r.credential_revoked) && !Number(r.credential_suspended);
     return {

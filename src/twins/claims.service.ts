@@ -1,13 +1,12 @@
 // KPT claims: request checks (400 / 409), storage, the eight validation rules, pending ->
-// verified transitions and credential issuance, in one transaction per submission (on
-// PostgreSQL, submissions arriving together share one: inSharedTransaction), and on PostgreSQL a
-// short reconcile after it for a claim left pending. A submission is a sequence of
+// verified transitions and credential issuance, in one transaction per submission, and a short
+// reconcile after it for a claim left pending. A submission is a sequence of
 // steps (prepare; admit and store in one transaction; the answer after it) that the use case
 // owning the unit of work runs: `submit` for POST /v1/claims, or a caller's use case storing its
 // own writes with the claim in the same transaction.
 import { hash, randomUUID } from 'node:crypto';
-import { dbClientOf, isUniqueViolation, type Db } from '../platform/db/index.ts';
-import { inSharedTransaction, inTransaction, type Sql } from '../platform/db/sql.ts';
+import { isUniqueViolation, type Db } from '../platform/db/index.ts';
+import { inTransaction, type Sql } from '../platform/db/sql.ts';
 import { conflictWith, DomainError, forbiddenAction, invalidInput, refusedInput, type InputIssue } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import { setBounded } from '../platform/bounded-map.ts';
@@ -117,16 +116,6 @@ export interface ClaimSubmission {
   readonly idempotency: Idempotency | undefined;
 }
 
-/**
- * What a submission must not share a transaction with (inSharedTransaction): another submission
- * for its household (it would not wait for this one's lock, nor see its claim) or with its
- * Idempotency-Key.
- */
-const submissionApart = ({ claim, principal, idempotency }: ClaimSubmission): string[] => [
-  `household ${claim.householdId}`,
-  ...(idempotency ? [`idempotency-key ${principal.did} ${idempotency.key}`] : []),
-];
-
 /** What `admit` found: what `store` goes on with. */
 export interface AdmittedClaim {
   selectionMethod: boolean;
@@ -144,9 +133,6 @@ const ruleContext = (selectionMethod: boolean, partners: Partners): RuleContext 
   otherGroupPresent: partners.present,
   otherGroupAligned: partners.aligned,
 });
-
-/** Per transaction, the pending claims one of its submissions is completing (`complete`). */
-const completing = new WeakMap<Sql, Set<string>>();
 
 /** How many collections' groups ClaimService.partnersSeen remembers. */
 const PARTNERS_SEEN_MAX = 10_000;
@@ -185,11 +171,7 @@ export class ClaimService {
       return 'replay' in admission ? admission : { stored: await this.store(sql, submission, admission.admitted) };
     };
     try {
-      // A correction locks its whole collection: it runs alone.
-      // Its refusals (DomainError) come before its first write (admit): they fail it alone.
-      const outcome = await (submission.claim.corrects
-        ? inTransaction(this.db, unitOfWork)
-        : inSharedTransaction(this.db, submissionApart(submission), unitOfWork, (err) => err instanceof DomainError));
+      const outcome = await inTransaction(this.db, unitOfWork);
       if ('stored' in outcome) return await this.answer(outcome.stored, true);
       replay = await this.replaying(submission, outcome.replay);
     } catch (err) {
@@ -264,7 +246,7 @@ export class ClaimService {
   }
 
   /**
-   * PostgreSQL: a claim left pending may have missed an aligned claim of the other group that
+   * A claim left pending may have missed an aligned claim of the other group that
    * counted its partners before this one committed (each saw the other uncommitted: write
    * skew). Once committed, a pending claim waits here until no submission to the other group of
    * its collection is in flight, then counts its partners again (readAfterGroup). Of a reference
@@ -276,11 +258,12 @@ export class ClaimService {
    * and the pending overlapping claims of the other group. Claims of one group never wait for
    * each other, nor do reconciles: they change only pending claims, in `seq` order, each change
    * applied if the claim is still pending. A correction, which changes a claim it read, waits for
-   * them. SQLite runs one writing transaction at a time: each count sees every earlier claim. The
-   * claim as it is after the reconcile.
+   * them. (SQLite runs one writing transaction at a time, so there each count already saw every
+   * earlier claim, and the reconcile finds nothing to change.) The claim as it is after the
+   * reconcile.
    */
   private async reconciled(claim: StoredClaim): Promise<StoredClaim> {
-    if (claim.status !== 'pending' || dbClientOf(this.db) !== 'postgres') return claim;
+    if (claim.status !== 'pending') return claim;
     const seen = await this.repo.readAfterGroup(claim, otherGroup(claim.testGroup));
     if (seen.current.status !== 'pending') return seen.current;
     if (!seen.partners.alignedPending && evaluateKptRules(seen.current.request, ruleContext(seen.selectionMethod, seen.partners)).status === 'pending') return seen.current;
@@ -407,18 +390,13 @@ export class ClaimService {
    * The pending claims of the other group that `claim` (just stored, not rejected) overlaps: it
    * is their aligned partner, so they are re-evaluated without reading their partners. They are
    * locked first, so a submission of another transaction completing them too waits for this one
-   * and then finds them no longer pending, instead of signing each again; of the submissions
-   * sharing a transaction, one completes each claim. Their updates leave together.
+   * and then finds them no longer pending, instead of signing each again.
    */
   private async complete(sql: Sql, claim: NormalisedClaim, period: { start: string; end: string }, selectionMethod: boolean, now: string): Promise<void> {
     const claims = new ClaimRepository(sql);
     const waiting = await claims.lockPendingOverlapping(claim.collectionId, otherGroup(claim.testGroup), period);
-    let taken = completing.get(sql);
-    if (!taken) completing.set(sql, (taken = new Set()));
-    const mine = waiting.filter((c) => !taken.has(c.id));
-    for (const c of mine) taken.add(c.id);
     const context = ruleContext(selectionMethod, { present: true, aligned: true });
-    const changes = await Promise.all(mine.map((c) => this.verdictChange(sql, c, context, now)));
+    const changes = await Promise.all(waiting.map((c) => this.verdictChange(sql, c, context, now)));
     await claims.updateIfPending(changes.filter((c) => c !== undefined));
   }
 

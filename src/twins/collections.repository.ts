@@ -1,13 +1,11 @@
 // The only SQL for KPT claim collections. getCollection is also the read side of the chain
 // query node (area C).
-import type { Selectable } from 'kysely';
 import type { Db } from '../platform/db/index.ts';
-import { prepared } from '../platform/db/prepared.ts';
 import { inTransaction, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
 import type { Collection } from '../../generated/openapi/types.gen.ts';
-import type { KptCollections } from '../../generated/db/database.ts';
+import type { KptCollections } from '../../generated/db/tables.ts';
 
-export type CollectionRow = Selectable<KptCollections>;
+export type CollectionRow = KptCollections;
 
 export function collectionFromRow(r: CollectionRow): Collection {
   return {
@@ -44,7 +42,7 @@ export class CollectionRepository {
     await inTransaction(this.db, async (sql) => {
       if (alsoStore) await alsoStore(sql);
       await takeSeqTurn(sql, 'kpt_collections');
-      await sql.insertInto('kpt_collections').values(row).execute();
+      await sql('kpt_collections').insert(row);
     });
   }
 
@@ -54,29 +52,23 @@ export class CollectionRepository {
 
   /** Sets who besides its creator may submit into a collection, or whether every key may. */
   async setAccess(id: string, access: Pick<Collection, 'submitters' | 'openToAll'>): Promise<void> {
-    await this.db.updateTable('kpt_collections').set({ submitters: JSON.stringify(access.submitters), open_to_all: access.openToAll }).where('id', '=', id).execute();
+    await this.db('kpt_collections').update({ submitters: JSON.stringify(access.submitters), open_to_all: access.openToAll }).where('id', id);
   }
 
   /** One page of collections with their `seq` (limit + 1 fetched so the caller knows whether more follow). */
   async list(afterSeq: number | undefined, limit: number): Promise<{ seq: number; collection: Collection }[]> {
-    const rows = await this.db
-      .selectFrom('kpt_collections')
-      .selectAll()
-      .$if(afterSeq !== undefined, (q) => q.where('seq', '>', afterSeq!))
-      .orderBy('seq', 'asc')
-      .limit(limit + 1)
-      .execute();
+    const q = this.db('kpt_collections');
+    if (afterSeq !== undefined) q.where('seq', '>', afterSeq);
+    const rows: CollectionRow[] = await q.orderBy('seq', 'asc').limit(limit + 1);
     return rows.map((r) => ({ seq: r.seq, collection: collectionFromRow(r) }));
   }
 }
 
 /** The collection, read in the caller's transaction (unlocked: only who may submit into it ever changes). */
 export async function findCollection(sql: Sql, id: string): Promise<Collection | undefined> {
-  const [row] = (await collectionById(sql, id)).rows;
+  const row = await sql('kpt_collections').where('id', id).first();
   return row && collectionFromRow(row);
 }
-
-export const collectionById = prepared((db: Db, id: string) => db.selectFrom('kpt_collections').selectAll().where('id', '=', id), { planOnce: true });
 
 /** One collection by id, or undefined. */
 export function getCollection(db: Db, id: string): Promise<Collection | undefined> {

@@ -1,13 +1,10 @@
 // The only SQL for twin entities and their relationship links (but area A's read port, read-port.ts).
-import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../platform/db/index.ts';
-import { prepared } from '../platform/db/prepared.ts';
-import { lockRows, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
+import { takeSeqTurn, type Sql } from '../platform/db/sql.ts';
 import type { Entity } from '../../generated/openapi/types.gen.ts';
-import type { TwinEntities } from '../../generated/db/database.ts';
+import type { TwinEntities } from '../../generated/db/tables.ts';
 
-export type EntityRow = Selectable<TwinEntities>;
-type NewEntityRow = Insertable<TwinEntities>;
+export type EntityRow = TwinEntities;
 
 export function entityFromRow(r: EntityRow): Entity {
   return {
@@ -24,7 +21,7 @@ export function entityFromRow(r: EntityRow): Entity {
   };
 }
 
-function entityRowOf(e: Entity): Required<Omit<NewEntityRow, 'seq'>> {
+function entityRowOf(e: Entity): Omit<EntityRow, 'seq'> {
   return {
     did: e.did,
     type: e.type,
@@ -49,11 +46,11 @@ export interface EntityFilter {
   limit: number;
 }
 
-const entityByDid = (sql: Sql, did: string) => sql.selectFrom('twin_entities').selectAll().where('did', '=', did);
+const entityByDid = (sql: Sql, did: string) => sql('twin_entities').where('did', did);
 
 /** One entity row by DID. */
 export async function findEntityRow(sql: Sql, did: string): Promise<EntityRow | undefined> {
-  return (await entity(sql, did)).rows[0];
+  return entityByDid(sql, did).first();
 }
 
 /**
@@ -61,13 +58,8 @@ export async function findEntityRow(sql: Sql, did: string): Promise<EntityRow | 
  * waited for and seen (a claim checks its household's controller against the latest one).
  */
 export async function findEntityRowForShare(sql: Sql, did: string): Promise<EntityRow | undefined> {
-  return (await entityForShare(sql, did)).rows[0];
+  return entityByDid(sql, did).forShare().first();
 }
-
-// Prepared (platform/db/prepared.ts): every claim submission reads its household so, and the
-// chain gateway reads entities one by one.
-const entity = prepared((db: Db, did: string) => entityByDid(db, did), { planOnce: true, sharesRoundTrip: true });
-const entityForShare = prepared((db: Db, did: string) => entityByDid(db, did).$call(lockRows(db, 'share')), { planOnce: true });
 
 export class EntityRepository {
   constructor(private readonly db: Db) {}
@@ -77,65 +69,52 @@ export class EntityRepository {
     return row && entityFromRow(row);
   }
 
-  /** The entity, locked until the transaction ends (see lockRows). */
+  /** The entity, locked until the transaction ends (PostgreSQL; SQLite has one writer). */
   async findByDidForUpdate(did: string): Promise<Entity | undefined> {
-    const row = await entityByDid(this.db, did).$call(lockRows(this.db, 'update')).executeTakeFirst();
+    const row = await entityByDid(this.db, did).forUpdate().first();
     return row && entityFromRow(row);
   }
 
   async findManyByDid(dids: string[]): Promise<Entity[]> {
     if (!dids.length) return [];
-    return (await this.db.selectFrom('twin_entities').selectAll().where('did', 'in', dids).execute()).map(entityFromRow);
+    return (await this.db('twin_entities').whereIn('did', dids)).map(entityFromRow);
   }
 
   /** Inserts the entity and its relationship links (call inside a transaction: it takes the table's `seq` turn). */
   async insert(entity: Entity, links: Record<string, string>): Promise<void> {
     await takeSeqTurn(this.db, 'twin_entities');
-    await this.db.insertInto('twin_entities').values(entityRowOf(entity)).execute();
+    await this.db('twin_entities').insert(entityRowOf(entity));
     await this.replaceLinks(entity.did, links);
   }
 
   /** Stores the entity's new state (all but its type, protocol and creation); `links` replaces its relationship links. */
   async update(entity: Entity, links?: Record<string, string>): Promise<void> {
     const { controller, properties, relationships, services, verifiable_credentials, updated_at } = entityRowOf(entity);
-    await this.db
-      .updateTable('twin_entities')
-      .set({ controller, properties, relationships, services, verifiable_credentials, updated_at })
-      .where('did', '=', entity.did)
-      .execute();
+    await this.db('twin_entities').update({ controller, properties, relationships, services, verifiable_credentials, updated_at }).where('did', entity.did);
     if (links) await this.replaceLinks(entity.did, links);
   }
 
   private async replaceLinks(did: string, links: Record<string, string>): Promise<void> {
-    await this.db.deleteFrom('twin_relationships').where('subject_did', '=', did).execute();
+    await this.db('twin_relationships').where('subject_did', did).delete();
     const rows = Object.entries(links).map(([role, object]) => ({ subject_did: did, role, object_did: object }));
-    if (rows.length) await this.db.insertInto('twin_relationships').values(rows).execute();
+    if (rows.length) await this.db('twin_relationships').insert(rows);
   }
 
   /** One page of entities with their `seq` (limit + 1 fetched so the caller knows whether more follow). */
   async list(f: EntityFilter): Promise<{ seq: number; entity: Entity }[]> {
-    const rows = await this.db
-      .selectFrom('twin_entities')
-      .selectAll('twin_entities')
-      .$if(!!f.type, (q) => q.where('type', '=', f.type!))
-      .$if(!!f.protocol, (q) => q.where('protocol_did', '=', f.protocol!))
-      .$if(!!f.controller, (q) => q.where('controller', '=', f.controller!))
-      .$if(!!f.relatedTo, (q) =>
-        q.where((eb) =>
-          eb.exists(
-            eb
-              .selectFrom('twin_relationships')
-              .select('twin_relationships.role')
-              .whereRef('twin_relationships.subject_did', '=', 'twin_entities.did')
-              .where('twin_relationships.object_did', '=', f.relatedTo!)
-              .$if(!!f.role, (sub) => sub.where('twin_relationships.role', '=', f.role!)),
-          ),
-        ),
-      )
-      .$if(f.afterSeq !== undefined, (q) => q.where('seq', '>', f.afterSeq!))
-      .orderBy('seq', 'asc')
-      .limit(f.limit + 1)
-      .execute();
+    const q = this.db('twin_entities').select('twin_entities.*');
+    if (f.type) q.where('type', f.type);
+    if (f.protocol) q.where('protocol_did', f.protocol);
+    if (f.controller) q.where('controller', f.controller);
+    if (f.relatedTo) {
+      const { relatedTo, role } = f;
+      q.whereExists((sub) => {
+        sub.select('role').from('twin_relationships').whereRaw('twin_relationships.subject_did = twin_entities.did').where('twin_relationships.object_did', relatedTo);
+        if (role) sub.where('twin_relationships.role', role);
+      });
+    }
+    if (f.afterSeq !== undefined) q.where('seq', '>', f.afterSeq);
+    const rows: EntityRow[] = await q.orderBy('seq', 'asc').limit(f.limit + 1);
     return rows.map((r) => ({ seq: r.seq, entity: entityFromRow(r) }));
   }
 }

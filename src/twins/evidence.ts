@@ -5,12 +5,9 @@ import { hash } from 'node:crypto';
 import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { create as createDigest } from 'multiformats/hashes/digest';
-import type { Db } from '../platform/db/index.ts';
 import type { InputIssue } from '../platform/domain-errors.ts';
-import type { Insertable } from 'kysely';
-import { prepared } from '../platform/db/prepared.ts';
 import { isUrl } from './credentials.ts';
-import type { TwinEvidenceBlobs } from '../../generated/db/database.ts';
+import type { TwinEvidenceBlobs } from '../../generated/db/tables.ts';
 
 const SHA2_256 = 0x12;
 
@@ -69,23 +66,11 @@ export interface EvidenceBlob {
   bytes: Buffer;
 }
 
-export type EvidenceRow = Insertable<TwinEvidenceBlobs>;
+export type EvidenceRow = TwinEvidenceBlobs;
 
 /** Every column an evidence row sets (prepared inserts name them). */
-export const EVIDENCE_COLUMNS = ['cid', 'media_type', 'content', 'size', 'created_at'] as const satisfies readonly (keyof EvidenceRow)[];
-
-/** The row storing text under its CID (`cidOf` its UTF-8 bytes): claims store it with their own insert. */
 export function evidenceRow(cid: string, content: string, mediaType = 'application/json'): EvidenceRow {
   return { cid, media_type: mediaType, content, size: Buffer.byteLength(content, 'utf8'), created_at: new Date().toISOString() };
 }
 
 /** Stores an evidence row; storing the same bytes again changes nothing. */
-export const insertEvidence = prepared((db: Db, row: EvidenceRow) =>
-  db.insertInto('twin_evidence_blobs').values(row).onConflict((oc) => oc.column('cid').doNothing()),
-  { rows: { 0: EVIDENCE_COLUMNS }, planOnce: true },
-);
-
-export async function findEvidence(db: Db, cid: string): Promise<EvidenceBlob | undefined> {
-  const row = await db.selectFrom('twin_evidence_blobs').select(['cid', 'media_type', 'content']).where('cid', '=', cid).executeTakeFirst();
-  return row ? { cid: row.cid, mediaType: row.media_type, bytes: Buffer.from(row.content, 'utf8') } : undefined;
-}

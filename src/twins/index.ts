@@ -11,7 +11,7 @@ import { CollectionService } from './collections.service.ts';
 import { CredentialStatusService } from './credential-status.service.ts';
 import { verifyCredential } from './credentials.ts';
 import { EntityService } from './entities.service.ts';
-import { findEvidence } from './evidence.ts';
+import { findEvidence } from './evidence.repository.ts';
 import { twinsRouter } from './routes.ts';
 import type { PublicBase } from './kpt-context.ts';
 import { knownValidatorDids, loadValidatorKey, type ValidatorKey } from './validator-key.ts';

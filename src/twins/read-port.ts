@@ -4,13 +4,12 @@
 // Paging goes both ways from an inclusive `seq` (Cosmos pages in reverse too), by offset or not,
 // in commit order (commitOrder in claim-order.ts): a row committed later never sorts before a
 // page already read, and a row whose `seq` names a position is still named by it.
-import { sql, type SelectQueryBuilder } from 'kysely';
-import { dbClientOf, type Database, type Db } from '../platform/db/index.ts';
-import { prepared } from '../platform/db/prepared.ts';
+import type { Knex } from 'knex';
+import type { Db } from '../platform/db/index.ts';
 import { commitOrder, missingAnchor } from './claim-order.ts';
 import { credentialIdOf } from './claim-seal.ts';
 import type { Collection, Entity, KptClaim } from '../../generated/openapi/types.gen.ts';
-import type { ClaimRow } from './claims.repository.ts';
+import type { ClaimRow } from './stored-claim.ts';
 import { collectionFromRow, getCollection, type CollectionRow } from './collections.repository.ts';
 import { entityFromRow, findEntityByDid, type EntityRow } from './entities.repository.ts';
 
@@ -81,28 +80,25 @@ export interface TwinsReadPort {
 
 type SeqTable = 'twin_entities' | 'kpt_collections' | 'kpt_claims';
 
-/** `rows`: the table's rows as the reader maps them, in no order. */
-function ordered<TB extends SeqTable, R extends { seq: number }, T>(
-  db: Db,
-  table: TB,
-  rows: SelectQueryBuilder<Database, TB, R>,
-  map: (row: R) => T,
-): OrderedReads<T> {
-  const order = commitOrder(dbClientOf(db), table);
-  const visible = <O>(q: SelectQueryBuilder<Database, TB, O>) => (order.horizon ? q.where(order.horizon) : q);
+/** `rows` makes a query of the table's rows as the reader maps them, in no order. */
+function ordered<R extends { seq: number }, T>(db: Db, table: SeqTable, rows: () => Knex.QueryBuilder, map: (row: R) => T): OrderedReads<T> {
+  const order = commitOrder(db, table);
+  const visible = (q: Knex.QueryBuilder) => (order.horizon ? q.whereRaw(order.horizon.sql, order.horizon.bindings) : q);
   return {
     async page(w) {
-      const found = await visible(rows)
-        .$if(w.fromSeq !== undefined, (q) => q.where(order.relativeTo(w.reverse ? '<=' : '>=', w.fromSeq!)))
-        .orderBy(order.orderBy(w.reverse ? 'desc' : 'asc'))
-        .limit(w.take)
-        .$if(w.offset > 0, (q) => q.offset(w.offset))
-        .execute();
+      const q = visible(rows());
+      if (w.fromSeq !== undefined) {
+        const from = order.relativeTo(w.reverse ? '<=' : '>=', w.fromSeq);
+        q.whereRaw(from.sql, from.bindings);
+      }
+      q.orderByRaw(order.orderBy(w.reverse ? 'desc' : 'asc')).limit(w.take);
+      if (w.offset > 0) q.offset(w.offset);
+      const found = (await q) as R[];
       if (await missingAnchor(db, order, w.fromSeq)) throw new UnknownPositionError(w.fromSeq!);
       return found.map((r) => ({ seq: r.seq, item: map(r) }));
     },
     async count() {
-      const c = await visible(rows.clearSelect().select((eb) => eb.fn.countAll().as('n'))).executeTakeFirstOrThrow();
+      const c = (await visible(db(table)).count({ n: '*' }).first()) as { n: number | string };
       return Number(c.n);
     },
   };
@@ -114,16 +110,9 @@ function ordered<TB extends SeqTable, R extends { seq: number }, T>(
 const CLAIM_RECORD_COLUMNS = ['seq', 'id', 'collection_id', 'household_did', 'status', 'credential', 'created_at', 'updated_at', 'verified_at'] as const;
 type ClaimRecordRow = Pick<ClaimRow, (typeof CLAIM_RECORD_COLUMNS)[number]> & { signed: boolean | number; withdrawn: 'revoked' | 'suspended' | null };
 /** A claim's credential withdrawn ('revoked', 'suspended') or not (null). */
-const withdrawnState = sql<'revoked' | 'suspended' | null>`(case when kpt_claims.credential_revoked then 'revoked' when kpt_claims.credential_suspended then 'suspended' end)`;
+const WITHDRAWN_STATE = "(case when kpt_claims.credential_revoked then 'revoked' when kpt_claims.credential_suspended then 'suspended' end)";
 const claimRecords = (db: Db) =>
-  db
-    .selectFrom('kpt_claims')
-    .select(CLAIM_RECORD_COLUMNS)
-    .select([sql<boolean | number>`(kpt_claims.verifiable_credential is not null)`.as('signed'), withdrawnState.as('withdrawn')])
-    .$narrowType<Pick<ClaimRow, 'status'>>();
-
-/** One claim's record: planned once, as area A's own read of a claim by id (claims.repository.ts claimById). */
-const claimRecordById = prepared((db: Db, id: string) => claimRecords(db).where('id', '=', id), { planOnce: 'also alone', sharesRoundTrip: true });
+  db('kpt_claims').select(CLAIM_RECORD_COLUMNS, db.raw('(kpt_claims.verifiable_credential is not null) as signed'), db.raw(`${WITHDRAWN_STATE} as withdrawn`));
 
 function claimRecordOf(r: ClaimRecordRow): ClaimRecord {
   // The summary names the issuer, as the signed credential does (both are sealed together).
@@ -143,35 +132,33 @@ function claimRecordOf(r: ClaimRecordRow): ClaimRecord {
 }
 
 /** Claims of a status condition, counted per group. */
-const countWhere = (condition: ReturnType<typeof sql<boolean>>) => sql<number | string | null>`sum(case when ${condition} then 1 else 0 end)`;
+const countWhere = (condition: string, as: string) => `sum(case when ${condition} then 1 else 0 end) as ${as}`;
 
 export function twinsReadPort(db: Db): TwinsReadPort {
   return {
-    entities: ordered(db, 'twin_entities', db.selectFrom('twin_entities').selectAll(), (r: EntityRow) => entityFromRow(r)),
+    entities: ordered(db, 'twin_entities', () => db('twin_entities'), (r: EntityRow) => entityFromRow(r)),
     entity: (did) => findEntityByDid(db, did),
-    collections: ordered(db, 'kpt_collections', db.selectFrom('kpt_collections').selectAll(), (r: CollectionRow) => collectionFromRow(r)),
+    collections: ordered(db, 'kpt_collections', () => db('kpt_collections'), (r: CollectionRow) => collectionFromRow(r)),
     collection: (id) => getCollection(db, id),
-    claims: ordered(db, 'kpt_claims', claimRecords(db), (r: ClaimRecordRow) => claimRecordOf(r)),
+    claims: ordered(db, 'kpt_claims', () => claimRecords(db), (r: ClaimRecordRow) => claimRecordOf(r)),
     async claim(id) {
-      const row = (await claimRecordById(db, id)).rows[0];
+      const row = (await claimRecords(db).where('id', id).first()) as ClaimRecordRow | undefined;
       return row && claimRecordOf(row);
     },
     async tallies(collectionIds) {
       if (!collectionIds.length) return new Map();
-      const rows = await db
-        .selectFrom('kpt_claims')
-        .where('collection_id', 'in', collectionIds)
+      const rows = (await db('kpt_claims')
+        .whereIn('collection_id', collectionIds)
         .groupBy('collection_id')
-        .select((eb) => [
+        .select(
           'collection_id',
-          eb.fn.countAll().as('count'),
-          countWhere(sql<boolean>`status <> 'pending'`).as('evaluated'),
-          countWhere(sql<boolean>`status = 'verified' and ${withdrawnState} is null`).as('approved'),
-          countWhere(sql<boolean>`status = 'rejected'`).as('rejected'),
-          countWhere(sql<boolean>`status = 'verified' and ${withdrawnState} = 'revoked'`).as('revoked'),
-          countWhere(sql<boolean>`status = 'verified' and ${withdrawnState} = 'suspended'`).as('suspended'),
-        ])
-        .execute();
+          db.raw('count(*) as count'),
+          db.raw(countWhere("status <> 'pending'", 'evaluated')),
+          db.raw(countWhere(`status = 'verified' and ${WITHDRAWN_STATE} is null`, 'approved')),
+          db.raw(countWhere("status = 'rejected'", 'rejected')),
+          db.raw(countWhere(`status = 'verified' and ${WITHDRAWN_STATE} = 'revoked'`, 'revoked')),
+          db.raw(countWhere(`status = 'verified' and ${WITHDRAWN_STATE} = 'suspended'`, 'suspended')),
+        )) as ({ collection_id: string } & Record<keyof ClaimTally, unknown>)[];
       const byId = new Map(rows.map((r) => [r.collection_id, r]));
       const n = (v: unknown) => Number(v ?? 0);
       return new Map(

@@ -80,30 +80,28 @@ export async function loadValidatorKey(db: Db, configuredSeed: string | undefine
   const now = new Date().toISOString();
   if (configuredSeed) {
     const key = keyFromSeed(parseSeed(configuredSeed));
-    await db
-      .insertInto('twin_validator_keys')
-      .values({ did: key.did, public_key: key.did.slice('did:key:'.length), private_seed: null, origin: 'configured', generated_slot: null, created_at: now })
-      .onConflict((oc) => oc.column('did').doNothing())
-      .execute();
+    await db('twin_validator_keys')
+      .insert({ did: key.did, public_key: key.did.slice('did:key:'.length), private_seed: null, origin: 'configured', generated_slot: null, created_at: now })
+      .onConflict('did')
+      .ignore();
     return key;
   }
-  const generated = () => db.selectFrom('twin_validator_keys').select('private_seed').where('generated_slot', '=', GENERATED_SLOT).executeTakeFirst();
+  const generated = () => db('twin_validator_keys').first('private_seed').where('generated_slot', GENERATED_SLOT);
   const existing = await generated();
   if (existing?.private_seed) return keyFromSeed(Buffer.from(existing.private_seed, 'hex'));
   const seed = randomBytes(32);
   const key = keyFromSeed(seed);
   // Two instances starting at once: the unique slot lets exactly one insert win; both then read it.
-  await db
-    .insertInto('twin_validator_keys')
-    .values({ did: key.did, public_key: key.did.slice('did:key:'.length), private_seed: seed.toString('hex'), origin: 'generated', generated_slot: GENERATED_SLOT, created_at: now })
-    .onConflict((oc) => oc.column('generated_slot').doNothing())
-    .execute();
+  await db('twin_validator_keys')
+    .insert({ did: key.did, public_key: key.did.slice('did:key:'.length), private_seed: seed.toString('hex'), origin: 'generated', generated_slot: GENERATED_SLOT, created_at: now })
+    .onConflict('generated_slot')
+    .ignore();
   const winner = await generated();
   return keyFromSeed(Buffer.from(winner!.private_seed!, 'hex'));
 }
 
 /** DIDs of every validator key this service has used: the issuers it vouches for. */
 export async function knownValidatorDids(db: Db): Promise<Set<string>> {
-  const rows = await db.selectFrom('twin_validator_keys').select('did').execute();
+  const rows: { did: string }[] = await db('twin_validator_keys').select('did');
   return new Set(rows.map((r) => r.did));
 }

@@ -1,19 +1,17 @@
 // The only SQL of area B: sessions, accounts and fuel logs, the same code on SQLite and
 // PostgreSQL, mapped to and from the area's types (model.ts).
 import { randomBytes } from 'node:crypto';
-import type { Insertable, Selectable, Updateable } from 'kysely';
 import { isUniqueViolation, type Db } from '../platform/db/index.ts';
-import { prepared, preparedPerColumnSet } from '../platform/db/prepared.ts';
 import { inTransaction, type Sql } from '../platform/db/sql.ts';
 import type { TestGroup } from '../../generated/openapi/types.gen.ts';
-import type { UssdAccounts, UssdFuelLogs, UssdSessions } from '../../generated/db/database.ts';
+import type { UssdAccounts, UssdFuelLogs, UssdSessions } from '../../generated/db/tables.ts';
 import type { Language } from './i18n/index.ts';
 import type { Account, FuelLog, NewAccount, Session, SessionChanges, SessionEnd, SessionStatus } from './model.ts';
 
 /** Sessions removed by one transaction of the sweep: each statement stays well under SQLite's bound parameters. */
 const SWEEP_BATCH = 500;
 
-const toSession = (r: Selectable<UssdSessions>): Session => ({
+const toSession = (r: UssdSessions): Session => ({
   id: r.id,
   phoneNumber: r.phone_number,
   serviceCode: r.service_code,
@@ -30,8 +28,8 @@ const toSession = (r: Selectable<UssdSessions>): Session => ({
   networkCode: r.network_code ?? null,
 });
 
-/** The columns a change sets (undefined ones are left out of the statement). */
-const sessionColumns = (c: SessionChanges): Updateable<UssdSessions> => ({
+/** The columns a change sets (Knex leaves the undefined ones out of the statement). */
+const sessionColumns = (c: SessionChanges) => ({
   snapshot: c.snapshot,
   state: c.state,
   is_authenticated: c.isAuthenticated,
@@ -45,29 +43,7 @@ const sessionColumns = (c: SessionChanges): Updateable<UssdSessions> => ({
   expires_at: c.expiresAt,
 });
 
-// The statements of every hop are prepared (prepared.ts): built once, and on PostgreSQL parsed
-// once per connection. Sent as new text, parsing them was about a third of the database's time
-// per hop (log_min_duration_statement, the 3-hop navigation of make bench).
-const SESSION_COLUMNS = [
-  'id', 'phone_number', 'service_code', 'snapshot', 'state', 'is_authenticated', 'last_text_digest', 'last_text_length',
-  'last_text_earlier', 'last_reply', 'status', 'version', 'created_at', 'updated_at', 'expires_at', 'network_code',
-] as const satisfies readonly (keyof UssdSessions)[];
-// Each is a transaction of its own: the writes of hops served together share a round trip too.
-const insertSessionRow = prepared((db: Db, row: Insertable<UssdSessions>) => db.insertInto('ussd_sessions').values(row), { rows: { 0: SESSION_COLUMNS }, sharesRoundTrip: true });
-const sessionRow = prepared((db: Db, id: string) => db.selectFrom('ussd_sessions').selectAll().where('id', '=', id), { sharesRoundTrip: true });
-
-/** Every column a session's changes can set: a hop's outcome sets them all (session-store.ts saveHop). */
-const CHANGE_COLUMNS = ['snapshot', 'state', 'is_authenticated', 'last_text_digest', 'last_text_length', 'last_text_earlier', 'last_reply', 'status', 'version', 'updated_at', 'expires_at'] as const satisfies readonly (keyof ReturnType<typeof sessionColumns>)[];
-const updateSessionRow = preparedPerColumnSet(
-  () => (db: Db, id: string, version: number, columns: Updateable<UssdSessions>) => db.updateTable('ussd_sessions').set(columns).where('id', '=', id).where('version', '=', version),
-  { row: 2, optional: CHANGE_COLUMNS, sharesRoundTrip: true },
-);
-
-const accountWhere = (column: 'id' | 'customer_id' | 'phone_number') =>
-  prepared((db: Db, value: string) => db.selectFrom('ussd_accounts').selectAll().where(column, '=', value), { sharesRoundTrip: true });
-const ACCOUNT_BY = { id: accountWhere('id'), customer_id: accountWhere('customer_id'), phone_number: accountWhere('phone_number') };
-
-const toAccount = (r: Selectable<UssdAccounts>): Account => ({
+const toAccount = (r: UssdAccounts): Account => ({
   id: r.id,
   customerId: r.customer_id,
   phoneNumber: r.phone_number,
@@ -84,7 +60,7 @@ const toAccount = (r: Selectable<UssdAccounts>): Account => ({
 });
 
 // PostgreSQL returns numeric columns as strings.
-const toFuelLog = (r: Pick<Selectable<UssdFuelLogs>, 'id' | 'log_date' | 'kg' | 'claim_id'>): FuelLog => ({ id: r.id, date: r.log_date, kg: Number(r.kg), claimId: r.claim_id });
+const toFuelLog = (r: Pick<UssdFuelLogs, 'id' | 'log_date' | 'kg' | 'claim_id'>): FuelLog => ({ id: r.id, date: r.log_date, kg: Number(r.kg), claimId: r.claim_id });
 
 export const newId = () => randomBytes(16).toString('hex');
 
@@ -104,36 +80,37 @@ export class UssdRepository {
 
   // ---- sessions --------------------------------------------------------------------------
   async findSession(id: string): Promise<Session | undefined> {
-    const [row] = (await sessionRow(this.db, id)).rows;
+    const row = await this.db('ussd_sessions').where('id', id).first();
     return row && toSession(row);
   }
 
   /** Inserts a new session; false when another hop (or instance) inserted the same id first. */
   async insertSession(s: Session): Promise<boolean> {
-    const row: Insertable<UssdSessions> = {
-      id: s.id,
-      phone_number: s.phoneNumber,
-      service_code: s.serviceCode,
-      snapshot: s.snapshot,
-      state: s.state,
-      is_authenticated: s.isAuthenticated,
-      last_text_digest: s.lastText.digest,
-      last_text_length: s.lastText.length,
-      last_text_earlier: s.lastText.earlier,
-      last_reply: s.lastReply,
-      status: s.status,
-      version: s.version,
-      created_at: s.createdAt,
-      updated_at: s.updatedAt,
-      expires_at: s.expiresAt,
-      network_code: s.networkCode,
-    };
-    return insertedUnlessTaken(() => insertSessionRow(this.db, row));
+    return insertedUnlessTaken(() =>
+      this.db('ussd_sessions').insert({
+        id: s.id,
+        phone_number: s.phoneNumber,
+        service_code: s.serviceCode,
+        snapshot: s.snapshot,
+        state: s.state,
+        is_authenticated: s.isAuthenticated,
+        last_text_digest: s.lastText.digest,
+        last_text_length: s.lastText.length,
+        last_text_earlier: s.lastText.earlier,
+        last_reply: s.lastReply,
+        status: s.status,
+        version: s.version,
+        created_at: s.createdAt,
+        updated_at: s.updatedAt,
+        expires_at: s.expiresAt,
+        network_code: s.networkCode,
+      }),
+    );
   }
 
   /** Updates only when the row still has `version`; false when another hop got there first. */
   async updateSession(id: string, version: number, changes: SessionChanges): Promise<boolean> {
-    return (await updateSessionRow(this.db, id, version, sessionColumns(changes))).numAffectedRows === 1n;
+    return (await this.db('ussd_sessions').where('id', id).where('version', version).update(sessionColumns(changes))) === 1;
   }
 
   /**
@@ -142,29 +119,28 @@ export class UssdRepository {
    * (any more).
    */
   async recordSessionEnd(id: string, phoneNumber: string | undefined, end: SessionEnd): Promise<boolean> {
-    const { numUpdatedRows } = await this.db
-      .updateTable('ussd_sessions')
-      .set((eb) => ({
+    const updated = await this.db('ussd_sessions')
+      .where('id', id)
+      .modify((q) => {
+        if (phoneNumber !== undefined) q.where('phone_number', phoneNumber);
+      })
+      .update({
         end_status: end.status,
         end_duration_ms: end.durationMs,
         end_error: end.error,
         ended_at: end.endedAt,
-        status: eb.case().when('status', '=', 'active').then('closed').else(eb.ref('status')).end(),
-        version: eb('version', '+', 1),
-      }))
-      .where('id', '=', id)
-      .$if(phoneNumber !== undefined, (q) => q.where('phone_number', '=', phoneNumber!))
-      .executeTakeFirst();
-    return numUpdatedRows === 1n;
+        status: this.db.raw("case when status = 'active' then 'closed' else status end"),
+      })
+      .increment('version', 1);
+    return updated === 1;
   }
 
   async deleteSession(id: string, version: number): Promise<boolean> {
-    const { numDeletedRows } = await this.db.deleteFrom('ussd_sessions').where('id', '=', id).where('version', '=', version).executeTakeFirst();
-    return numDeletedRows === 1n;
+    return (await this.db('ussd_sessions').where('id', id).where('version', version).del()) === 1;
   }
 
   async activeSessionIds(now: string): Promise<string[]> {
-    const rows = await this.db.selectFrom('ussd_sessions').select('id').where('status', '=', 'active').where('expires_at', '>', now).orderBy('created_at').execute();
+    const rows = await this.db('ussd_sessions').select('id').where('status', 'active').where('expires_at', '>', now).orderBy('created_at');
     return rows.map((r) => r.id);
   }
 
@@ -180,37 +156,35 @@ export class UssdRepository {
     let removed = 0;
     for (;;) {
       const swept = await inTransaction(this.db, async (sql) => {
-        const rows = await sql
-          .selectFrom('ussd_sessions')
-          .select(['id', 'service_code', 'snapshot'])
-          .where((eb) => eb.or([eb.and([eb('status', '=', 'closed'), eb('expires_at', '<=', closedBy)]), eb('expires_at', '<=', expiredBy)]))
-          .limit(SWEEP_BATCH)
-          .execute();
+        const rows = await sql('ussd_sessions')
+          .select('id', 'service_code', 'snapshot')
+          .where((q) => q.where('status', 'closed').where('expires_at', '<=', closedBy))
+          .orWhere('expires_at', '<=', expiredBy)
+          .limit(SWEEP_BATCH);
         if (!rows.length) return 0;
-        await sql
-          .insertInto('ussd_swept_sessions')
-          .values(rows.map((r) => ({ id: r.id, service_code: r.service_code, language: languageOf(r.snapshot), swept_at: now })))
-          .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ service_code: eb.ref('excluded.service_code'), language: eb.ref('excluded.language'), swept_at: now })))
-          .execute();
-        await sql.deleteFrom('ussd_sessions').where('id', 'in', rows.map((r) => r.id)).execute();
+        await sql('ussd_swept_sessions')
+          .insert(rows.map((r) => ({ id: r.id, service_code: r.service_code, language: languageOf(r.snapshot), swept_at: now })))
+          .onConflict('id')
+          .merge(['service_code', 'language', 'swept_at']);
+        await sql('ussd_sessions').whereIn('id', rows.map((r) => r.id)).del();
         return rows.length;
       });
       removed += swept;
       if (swept < SWEEP_BATCH) break;
     }
-    await this.db.deleteFrom('ussd_swept_sessions').where('swept_at', '<=', forgetBy).execute();
+    await this.db('ussd_swept_sessions').where('swept_at', '<=', forgetBy).del();
     return removed;
   }
 
   /** A session the sweep removed (and has not forgotten yet): what its expired reply needs. */
   async findSweptSession(id: string): Promise<{ serviceCode: string; language: Language } | undefined> {
-    const row = await this.db.selectFrom('ussd_swept_sessions').select(['service_code', 'language']).where('id', '=', id).executeTakeFirst();
+    const row = await this.db('ussd_swept_sessions').select('service_code', 'language').where('id', id).first();
     return row && { serviceCode: row.service_code, language: row.language as Language };
   }
 
   // ---- accounts ---------------------------------------------------------------------------
   private async account(column: 'id' | 'customer_id' | 'phone_number', value: string): Promise<Account | undefined> {
-    const row = (await ACCOUNT_BY[column](this.db, value)).rows[0];
+    const row = await this.db('ussd_accounts').where(column, value).first();
     return row && toAccount(row);
   }
 
@@ -220,7 +194,7 @@ export class UssdRepository {
 
   /** The sealed PIN of the newest account, if there is one (the start-up key check). */
   async newestSealedPin(): Promise<string | undefined> {
-    const row = await this.db.selectFrom('ussd_accounts').select('pin_encrypted').orderBy('created_at', 'desc').limit(1).executeTakeFirst();
+    const row = await this.db('ussd_accounts').select('pin_encrypted').orderBy('created_at', 'desc').first();
     return row?.pin_encrypted;
   }
 
@@ -234,32 +208,32 @@ export class UssdRepository {
 
   /** Inserts an account without its household yet; false when its phone number or Customer ID is taken. */
   async insertAccount(a: NewAccount): Promise<boolean> {
-    const row: Insertable<UssdAccounts> = {
-      id: a.id,
-      customer_id: a.customerId,
-      phone_number: a.phoneNumber,
-      name: a.name,
-      village: a.village,
-      test_group: a.testGroup,
-      language: a.language,
-      household_did: null,
-      pin_encrypted: a.sealedPin,
-      failed_pin_attempts: 0,
-      locked_at: null,
-      created_at: a.createdAt,
-      updated_at: a.createdAt,
-    };
-    return insertedUnlessTaken(() => this.db.insertInto('ussd_accounts').values(row).execute());
+    return insertedUnlessTaken(() =>
+      this.db('ussd_accounts').insert({
+        id: a.id,
+        customer_id: a.customerId,
+        phone_number: a.phoneNumber,
+        name: a.name,
+        village: a.village,
+        test_group: a.testGroup,
+        language: a.language,
+        household_did: null,
+        pin_encrypted: a.sealedPin,
+        failed_pin_attempts: 0,
+        locked_at: null,
+        created_at: a.createdAt,
+        updated_at: a.createdAt,
+      }),
+    );
   }
 
   async deleteAccount(id: string): Promise<void> {
-    await this.db.deleteFrom('ussd_accounts').where('id', '=', id).execute();
+    await this.db('ussd_accounts').where('id', id).del();
   }
 
   /** Deletes an account whose creation never finished (no household DID); false if it has one by now. */
   async deleteUnfinishedAccount(id: string): Promise<boolean> {
-    const { numDeletedRows } = await this.db.deleteFrom('ussd_accounts').where('id', '=', id).where('household_did', 'is', null).executeTakeFirst();
-    return numDeletedRows === 1n;
+    return (await this.db('ussd_accounts').where('id', id).whereNull('household_did').del()) === 1;
   }
 
   /**
@@ -269,59 +243,49 @@ export class UssdRepository {
    */
   reservePinAttempt(id: string, maxAttempts: number, now: string): Promise<number | undefined> {
     return inTransaction(this.db, async (sql) => {
-      const { numUpdatedRows } = await sql
-        .updateTable('ussd_accounts')
-        .set((eb) => ({ failed_pin_attempts: eb('failed_pin_attempts', '+', 1), updated_at: now }))
-        .where('id', '=', id)
-        .where('locked_at', 'is', null)
+      const counted = await sql('ussd_accounts')
+        .where('id', id)
+        .whereNull('locked_at')
         .where('failed_pin_attempts', '<', maxAttempts)
-        .executeTakeFirst();
-      if (numUpdatedRows !== 1n) return undefined;
-      const row = await sql.selectFrom('ussd_accounts').select('failed_pin_attempts').where('id', '=', id).executeTakeFirstOrThrow();
-      return row.failed_pin_attempts;
+        .update({ updated_at: now })
+        .increment('failed_pin_attempts', 1);
+      if (counted !== 1) return undefined;
+      const row = await sql('ussd_accounts').select('failed_pin_attempts').where('id', id).first();
+      return row!.failed_pin_attempts;
     });
   }
 
   async lockAccount(id: string, now: string): Promise<void> {
-    await this.db.updateTable('ussd_accounts').set({ locked_at: now, updated_at: now }).where('id', '=', id).where('locked_at', 'is', null).execute();
+    await this.db('ussd_accounts').where('id', id).whereNull('locked_at').update({ locked_at: now, updated_at: now });
   }
 
   async resetFailedPins(id: string, now: string): Promise<void> {
-    await this.db.updateTable('ussd_accounts').set({ failed_pin_attempts: 0, updated_at: now }).where('id', '=', id).where('failed_pin_attempts', '>', 0).execute();
+    await this.db('ussd_accounts').where('id', id).where('failed_pin_attempts', '>', 0).update({ failed_pin_attempts: 0, updated_at: now });
   }
 
   /** Clears the lock and the failed-PIN count; false when no account has this Customer ID. */
   async unlockAccount(customerId: string, now: string): Promise<boolean> {
-    const { numUpdatedRows } = await this.db
-      .updateTable('ussd_accounts')
-      .set({ locked_at: null, failed_pin_attempts: 0, updated_at: now })
-      .where('customer_id', '=', customerId)
-      .executeTakeFirst();
-    return numUpdatedRows === 1n;
+    return (await this.db('ussd_accounts').where('customer_id', customerId).update({ locked_at: null, failed_pin_attempts: 0, updated_at: now })) === 1;
   }
 
   /** A new PIN, the lock and the failed-PIN count cleared; false when no account has this Customer ID. */
   async resetPin(customerId: string, sealedPin: string, now: string): Promise<boolean> {
-    const { numUpdatedRows } = await this.db
-      .updateTable('ussd_accounts')
-      .set({ pin_encrypted: sealedPin, locked_at: null, failed_pin_attempts: 0, updated_at: now })
-      .where('customer_id', '=', customerId)
-      .executeTakeFirst();
-    return numUpdatedRows === 1n;
+    const updated = await this.db('ussd_accounts').where('customer_id', customerId).update({ pin_encrypted: sealedPin, locked_at: null, failed_pin_attempts: 0, updated_at: now });
+    return updated === 1;
   }
 
   async setLanguage(account: { id: string } | { phoneNumber: string }, language: Language, now: string): Promise<void> {
     const [column, value] = 'id' in account ? (['id', account.id] as const) : (['phone_number', account.phoneNumber] as const);
-    await this.db.updateTable('ussd_accounts').set({ language, updated_at: now }).where(column, '=', value).execute();
+    await this.db('ussd_accounts').where(column, value).update({ language, updated_at: now });
   }
 
   async updatePin(id: string, sealedPin: string, now: string): Promise<void> {
-    await this.db.updateTable('ussd_accounts').set({ pin_encrypted: sealedPin, failed_pin_attempts: 0, updated_at: now }).where('id', '=', id).execute();
+    await this.db('ussd_accounts').where('id', id).update({ pin_encrypted: sealedPin, failed_pin_attempts: 0, updated_at: now });
   }
 
   /** The claim id behind a short reference a household was shown. */
   async claimIdForRef(ref: string): Promise<string | undefined> {
-    return (await this.db.selectFrom('ussd_claim_refs').select('claim_id').where('ref', '=', ref).executeTakeFirst())?.claim_id;
+    return (await this.db('ussd_claim_refs').select('claim_id').where('ref', ref).first())?.claim_id;
   }
 
   // ---- fuel logs -----------------------------------------------------------------------------
@@ -332,14 +296,14 @@ export class UssdRepository {
   async upsertFuelLog(accountId: string, date: string, kg: number, now: string): Promise<'saved' | 'updated' | 'claimed'> {
     const once = () =>
       inTransaction(this.db, async (sql) => {
-        const existing = await sql.selectFrom('ussd_fuel_logs').select(['id', 'claim_id']).where('account_id', '=', accountId).where('log_date', '=', date).executeTakeFirst();
+        const existing = await sql('ussd_fuel_logs').select('id', 'claim_id').where('account_id', accountId).where('log_date', date).first();
         if (existing?.claim_id) return 'claimed' as const;
         if (existing) {
           // A claim may have taken the day since it was read: then nothing is written.
-          const { numUpdatedRows } = await sql.updateTable('ussd_fuel_logs').set({ kg, updated_at: now }).where('id', '=', existing.id).where('claim_id', 'is', null).executeTakeFirst();
-          return numUpdatedRows === 1n ? ('updated' as const) : ('claimed' as const);
+          const updated = await sql('ussd_fuel_logs').where('id', existing.id).whereNull('claim_id').update({ kg, updated_at: now });
+          return updated === 1 ? ('updated' as const) : ('claimed' as const);
         }
-        await sql.insertInto('ussd_fuel_logs').values({ id: newId(), account_id: accountId, log_date: date, kg, claim_id: null, created_at: now, updated_at: now }).execute();
+        await sql('ussd_fuel_logs').insert({ id: newId(), account_id: accountId, log_date: date, kg, claim_id: null, created_at: now, updated_at: now });
         return 'saved' as const;
       });
     try {
@@ -357,35 +321,24 @@ export class UssdRepository {
    * the twin too.
    */
   async setHouseholdDid(trx: Sql, accountId: string, did: string, now: string): Promise<void> {
-    const { numUpdatedRows } = await trx
-      .updateTable('ussd_accounts')
-      .set({ household_did: did, updated_at: now })
-      .where('id', '=', accountId)
-      .where('household_did', 'is', null)
-      .executeTakeFirst();
-    if (numUpdatedRows !== 1n) throw new Error(`account ${accountId} disappeared before its household was set`);
+    const updated = await trx('ussd_accounts').where('id', accountId).whereNull('household_did').update({ household_did: did, updated_at: now });
+    if (updated !== 1) throw new Error(`account ${accountId} disappeared before its household was set`);
   }
 
   /** Frees the days a claim that was not accepted used, so they can be sent again. */
   async releaseFuelLogs(accountId: string, claimId: string, now: string): Promise<number> {
-    const { numUpdatedRows } = await this.db
-      .updateTable('ussd_fuel_logs')
-      .set({ claim_id: null, updated_at: now })
-      .where('account_id', '=', accountId)
-      .where('claim_id', '=', claimId)
-      .executeTakeFirst();
-    return Number(numUpdatedRows);
+    return await this.db('ussd_fuel_logs').where('account_id', accountId).where('claim_id', claimId).update({ claim_id: null, updated_at: now });
   }
 
   /** Whether the account's reading of `date` is in a sent claim. */
   async fuelDayClaimed(accountId: string, date: string): Promise<boolean> {
-    const row = await this.db.selectFrom('ussd_fuel_logs').select('claim_id').where('account_id', '=', accountId).where('log_date', '=', date).executeTakeFirst();
+    const row = await this.db('ussd_fuel_logs').select('claim_id').where('account_id', accountId).where('log_date', date).first();
     return !!row?.claim_id;
   }
 
   /** The account's logged days, oldest first. */
   async fuelLogs(accountId: string): Promise<FuelLog[]> {
-    const rows = await this.db.selectFrom('ussd_fuel_logs').select(['id', 'log_date', 'kg', 'claim_id']).where('account_id', '=', accountId).orderBy('log_date').execute();
+    const rows = await this.db('ussd_fuel_logs').select('id', 'log_date', 'kg', 'claim_id').where('account_id', accountId).orderBy('log_date');
     return rows.map(toFuelLog);
   }
 }
@@ -396,22 +349,19 @@ export class UssdRepository {
  * claim would hold values its days no longer have. Marking again for the same claim is true.
  */
 export async function markFuelLogsClaimed(sql: Sql, logs: Pick<FuelLog, 'id' | 'kg'>[], claimId: string, now: string): Promise<boolean> {
-  let marked = 0n;
+  let marked = 0;
   for (const log of logs) {
-    const { numUpdatedRows } = await sql
-      .updateTable('ussd_fuel_logs')
-      .set({ claim_id: claimId, updated_at: now })
-      .where('id', '=', log.id)
-      .where('kg', '=', log.kg)
-      .where((eb) => eb.or([eb('claim_id', 'is', null), eb('claim_id', '=', claimId)]))
-      .executeTakeFirst();
-    marked += numUpdatedRows;
+    marked += await sql('ussd_fuel_logs')
+      .where('id', log.id)
+      .where('kg', log.kg)
+      .where((q) => q.whereNull('claim_id').orWhere('claim_id', claimId))
+      .update({ claim_id: claimId, updated_at: now });
   }
-  return marked === BigInt(logs.length);
+  return marked === logs.length;
 }
 
 /** Records a claim's short reference, in the claim's own transaction; again for the same claim is a no-op. */
 export async function storeClaimRef(sql: Sql, ref: string, claimId: string, accountId: string, now: string): Promise<void> {
-  if (await sql.selectFrom('ussd_claim_refs').select('ref').where('claim_id', '=', claimId).executeTakeFirst()) return;
-  await sql.insertInto('ussd_claim_refs').values({ ref, claim_id: claimId, account_id: accountId, created_at: now }).execute();
+  if (await sql('ussd_claim_refs').select('ref').where('claim_id', claimId).first()) return;
+  await sql('ussd_claim_refs').insert({ ref, claim_id: claimId, account_id: accountId, created_at: now });
 }

@@ -90,7 +90,7 @@ forEachDatabase('agent HTTP (plugin on)', (t) => {
   });
 
   it('POST /agent/tools/{name}/invoke: 400 naming the field with zero writes, 404 unknown tool, 401, 403 without agent:write', async () => {
-    const before = await t.db.selectFrom('agent_user_preferences').selectAll().orderBy('user_did').orderBy('room_id').execute();
+    const before = await t.db('agent_user_preferences').orderBy('user_did').orderBy('room_id');
     const bad = await invokeAgentTool({
       client: client(),
       auth: alice,
@@ -101,7 +101,7 @@ forEachDatabase('agent HTTP (plugin on)', (t) => {
     expect(bad.response.headers.get('content-type')).to.match(/^application\/problem\+json/);
     expect((bad.error as any).errors).to.deep.equal([{ pointer: '/body/arguments/length', message: 'must be equal to one of the allowed values', rule: 'enum' }]);
     expectContractResponse('POST', '/agent/tools/{name}/invoke', { status: 400, headers: bad.response.headers, body: bad.error });
-    expect(await t.db.selectFrom('agent_user_preferences').selectAll().orderBy('user_did').orderBy('room_id').execute()).to.deep.equal(before);
+    expect(await t.db('agent_user_preferences').orderBy('user_did').orderBy('room_id')).to.deep.equal(before);
 
     const missingArgs = await invokeAgentTool({ client: client(), auth: alice, path: { name: 'set_user_preferences' }, body: {} as never });
     expect(missingArgs.response.status).to.equal(400);
@@ -114,7 +114,7 @@ forEachDatabase('agent HTTP (plugin on)', (t) => {
     expect(anonymous.response.status).to.equal(401);
     const reader = await invokeAgentTool({ client: client(), auth: readOnly, path: { name: 'set_user_preferences' }, body: { arguments: { tone: 'x' } } });
     expect(reader.response.status).to.equal(403);
-    expect(await t.db.selectFrom('agent_user_preferences').selectAll().orderBy('user_did').orderBy('room_id').execute()).to.deep.equal(before);
+    expect(await t.db('agent_user_preferences').orderBy('user_did').orderBy('room_id')).to.deep.equal(before);
   });
 
   it('GET /agent/plugins lists the loaded plugin with its manifest and tools', async () => {
@@ -162,7 +162,7 @@ forEachDatabase('agent HTTP (plugin off)', (t) => {
   before(async () => {
     server = await startTestServer(t.db, { AGENT_FEATURES: '{"user-preferences": false}' });
     key = await createTestKey(t.db, { principalDid: ALICE, scopes: ['agent:read', 'agent:write'] });
-    await t.db.insertInto('agent_user_preferences').values({ user_did: ALICE, room_id: 'default', tone: 'warm', updated_at: new Date().toISOString() }).execute();
+    await t.db('agent_user_preferences').insert({ user_did: ALICE, room_id: 'default', tone: 'warm', updated_at: new Date().toISOString() });
   });
   after(() => server.stop());
 
@@ -181,7 +181,7 @@ forEachDatabase('agent HTTP (plugin off)', (t) => {
     expect(tools.data).to.deep.equal({ tools: [] });
     const res = await invokeAgentTool({ client: server.client, auth: key, path: { name: 'set_user_preferences' }, body: { arguments: { tone: 'dry' } } });
     expect(res.response.status).to.equal(404);
-    expect((await t.db.selectFrom('agent_user_preferences').selectAll().where('user_did', '=', ALICE).executeTakeFirstOrThrow()).tone).to.equal('warm');
+    expect((await t.db('agent_user_preferences').where('user_did', ALICE).first())!.tone).to.equal('warm');
   });
 
   it('the context has no userPreferences state and no section', async () => {

@@ -4,7 +4,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { expect } from 'chai';
-import { sql } from 'kysely';
 import { inTransaction } from '../../src/platform/db/sql.ts';
 import { listAgentTools, listAgentToolsAnthropic, listAgentToolsOpenAi } from '../../generated/openapi/sdk.gen.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
@@ -85,13 +84,13 @@ forEachDatabase('agent MCP server', (t) => {
   it('a _meta.roomId that is not a room id (empty, too long, not text) is refused and writes nothing, not even to the default room', async () => {
     const client = await connect(alice);
     await client.callTool({ name: 'set_user_preferences', arguments: { tone: 'calm' } });
-    const before = await t.db.selectFrom('agent_user_preferences').selectAll().orderBy('room_id').execute();
+    const before = await t.db('agent_user_preferences').orderBy('room_id');
     for (const roomId of ['', 'r'.repeat(256), 5, { a: 1 }, null]) {
       let refused: unknown;
       await client.callTool({ name: 'set_user_preferences', arguments: { tone: 'x' }, _meta: { roomId } }).catch((err: unknown) => (refused = err));
       expect(refused, JSON.stringify(roomId)).to.have.property('code', -32602);
     }
-    expect(await t.db.selectFrom('agent_user_preferences').selectAll().orderBy('room_id').execute()).to.deep.equal(before);
+    expect(await t.db('agent_user_preferences').orderBy('room_id')).to.deep.equal(before);
     // The longest room id the HTTP routes take is taken here too.
     const longest = await client.callTool({ name: 'set_user_preferences', arguments: { tone: 'warm' }, _meta: { roomId: 'r'.repeat(255) } });
     expect(longest.isError).to.not.equal(true);
@@ -293,8 +292,8 @@ forEachDatabase('agent MCP server', (t) => {
       let locked!: () => void;
       const isLocked = new Promise<void>((r) => (locked = r));
       const holding = inTransaction(holder, async (trx) => {
-        if (t.kind === 'postgres') await sql`lock table agent_user_preferences in access exclusive mode`.execute(trx);
-        else await sql`delete from agent_user_preferences where 0`.execute(trx);
+        if (t.kind === 'postgres') await trx.raw('lock table agent_user_preferences in access exclusive mode');
+        else await trx.raw('delete from agent_user_preferences where 0');
         locked();
         await new Promise<void>((r) => (release = r));
       });

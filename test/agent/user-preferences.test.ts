@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { sql } from 'kysely';
 import { AgentRuntime } from '../../src/agent/runtime/runtime.ts';
 import { userPreferencesPlugin } from '../../src/agent/plugins/user-preferences/index.ts';
 import { renderUserPreferences } from '../../src/agent/plugins/user-preferences/prompt.ts';
@@ -24,7 +23,7 @@ function runtimeOn(db: Db, features: Record<string, boolean> = {}) {
 }
 
 async function rowsOf(db: Db) {
-  return db.selectFrom('agent_user_preferences').selectAll().orderBy('user_did').orderBy('room_id').execute();
+  return db('agent_user_preferences').orderBy('user_did').orderBy('room_id');
 }
 
 /** The refusal `p` ends in, as the HTTP edge renders it. */
@@ -216,8 +215,6 @@ forEachDatabase('user-preferences plugin', (t) => {
 
   it('falls back to no preferences when the read fails, logs it, and never fails the turn', async () => {
     const broken = t.open();
-    // Kysely leaves a handle destroyed before its first query usable: open it first.
-    await sql`select 1`.execute(broken);
     await broken.destroy();
     const { runtime, lines } = runtimeOn(broken);
     const context = await runtime.buildContext(ctx('first-turn'));

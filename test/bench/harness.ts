@@ -28,11 +28,30 @@ export interface Target {
 }
 
 /** `env` overrides the target's environment (e.g. BENCH_DATABASE_URL for a PostgreSQL row). */
-export async function startTarget(mode: 'baseline' | 'hearth', env: NodeJS.ProcessEnv = {}): Promise<Target> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'server.ts'), mode], {
+export function startTarget(mode: 'baseline' | 'hearth', env: NodeJS.ProcessEnv = {}): Promise<Target> {
+  return startScript('server.ts', [mode], env);
+}
+
+/**
+ * PostgreSQL at `url` behind a proxy adding BENCH_LATENCY_MS each way (latency-proxy.ts): the URL
+ * to reach it through the proxy, and the proxy's process.
+ */
+export async function startLatencyProxy(url: string): Promise<{ url: string; child: ChildProcess }> {
+  const target = new URL(url);
+  const { child, port } = await startScript('latency-proxy.ts', [target.hostname, target.port || '5432']);
+  const proxied = new URL(url);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String(port);
+  return { url: proxied.toString(), child };
+}
+
+/** A bench script in its own process; it prints one JSON line once it is ready. */
+async function startScript(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Target> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, script), ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...env },
   });
+  const mode = args[0] ?? script;
   const line = await new Promise<string>((resolve, reject) => {
     let buf = '';
     child.stdout.on('data', (c) => {

@@ -5,13 +5,15 @@
 //   each case, default 3), BENCH_CONNECTIONS (default 50), BENCH_ONLY (substring filter on case names).
 // The cases run on SQLite (or BENCH_DATABASE_URL). With a PostgreSQL URL (BENCH_DATABASE_URL, else
 // TEST_DATABASE_URL), every case runs again on it: on one instance, then on two instances of the
-// same database sharing the connections (their aggregate throughput).
+// same database sharing the connections (their aggregate throughput); then a new verified claim
+// runs once more with PostgreSQL behind a proxy adding 2 ms each way (a database on another host),
+// on one and on two instances: claims that are not serialised keep most of their throughput there.
 import { readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchCase } from './case.ts';
-import { addStatuses, connections, countOf, describeNon2xx, duration, latencyPercentiles, measureHttp, startTarget, type Row, type Target } from './harness.ts';
+import { addStatuses, connections, countOf, describeNon2xx, duration, latencyPercentiles, measureHttp, startLatencyProxy, startTarget, type Row, type Target } from './harness.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.env.BENCH_ONLY;
@@ -92,6 +94,35 @@ async function postgresRows(cases: BenchCase[], baseline: Row): Promise<CaseRow[
   return rows;
 }
 
+/** The case measured again with PostgreSQL behind the latency proxy: rows noted with their share of `direct` (the same case without the proxy). */
+const LATENCY_CASE = 'POST /v1/claims (new verified claim)';
+
+async function latencyRows(cases: BenchCase[], baseline: Row, direct: Row | undefined): Promise<CaseRow[]> {
+  const c = cases.find((k) => k.name === LATENCY_CASE);
+  if (!c) return [];
+  const proxy = await startLatencyProxy(postgresUrl!);
+  const env = { BENCH_DATABASE_URL: proxy.url };
+  const targets: Target[] = [];
+  const rows: CaseRow[] = [];
+  const note = (row: CaseRow, of: Row | undefined, what: string) => {
+    row.verdict = [row.verdict, of ? `${((row.rps / of.rps) * 100).toFixed(0)}% of ${what}` : ''].filter(Boolean).join('; ');
+    return row;
+  };
+  try {
+    targets.push(await startTarget('hearth', env));
+    const one = benchTarget(targets[0]!, proxy.url);
+    const single = note(judge(c, await measureHttp(`${c.name} [PostgreSQL +2 ms each way]`, await c.prepare(one), { serverPids: [one.pid] }), baseline), direct, 'the row without the proxy');
+    rows.push(single);
+    targets.push(await startTarget('hearth', env));
+    const two = [one, benchTarget(targets[1]!, proxy.url)];
+    rows.push(note(judge(c, await measureInstances(`${c.name} [PostgreSQL +2 ms each way, 2 instances]`, c, two), baseline), single, 'one instance'));
+  } finally {
+    for (const t of targets) t.child.kill();
+    proxy.child.kill();
+  }
+  return rows;
+}
+
 async function main() {
   const cases = await loadCases();
   console.log(`Benchmark: ${connections} connections, ${duration}s per case, 127.0.0.1, node ${process.version}, ${availableParallelism()} cores`);
@@ -107,7 +138,10 @@ async function main() {
   } finally {
     hearth.child.kill();
   }
-  if (postgresUrl && cases.length) rows.push(...(await postgresRows(cases, baseline)));
+  if (postgresUrl && cases.length) {
+    const postgres = await postgresRows(cases, baseline);
+    rows.push(...postgres, ...(await latencyRows(cases, baseline, postgres.find((r) => r.name === `${LATENCY_CASE} [PostgreSQL]`))));
+  }
 
   const w = Math.max(...rows.map((r) => r.name.length));
   console.log(`\n${'case'.padEnd(w)}  ${'req/s'.padStart(9)}  ${'p50 ms'.padStart(7)}  ${'p99 ms'.padStart(7)}  ${'ratio'.padStart(6)}  ${'CPU ms per request: server+db+load'.padEnd(CPU_WIDTH)}  notes`);

@@ -539,7 +539,7 @@ forEachDatabase('app assembly', (t) => {
     const collection = await post('/v1/collections', '{"id":"nul-test","name":"a\\u0000b"}');
     expect(collection.status).to.equal(400);
     expect((await collection.json()).errors).to.deep.equal([{ pointer: '/body/name', message: 'must not contain the NUL character (U+0000)', rule: 'no-nul-character' }]);
-    expect(await t.db.selectFrom('kpt_collections').selectAll().where('id', '=', 'nul-test').executeTakeFirst()).to.equal(undefined);
+    expect(await t.db('kpt_collections').where('id', 'nul-test').first()).to.equal(undefined);
     const entity = await post('/v1/entities', '{"type":"Device","properties":{"a/b":{"z":-1e999}}}');
     expect(entity.status).to.equal(400);
     expect((await entity.json()).errors).to.deep.equal([{ pointer: '/body/properties/a~1b/z', message: 'must be a finite number', rule: 'finite-number' }]);
@@ -548,7 +548,7 @@ forEachDatabase('app assembly', (t) => {
     expect((await query.json()).errors[0]).to.include({ pointer: '/query/roomId', rule: 'no-nul-character' });
     const ussd = await post('/api/ussd', JSON.stringify({ sessionId: 'nul-test', serviceCode: '*384#', phoneNumber: '+254712345678', text: '1\u0000' }));
     expect(await ussd.text()).to.equal('END Invalid input. Please try again.');
-    expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', 'nul-test').executeTakeFirst()).to.equal(undefined);
+    expect(await t.db('ussd_sessions').where('id', 'nul-test').first()).to.equal(undefined);
     const chain = await fetch(`${server.baseUrl}/chain/entity?pagination.key=%00`);
     expect(chain.status).to.equal(400);
     expect(await chain.json()).to.include({ code: 3 });
@@ -567,10 +567,10 @@ forEachDatabase('app assembly', (t) => {
     const collection = await post('/v1/collections', '{"id":"utf8-test","name":"a', 'b"}');
     expect(collection.status).to.equal(400);
     expect((await collection.json()).errors).to.deep.equal([{ pointer: '/body', message: 'must be UTF-8 text (RFC 8259 §8.1)', rule: 'utf-8' }]);
-    expect(await t.db.selectFrom('kpt_collections').selectAll().where('id', '=', 'utf8-test').executeTakeFirst()).to.equal(undefined);
+    expect(await t.db('kpt_collections').where('id', 'utf8-test').first()).to.equal(undefined);
     const ussd = await post('/api/ussd', '{"sessionId":"utf8-test', '","serviceCode":"*384#","phoneNumber":"+254712345678","text":""}');
     expect(await ussd.text()).to.equal('END Invalid input. Please try again.');
-    expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', 'like', 'utf8-test%').executeTakeFirst()).to.equal(undefined);
+    expect(await t.db('ussd_sessions').where('id', 'like', 'utf8-test%').first()).to.equal(undefined);
     // Text that is UTF-8 passes, whatever its script.
     const good = await fetch(`${server.baseUrl}/v1/collections`, {
       method: 'POST',
@@ -584,7 +584,7 @@ forEachDatabase('app assembly', (t) => {
     const fields = (sessionId: string) => `sessionId=${sessionId}&serviceCode=*384%23&phoneNumber=%2B254712345678&text=`;
     expect(await (await form(fields('utf8-form%E9'))).text()).to.equal('END Invalid input. Please try again.');
     expect(await (await form(Buffer.concat([Buffer.from(fields('utf8-raw')), Buffer.from([0xe9])]))).text()).to.equal('END Invalid input. Please try again.');
-    expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', 'like', 'utf8-%').executeTakeFirst()).to.equal(undefined);
+    expect(await t.db('ussd_sessions').where('id', 'like', 'utf8-%').first()).to.equal(undefined);
     expect(await (await form(fields('utf8-form-ok'))).text()).to.match(/^CON /);
     // JSON is UTF-8 alone: another utf-* charset (which body-parser would decode) is 415.
     for (const [charset, status] of [['utf-16', 415], ['UTF-8', 201]] as const) {
@@ -607,14 +607,14 @@ forEachDatabase('app assembly', (t) => {
     expect((await collection.json()).errors).to.deep.equal([
       { pointer: '/body/name', message: 'is a name its object already has; each name may appear once (I-JSON, RFC 7493 §2.3)', rule: 'unique-names' },
     ]);
-    expect(await t.db.selectFrom('kpt_collections').selectAll().where('id', '=', 'dup-test').executeTakeFirst()).to.equal(undefined);
+    expect(await t.db('kpt_collections').where('id', 'dup-test').first()).to.equal(undefined);
     // Names compare as read: "\u006e" is "n"; deep in an array too.
     const entity = await post('/v1/entities', '{"type":"Device","properties":{"list":[{"n":1},{"n":1,"\\u006e":2}]}}');
     expect(entity.status).to.equal(400);
     expect((await entity.json()).errors[0]).to.include({ pointer: '/body/properties/list/1/n', rule: 'unique-names' });
     const ussd = await post('/api/ussd', '{"sessionId":"dup-test","serviceCode":"*384#","phoneNumber":"+254712345678","text":"","text":"2"}');
     expect(await ussd.text()).to.equal('END Invalid input. Please try again.');
-    expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', 'dup-test').executeTakeFirst()).to.equal(undefined);
+    expect(await t.db('ussd_sessions').where('id', 'dup-test').first()).to.equal(undefined);
     // The same name in two objects is no repeat.
     expect((await post('/v1/entities', '{"type":"Device","properties":{"a":{"n":1},"b":{"n":2}}}')).status).to.equal(201);
   });
@@ -627,7 +627,7 @@ forEachDatabase('app assembly', (t) => {
     const collection = await send('POST', '/v1/collections', '{"id":"lone-test","name":"a\\ud800b"}', { 'idempotency-key': 'lone-1' });
     expect(collection.status).to.equal(400);
     expect((await collection.json()).errors).to.deep.equal([lone]);
-    expect(await t.db.selectFrom('kpt_collections').selectAll().where('id', '=', 'lone-test').executeTakeFirst()).to.equal(undefined);
+    expect(await t.db('kpt_collections').where('id', 'lone-test').first()).to.equal(undefined);
     const claim = await send(
       'POST',
       '/v1/claims',
@@ -642,16 +642,16 @@ forEachDatabase('app assembly', (t) => {
     );
     expect(claim.status).to.equal(400);
     expect((await claim.json()).errors[0]).to.include({ pointer: '/body/externalFactors/season', rule: 'no-lone-surrogate' });
-    expect(await t.db.selectFrom('kpt_claims').selectAll().where('household_did', '=', 'did:ixo:entity:00000000000000000000000000000077').execute()).to.deep.equal([]);
+    expect(await t.db('kpt_claims').where('household_did', 'did:ixo:entity:00000000000000000000000000000077')).to.deep.equal([]);
     const verify = await send('POST', '/v1/credentials/verify', '{"verifiableCredential":{"credentialSubject":{"a":"\\ud800"}}}');
     expect(verify.status).to.equal(400);
     expect((await verify.json()).errors[0]).to.include({ pointer: '/body/verifiableCredential/credentialSubject/a', rule: 'no-lone-surrogate' });
     const preference = await send('POST', '/agent/tools/set_user_preferences/invoke', '{"roomId":"lone","arguments":{"userName":"x\\ud800"}}');
     expect(preference.status).to.equal(400);
-    expect(await t.db.selectFrom('agent_user_preferences').selectAll().where('room_id', '=', 'lone').execute()).to.deep.equal([]);
+    expect(await t.db('agent_user_preferences').where('room_id', 'lone')).to.deep.equal([]);
     const ussd = await send('POST', '/api/ussd', JSON.stringify({ sessionId: 'lone-test', serviceCode: '*384#', phoneNumber: '+254712345678', text: '1' }).replace('"1"', '"1\\ud800"'));
     expect(await ussd.text()).to.equal('END Invalid input. Please try again.');
-    expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', 'lone-test').executeTakeFirst()).to.equal(undefined);
+    expect(await t.db('ussd_sessions').where('id', 'lone-test').first()).to.equal(undefined);
     const chain = await fetch(`${server.baseUrl}/chain/entity?pagination.key=%ED%A0%80`);
     expect(chain.status).to.equal(400);
     expect(await chain.json()).to.include({ code: 3 });

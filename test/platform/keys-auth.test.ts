@@ -21,7 +21,7 @@ forEachDatabase('API keys', (t) => {
   it('creates a prefixed 256-bit key, stores only its hash, and authenticates it', async () => {
     const { key, info } = await keys.create({ name: 'partner', principalDid: 'did:ixo:entity:abc', scopes: ['claims:read'] });
     expect(key).to.match(/^hth_[A-Za-z0-9_-]{43}$/);
-    const rows = await t.db.selectFrom('api_keys').selectAll().execute();
+    const rows = await t.db('api_keys');
     expect(JSON.stringify(rows)).not.to.include(key);
     const p = await keys.authenticate(key);
     expect(p).to.deep.equal({ keyId: info.id, did: 'did:ixo:entity:abc', scopes: ['claims:read'] });
@@ -33,7 +33,7 @@ forEachDatabase('API keys', (t) => {
   });
 
   it('refuses unknown scopes, a missing name and a principal that is not a DID', async () => {
-    const countKeys = async () => Number((await t.db.selectFrom('api_keys').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const countKeys = async () => Number((await t.db('api_keys').count({ n: '*' }).first())!.n);
     const fails = async (input: Parameters<ApiKeyService['create']>[0], re: RegExp) => {
       const before = await countKeys();
       let err: unknown;
@@ -154,7 +154,7 @@ forEachDatabase('API keys: a key that cannot be looked up', (t) => {
     const logger = pino({ level: 'error' }, new Writable({ write: (c, _e, cb) => ((logs += String(c)), cb()) }));
     const key = await createTestKey(t.db);
     const server = await startTestServer(t.db, { API_KEY_CACHE_MS: '0' }, { logger });
-    await t.db.schema.alterTable('api_keys').renameTo('api_keys_away').execute();
+    await t.db.schema.renameTable('api_keys', 'api_keys_away');
     try {
       const res = await fetch(`${server.baseUrl}/agent/plugins`, { headers: { authorization: `Bearer ${key}` } });
       expect(res.status).to.equal(500);
@@ -164,7 +164,7 @@ forEachDatabase('API keys: a key that cannot be looked up', (t) => {
       expect(logs).to.include('request failed').and.to.include('api_keys');
       for (const secret of [key, hash('sha256', key, 'hex')]) expect(logs + JSON.stringify(body)).to.not.include(secret);
     } finally {
-      await t.db.schema.alterTable('api_keys_away').renameTo('api_keys').execute();
+      await t.db.schema.renameTable('api_keys_away', 'api_keys');
       await server.stop();
     }
   });

@@ -314,7 +314,7 @@ forEachDatabase('no odd request-target reaches a handler unauthenticated', (t) =
     const res = await rawRequest(server.baseUrl, 'POST', '/api/ussd#', hop);
     expect(res.status).to.equal(200);
     expect(res.body).to.equal('END Invalid input. Please try again.');
-    const rows = await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', 'frag-1').execute();
+    const rows = await t.db('ussd_sessions').where('id', 'frag-1');
     expect(rows).to.have.length(0);
   });
 

@@ -130,7 +130,7 @@ forEachDatabase('credential status (Bitstring Status List v1.0)', (t) => {
     expect(res.data).to.deep.include({ claimId: claim.id, credentialId: vc.id, revoked: true, suspended: false });
     expect(res.data!.events).to.have.length(1);
     expect(res.data!.events[0]).to.deep.include({ action: 'revoke', reason: 'meter found faulty', actor: 'did:ixo:entity:0000000000000000000000000000dddd' });
-    const audit = await t.db.selectFrom('twin_credential_status_events').selectAll().where('claim_id', '=', claim.id).execute();
+    const audit = await t.db('twin_credential_status_events').where('claim_id', claim.id);
     expect(audit).to.have.length(1);
     expect(audit[0]).to.include({ action: 'revoke', reason: 'meter found faulty', actor_did: 'did:ixo:entity:0000000000000000000000000000dddd' });
     expect(audit[0]!.api_key_id).to.be.a('string');
@@ -181,7 +181,7 @@ forEachDatabase('credential status (Bitstring Status List v1.0)', (t) => {
       const res = await fetch(`${h.server.baseUrl}/v1/claims/${claim.id}/credential/status`, { method: 'POST', headers: { authorization: `Bearer ${revoker}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
       expect(res.status, JSON.stringify(body)).to.equal(400);
     }
-    expect(await t.db.selectFrom('twin_credential_status_events').selectAll().where('claim_id', '=', claim.id).execute()).to.have.length(0);
+    expect(await t.db('twin_credential_status_events').where('claim_id', claim.id)).to.have.length(0);
   });
 
   it('concurrent changes of one credential run one after another: a revocation is never lost, no change is applied twice, and the audit replays to the state', async () => {

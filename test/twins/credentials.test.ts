@@ -142,7 +142,7 @@ forEachDatabase('credentials and evidence', (t) => {
 
   it('a valid proof by a key that is not a validator here is not verified', async () => {
     const stranger = await loadValidatorKey(t.db, RFC8032_SECRET);
-    await t.db.deleteFrom('twin_validator_keys').where('did', '=', stranger.did).execute();
+    await t.db('twin_validator_keys').where('did', stranger.did).delete();
     const vc = signCredential({ '@context': ['https://www.w3.org/ns/credentials/v2'], type: ['VerifiableCredential'], issuer: stranger.did, validFrom: '2026-01-01T00:00:00Z', credentialSubject: { id: 'did:ixo:entity:1' } }, stranger);
     const res = await verifyVc(vc);
     expect(res).to.deep.include({ verified: false, trustedIssuer: false });
@@ -244,7 +244,7 @@ forEachDatabase('credentials and evidence', (t) => {
     } finally {
       await restarted.stop();
     }
-    const generated = await t.db.selectFrom('twin_validator_keys').selectAll().where('origin', '=', 'generated').execute();
+    const generated = await t.db('twin_validator_keys').where('origin', 'generated');
     expect(generated).to.have.length(1);
   });
 
@@ -297,7 +297,7 @@ forEachDatabase('credentials and evidence', (t) => {
     };
     const signed = await independentSign(unsigned, seed);
     expect(signed.proof).to.include({ type: 'DataIntegrityProof', cryptosuite: 'eddsa-jcs-2022' });
-    await t.db.deleteFrom('twin_validator_keys').where('did', '=', did).execute();
+    await t.db('twin_validator_keys').where('did', did).delete();
     expect((await verifyVc(signed)).checks.find((c) => c.check === 'trusted-issuer')).to.deep.include({ passed: false });
     await loadValidatorKey(t.db, RFC8032_SECRET);
     try {
@@ -306,7 +306,7 @@ forEachDatabase('credentials and evidence', (t) => {
       const changed = await verifyVc({ ...signed, validFrom: '2026-01-02T00:00:00Z' });
       expect(changed.checks.find((c) => c.check === 'signature')).to.deep.include({ passed: false });
     } finally {
-      await t.db.deleteFrom('twin_validator_keys').where('did', '=', did).execute();
+      await t.db('twin_validator_keys').where('did', did).delete();
     }
   });
 
@@ -317,7 +317,7 @@ forEachDatabase('credentials and evidence', (t) => {
     // A credential as stored before migration 102: the same signature, no proof.@context.
     const { '@context': _c, ...oldProof } = vc.proof;
     const old = { ...vc, proof: oldProof };
-    await t.db.updateTable('kpt_claims').set({ verifiable_credential: JSON.stringify(old) }).where('id', '=', claim.id).execute();
+    await t.db('kpt_claims').update({ verifiable_credential: JSON.stringify(old) }).where('id', claim.id);
     const refused = await verifyVc(old);
     expect(refused.verified).to.equal(false);
     // The defect a standard verifier saw: without proof.@context it hashes another proof configuration.

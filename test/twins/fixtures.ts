@@ -3,7 +3,6 @@
 import { randomBytes } from 'node:crypto';
 import type { KptClaimRequest } from '../../generated/openapi/types.gen.ts';
 import type { Config } from '../../src/config.ts';
-import type { Kysely } from 'kysely';
 import type { Db } from '../../src/platform/db/index.ts';
 import { Registry } from 'prom-client';
 import { ApiKeyService, type Scope } from '../../src/platform/keys/service.ts';
@@ -58,7 +57,7 @@ export async function startTwinsHarness(db: Db, env: Record<string, string> = {}
 export async function twinsTableContents(db: Db): Promise<Record<string, unknown[]>> {
   const out: Record<string, unknown[]> = {};
   for (const table of ['twin_entities', 'twin_relationships', 'kpt_collections', 'kpt_claims', 'kpt_idempotency_keys', 'twins_idempotency_keys', 'twin_evidence_blobs', 'twin_credential_status_events']) {
-    const rows = await (db as unknown as Kysely<Record<string, Record<string, unknown>>>).selectFrom(table).selectAll().execute();
+    const rows: Record<string, unknown>[] = await db(table);
     out[table] = rows.map((r) => JSON.stringify(r, Object.keys(r).sort())).sort();
   }
   return out;

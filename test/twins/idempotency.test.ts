@@ -55,7 +55,7 @@ forEachDatabase('Idempotency-Key on creating POSTs', (t) => {
     const answers = await Promise.all([1, 2, 3, 4].map(() => entity('ent-0003', body)));
     expect(answers.map((a) => a.response.status).sort()).to.deep.equal([200, 200, 200, 201]);
     expect(new Set(answers.map((a) => a.data!.did)).size).to.equal(1);
-    expect(await t.db.selectFrom('twin_entities').select('did').where('type', '=', 'ConcurrentStove').execute()).to.deep.equal([{ did: answers[0]!.data!.did }]);
+    expect(await t.db('twin_entities').select('did').where('type', 'ConcurrentStove')).to.deep.equal([{ did: answers[0]!.data!.did }]);
   });
 
   it('POST /v1/collections: a retry with the key gets 200 and the collection (409 without a key); 422 for another body', async () => {

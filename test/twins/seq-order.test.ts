@@ -5,19 +5,16 @@
 // it. Claims: a new claim does not wait, and no follower is given it before the held one.
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { sql, type ControlledTransaction, type Kysely } from 'kysely';
+import type { Knex } from 'knex';
 import { createCollection, createEntity, listClaims, listCollections, listEntities, submitClaim } from '../../generated/openapi/sdk.gen.ts';
 import { ChainRepository } from '../../src/chain/node/repository.ts';
-import type { Database, Db } from '../../src/platform/db/index.ts';
-import { lockKeyOf, locksUntilCommit, takeSeqTurn } from '../../src/platform/db/sql.ts';
+import { rowsOf } from '../../src/platform/db/index.ts';
+import { LOCK_KEY_SQL, locksUntilCommit, takeSeqTurn } from '../../src/platform/db/sql.ts';
 import { CLAIM_WRITERS } from '../../src/twins/claim-order.ts';
 import { twinsReadPort } from '../../src/twins/read-port.ts';
 import { encodeCursor } from '../../src/twins/paging.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { householdDid, kptClaim, startTwinsHarness, type TwinsHarness } from './fixtures.ts';
-
-/** Any table, as this test copies rows between them. */
-const loose = (db: Db) => db as unknown as Kysely<Record<string, Record<string, unknown>>>;
 
 type SeqTable = 'twin_entities' | 'kpt_collections';
 
@@ -30,30 +27,33 @@ forEachDatabase('seq order is commit order', (t) => {
   after(() => h.server.stop());
 
   /** Inserts a copy of a stored row (with new unique values) in a transaction left open. */
-  async function holdInsert(table: SeqTable | 'kpt_claims', copyOf: Record<string, unknown>, unique: Record<string, string | null>): Promise<ControlledTransaction<Database>> {
+  async function holdInsert(table: SeqTable | 'kpt_claims', copyOf: Record<string, unknown>, unique: Record<string, string | null>): Promise<Knex.Transaction> {
     const { seq: _seq, tx: _tx, ...row } = copyOf;
-    const trx = await t.db.startTransaction().execute();
+    const trx = await t.db.transaction();
     // As a claim submission does, before its transaction takes an id.
     if (table === 'kpt_claims') await locksUntilCommit(trx, [CLAIM_WRITERS]);
     else await takeSeqTurn(trx, table);
-    await loose(trx).insertInto(table).values({ ...row, ...unique }).execute();
+    await trx.table(table).insert({ ...row, ...unique });
     return trx;
   }
 
   /** A stored row as it is, to copy. */
   async function rowOf(table: SeqTable | 'kpt_claims', key: 'did' | 'id', value: string): Promise<Record<string, unknown>> {
-    return (await loose(t.db).selectFrom(table).selectAll().where(key, '=', value).executeTakeFirst())!;
+    return (await t.db.table(table).where(key, value).first()) as Record<string, unknown>;
   }
 
   /** Waits (up to 5 s) until a request is blocked on this schema's seq turn for `table`. */
   async function seqTurnWaiters(table: SeqTable): Promise<number> {
     for (let i = 0; i < 100; i++) {
-      const { n } = (
-        await sql<{ n: number }>`with k as (select ${lockKeyOf(`seq-order:${table}`)} as key)
+      const [{ n }] = (await rowsOf<{ n: number }>(
+        t.db.raw(
+          `with k as (select ${LOCK_KEY_SQL} as key)
            select count(*)::int as n from pg_locks, k
            where locktype = 'advisory' and not granted and objsubid = 1
-             and classid = ((key >> 32) & 4294967295)::oid and objid = (key & 4294967295)::oid`.execute(t.db)
-      ).rows[0]!;
+             and classid = ((key >> 32) & 4294967295)::oid and objid = (key & 4294967295)::oid`,
+          [`seq-order:${table}`],
+        ),
+      )) as [{ n: number }];
       if (n) return n;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -66,7 +66,7 @@ forEachDatabase('seq order is commit order', (t) => {
    */
   async function expectCommitOrder(
     table: SeqTable,
-    held: () => Promise<{ trx: ControlledTransaction<Database>; id: string }>,
+    held: () => Promise<{ trx: Knex.Transaction; id: string }>,
     create: () => Promise<string>,
     list: () => Promise<string[]>,
   ) {
@@ -82,7 +82,7 @@ forEachDatabase('seq order is commit order', (t) => {
       // What a follower sees meanwhile: neither row, so its position cannot pass the held one.
       expect(await list()).to.deep.equal(before);
     } finally {
-      await trx.commit().execute();
+      await trx.commit();
     }
     const createdId = await created;
     const listed = await list();
@@ -123,18 +123,15 @@ forEachDatabase('seq order is commit order', (t) => {
   });
 
   it('claims: a transaction in flight that inserts no claim does not hold back the lists', async () => {
-    const other = await t.db.startTransaction().execute();
+    const other = await t.db.transaction();
     try {
       // It has a transaction id older than the claim's.
-      await other
-        .insertInto('twin_evidence_blobs')
-        .values({ cid: `held-${randomBytes(8).toString('hex')}`, media_type: 'text/plain', content: 'x', size: 1, created_at: new Date().toISOString() })
-        .execute();
+      await other('twin_evidence_blobs').insert({ cid: `held-${randomBytes(8).toString('hex')}`, media_type: 'text/plain', content: 'x', size: 1, created_at: new Date().toISOString() });
       const created = (await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim() })).data!.id;
       const listed = (await listClaims({ client: h.server.client, auth: h.key, query: { limit: 100 } })).data!.items.map((c) => c.id);
       expect(listed).to.include(created);
     } finally {
-      await other.rollback().execute();
+      await other.rollback();
     }
   });
 
@@ -170,7 +167,7 @@ forEachDatabase('seq order is commit order', (t) => {
         expect(await follow(lastSeq), `${name}, after the last row`).to.deep.equal([]);
       }
     } finally {
-      await trx.commit().execute();
+      await trx.commit();
     }
     for (const [name, follow] of Object.entries(followers)) {
       expect(await follow(lastSeq), `${name}, after the last row`).to.deep.equal([heldId, createdId]);

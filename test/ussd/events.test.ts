@@ -35,7 +35,7 @@ forEachDatabase('USSD gateway notifications and refusals', (t) => {
     });
     expect(res.status).to.equal(200);
     expect(await res.json()).to.deep.equal({ sessionId: s.sessionId, recorded: true });
-    const row = await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', s.sessionId).executeTakeFirstOrThrow();
+    const row = (await t.db('ussd_sessions').where('id', s.sessionId).first())!;
     expect(row).to.include({ network_code: '63902', end_status: 'Incomplete', end_error: 'Session timed out on the handset' });
     expect(Number(row.end_duration_ms)).to.equal(24310);
     expect(row.ended_at).to.equal(server.clock.now.toISOString());
@@ -52,7 +52,7 @@ forEachDatabase('USSD gateway notifications and refusals', (t) => {
     const active = async () => (await fetch(`${server.baseUrl}/metrics`).then((r) => r.text())).match(/^hearth_ussd_sessions_active (\d+)/m)?.[1];
     const before = Number(await active());
     expect((await notify({ sessionId: s.sessionId, status: 'Failed', errorMessage: 'User cancelled' })).status).to.equal(200);
-    const row = await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', s.sessionId).executeTakeFirstOrThrow();
+    const row = (await t.db('ussd_sessions').where('id', s.sessionId).first())!;
     expect(row).to.include({ status: 'closed', end_status: 'Failed' });
     expect(await s.send('1')).to.equal(`END This session has ended. Please dial ${s.serviceCode} again.`);
     // A retry of the hop answered before the notification gets that answer again.
@@ -67,7 +67,7 @@ forEachDatabase('USSD gateway notifications and refusals', (t) => {
     expect(await other.send('2')).to.match(/^CON Account Menu/);
     // A second notification is recorded, and the session stays closed.
     expect((await notify({ sessionId: s.sessionId, status: 'Success' })).status).to.equal(200);
-    expect((await t.db.selectFrom('ussd_sessions').select('status').where('id', '=', s.sessionId).executeTakeFirstOrThrow()).status).to.equal('closed');
+    expect((await t.db('ussd_sessions').select('status').where('id', s.sessionId).first())!.status).to.equal('closed');
   });
 
   it('JSON works too; an unknown session is 404, a notification without status is 400', async () => {
@@ -79,7 +79,7 @@ forEachDatabase('USSD gateway notifications and refusals', (t) => {
       body: JSON.stringify({ sessionId: s.sessionId, status: 'Success', durationInMillis: 5000 }),
     });
     expect(json.status).to.equal(200);
-    expect((await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', s.sessionId).executeTakeFirstOrThrow()).end_status).to.equal('Success');
+    expect((await t.db('ussd_sessions').where('id', s.sessionId).first())!.end_status).to.equal('Success');
     const unknown = await notify({ sessionId: 'ATUid_never_seen', status: 'Success' });
     expect(unknown.status).to.equal(404);
     expect(await unknown.json()).to.deep.equal({ error: 'Session not found' });

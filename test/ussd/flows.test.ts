@@ -80,7 +80,7 @@ forEachDatabase('USSD menu flows', (t) => {
     expect(end).to.match(/^END Account created\. Your Customer ID is \d{8}\./);
     const household = twins.households.at(-1)!;
     expect(household.name).to.equal('Amina Wanjiru');
-    const row = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', household.customerId).executeTakeFirstOrThrow();
+    const row = (await t.db('ussd_accounts').where('customer_id', household.customerId).first())!;
     expect(row.household_did).to.equal(household.did);
     expect(row.village).to.equal(null);
     expect(row.test_group).to.equal('reference');

@@ -75,7 +75,7 @@ forEachDatabase('USSD request validation', (t) => {
   });
 
   it('a JSON gateway may send networkCode as a number; one too long to be a network code is ignored; a query on the callback URL is not judged', async () => {
-    const networkCodeOf = async (sessionId: string) => (await t.db.selectFrom('ussd_sessions').select('network_code').where('id', '=', sessionId).executeTakeFirstOrThrow()).network_code;
+    const networkCodeOf = async (sessionId: string) => (await t.db('ussd_sessions').select('network_code').where('id', sessionId).first())!.network_code;
     const numeric = { ...valid(), networkCode: 63902 };
     expect((await postUssd(server.baseUrl, numeric)).text).to.match(/^CON Welcome to Hearth/);
     expect(await networkCodeOf(numeric.sessionId)).to.equal('63902');
@@ -145,7 +145,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       expect(await s.walk('Jane Doe', '00', '2', '24680')).to.match(/^CON Enter the PIN again/);
       expect(await s.send('24680')).to.match(/^END Account created/);
       // concurrent retries of one hop on both instances get one answer and one effect
-      const id = (await t.db.selectFrom('ussd_accounts').selectAll().where('phone_number', '=', s.phoneNumber).executeTakeFirstOrThrow()).customer_id;
+      const id = (await t.db('ussd_accounts').where('phone_number', s.phoneNumber).first())!.customer_id;
       const l = new GatewaySession([a.baseUrl, b.baseUrl], s.phoneNumber);
       await login(l, id, '24680');
       await l.walk('1', '1');
@@ -154,8 +154,8 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       const [x, y] = (await Promise.all([postUssd(a.baseUrl, body), postUssd(b.baseUrl, body)])).map((r) => r.text);
       expect(x).to.equal(y);
       expect(x).to.match(/^CON Saved 3 kg/);
-      const acc = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
-      expect(await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', acc.id).execute()).to.have.length(1);
+      const acc = (await t.db('ussd_accounts').where('customer_id', id).first())!;
+      expect(await t.db('ussd_fuel_logs').where('account_id', acc.id)).to.have.length(1);
     });
   });
 
@@ -172,10 +172,10 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
         const hop = await postUssd(a.baseUrl, { sessionId: l.sessionId, serviceCode: l.serviceCode, phoneNumber: l.phoneNumber, text: late });
         expect(hop.text, JSON.stringify(late)).to.equal(asking);
       }
-      const account = await t.db.selectFrom('ussd_accounts').select('id').where('customer_id', '=', id).executeTakeFirstOrThrow();
-      expect(await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute()).to.deep.equal([]);
+      const account = (await t.db('ussd_accounts').select('id').where('customer_id', id).first())!;
+      expect(await t.db('ussd_fuel_logs').where('account_id', account.id)).to.deep.equal([]);
       expect(await l.send('2.5')).to.match(/^CON Saved 2\.5 kg for today/);
-      expect((await t.db.selectFrom('ussd_fuel_logs').select('kg').where('account_id', '=', account.id).execute()).map((r) => Number(r.kg))).to.deep.equal([2.5]);
+      expect((await t.db('ussd_fuel_logs').select('kg').where('account_id', account.id)).map((r) => Number(r.kg))).to.deep.equal([2.5]);
     });
   });
 
@@ -186,12 +186,12 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       const id = await createAccount(s, '24681');
       const l = new GatewaySession([server.baseUrl], s.phoneNumber);
       await login(l, id, '24681');
-      const before = await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', l.sessionId).executeTakeFirstOrThrow();
+      const before = (await t.db('ussd_sessions').where('id', l.sessionId).first())!;
       for (const other of [{ phoneNumber: '+447700900123' }, { serviceCode: '*999#' }]) {
         const res = await postUssd(server.baseUrl, { sessionId: l.sessionId, serviceCode: l.serviceCode, phoneNumber: l.phoneNumber, text: `${l.text}*2`, ...other });
         expect(res.text).to.equal('END Invalid input. Please try again.');
       }
-      expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', l.sessionId).executeTakeFirstOrThrow()).to.deep.equal(before);
+      expect(await t.db('ussd_sessions').where('id', l.sessionId).first()).to.deep.equal(before);
       expect(await l.send('2')).to.match(/^CON /);
     } finally {
       await server.stop();
@@ -205,7 +205,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       const replies = await Promise.all(
         Array.from({ length: 20 }, (_, i) => login(new GatewaySession([i % 2 ? a.baseUrl : b.baseUrl], s.phoneNumber), id, String(13570 + i))),
       );
-      const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
+      const account = (await t.db('ussd_accounts').where('customer_id', id).first())!;
       expect(account.failed_pin_attempts).to.equal(3);
       expect(account.locked_at).to.not.equal(null);
       // Two "attempts left" notices at most: every other guess was refused by the lock unchecked.
@@ -222,8 +222,8 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       for (const l of sessions) await login(l, id, '24680');
       const replies = await Promise.all(sessions.map((l, i) => l.walk('1', '1', String(2 + i / 10))));
       for (const reply of replies) expect(reply).to.match(/^CON (Saved|Changed)/);
-      const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
-      expect(await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute()).to.have.length(1);
+      const account = (await t.db('ussd_accounts').where('customer_id', id).first())!;
+      expect(await t.db('ussd_fuel_logs').where('account_id', account.id)).to.have.length(1);
     });
   });
 
@@ -269,10 +269,10 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       expect(await fuel.send('2')).to.equal(expiredReply);
       expect(await wrong.send('1')).to.equal(expiredReply);
       expect(await wrong.retry()).to.equal(expiredReply);
-      const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
+      const account = (await t.db('ussd_accounts').where('customer_id', id).first())!;
       expect(account.failed_pin_attempts).to.equal(1);
-      expect(await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute()).to.have.length(1);
-      expect((await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', fuel.sessionId).executeTakeFirstOrThrow()).status).to.equal('expired');
+      expect(await t.db('ussd_fuel_logs').where('account_id', account.id)).to.have.length(1);
+      expect((await t.db('ussd_sessions').where('id', fuel.sessionId).first())!.status).to.equal('expired');
       // a dial with the id starts over
       expect(await fuel.post('')).to.match(/^CON Welcome/);
       expect(await fuel.post('1')).to.match(/^CON Know More/);
@@ -291,7 +291,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       for (const text of texts) replies.push(await service.handle({ sessionId, serviceCode: '*384*1234#', phoneNumber: '+254712345678', text }));
       return replies;
     };
-    const row = (id: string) => t.db.selectFrom('ussd_sessions').select(['snapshot', 'state', 'last_reply', 'status']).where('id', '=', id).executeTakeFirst();
+    const row = (id: string) => t.db('ussd_sessions').select(['snapshot', 'state', 'last_reply', 'status']).where('id', id).first();
 
     const first = await walk('memo-1', ['', '1', '1*2']);
     expect(first[2]).to.match(/^CON /);
@@ -310,7 +310,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       // The wrong PIN ran its effect (counted on the account) and was not remembered.
       expect(remembered()).to.be.at.most(before + 3);
     }
-    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', customerId).executeTakeFirstOrThrow();
+    const account = (await t.db('ussd_accounts').where('customer_id', customerId).first())!;
     expect(account.failed_pin_attempts).to.equal(2);
   });
 
@@ -337,7 +337,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       await fresh.dial();
       // stale expired 110 s ago (more than one idle period): removed; late expired 20 s ago: kept
       expect(await service.sweep()).to.be.at.least(2);
-      const ids = (await t.db.selectFrom('ussd_sessions').select('id').execute()).map((r) => r.id);
+      const ids = (await t.db('ussd_sessions').select('id')).map((r) => r.id);
       expect(ids).to.include.members([fresh.sessionId, late.sessionId]);
       expect(ids).to.not.include(closed.sessionId);
       expect(ids).to.not.include(stale.sessionId);
@@ -361,7 +361,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       // Two idle periods after its last hop it is gone.
       server.clock.now = new Date(server.clock.now.getTime() + 100_000);
       await service.sweep();
-      expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', s.sessionId).executeTakeFirst()).to.equal(undefined);
+      expect(await t.db('ussd_sessions').where('id', s.sessionId).first()).to.equal(undefined);
     } finally {
       await server.stop();
     }
@@ -373,8 +373,8 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     try {
       const s = new GatewaySession([server.baseUrl]);
       const customerId = await createAccount(s, '24680');
-      const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', customerId).executeTakeFirstOrThrow();
-      const readings = async () => (await t.db.selectFrom('ussd_fuel_logs').select('kg').where('account_id', '=', account.id).execute()).map((r: { kg: number }) => Number(r.kg));
+      const account = (await t.db('ussd_accounts').where('customer_id', customerId).first())!;
+      const readings = async () => (await t.db('ussd_fuel_logs').select('kg').where('account_id', account.id)).map((r: { kg: number }) => Number(r.kg));
       const first = new GatewaySession([server.baseUrl], s.phoneNumber);
       await first.dial();
       await first.walk('9', '2', '2', '1', customerId, '24680');
@@ -386,16 +386,16 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       expect(await second.walk('5', '24680', '13579', '13579')).to.match(/^CON /);
       server.clock.now = new Date(server.clock.now.getTime() + 200_000);
       await service.sweep();
-      expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', first.sessionId).executeTakeFirst()).to.equal(undefined);
+      expect(await t.db('ussd_sessions').where('id', first.sessionId).first()).to.equal(undefined);
       expect(await first.retry()).to.match(/^END Muda wa kipindi chako umekwisha\./);
       expect(await readings()).to.deep.equal([6]);
-      const after = await t.db.selectFrom('ussd_accounts').selectAll().where('id', '=', account.id).executeTakeFirstOrThrow();
+      const after = (await t.db('ussd_accounts').where('id', account.id).first())!;
       expect(Number(after.failed_pin_attempts)).to.equal(0);
-      expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', first.sessionId).executeTakeFirst(), 'no session replayed').to.equal(undefined);
+      expect(await t.db('ussd_sessions').where('id', first.sessionId).first(), 'no session replayed').to.equal(undefined);
       // A day on, the id is forgotten.
       server.clock.now = new Date(server.clock.now.getTime() + 86_400_000);
       await service.sweep();
-      expect(await t.db.selectFrom('ussd_swept_sessions').selectAll().where('id', '=', first.sessionId).executeTakeFirst()).to.equal(undefined);
+      expect(await t.db('ussd_swept_sessions').where('id', first.sessionId).first()).to.equal(undefined);
     } finally {
       await server.stop();
     }
@@ -408,16 +408,13 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       const long = new Date(server.clock.now.getTime() - 3_600_000).toISOString();
       const ids = Array.from({ length: 1001 }, (_, i) => `bulk-${i}-${newSessionId()}`);
       for (let i = 0; i < ids.length; i += 100) {
-        await t.db
-          .insertInto('ussd_sessions')
-          .values(ids.slice(i, i + 100).map((id) => ({
-            id, phone_number: '+254700000000', service_code: '*384*1234#', snapshot: JSON.stringify({ context: { lang: 'sw' } }), state: 'welcome',
-            is_authenticated: false, last_text_digest: '', last_text_length: 0, last_reply: 'CON', status: 'active', version: 1, created_at: long, updated_at: long, expires_at: long,
-          })))
-          .execute();
+        await t.db('ussd_sessions').insert(ids.slice(i, i + 100).map((id) => ({
+          id, phone_number: '+254700000000', service_code: '*384*1234#', snapshot: JSON.stringify({ context: { lang: 'sw' } }), state: 'welcome',
+          is_authenticated: false, last_text_digest: '', last_text_length: 0, last_reply: 'CON', status: 'active', version: 1, created_at: long, updated_at: long, expires_at: long,
+        })));
       }
       expect(await service.sweep()).to.equal(1001);
-      const swept = await t.db.selectFrom('ussd_swept_sessions').select(['id', 'language']).where('id', 'like', 'bulk-%').execute();
+      const swept = await t.db('ussd_swept_sessions').select(['id', 'language']).where('id', 'like', 'bulk-%');
       expect(swept.map((r: { id: string }) => r.id).sort()).to.deep.equal([...ids].sort());
       expect(new Set(swept.map((r: { language: string }) => r.language))).to.deep.equal(new Set(['sw']));
     } finally {
@@ -471,7 +468,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
     const failing = Object.assign(new RecordingTwins(), {
       // In the registration's transaction, which holds SQLite's one connection.
       newHousehold: async (trx: Sql, input: { customerId: string }) => {
-        seen.push(await trx.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', input.customerId).executeTakeFirst());
+        seen.push(await trx('ussd_accounts').where('customer_id', input.customerId).first());
         throw new Error('twins store unreachable');
       },
     });
@@ -481,7 +478,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       await s.dial();
       await s.walk('2', '2', 'Jane Doe', '00', '1', '24680');
       expect(await s.send('24680')).to.equal('END Service temporarily unavailable. Please try again later.');
-      expect(await t.db.selectFrom('ussd_accounts').selectAll().where('phone_number', '=', s.phoneNumber).execute()).to.have.length(0);
+      expect(await t.db('ussd_accounts').where('phone_number', s.phoneNumber)).to.have.length(0);
       expect(seen).to.have.length(1);
       expect(seen[0], 'account inserted before the household').to.not.equal(undefined);
       expect(seen[0]!.household_did).to.equal(null);
@@ -505,20 +502,18 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       const s = new GatewaySession([server.baseUrl]);
       await s.dial();
       // What a hop leaves behind when its process dies after claiming it: the new text's mark, no reply.
-      const row = await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', s.sessionId).executeTakeFirstOrThrow();
-      await t.db
-        .updateTable('ussd_sessions')
-        .set({
+      const row = (await t.db('ussd_sessions').where('id', s.sessionId).first())!;
+      await t.db('ussd_sessions')
+        .where('id', s.sessionId)
+        .update({
           last_text_digest: new PinCipher(Buffer.from(TEST_PIN_KEY, 'hex')).digest('2'), last_text_length: 1, last_reply: null,
           version: row.version + 1, updated_at: server.clock.now.toISOString(),
-        })
-        .where('id', '=', s.sessionId)
-        .execute();
+        });
       server.clock.now = new Date(server.clock.now.getTime() + 31_000);
       const ended = 'END This session has ended. Please dial *384*1234# again.';
       expect(await s.send('2')).to.equal(ended);
       expect(await s.retry()).to.equal(ended);
-      expect(await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', s.sessionId).executeTakeFirstOrThrow()).to.include({ status: 'closed', last_reply: ended });
+      expect(await t.db('ussd_sessions').where('id', s.sessionId).first()).to.include({ status: 'closed', last_reply: ended });
     } finally {
       await server.stop();
     }
@@ -534,7 +529,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
         created_at: createdAt.toISOString(), updated_at: createdAt.toISOString(),
       });
       // Seconds old: possibly a creation still running on another instance; the phone stays taken.
-      await t.db.insertInto('ussd_accounts').values(leftover(new Date(server.clock.now.getTime() - 5_000))).execute();
+      await t.db('ussd_accounts').insert(leftover(new Date(server.clock.now.getTime() - 5_000)));
       const s1 = new GatewaySession([server.baseUrl], phone);
       await s1.dial();
       expect(await s1.walk('2', '2')).to.match(/already has an account/);
@@ -543,7 +538,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       const s2 = new GatewaySession([server.baseUrl], phone);
       await s2.dial();
       expect(await s2.walk('2', '2', 'Jane Doe', '00', '1', '24680', '24680')).to.match(/^END Account created/);
-      const accounts = await t.db.selectFrom('ussd_accounts').selectAll().where('phone_number', '=', phone).execute();
+      const accounts = await t.db('ussd_accounts').where('phone_number', phone);
       expect(accounts).to.have.length(1);
       expect(accounts[0]!.household_did).to.match(/^did:/);
     } finally {

@@ -37,7 +37,7 @@ forEachDatabase('USSD household journey (make start defaults)', (t) => {
   });
   after(() => server.stop());
   const claimOf = async (ref: string) => {
-    const row = await t.db.selectFrom('ussd_claim_refs').selectAll().where('ref', '=', ref).executeTakeFirstOrThrow();
+    const row = (await t.db('ussd_claim_refs').where('ref', ref).first())!;
     const res = await fetch(`${server.baseUrl}/v1/claims/${row.claim_id}`, { headers: { Authorization: `Bearer ${key}` } });
     return res.json();
   };
@@ -94,7 +94,7 @@ forEachDatabase('USSD household journey (make start defaults)', (t) => {
     expect(await b.send('13579')).to.equal('CON Weka PIN tena kuthibitisha\n0. Rudi');
     const bCreated = await b.send('13579');
     const bId = /^END Akaunti imefunguliwa\. Nambari yako ya mteja ni (\d{8})\./.exec(bCreated)![1]!;
-    expect((await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', bId).executeTakeFirstOrThrow()).language).to.equal('sw');
+    expect((await t.db('ussd_accounts').where('customer_id', bId).first())!.language).to.equal('sw');
 
     // The next dial greets the phone in its language.
     const b2 = new Phone(urls, b.phoneNumber);
@@ -145,7 +145,7 @@ forEachDatabase('USSD household journey (make start defaults)', (t) => {
     await l.dial();
     await l.walk('2', '1', id, '97531', '*', '9');
     expect(await l.send('2')).to.match(/^CON Lugha: Kiswahili\.\nKaribu Hearth\n1\. Jifunze Zaidi\n2\. Akaunti\n3\. Huduma\n/);
-    expect((await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow()).language).to.equal('sw');
+    expect((await t.db('ussd_accounts').where('customer_id', id).first())!.language).to.equal('sw');
     server.clock.now = new Date(server.clock.now.getTime() + 3_600_000);
     try {
       expect(await l.send('3')).to.equal('END Muda wa kipindi chako umekwisha. Tafadhali piga *384*1234# tena.');
@@ -156,6 +156,6 @@ forEachDatabase('USSD household journey (make start defaults)', (t) => {
     const e = new Phone([server.baseUrl], s.phoneNumber);
     expect(await e.dial()).to.match(/^CON Karibu Hearth/);
     expect(await e.walk('9', '1')).to.match(/^CON Language: English\.\nWelcome to Hearth/);
-    expect((await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow()).language).to.equal('en');
+    expect((await t.db('ussd_accounts').where('customer_id', id).first())!.language).to.equal('en');
   });
 });

@@ -30,7 +30,7 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(await login(third, id, '11114')).to.match(/^END Your account is locked after 3 wrong PINs/);
     const fourth = session(s.phoneNumber);
     expect(await login(fourth, id, '86420')).to.match(/^END Your account is locked/);
-    const row = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
+    const row = (await t.db('ussd_accounts').where('customer_id', id).first())!;
     expect(row.failed_pin_attempts).to.equal(3);
     expect(row.locked_at).to.be.a('string');
   });
@@ -53,20 +53,20 @@ forEachDatabase('USSD services and PINs', (t) => {
     const id = await createAccount(s, '86421');
     expect(await login(session(s.phoneNumber), id, '11112')).to.match(/^CON Wrong PIN/);
     expect(await login(session(s.phoneNumber), id, '86421')).to.match(/^CON Welcome, Jane/);
-    expect((await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow()).failed_pin_attempts).to.equal(0);
+    expect((await t.db('ussd_accounts').where('customer_id', id).first())!.failed_pin_attempts).to.equal(0);
   });
 
   it('a correct PIN while every attempt left is being checked elsewhere is asked again, never told the account is locked', async () => {
     const s = session();
     const id = await createAccount(s, '86423');
     // Three attempts counted just now by other sessions, not settled yet.
-    await t.db.updateTable('ussd_accounts').set({ failed_pin_attempts: 3, updated_at: server.clock.now.toISOString() }).where('customer_id', '=', id).execute();
+    await t.db('ussd_accounts').update({ failed_pin_attempts: 3, updated_at: server.clock.now.toISOString() }).where('customer_id', id);
     const busy = session(s.phoneNumber);
     expect(await login(busy, id, '86423')).to.equal('CON Please try again in a moment.\nEnter your 5-digit PIN\n0. Back');
     // Counted long ago and never settled (an instance died before the lock): the account locks.
-    await t.db.updateTable('ussd_accounts').set({ updated_at: new Date(server.clock.now.getTime() - 60_000).toISOString() }).where('customer_id', '=', id).execute();
+    await t.db('ussd_accounts').update({ updated_at: new Date(server.clock.now.getTime() - 60_000).toISOString() }).where('customer_id', id);
     expect(await busy.send('86423')).to.match(/^END Your account is locked/);
-    expect((await t.db.selectFrom('ussd_accounts').select('locked_at').where('customer_id', '=', id).executeTakeFirstOrThrow()).locked_at).to.be.a('string');
+    expect((await t.db('ussd_accounts').select('locked_at').where('customer_id', id).first())!.locked_at).to.be.a('string');
   });
 
   it('concurrent logins with the correct PIN all log in or are asked again; none is told the account is locked', async () => {
@@ -75,7 +75,7 @@ forEachDatabase('USSD services and PINs', (t) => {
     const replies = await Promise.all(Array.from({ length: 8 }, () => login(session(s.phoneNumber), id, '86424')));
     for (const reply of replies) expect(reply).to.match(/^CON (Welcome, Jane|Please try again in a moment\.)/);
     expect(replies.some((r) => r.startsWith('CON Welcome'))).to.equal(true);
-    expect((await t.db.selectFrom('ussd_accounts').select('locked_at').where('customer_id', '=', id).executeTakeFirstOrThrow()).locked_at).to.equal(null);
+    expect((await t.db('ussd_accounts').select('locked_at').where('customer_id', id).first())!.locked_at).to.equal(null);
   });
 
   describe('forgot Customer ID', () => {
@@ -104,7 +104,7 @@ forEachDatabase('USSD services and PINs', (t) => {
       expect(await login(session(s.phoneNumber), id, '11113')).to.match(/^CON Wrong PIN\. 1 attempt left\./);
       expect(await r.send('11114')).to.match(/^END Your account is locked after 3 wrong PINs/);
       expect(await recover(s.phoneNumber, '75318'), 'the right PIN once locked').to.match(/^END Your account is locked/);
-      expect((await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow()).failed_pin_attempts).to.equal(3);
+      expect((await t.db('ussd_accounts').where('customer_id', id).first())!.failed_pin_attempts).to.equal(3);
     });
 
     it('a phone without an account is told so before its PIN is asked for, back on the Account Menu', async () => {
@@ -127,8 +127,8 @@ forEachDatabase('USSD services and PINs', (t) => {
     server.clock.now = new Date('2026-05-11T00:00:10Z');
     expect(await today.send('2')).to.match(/^CON Saved 2 kg for today\./);
     expect(await yesterday.send('3')).to.match(/^CON Saved 3 kg for yesterday\./);
-    const account = await t.db.selectFrom('ussd_accounts').select('id').where('customer_id', '=', id).executeTakeFirstOrThrow();
-    const logs = await t.db.selectFrom('ussd_fuel_logs').select(['log_date', 'kg']).where('account_id', '=', account.id).orderBy('log_date').execute();
+    const account = (await t.db('ussd_accounts').select('id').where('customer_id', id).first())!;
+    const logs = await t.db('ussd_fuel_logs').select(['log_date', 'kg']).where('account_id', account.id).orderBy('log_date');
     expect(logs.map((l) => [l.log_date, Number(l.kg)])).to.deep.equal([['2026-05-09', 3], ['2026-05-10', 2]]);
   });
 
@@ -197,10 +197,10 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(claim.total).to.equal(8);
     expect(claim.externalFactors).to.deep.equal({ season: 'rainy', culturalEvents: ['none'], occupationalFactors: ['farming'] });
     expect([claim.startDate, claim.endDate]).to.deep.equal(['2026-03-02', '2026-03-04']);
-    const household = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
+    const household = (await t.db('ussd_accounts').where('customer_id', id).first())!;
     expect(claim.householdDid).to.equal(household.household_did);
     // the reference leads an operator to the claim (as read out: any case, spaces)
-    expect(await t.db.selectFrom('ussd_claim_refs').selectAll().where('ref', '=', ref).executeTakeFirstOrThrow()).to.include({ claim_id: claim.id, account_id: household.id });
+    expect(await t.db('ussd_claim_refs').where('ref', ref).first()).to.include({ claim_id: claim.id, account_id: household.id });
     expect(await ussdClaimForRef(t.db, `${ref.slice(0, 4).toLowerCase()} ${ref.slice(4)}`)).to.equal(claim.id);
     expect(await ussdClaimForRef(t.db, 'AAAAAAAA')).to.equal(undefined);
 
@@ -208,7 +208,7 @@ forEachDatabase('USSD services and PINs', (t) => {
     await login(st, id, '13579');
     expect(await st.send('4')).to.equal(`CON Claim ${ref}: Accepted.\n0. Back`);
     // the claimed days are marked; a claimed day is refused when chosen, before its kg is asked for
-    const marked = await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', household.id).orderBy('log_date').execute();
+    const marked = await t.db('ussd_fuel_logs').where('account_id', household.id).orderBy('log_date');
     expect(marked.map((l) => l.claim_id)).to.deep.equal([claim.id, claim.id, claim.id]);
     await st.walk('0', '1');
     expect(await st.send('2')).to.equal('CON Yesterday is already in a claim you sent. Choose another day.\nFuel used on which day?\n1. Today\n2. Yesterday\n3. The day before yesterday\n0. Back');
@@ -227,8 +227,8 @@ forEachDatabase('USSD services and PINs', (t) => {
       await login(l, id, '31337');
       expect(await l.walk('1', '1', '1.5')).to.match(/^CON Saved 1\.5 kg for today\./);
       expect(await l.walk('1', '2', '2')).to.match(/^CON Saved 2 kg for yesterday\./);
-      const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
-      const days = await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).orderBy('log_date').execute();
+      const account = (await t.db('ussd_accounts').where('customer_id', id).first())!;
+      const days = await t.db('ussd_fuel_logs').where('account_id', account.id).orderBy('log_date');
       expect(days.map((r: { log_date: string }) => r.log_date)).to.deep.equal(['2026-03-02', '2026-03-03']);
     } finally {
       await local.stop();
@@ -243,12 +243,12 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(await d.walk('1', '1', '500')).to.equal(
       'CON You entered 500 kg for today. That is more than most homes use. Is it right?\n1. Yes, save it\n2. No, enter again\n0. Back',
     );
-    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
-    expect(await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute()).to.have.length(0);
+    const account = (await t.db('ussd_accounts').where('customer_id', id).first())!;
+    expect(await t.db('ussd_fuel_logs').where('account_id', account.id)).to.have.length(0);
     expect(await d.send('2')).to.equal('CON Enter kg of fuel used today (e.g. 2.5)\n0. Back');
     expect(await d.send('0.1')).to.match(/^CON You entered 0\.1 kg for today\. That is less than most homes use\. Is it right\?\n/);
     expect(await d.send('1')).to.match(/^CON Saved 0\.1 kg for today\./);
-    expect((await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute()).map((l: { kg: number }) => Number(l.kg))).to.deep.equal([0.1]);
+    expect((await t.db('ussd_fuel_logs').where('account_id', account.id)).map((l: { kg: number }) => Number(l.kg))).to.deep.equal([0.1]);
     // the bounds themselves, and anything between, are saved straight away
     expect(await d.walk('1', '1', '30')).to.match(/^CON Changed today to 30 kg\./);
     expect(await d.walk('1', '1', '0.2')).to.match(/^CON Changed today to 0\.2 kg\./);
@@ -273,8 +273,8 @@ forEachDatabase('USSD services and PINs', (t) => {
       await login(d, id, '13571');
       const end = await d.walk('3', '1', '1', '1', '1');
       expect(end).to.equal(`END Claim sent. Reference ${claimRef('clm_r1')}. Status: Not accepted. The programme cannot check claims yet. Your days are kept; send again later.`);
-      const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
-      const logs = await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute();
+      const account = (await t.db('ussd_accounts').where('customer_id', id).first())!;
+      const logs = await t.db('ussd_fuel_logs').where('account_id', account.id);
       expect(logs.map((l: { claim_id: string | null }) => l.claim_id)).to.deep.equal([null, null, null]);
       const st = new GatewaySession([other.baseUrl], s.phoneNumber);
       await login(st, id, '13571');
@@ -356,9 +356,9 @@ forEachDatabase('USSD services and PINs', (t) => {
     const w = session(s.phoneNumber);
     const wrong = await login(w, id, '11112');
     expect(await w.retry()).to.equal(wrong);
-    const row = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
+    const row = (await t.db('ussd_accounts').where('customer_id', id).first())!;
     expect(row.failed_pin_attempts).to.equal(1);
-    const logs = await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', row.id).execute();
+    const logs = await t.db('ussd_fuel_logs').where('account_id', row.id);
     expect(logs).to.have.length(1);
   });
 
@@ -366,11 +366,11 @@ forEachDatabase('USSD services and PINs', (t) => {
     const s = session();
     await s.dial();
     await s.walk('2', '2', 'Jane Doe', '00', '2', '31415');
-    const row = await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', s.sessionId).executeTakeFirstOrThrow();
+    const row = (await t.db('ussd_sessions').where('id', s.sessionId).first())!;
     expect(row.snapshot).to.not.include('31415');
     expect(JSON.parse(row.snapshot).context.draft.sealedPin).to.match(/^v1\./);
     await s.send('31415');
-    const all = JSON.stringify(await t.db.selectFrom('ussd_accounts').selectAll().execute());
+    const all = JSON.stringify(await t.db('ussd_accounts'));
     expect(all).to.not.include('31415');
   });
 
@@ -389,11 +389,11 @@ forEachDatabase('USSD services and PINs', (t) => {
     // by chance: the Customer ID, AES-GCM sealed PINs (base64url) and the keyed text digest (hex).
     const plain = (v: unknown) =>
       String(v).replaceAll(id, '<customer id>').replace(/v1\.[\w-]+\.[\w-]+\.[\w-]+/g, '<sealed>').replace(/\b[0-9a-f]{64}\b/g, '<digest>');
-    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('phone_number', '=', s.phoneNumber).executeTakeFirstOrThrow();
+    const account = (await t.db('ussd_accounts').where('phone_number', s.phoneNumber).first())!;
     const rowsOf: Record<string, unknown[]> = {
-      ussd_sessions: await t.db.selectFrom('ussd_sessions').selectAll().where('phone_number', '=', s.phoneNumber).execute(),
+      ussd_sessions: await t.db('ussd_sessions').where('phone_number', s.phoneNumber),
       ussd_accounts: [account],
-      ussd_fuel_logs: await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute(),
+      ussd_fuel_logs: await t.db('ussd_fuel_logs').where('account_id', account.id),
     };
     expect(rowsOf.ussd_sessions).to.have.length.at.least(2);
     for (const [table, rows] of Object.entries(rowsOf)) {
@@ -403,7 +403,7 @@ forEachDatabase('USSD services and PINs', (t) => {
         }
       }
     }
-    const session_ = await t.db.selectFrom('ussd_sessions').selectAll().where('id', '=', l.sessionId).executeTakeFirstOrThrow();
+    const session_ = (await t.db('ussd_sessions').where('id', l.sessionId).first())!;
     expect(session_.last_text_length).to.equal(l.text.length);
     expect(session_.last_text_digest).to.match(/^[0-9a-f]{64}$/);
     // and the stored digest still recognises a retry and the next hop

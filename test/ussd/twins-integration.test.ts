@@ -29,12 +29,12 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     return { status: res.status, body: await res.json() };
   };
   /** The claim id behind a short reference a household was shown. */
-  const claimIdOf = async (ref: string | undefined) => (await t.db.selectFrom('ussd_claim_refs').selectAll().where('ref', '=', ref ?? '').executeTakeFirst())?.claim_id;
+  const claimIdOf = async (ref: string | undefined) => (await t.db('ussd_claim_refs').where('ref', ref ?? '').first())?.claim_id;
 
   it('account creation creates the household twin entity, controlled by the gateway principal', async () => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '24680');
-    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', customerId).executeTakeFirstOrThrow();
+    const account = (await t.db('ussd_accounts').where('customer_id', customerId).first())!;
     expect(account.household_did).to.match(/^did:/);
     const entity = await get(`/v1/entities/${encodeURIComponent(account.household_did!)}`);
     expect(entity.status).to.equal(200);
@@ -49,21 +49,21 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
   it('migration 401 takes the Customer ID out of the twins of households created before it', async () => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '24680');
-    const { household_did: did } = await t.db.selectFrom('ussd_accounts').select('household_did').where('customer_id', '=', customerId).executeTakeFirstOrThrow();
+    const { household_did: did } = (await t.db('ussd_accounts').select('household_did').where('customer_id', customerId).first())!;
     // As the twin was stored before: the ID beside the other properties.
-    await t.db.updateTable('twin_entities').set({ properties: JSON.stringify({ customerId, channel: 'ussd', village: 'Kisumu' }) }).where('did', '=', did!).execute();
-    const other = await t.db.selectFrom('twin_entities').select(['did', 'properties']).where('did', '<>', did!).orderBy('did').execute();
+    await t.db('twin_entities').update({ properties: JSON.stringify({ customerId, channel: 'ussd', village: 'Kisumu' }) }).where('did', did!);
+    const other = await t.db('twin_entities').select(['did', 'properties']).where('did', '<>', did!).orderBy('did');
     await withoutCustomerIds(t.db as unknown as MigrationDb);
     const after = await get(`/v1/entities/${encodeURIComponent(did!)}`);
     expect(after.body.properties).to.deep.equal({ channel: 'ussd', village: 'Kisumu' });
     // Entities that are not a USSD household's are left as they were.
-    expect(await t.db.selectFrom('twin_entities').select(['did', 'properties']).where('did', '<>', did!).orderBy('did').execute()).to.deep.equal(other);
+    expect(await t.db('twin_entities').select(['did', 'properties']).where('did', '<>', did!).orderBy('did')).to.deep.equal(other);
   });
 
   it('3 logged days become a KPT claim through the claim service; claim status reads it back', async () => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '13579');
-    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', customerId).executeTakeFirstOrThrow();
+    const account = (await t.db('ussd_accounts').where('customer_id', customerId).first())!;
     await logFuelDays(server, s.phoneNumber, customerId, '13579', [['2026-06-01', '2.5'], ['2026-06-02', '3'], ['2026-06-03', '2']]);
     const c = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(c, customerId, '13579');
@@ -101,9 +101,9 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
       await c.send('3');
       return c.walk('1', ...answers);
     };
-    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', customerId).executeTakeFirstOrThrow();
-    const unmark = () => t.db.updateTable('ussd_fuel_logs').set({ claim_id: null }).where('account_id', '=', account.id).execute();
-    const marks = async () => (await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute()).map((l: { claim_id: string | null }) => l.claim_id);
+    const account = (await t.db('ussd_accounts').where('customer_id', customerId).first())!;
+    const unmark = () => t.db('ussd_fuel_logs').update({ claim_id: null }).where('account_id', account.id);
+    const marks = async () => (await t.db('ussd_fuel_logs').where('account_id', account.id)).map((l: { claim_id: string | null }) => l.claim_id);
     const reference = (reply: string) => claimIdOf(/^END Claim sent\. Reference (\S+)\./.exec(reply)?.[1]);
     expect(await reference(await submit('1', '1', '1'))).to.be.a('string');
     await unmark();
@@ -154,9 +154,9 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '97533');
     await logFuelDays(server, s.phoneNumber, customerId, '97533', ['2026-10-01', '2026-10-02', '2026-10-03']);
-    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', customerId).executeTakeFirstOrThrow();
+    const account = (await t.db('ussd_accounts').where('customer_id', customerId).first())!;
     // Another session of the account changes a day's reading after this one read the days.
-    const changeReading = () => t.db.updateTable('ussd_fuel_logs').set({ kg: 4.35 }).where('account_id', '=', account.id).where('log_date', '=', '2026-10-02').execute();
+    const changeReading = () => t.db('ussd_fuel_logs').update({ kg: 4.35 }).where('account_id', account.id).where('log_date', '2026-10-02');
     await withWrappedPort(
       (real) => ({ ...real, prepareClaim: async (input) => (await changeReading(), real.prepareClaim(input)) }),
       async (other) => {
@@ -167,8 +167,8 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
         expect(reply.startsWith('CON Claim not sent. A reading changed while sending. Please send again.\nServices'), reply).to.equal(true);
       },
     );
-    expect(await t.db.selectFrom('kpt_claims').selectAll().where('household_did', '=', account.household_did).execute(), 'no claim stored').to.deep.equal([]);
-    const logs = await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).orderBy('log_date').execute();
+    expect(await t.db('kpt_claims').where('household_did', account.household_did), 'no claim stored').to.deep.equal([]);
+    const logs = await t.db('ussd_fuel_logs').where('account_id', account.id).orderBy('log_date');
     expect(logs.map((l: { kg: number; claim_id: string | null }) => [Number(l.kg), l.claim_id])).to.deep.equal([[2, null], [4.35, null], [2, null]]);
 
     const again = new GatewaySession([server.baseUrl], s.phoneNumber);
@@ -177,18 +177,18 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     const id = await claimIdOf(/^END Claim sent\. Reference (\S+)\./.exec(end)?.[1]);
     expect(id, end).to.be.a('string');
     expect((await get(`/v1/claims/${id}`)).body.fuelMeasurements.dailyLogs).to.deep.equal([2, 4.35, 2]);
-    expect((await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).execute()).map((l) => l.claim_id)).to.deep.equal([id, id, id]);
+    expect((await t.db('ussd_fuel_logs').where('account_id', account.id)).map((l) => l.claim_id)).to.deep.equal([id, id, id]);
   });
 
   it('an account removed while its household twin is created (taken as abandoned by another instance) leaves no twin behind', async () => {
-    const households = async () => (await t.db.selectFrom('twin_entities').select((eb) => eb.fn.countAll<number>().as('n')).where('type', '=', 'Household').executeTakeFirstOrThrow()).n;
+    const households = async () => (await t.db('twin_entities').count({ n: '*' }).where('type', 'Household').first())!.n;
     const before = Number(await households());
     const s = new GatewaySession([server.baseUrl]);
     await withWrappedPort(
       (real) => ({
         ...real,
         // In the registration's transaction, which holds SQLite's one connection.
-        newHousehold: async (trx, input) => (await trx.deleteFrom('ussd_accounts').where('customer_id', '=', input.customerId).execute(), real.newHousehold(trx, input)),
+        newHousehold: async (trx, input) => (await trx('ussd_accounts').where('customer_id', input.customerId).del(), real.newHousehold(trx, input)),
       }),
       async (other) => {
         const c = new GatewaySession([other.baseUrl], s.phoneNumber);
@@ -198,7 +198,7 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
       },
     );
     expect(Number(await households()), 'no household twin without its account').to.equal(before);
-    expect(await t.db.selectFrom('ussd_accounts').selectAll().where('phone_number', '=', s.phoneNumber).execute()).to.have.length(0);
+    expect(await t.db('ussd_accounts').where('phone_number', s.phoneNumber)).to.have.length(0);
     await createAccount(s, '24680');
     expect(Number(await households())).to.equal(before + 1);
   });
@@ -223,8 +223,8 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
   it('days another session of the household sent meanwhile answer with that claim\'s reference, one after the other or at once', async () => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '86420');
-    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', customerId).executeTakeFirstOrThrow();
-    const claimsStored = async () => (await t.db.selectFrom('kpt_claims').select('id').where('household_did', '=', account.household_did).execute()).length;
+    const account = (await t.db('ussd_accounts').where('customer_id', customerId).first())!;
+    const claimsStored = async () => (await t.db('kpt_claims').select('id').where('household_did', account.household_did)).length;
     await logFuelDays(server, s.phoneNumber, customerId, '86420', ['2026-05-01', '2026-05-02', '2026-05-03']);
     const [first, second] = await atLastQuestion(s.phoneNumber, customerId, '86420', 2);
     const ref = sentRef(await first!.send('1'));
@@ -255,9 +255,9 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
   it('a claim sends the days as the household confirmed them: a day logged since waits for the next claim, a reading changed since stops it', async () => {
     const s = new GatewaySession([server.baseUrl]);
     const customerId = await createAccount(s, '86421');
-    const account = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', customerId).executeTakeFirstOrThrow();
+    const account = (await t.db('ussd_accounts').where('customer_id', customerId).first())!;
     const marks = async () =>
-      (await t.db.selectFrom('ussd_fuel_logs').selectAll().where('account_id', '=', account.id).orderBy('log_date').execute()).map((l: { log_date: string; claim_id: string | null }) => [l.log_date, l.claim_id]);
+      (await t.db('ussd_fuel_logs').where('account_id', account.id).orderBy('log_date')).map((l: { log_date: string; claim_id: string | null }) => [l.log_date, l.claim_id]);
     await logFuelDays(server, s.phoneNumber, customerId, '86421', ['2026-04-01', '2026-04-02', '2026-04-03']);
     server.clock.now = new Date('2026-04-04T09:00:00Z');
     const [confirmed] = await atLastQuestion(s.phoneNumber, customerId, '86421', 1);
@@ -272,7 +272,7 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     await logFuelDays(server, s.phoneNumber, customerId, '86421', ['2026-04-05', '2026-04-06']);
     const [again] = await atLastQuestion(s.phoneNumber, customerId, '86421', 1);
     // Another session changes a confirmed day's reading before this one sends.
-    await t.db.updateTable('ussd_fuel_logs').set({ kg: 3 }).where('account_id', '=', account.id).where('log_date', '=', '2026-04-05').execute();
+    await t.db('ussd_fuel_logs').update({ kg: 3 }).where('account_id', account.id).where('log_date', '2026-04-05');
     const reply = await again!.send('1');
     expect(reply.startsWith('CON Claim not sent. A reading changed while sending. Please send again.\nServices'), reply).to.equal(true);
     expect((await marks()).slice(3)).to.deep.equal([['2026-04-04', null], ['2026-04-05', null], ['2026-04-06', null]]);
@@ -399,7 +399,7 @@ forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
     const c = new GatewaySession([server.baseUrl], s.phoneNumber);
     await login(c, customerId, pin);
     const end = await c.walk('3', '1', '1', '1', '1');
-    return (await t.db.selectFrom('ussd_claim_refs').selectAll().where('ref', '=', /Reference (\S+)\./.exec(end)![1]!).executeTakeFirstOrThrow()).claim_id;
+    return (await t.db('ussd_claim_refs').where('ref', /Reference (\S+)\./.exec(end)![1]!).first())!.claim_id;
   };
 
   it('claims go to the configured collection, whose selection method lets a reference/intervention pair verify', async () => {

@@ -21,7 +21,7 @@ forEachDatabase('USSD account unlock (operator)', (t) => {
       for (const wrong of ['11112', '11113', '11114']) await login(new GatewaySession([server.baseUrl], s.phoneNumber), id, wrong);
       expect(await login(new GatewaySession([server.baseUrl], s.phoneNumber), id, '86429')).to.match(/^END Your account is locked/);
       expect(await unlockUssdAccount(t.db, id)).to.equal('unlocked');
-      const row = await t.db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', id).executeTakeFirstOrThrow();
+      const row = (await t.db('ussd_accounts').where('customer_id', id).first())!;
       expect(row.locked_at).to.equal(null);
       expect(row.failed_pin_attempts).to.equal(0);
       expect(await login(new GatewaySession([server.baseUrl], s.phoneNumber), id, '86429')).to.match(/^CON Welcome, Jane/);
@@ -65,17 +65,14 @@ describe('tsx src/main.ts ussd-unlock', () => {
       // The key the server generated into its data folder, and a PIN sealed with it.
       const serverPins = new PinCipher(resolvePinKey(configWith({ DATA_DIR: dir }), pino({ level: 'silent' })));
       const now = new Date().toISOString();
-      await db
-        .insertInto('ussd_accounts')
-        .values({
-          id: 'a'.repeat(32), customer_id: '12345678', phone_number: '+254700000009', name: 'Jane Doe', village: null, test_group: 'reference',
-          household_did: 'did:ixo:entity:0123456789abcdef0123456789abcdef', pin_encrypted: serverPins.seal('86429'), failed_pin_attempts: 3, locked_at: now, created_at: now, updated_at: now,
-        })
-        .execute();
+      await db('ussd_accounts').insert({
+        id: 'a'.repeat(32), customer_id: '12345678', phone_number: '+254700000009', name: 'Jane Doe', village: null, test_group: 'reference',
+        household_did: 'did:ixo:entity:0123456789abcdef0123456789abcdef', pin_encrypted: serverPins.seal('86429'), failed_pin_attempts: 3, locked_at: now, created_at: now, updated_at: now,
+      });
       const ok = await run(['12345678'], dir);
       expect(ok.code, ok.err).to.equal(0);
       expect(ok.out).to.equal('Unlocked Customer ID 12345678.\n');
-      const row = await db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', '12345678').executeTakeFirstOrThrow();
+      const row = (await db('ussd_accounts').where('customer_id', '12345678').first())!;
       expect([row.locked_at, row.failed_pin_attempts]).to.deep.equal([null, 0]);
       const unknown = await run(['99999999'], dir);
       expect(unknown.code).to.equal(1);
@@ -98,13 +95,13 @@ describe('tsx src/main.ts ussd-unlock', () => {
       expect(noKey.err).to.include('PIN_ENCRYPTION_KEY: is not set and').and.include('does not exist');
 
       // A household that forgot its PIN: a new random one, for the operator to give in person.
-      await db.updateTable('ussd_accounts').set({ failed_pin_attempts: 3, locked_at: now }).where('customer_id', '=', '12345678').execute();
+      await db('ussd_accounts').update({ failed_pin_attempts: 3, locked_at: now }).where('customer_id', '12345678');
       const reset = await run(['12345678', '--new-pin'], dir);
       expect(reset.code, reset.err).to.equal(0);
       const pin = /with the new PIN (\d{5})\. Give it to the household in person/.exec(reset.out)?.[1];
       expect(pin, reset.out).to.be.a('string');
       expect(pinProblem(pin!)).to.equal(undefined);
-      const after = await db.selectFrom('ussd_accounts').selectAll().where('customer_id', '=', '12345678').executeTakeFirstOrThrow();
+      const after = (await db('ussd_accounts').where('customer_id', '12345678').first())!;
       expect([after.locked_at, after.failed_pin_attempts]).to.deep.equal([null, 0]);
       // Sealed under the data folder's PIN key, the one the server uses: it opens to the PIN printed.
       const cipher = new PinCipher(resolvePinKey(configWith({ DATA_DIR: dir }), pino({ level: 'silent' })));

@@ -183,3 +183,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return true;
   return e.cause !== undefined && e.cause !== err && isDatabaseUnavailable(e.cause);
 }
+
+/** The rows a `db.raw` select answers: pg gives a result object, better-sqlite3 the rows themselves. */
+export async function rowsOf<R>(raw: Knex.Raw): Promise<R[]> {
+  const result = (await raw) as R[] | { rows: R[] };
+  return Array.isArray(result) ? result : result.rows;
+}

@@ -1,27 +1,25 @@
-import type { Selectable } from 'kysely';
 import type { Db } from '../db/index.ts';
-import type { ApiKeys } from '../../../generated/db/database.ts';
+import type { ApiKeys } from '../../../generated/db/tables.ts';
 
-export type ApiKeyRow = Selectable<ApiKeys>;
+export type ApiKeyRow = ApiKeys;
 
 export class ApiKeyRepository {
   constructor(private readonly db: Db) {}
 
   async insert(row: ApiKeyRow): Promise<void> {
-    await this.db.insertInto('api_keys').values(row).execute();
+    await this.db('api_keys').insert(row);
   }
 
   async findActiveByHash(hash: string): Promise<ApiKeyRow | undefined> {
-    return this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', hash).where('revoked_at', 'is', null).executeTakeFirst();
+    return this.db('api_keys').where('key_hash', hash).whereNull('revoked_at').first();
   }
 
   async list(): Promise<ApiKeyRow[]> {
-    return this.db.selectFrom('api_keys').selectAll().orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+    return this.db('api_keys').orderBy('created_at', 'asc').orderBy('id', 'asc');
   }
 
   /** Returns false when no active key has this id. */
   async revoke(id: string, at: string): Promise<boolean> {
-    const { numUpdatedRows } = await this.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
-    return numUpdatedRows > 0n;
+    return (await this.db('api_keys').where('id', id).whereNull('revoked_at').update({ revoked_at: at })) > 0;
   }
 }

@@ -1,6 +1,7 @@
 // Area C gateway routes. Data is created through area A's API first (one device entity and 60
 // KPT claims), so the node reads real rows. The same queries made directly over gRPC are in
 // test/bench/chain-grpc.ts (autocannon speaks HTTP/1.1 only).
+import { randomBytes } from 'node:crypto';
 import type { BenchCase, BenchTarget } from '../case.ts';
 
 export interface ChainBenchData {
@@ -20,6 +21,8 @@ async function post(target: BenchTarget, path: string, body: unknown): Promise<a
 }
 
 const byDatabase = new Map<string, Promise<ChainBenchData>>();
+// A collection of this run's own: another bench process (chain-grpc.ts) may seed the same database.
+const COLLECTION = `bench-chain-${randomBytes(4).toString('hex')}`;
 
 /** Creates the bench data once per database (instances sharing one share it). */
 export function seedChainData(target: BenchTarget): Promise<ChainBenchData> {
@@ -33,12 +36,12 @@ export function seedChainData(target: BenchTarget): Promise<ChainBenchData> {
         services: [{ id: '#data', type: 'DataService', endpoint: 'https://data.example/stoves/1' }],
         verifiableCredential: [{ type: 'StoveCertificate', issuer: 'did:ixo:entity:0000000000000000000000000000a11c' }],
       });
-      await post(target, '/v1/collections', { id: 'bench', name: 'Bench collection', selectionMethod: 'random draw' });
+      await post(target, '/v1/collections', { id: COLLECTION, name: 'Bench collection', selectionMethod: 'random draw' });
       let claimId = '';
       for (let i = 0; i < 60; i++) {
         ({ id: claimId } = await post(target, '/v1/claims', {
           type: 'KPTClaim',
-          collectionId: 'bench',
+          collectionId: COLLECTION,
           householdId: `did:ixo:entity:${i.toString(16).padStart(32, '0')}`,
           testGroup: i % 2 ? 'intervention' : 'reference',
           fuelMeasurements: { total: 7.5, dailyLogs: [2.5, 2.5, 2.5] },
