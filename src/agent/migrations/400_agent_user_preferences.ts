@@ -1,25 +1,24 @@
-import { notNull, type MigrationDb } from './index.ts';
+import type { Knex } from 'knex';
 
-export async function up(db: MigrationDb): Promise<void> {
-  await db.schema
-    .createTable('agent_user_preferences')
-    .addColumn('user_did', 'varchar(512)', notNull)
-    .addColumn('room_id', 'varchar(255)', notNull)
-    .addColumn('agent_name', 'varchar(80)')
-    .addColumn('user_name', 'varchar(80)')
-    .addColumn('language', 'varchar(35)')
-    .addColumn('tone', 'varchar(120)')
-    .addColumn('length', 'varchar(16)')
-    .addColumn('format', 'varchar(16)')
-    .addColumn('formality', 'varchar(16)')
-    .addColumn('emoji', 'varchar(16)')
-    .addColumn('custom_instructions', 'text')
-    .addColumn('updated_at', 'varchar(32)', notNull)
+export async function up(knex: Knex): Promise<void> {
+  await knex.schema.createTable('agent_user_preferences', (t) => {
+    t.string('user_did', 512).notNullable();
+    t.string('room_id', 255).notNullable();
+    t.string('agent_name', 80);
+    t.string('user_name', 80);
+    t.string('language', 35);
+    t.string('tone', 120);
+    t.string('length', 16);
+    t.string('format', 16);
+    t.string('formality', 16);
+    t.string('emoji', 16);
+    t.text('custom_instructions');
+    t.string('updated_at', 32).notNullable();
     // One record per user and room; the upsert of set_user_preferences targets this key.
-    .addPrimaryKeyConstraint('agent_user_preferences_pkey', ['user_did', 'room_id'])
-    .execute();
+    t.primary(['user_did', 'room_id'], 'agent_user_preferences_pkey');
+  });
 }
 
-export async function down(db: MigrationDb): Promise<void> {
-  await db.schema.dropTable('agent_user_preferences').execute();
+export async function down(knex: Knex): Promise<void> {
+  await knex.schema.dropTable('agent_user_preferences');
 }

@@ -1,20 +1,19 @@
-import { sql } from 'kysely';
-import { dbClientOf } from '../index.ts';
-import type { MigrationDb } from './index.ts';
+import type { Knex } from 'knex';
+import { onPostgres } from '../../platform/db/dialect.ts';
 
 // PostgreSQL: each claim row records the transaction that inserted it, so followers can page in
 // an order no transaction still in flight can insert before (twins/claim-order.ts, commitOrder);
 // claim inserts then wait for no one. Rows stored before this all get this migration's
 // transaction, so they keep their `seq` order. SQLite commits one writer at a time: `seq` is
 // commit order there already.
-export async function up(db: MigrationDb): Promise<void> {
-  if (dbClientOf(db) !== 'postgres') return;
-  await sql`alter table kpt_claims add column tx xid8 not null default pg_current_xact_id()`.execute(db);
-  await sql`create index kpt_claims_tx_seq_index on kpt_claims (tx, seq)`.execute(db);
-  await sql`create index kpt_claims_collection_tx_seq_index on kpt_claims (collection_id, tx, seq)`.execute(db);
+export async function up(knex: Knex): Promise<void> {
+  if (!onPostgres(knex)) return;
+  await knex.raw('alter table kpt_claims add column tx xid8 not null default pg_current_xact_id()');
+  await knex.raw('create index kpt_claims_tx_seq_index on kpt_claims (tx, seq)');
+  await knex.raw('create index kpt_claims_collection_tx_seq_index on kpt_claims (collection_id, tx, seq)');
 }
 
-export async function down(db: MigrationDb): Promise<void> {
-  if (dbClientOf(db) !== 'postgres') return;
-  await sql`alter table kpt_claims drop column tx`.execute(db);
+export async function down(knex: Knex): Promise<void> {
+  if (!onPostgres(knex)) return;
+  await knex.raw('alter table kpt_claims drop column tx');
 }

@@ -1,5 +1,4 @@
-import { sql } from 'kysely';
-import type { MigrationDb } from './index.ts';
+import type { Knex } from 'knex';
 import { createStatusTable } from './103_twins_credential_status.ts';
 
 // A credential's revoked and suspended bits move onto its claim's row (one status row per claim
@@ -8,41 +7,38 @@ import { createStatusTable } from './103_twins_credential_status.ts';
 // the scan it makes anyway instead of an anti-join per test, which PostgreSQL planned anew for
 // every claim (about a quarter of its CPU per claim under make bench). The partial index keeps
 // the rows whose status ever changed, as the status table did: a status list is read from it.
-export async function up(db: MigrationDb): Promise<void> {
-  await db.schema.alterTable('kpt_claims').addColumn('credential_revoked', 'boolean', (c) => c.notNull().defaultTo(false)).execute();
-  await db.schema.alterTable('kpt_claims').addColumn('credential_suspended', 'boolean', (c) => c.notNull().defaultTo(false)).execute();
-  // When the credential's status last changed; null until it first does.
-  await db.schema.alterTable('kpt_claims').addColumn('credential_status_changed_at', 'varchar(32)').execute();
-  await db
-    .updateTable('kpt_claims')
-    .set({
-      credential_revoked: sql`(select s.revoked from twin_credential_statuses s where s.claim_id = kpt_claims.id)`,
-      credential_suspended: sql`(select s.suspended from twin_credential_statuses s where s.claim_id = kpt_claims.id)`,
-      credential_status_changed_at: sql`(select s.updated_at from twin_credential_statuses s where s.claim_id = kpt_claims.id)`,
+export async function up(knex: Knex): Promise<void> {
+  await knex.schema.alterTable('kpt_claims', (t) => {
+    t.boolean('credential_revoked').notNullable().defaultTo(false);
+    t.boolean('credential_suspended').notNullable().defaultTo(false);
+    // When the credential's status last changed; null until it first does.
+    t.string('credential_status_changed_at', 32);
+  });
+  await knex('kpt_claims')
+    .update({
+      credential_revoked: knex.raw('(select s.revoked from twin_credential_statuses s where s.claim_id = kpt_claims.id)'),
+      credential_suspended: knex.raw('(select s.suspended from twin_credential_statuses s where s.claim_id = kpt_claims.id)'),
+      credential_status_changed_at: knex.raw('(select s.updated_at from twin_credential_statuses s where s.claim_id = kpt_claims.id)'),
     })
-    .where(sql<boolean>`exists (select 1 from twin_credential_statuses s where s.claim_id = kpt_claims.id)`)
-    .execute();
-  await db.schema
-    .createIndex('kpt_claims_credential_status_changed_index')
-    .on('kpt_claims')
-    .column('status_list_index')
-    .where(sql.ref('credential_status_changed_at'), 'is not', null)
-    .execute();
-  await db.schema.dropTable('twin_credential_statuses').execute();
+    .whereExists((q) => q.select(knex.raw('1')).from('twin_credential_statuses as s').whereRaw('s.claim_id = kpt_claims.id'));
+  await knex.schema.alterTable('kpt_claims', (t) => {
+    t.index(['status_list_index'], 'kpt_claims_credential_status_changed_index', { predicate: knex.whereNotNull('credential_status_changed_at') });
+  });
+  await knex.schema.dropTable('twin_credential_statuses');
 }
 
-export async function down(db: MigrationDb): Promise<void> {
-  await createStatusTable(db);
-  await db
-    .insertInto('twin_credential_statuses')
-    .columns(['status_list_index', 'claim_id', 'revoked', 'suspended', 'updated_at'])
-    .expression(
-      db
-        .selectFrom('kpt_claims')
-        .select(['status_list_index', 'id', 'credential_revoked', 'credential_suspended', 'credential_status_changed_at'])
-        .where('credential_status_changed_at', 'is not', null),
-    )
-    .execute();
-  await db.schema.dropIndex('kpt_claims_credential_status_changed_index').execute();
-  for (const column of ['credential_status_changed_at', 'credential_suspended', 'credential_revoked']) await db.schema.alterTable('kpt_claims').dropColumn(column).execute();
+export async function down(knex: Knex): Promise<void> {
+  await createStatusTable(knex);
+  // Selected in the order of the table's columns (status_list_index, claim_id, revoked, suspended, updated_at).
+  await knex('twin_credential_statuses').insert(
+    knex('kpt_claims').select('status_list_index', 'id', 'credential_revoked', 'credential_suspended', 'credential_status_changed_at').whereNotNull('credential_status_changed_at'),
+  );
+  await knex.schema.alterTable('kpt_claims', (t) => {
+    t.dropIndex([], 'kpt_claims_credential_status_changed_index');
+  });
+  for (const column of ['credential_status_changed_at', 'credential_suspended', 'credential_revoked']) {
+    await knex.schema.alterTable('kpt_claims', (t) => {
+      t.dropColumn(column);
+    });
+  }
 }

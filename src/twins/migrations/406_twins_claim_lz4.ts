@@ -1,6 +1,5 @@
-import { sql } from 'kysely';
-import { dbClientOf } from '../index.ts';
-import type { MigrationDb } from './index.ts';
+import type { Knex } from 'knex';
+import { onPostgres } from '../../platform/db/dialect.ts';
 
 // PostgreSQL: a verified claim's row (its signed credential, checks and body, about 4 kB) is
 // compressed when it is stored. pglz, the default, was about 6% of PostgreSQL's CPU per claim
@@ -9,17 +8,17 @@ import type { MigrationDb } from './index.ts';
 // before keep their compression until they are written again.
 const COLUMNS = ['body', 'checks', 'reasons', 'credential', 'verifiable_credential'];
 
-export async function up(db: MigrationDb): Promise<void> {
-  if (dbClientOf(db) !== 'postgres') return;
-  const { rows } = await sql<{ lz4: boolean }>`select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`.execute(db);
-  if (rows[0]?.lz4) await setCompression(db, 'lz4');
+export async function up(knex: Knex): Promise<void> {
+  if (!onPostgres(knex)) return;
+  const { rows } = (await knex.raw(`select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`)) as { rows: { lz4: boolean }[] };
+  if (rows[0]?.lz4) await setCompression(knex, 'lz4');
 }
 
-export async function down(db: MigrationDb): Promise<void> {
-  if (dbClientOf(db) !== 'postgres') return;
-  await setCompression(db, 'default');
+export async function down(knex: Knex): Promise<void> {
+  if (!onPostgres(knex)) return;
+  await setCompression(knex, 'default');
 }
 
-async function setCompression(db: MigrationDb, method: 'lz4' | 'default'): Promise<void> {
-  await sql`alter table kpt_claims ${sql.join(COLUMNS.map((c) => sql`alter column ${sql.ref(c)} set compression ${sql.raw(method)}`))}`.execute(db);
+async function setCompression(knex: Knex, method: 'lz4' | 'default'): Promise<void> {
+  await knex.raw(`alter table kpt_claims ${COLUMNS.map(() => `alter column ?? set compression ${method}`).join(', ')}`, COLUMNS);
 }

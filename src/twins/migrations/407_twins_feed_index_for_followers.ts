@@ -1,6 +1,5 @@
-import { sql } from 'kysely';
-import { dbClientOf } from '../index.ts';
-import type { MigrationDb } from './index.ts';
+import type { Knex } from 'knex';
+import { onPostgres } from '../../platform/db/dialect.ts';
 
 // PostgreSQL: the followers' index of a collection's claims in commit order (104) serves only
 // statements that say something of `tx`, as every follower's page does (its horizon, `tx < ...`,
@@ -8,14 +7,14 @@ import type { MigrationDb } from './index.ts';
 // read the group's index, even in a plan made once for every value while the table was empty
 // (drivers.ts PLAN_ONCE). There the two indexes cost the same, and with the commit-order one a
 // group without pending claims was read whole, claim by claim, on every submission.
-export async function up(db: MigrationDb): Promise<void> {
-  if (dbClientOf(db) !== 'postgres') return;
-  await sql`drop index kpt_claims_collection_tx_seq_index`.execute(db);
-  await sql`create index kpt_claims_collection_tx_seq_index on kpt_claims (collection_id, tx, seq) where tx is not null`.execute(db);
+export async function up(knex: Knex): Promise<void> {
+  if (!onPostgres(knex)) return;
+  await knex.raw('drop index kpt_claims_collection_tx_seq_index');
+  await knex.raw('create index kpt_claims_collection_tx_seq_index on kpt_claims (collection_id, tx, seq) where tx is not null');
 }
 
-export async function down(db: MigrationDb): Promise<void> {
-  if (dbClientOf(db) !== 'postgres') return;
-  await sql`drop index kpt_claims_collection_tx_seq_index`.execute(db);
-  await sql`create index kpt_claims_collection_tx_seq_index on kpt_claims (collection_id, tx, seq)`.execute(db);
+export async function down(knex: Knex): Promise<void> {
+  if (!onPostgres(knex)) return;
+  await knex.raw('drop index kpt_claims_collection_tx_seq_index');
+  await knex.raw('create index kpt_claims_collection_tx_seq_index on kpt_claims (collection_id, tx, seq)');
 }

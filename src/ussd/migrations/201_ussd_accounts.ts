@@ -1,29 +1,28 @@
-import { notNull, type MigrationDb } from './index.ts';
+import type { Knex } from 'knex';
 
 // USSD customers. The PIN is stored only AES-256-GCM encrypted; failed attempts and the lock
 // live here (not in the session) so three wrong PINs lock the account across sessions.
-export async function up(db: MigrationDb): Promise<void> {
-  await db.schema
-    .createTable('ussd_accounts')
-    .addColumn('id', 'varchar(32)', (c) => c.notNull().primaryKey())
-    .addColumn('customer_id', 'varchar(16)', notNull)
-    .addColumn('phone_number', 'varchar(16)', notNull)
-    .addColumn('name', 'varchar(60)', notNull)
-    .addColumn('village', 'varchar(60)')
-    .addColumn('test_group', 'varchar(16)', notNull)
+export async function up(knex: Knex): Promise<void> {
+  await knex.schema.createTable('ussd_accounts', (t) => {
+    t.string('id', 32).notNullable().primary();
+    t.string('customer_id', 16).notNullable();
+    t.string('phone_number', 16).notNullable();
+    t.string('name', 60).notNullable();
+    t.string('village', 60);
+    t.string('test_group', 16).notNullable();
     // Null only while the account is being created: the row comes first, so a failure creating
     // the household twin leaves no orphan household (the row is deleted instead).
-    .addColumn('household_did', 'varchar(512)')
-    .addColumn('pin_encrypted', 'text', notNull)
-    .addColumn('failed_pin_attempts', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('locked_at', 'varchar(32)')
-    .addColumn('created_at', 'varchar(32)', notNull)
-    .addColumn('updated_at', 'varchar(32)', notNull)
-    .addUniqueConstraint('ussd_accounts_customer_id_unique', ['customer_id'])
-    .addUniqueConstraint('ussd_accounts_phone_number_unique', ['phone_number'])
-    .execute();
+    t.string('household_did', 512);
+    t.text('pin_encrypted').notNullable();
+    t.integer('failed_pin_attempts').notNullable().defaultTo(0);
+    t.string('locked_at', 32);
+    t.string('created_at', 32).notNullable();
+    t.string('updated_at', 32).notNullable();
+    t.unique(['customer_id'], { indexName: 'ussd_accounts_customer_id_unique' });
+    t.unique(['phone_number'], { indexName: 'ussd_accounts_phone_number_unique' });
+  });
 }
 
-export async function down(db: MigrationDb): Promise<void> {
-  await db.schema.dropTable('ussd_accounts').execute();
+export async function down(knex: Knex): Promise<void> {
+  await knex.schema.dropTable('ussd_accounts');
 }

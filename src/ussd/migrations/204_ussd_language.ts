@@ -1,11 +1,15 @@
-import type { MigrationDb } from './index.ts';
+import type { Knex } from 'knex';
 
 // The language a household chose (a catalogue code: en, sw), kept on the account so every
 // later session starts in it.
-export async function up(db: MigrationDb): Promise<void> {
-  await db.schema.alterTable('ussd_accounts').addColumn('language', 'varchar(8)', (c) => c.notNull().defaultTo('en')).execute();
+export async function up(knex: Knex): Promise<void> {
+  await knex.schema.alterTable('ussd_accounts', (t) => {
+    t.string('language', 8).notNullable().defaultTo('en');
+  });
 }
 
-export async function down(db: MigrationDb): Promise<void> {
-  await db.schema.alterTable('ussd_accounts').dropColumn('language').execute();
+export async function down(knex: Knex): Promise<void> {
+  await knex.schema.alterTable('ussd_accounts', (t) => {
+    t.dropColumn('language');
+  });
 }

@@ -1,21 +1,20 @@
-import type { MigrationDb } from './index.ts';
-
-const COLUMNS = [
-  ['network_code', 'varchar(16)'],
-  ['end_status', 'varchar(32)'],
-  ['end_duration_ms', 'integer'],
-  ['end_error', 'varchar(200)'],
-  ['ended_at', 'varchar(32)'],
-] as const;
+import type { Knex } from 'knex';
 
 // What the telecom gateway tells about a session: the mobile network it came from (every hop
 // carries networkCode) and, once it is over, its end-of-session notification (status, duration,
-// error), which says whether the household saw the last reply. One column per statement: SQLite
-// adds one at a time.
-export async function up(db: MigrationDb): Promise<void> {
-  for (const [column, type] of COLUMNS) await db.schema.alterTable('ussd_sessions').addColumn(column, type).execute();
+// error), which says whether the household saw the last reply.
+export async function up(knex: Knex): Promise<void> {
+  await knex.schema.alterTable('ussd_sessions', (t) => {
+    t.string('network_code', 16);
+    t.string('end_status', 32);
+    t.integer('end_duration_ms');
+    t.string('end_error', 200);
+    t.string('ended_at', 32);
+  });
 }
 
-export async function down(db: MigrationDb): Promise<void> {
-  for (const [column] of COLUMNS) await db.schema.alterTable('ussd_sessions').dropColumn(column).execute();
+export async function down(knex: Knex): Promise<void> {
+  await knex.schema.alterTable('ussd_sessions', (t) => {
+    t.dropColumns('network_code', 'end_status', 'end_duration_ms', 'end_error', 'ended_at');
+  });
 }

@@ -1,12 +1,16 @@
-import type { MigrationDb } from './index.ts';
+import type { Knex } from 'knex';
 
 // A session's earlier texts, as short keyed digests (the texts hold PINs): the text of each of
 // its hops before the last is a prefix of the last at a `*` (gateways send the whole text), so a
 // gateway's late repeat of an earlier hop can be told from a new keypress and change nothing.
-export async function up(db: MigrationDb): Promise<void> {
-  await db.schema.alterTable('ussd_sessions').addColumn('last_text_earlier', 'text', (c) => c.notNull().defaultTo('')).execute();
+export async function up(knex: Knex): Promise<void> {
+  await knex.schema.alterTable('ussd_sessions', (t) => {
+    t.text('last_text_earlier').notNullable().defaultTo('');
+  });
 }
 
-export async function down(db: MigrationDb): Promise<void> {
-  await db.schema.alterTable('ussd_sessions').dropColumn('last_text_earlier').execute();
+export async function down(knex: Knex): Promise<void> {
+  await knex.schema.alterTable('ussd_sessions', (t) => {
+    t.dropColumn('last_text_earlier');
+  });
 }
