@@ -116,11 +116,12 @@ async function prepareHistory(db: Knex, schema: string | undefined): Promise<voi
       t.string('adopted_at', 32).notNullable();
     });
     if (await table(trx, ADOPTED).where('source', KYSELY_HISTORY).first()) return;
-    const kysely: { name: string; timestamp: string }[] = await table(trx, KYSELY_HISTORY).select('name', 'timestamp').orderBy('name');
+    const kysely: { name: string; timestamp: string }[] = await table(trx, KYSELY_HISTORY).select('name', 'timestamp');
     const recorded = new Set((await table(trx, HISTORY).select('name')).map((r: { name: string }) => r.name));
     const missing = kysely
       .map(({ name, timestamp }) => ({ name: RENAMED_MIGRATIONS.get(name) ?? name, migration_time: new Date(timestamp) }))
-      .filter(({ name }) => !recorded.has(name));
+      .filter(({ name }) => !recorded.has(name))
+      .sort((a, b) => (a.name < b.name ? -1 : 1));
     for (const row of missing) await table(trx, HISTORY).insert({ ...row, batch: 1 });
     await table(trx, ADOPTED).insert({ source: KYSELY_HISTORY, adopted_at: new Date().toISOString() });
   });
