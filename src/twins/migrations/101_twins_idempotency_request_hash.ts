@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dropColumns } from '../../platform/db/dialect.ts';
 
 // What request an Idempotency-Key was first sent with (SHA-256 of the canonical claim), so a
 // retry is recognised by its whole body: the claim's measurement key alone misses other fields,
@@ -10,7 +11,5 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.schema.alterTable('kpt_idempotency_keys', (t) => {
-    t.dropColumn('request_hash');
-  });
+  await dropColumns(knex, 'kpt_idempotency_keys', 'request_hash');
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dropColumns } from '../../platform/db/dialect.ts';
 
 // Bitstring Status List v1.0 for KPT credentials (src/twins/credential-status.ts): each claim
 // signed with a credential gets a status index; the state of an index is a row only once it was
@@ -47,7 +48,5 @@ export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable('kpt_claims', (t) => {
     t.dropIndex([], 'kpt_claims_status_list_index_unique');
   });
-  await knex.schema.alterTable('kpt_claims', (t) => {
-    t.dropColumn('status_list_index');
-  });
+  await dropColumns(knex, 'kpt_claims', 'status_list_index');
 }

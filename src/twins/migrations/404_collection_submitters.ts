@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dropColumns } from '../../platform/db/dialect.ts';
 import { DEFAULT_COLLECTION_ID } from '../collections.ts';
 
 // Who may submit claims into a collection: its creator and its submitters (a JSON array of DIDs),
@@ -27,10 +28,5 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.schema.alterTable('kpt_collections', (t) => {
-    t.dropColumn('open_to_all');
-  });
-  await knex.schema.alterTable('kpt_collections', (t) => {
-    t.dropColumn('submitters');
-  });
+  await dropColumns(knex, 'kpt_collections', 'open_to_all', 'submitters');
 }

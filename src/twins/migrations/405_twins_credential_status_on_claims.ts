@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dropColumns } from '../../platform/db/dialect.ts';
 import { createStatusTable } from './103_twins_credential_status.ts';
 
 // A credential's revoked and suspended bits move onto its claim's row (one status row per claim
@@ -36,9 +37,5 @@ export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable('kpt_claims', (t) => {
     t.dropIndex([], 'kpt_claims_credential_status_changed_index');
   });
-  for (const column of ['credential_status_changed_at', 'credential_suspended', 'credential_revoked']) {
-    await knex.schema.alterTable('kpt_claims', (t) => {
-      t.dropColumn(column);
-    });
-  }
+  await dropColumns(knex, 'kpt_claims', 'credential_status_changed_at', 'credential_suspended', 'credential_revoked');
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dropColumns } from '../../platform/db/dialect.ts';
 
 // The language a household chose (a catalogue code: en, sw), kept on the account so every
 // later session starts in it.
@@ -9,7 +10,5 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.schema.alterTable('ussd_accounts', (t) => {
-    t.dropColumn('language');
-  });
+  await dropColumns(knex, 'ussd_accounts', 'language');
 }

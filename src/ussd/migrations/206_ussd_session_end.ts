@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dropColumns } from '../../platform/db/dialect.ts';
 
 // What the telecom gateway tells about a session: the mobile network it came from (every hop
 // carries networkCode) and, once it is over, its end-of-session notification (status, duration,
@@ -14,7 +15,5 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.schema.alterTable('ussd_sessions', (t) => {
-    t.dropColumns('network_code', 'end_status', 'end_duration_ms', 'end_error', 'ended_at');
-  });
+  await dropColumns(knex, 'ussd_sessions', 'network_code', 'end_status', 'end_duration_ms', 'end_error', 'ended_at');
 }

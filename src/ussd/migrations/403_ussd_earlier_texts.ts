@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dropColumns } from '../../platform/db/dialect.ts';
 
 // A session's earlier texts, as short keyed digests (the texts hold PINs): the text of each of
 // its hops before the last is a prefix of the last at a `*` (gateways send the whole text), so a
@@ -10,7 +11,5 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.schema.alterTable('ussd_sessions', (t) => {
-    t.dropColumn('last_text_earlier');
-  });
+  await dropColumns(knex, 'ussd_sessions', 'last_text_earlier');
 }
