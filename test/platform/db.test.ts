@@ -1,15 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { expect } from 'chai';
 import { ConfigError, configWith } from '../../src/config.ts';
-import { Migrator, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { CHECKPOINT_INTERVAL_MS, FOREGROUND_CHECKPOINT_PAGES } from '../../src/platform/db/checkpointer.ts';
 import { createDb, createDbFromConfig, sqliteFile, type Db } from '../../src/platform/db/index.ts';
-import { migrateLatest } from '../../src/platform/db/migrate.ts';
-import { migrationProvider } from '../../src/platform/db/migrations/index.ts';
 import { inTransaction } from '../../src/platform/db/sql.ts';
 import { ClaimRepository } from '../../src/twins/claims.repository.ts';
 import { createTestDatabase, forEachDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
@@ -75,130 +73,13 @@ describe('the database the configuration names', () => {
   });
 });
 
-describe('migrations', () => {
-  it('adopt the history of a database migrated by Hearth under Knex: nothing is applied twice, later ones are, and its rows stay', async () => {
-    // test/fixtures/knex-era.sqlite: every migration of the time applied by Knex, and one API key.
-    const dir = mkdtempSync(join(tmpdir(), 'hearth-knex-era-'));
-    const file = join(dir, 'hearth.sqlite');
-    copyFileSync('test/fixtures/knex-era.sqlite', file);
-    const db = createDb({ url: `sqlite:${file}`, dataDir: dir, poolMax: 1 });
-    try {
-      // Only the migrations written since that database was made are applied.
-      const since = Object.keys(await migrationProvider.getMigrations()).filter((name) => name > '400_agent_user_preferences');
-      expect(since).to.include('401_ussd_household_without_customer_id');
-      expect(await migrateLatest(db)).to.deep.equal(since);
-      expect(await db.selectFrom('api_keys').select(['id', 'name']).execute()).to.deep.equal([{ id: 'k1', name: 'legacy' }]);
-      const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db);
-      expect(rows.map((r) => r.name)).to.include.members(['001_platform_api_keys', '400_agent_user_preferences']);
-      // And it goes on working: a second start applies nothing either.
-      expect(await migrateLatest(db)).to.deep.equal([]);
-      // From then on Kysely's history is the only one: a migration of Knex's time undone is applied again, not re-adopted as applied.
-      const names = Object.keys(await migrationProvider.getMigrations());
-      const beforeLastOfKnex = names[names.indexOf('400_agent_user_preferences') - 1]!;
-      expect((await new Migrator({ db, provider: migrationProvider }).migrateTo(beforeLastOfKnex)).error).to.equal(undefined);
-      expect(await migrateLatest(db)).to.deep.equal(['400_agent_user_preferences', ...since]);
-    } finally {
-      await db.destroy();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-});
-
-describe('migration 404: who may submit into a collection', () => {
-  it('a collection keeps the principals already submitting into it as its submitters; default is open to all', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hearth-404-'));
-    const db = createDb({ url: `sqlite:${join(dir, 'hearth.sqlite')}`, dataDir: dir, poolMax: 1 });
-    try {
-      const { error } = await new Migrator({ db, provider: migrationProvider }).migrateTo('403_ussd_earlier_texts');
-      expect(error).to.equal(undefined);
-      const at = '2026-03-05T08:30:00.000Z';
-      await db.insertInto('kpt_collections').values({ id: 'kisumu', name: 'Kisumu', description: null, selection_method: 'Random draw', created_by: 'did:ixo:entity:creator', created_at: at }).execute();
-      const claim = (id: string, by: string) => ({
-        id, claim_key: id, collection_id: 'kisumu', household_did: `did:ixo:entity:${id}`, test_group: 'reference', status: 'pending', start_date: null, end_date: null, days: 3, total_kg: 3,
-        daily_logs: '[1,1,1]', body: '{}', claim_cid: 'x', checks: '[]', reasons: '[]', credential: null, verifiable_credential: null, submitted_by: by, created_at: at, updated_at: at, verified_at: null, status_list_index: null,
-      });
-      for (const [id, by] of [['c1', 'did:ixo:entity:creator'], ['c2', 'did:ixo:entity:gateway'], ['c3', 'did:ixo:entity:agent'], ['c4', 'did:ixo:entity:gateway']]) {
-        await db.insertInto('kpt_claims').values(claim(id!, by!)).execute();
-      }
-      await migrateLatest(db);
-      const rows = await db.selectFrom('kpt_collections').select(['id', 'submitters', 'open_to_all']).orderBy('id').execute();
-      expect(rows.map((r) => [r.id, JSON.parse(r.submitters) as string[], Boolean(r.open_to_all)])).to.deep.equal([
-        ['default', [], true],
-        ['kisumu', ['did:ixo:entity:agent', 'did:ixo:entity:gateway'], false],
-        ['ussd', [], false],
-      ]);
-    } finally {
-      await db.destroy();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-});
-
-forEachDatabase('migration 405: a credential\'s status on its claim\'s row', (t) => {
-  const at = '2026-03-05T08:30:00.000Z';
-  const migrator = () => new Migrator({ db: t.db, provider: migrationProvider, migrationTableSchema: t.schema });
-  const claim = (id: string, index: number | null) => ({
-    id, claim_key: id, collection_id: 'default', household_did: `did:ixo:entity:${id}`, test_group: 'reference', status: index === null ? 'pending' : 'verified', start_date: null, end_date: null, days: 3,
-    total_kg: 3, daily_logs: '[1,1,1]', body: '{}', claim_cid: 'x', checks: '[]', reasons: '[]', credential: null, verifiable_credential: null, submitted_by: 'did:ixo:entity:s', created_at: at,
-    updated_at: at, verified_at: null, status_list_index: index,
-  });
-  const statuses = [
-    { status_list_index: 1, claim_id: 'revoked', revoked: true, suspended: false, updated_at: '2026-03-06T00:00:00.000Z' },
-    { status_list_index: 2, claim_id: 'suspended', revoked: false, suspended: true, updated_at: '2026-03-07T00:00:00.000Z' },
-    { status_list_index: 3, claim_id: 'reinstated', revoked: false, suspended: false, updated_at: '2026-03-08T00:00:00.000Z' },
-  ];
-  const asStored = (r: Record<string, unknown>) => ({ ...r, revoked: Boolean(r.revoked), suspended: Boolean(r.suspended) });
-
-  it('moves every status row onto its claim, leaves the others standing, and its down migration gives the rows back', async () => {
-    const db = t.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
-    expect((await migrator().migrateTo('404_collection_submitters')).error).to.equal(undefined);
-    for (const [id, index] of [['revoked', 1], ['suspended', 2], ['reinstated', 3], ['standing', 4], ['pending', null]] as const) await db.insertInto('kpt_claims').values(claim(id, index)).execute();
-    await db.insertInto('twin_credential_statuses').values(statuses).execute();
-
-    await migrateLatest(t.db);
-    const rows = await db.selectFrom('kpt_claims').select(['id', 'credential_revoked', 'credential_suspended', 'credential_status_changed_at']).orderBy('id').execute();
-    expect(rows.map((r) => [r.id, Boolean(r.credential_revoked), Boolean(r.credential_suspended), r.credential_status_changed_at])).to.deep.equal([
-      ['pending', false, false, null],
-      ['reinstated', false, false, '2026-03-08T00:00:00.000Z'],
-      ['revoked', true, false, '2026-03-06T00:00:00.000Z'],
-      ['standing', false, false, null],
-      ['suspended', false, true, '2026-03-07T00:00:00.000Z'],
-    ]);
-
-    expect((await migrator().migrateTo('404_collection_submitters')).error).to.equal(undefined);
-    const back = await db.selectFrom('twin_credential_statuses').selectAll().orderBy('status_list_index').execute();
-    expect(back.map(asStored)).to.deep.equal(statuses);
-    await migrateLatest(t.db);
-  });
-});
-
-forEachDatabase('migrations renamed after some database applied them', (t) => {
-  it('a history naming 207_ussd_household_without_customer_id (its first name) is moved to 401: nothing runs again, start-up goes on', async () => {
-    await sql`update kysely_migration set name = '207_ussd_household_without_customer_id' where name = '401_ussd_household_without_customer_id'`.execute(t.db);
-    expect(await migrateLatest(t.db)).to.deep.equal([]);
-    const names = (await sql<{ name: string }>`select name from kysely_migration`.execute(t.db)).rows.map((r) => r.name);
-    expect(names).to.include('401_ussd_household_without_customer_id');
-    expect(names).to.not.include('207_ussd_household_without_customer_id');
-  });
-});
-
 if (TEST_DATABASE_URL) {
-  describe('migrations [postgres]', () => {
+  describe('migration 407 [postgres]', () => {
     let t: Awaited<ReturnType<typeof createTestDatabase>>;
     before(async () => {
       t = await createTestDatabase('postgres');
     });
     after(() => t.drop());
-
-    it('adopt a Knex history in their own schema, whatever other schemas of the database hold', async () => {
-      // As Knex left a database: its history table, and none of Kysely's.
-      const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(t.db);
-      await sql`create table knex_migrations (id serial primary key, name varchar(255), batch integer, migration_time timestamptz)`.execute(t.db);
-      for (const { name } of rows) await sql`insert into knex_migrations (name, batch, migration_time) values (${name}, 1, now())`.execute(t.db);
-      await sql`drop table kysely_migration, kysely_migration_lock`.execute(t.db);
-      expect(await migrateLatest(t.db)).to.deep.equal([]);
-      expect((await sql<{ name: string }>`select name from kysely_migration order by name`.execute(t.db)).rows).to.deep.equal(rows);
-    });
 
     it("keep the followers' index of a collection's claims to the statements that page in commit order (migration 407): a partner read planned once reads its group's index", async () => {
       const indexes = (plan: unknown): string[] => {
@@ -215,37 +96,6 @@ if (TEST_DATABASE_URL) {
           return [...new Set(indexes(explained))].sort();
         });
       expect(await partnerReadPlan()).to.deep.equal(['kpt_claims_collection_id_test_group_status_index', 'kpt_claims_household_did_index']);
-      const definition = async () =>
-        (await sql<{ indexdef: string }>`select indexdef from pg_indexes where schemaname = current_schema() and indexname = 'kpt_claims_collection_tx_seq_index'`.execute(t.db)).rows[0]!.indexdef;
-      expect(await definition()).to.match(/\(collection_id, tx, seq\) WHERE \(tx IS NOT NULL\)$/);
-      const migrator = new Migrator({ db: t.db, provider: migrationProvider, migrationTableSchema: t.schema });
-      expect((await migrator.migrateTo('406_twins_claim_lz4')).error).to.equal(undefined);
-      expect(await definition()).to.match(/\(collection_id, tx, seq\)$/);
-      expect((await migrator.migrateToLatest()).error).to.equal(undefined);
-      expect(await definition()).to.match(/WHERE \(tx IS NOT NULL\)$/);
-    });
-
-    it('compress the large text columns of claims with lz4 where the server has it (migration 406); its down migration restores the default', async () => {
-      const { lz4 } = (await sql<{ lz4: boolean }>`select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`.execute(t.db)).rows[0]!;
-      const methods = async () =>
-        (await sql<{ attcompression: string }>`select attcompression from pg_attribute where attrelid = 'kpt_claims'::regclass
-          and attname in ('body', 'checks', 'reasons', 'credential', 'verifiable_credential') order by attname`.execute(t.db)).rows.map((r) => r.attcompression);
-      // '' is the server's default_toast_compression (pglz unless it is set otherwise).
-      expect(await methods()).to.deep.equal(Array(5).fill(lz4 ? 'l' : ''));
-      const { error } = await new Migrator({ db: t.db, provider: migrationProvider, migrationTableSchema: t.schema }).migrateTo('405_twins_credential_status_on_claims');
-      expect(error).to.equal(undefined);
-      expect(await methods()).to.deep.equal(Array(5).fill(''));
-      await migrateLatest(t.db);
-    });
-
-    it("keep each schema's history in that schema: a second deployment in the same database migrates from scratch", async () => {
-      const other = await createTestDatabase('postgres');
-      try {
-        const { rows } = await sql<{ n: number }>`select count(*)::int as n from kysely_migration`.execute(other.db);
-        expect(rows[0]!.n).to.equal((await migrateLatest(t.db)).length + (await sql<{ n: number }>`select count(*)::int as n from kysely_migration`.execute(t.db)).rows[0]!.n);
-      } finally {
-        await other.drop();
-      }
     });
   });
 }

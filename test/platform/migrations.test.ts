@@ -25,6 +25,21 @@ const historyNames = async (db: Knex) => (await history(db)).map((r) => r.name);
 /** A history time as an instant: SQLite's are milliseconds (as Knex binds a Date there), PostgreSQL's a Date. */
 const instant = (time: unknown) => new Date(time as number | string | Date).toISOString();
 
+/** Applies the migrations up to `name`, or undoes those after it, one at a time. */
+async function migrateTo(db: Knex, name: string): Promise<void> {
+  const config = await migrationConfig(db);
+  await db.migrate.to({ ...config, name });
+  while ((await historyNames(db)).at(-1)! > name) await db.migrate.down(config);
+}
+
+const AT = '2026-03-05T08:30:00.000Z';
+/** A claim row as the migrations' tests store one, with `fields` changed. */
+const claim = (id: string, fields: Record<string, unknown> = {}) => ({
+  id, claim_key: id, collection_id: 'default', household_did: `did:ixo:entity:${id}`, test_group: 'reference', status: 'pending', start_date: null, end_date: null, days: 3, total_kg: 3,
+  daily_logs: '[1,1,1]', body: '{}', claim_cid: 'x', checks: '[]', reasons: '[]', credential: null, verifiable_credential: null, submitted_by: 'did:ixo:entity:s', created_at: AT, updated_at: AT,
+  verified_at: null, ...fields,
+});
+
 interface Scratch {
   url: string;
   schema?: string;
@@ -84,6 +99,51 @@ for (const kind of TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sq
       await db.migrate.rollback(await migrationConfig(db), true);
       expect(await historyNames(db)).to.deep.equal([]);
       expect(await migrateLatest(db)).to.deep.equal(names);
+    });
+
+    it('404: a collection keeps the principals already submitting into it as its submitters; default is open to all', async () => {
+      await migrateTo(db, '403_ussd_earlier_texts');
+      await db('kpt_collections').insert({ id: 'kisumu', name: 'Kisumu', description: null, selection_method: 'Random draw', created_by: 'did:ixo:entity:creator', created_at: AT });
+      for (const [id, by] of [['c1', 'did:ixo:entity:creator'], ['c2', 'did:ixo:entity:gateway'], ['c3', 'did:ixo:entity:agent'], ['c4', 'did:ixo:entity:gateway']] as const) {
+        await db('kpt_claims').insert(claim(id, { collection_id: 'kisumu', submitted_by: by }));
+      }
+      await migrateLatest(db);
+      const rows: { id: string; submitters: string; open_to_all: unknown }[] = await db('kpt_collections').select('id', 'submitters', 'open_to_all').orderBy('id');
+      expect(rows.map((r) => [r.id, JSON.parse(r.submitters) as string[], Boolean(r.open_to_all)])).to.deep.equal([
+        ['default', [], true],
+        ['kisumu', ['did:ixo:entity:agent', 'did:ixo:entity:gateway'], false],
+        ['ussd', [], false],
+      ]);
+    });
+
+    it("405: moves every credential status row onto its claim, leaves the others standing, and its down migration gives the rows back", async () => {
+      const statuses = [
+        { status_list_index: 1, claim_id: 'revoked', revoked: true, suspended: false, updated_at: '2026-03-06T00:00:00.000Z' },
+        { status_list_index: 2, claim_id: 'suspended', revoked: false, suspended: true, updated_at: '2026-03-07T00:00:00.000Z' },
+        { status_list_index: 3, claim_id: 'reinstated', revoked: false, suspended: false, updated_at: '2026-03-08T00:00:00.000Z' },
+      ];
+      await migrateTo(db, '404_collection_submitters');
+      for (const [id, index] of [['revoked', 1], ['suspended', 2], ['reinstated', 3], ['standing', 4], ['pending', null]] as const) {
+        await db('kpt_claims').insert(claim(id, { status: index === null ? 'pending' : 'verified', status_list_index: index }));
+      }
+      await db('twin_credential_statuses').insert(statuses);
+
+      await migrateLatest(db);
+      const rows: { id: string; credential_revoked: unknown; credential_suspended: unknown; credential_status_changed_at: string | null }[] = await db('kpt_claims')
+        .select('id', 'credential_revoked', 'credential_suspended', 'credential_status_changed_at')
+        .orderBy('id');
+      expect(rows.map((r) => [r.id, Boolean(r.credential_revoked), Boolean(r.credential_suspended), r.credential_status_changed_at])).to.deep.equal([
+        ['pending', false, false, null],
+        ['reinstated', false, false, '2026-03-08T00:00:00.000Z'],
+        ['revoked', true, false, '2026-03-06T00:00:00.000Z'],
+        ['standing', false, false, null],
+        ['suspended', false, true, '2026-03-07T00:00:00.000Z'],
+      ]);
+
+      await migrateTo(db, '404_collection_submitters');
+      const back: Record<string, unknown>[] = await db('twin_credential_statuses').select('*').orderBy('status_list_index');
+      expect(back.map((r) => ({ ...r, revoked: Boolean(r.revoked), suspended: Boolean(r.suspended) }))).to.deep.equal(statuses);
+      await migrateLatest(db);
     });
   });
 }
@@ -254,6 +314,31 @@ if (TEST_DATABASE_URL) {
       // Adopted once: a migration undone later is applied again.
       await db.migrate.down(await migrationConfig(db));
       expect(await migrateLatest(db)).to.deep.equal((await allNames()).slice(-1));
+    });
+
+    it("406: compresses the large text columns of claims with lz4 where the server has it; its down migration restores the default", async () => {
+      const db = handle(await schemaWith());
+      await migrateLatest(db);
+      const { rows } = (await db.raw(`select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`)) as { rows: { lz4: boolean }[] };
+      const methods = async () =>
+        ((await db.raw(`select attcompression from pg_attribute where attrelid = 'kpt_claims'::regclass
+          and attname in ('body', 'checks', 'reasons', 'credential', 'verifiable_credential') order by attname`)) as { rows: { attcompression: string }[] }).rows.map((r) => r.attcompression);
+      // '' is the server's default_toast_compression (pglz unless it is set otherwise).
+      expect(await methods()).to.deep.equal(Array(5).fill(rows[0]!.lz4 ? 'l' : ''));
+      await migrateTo(db, '405_twins_credential_status_on_claims');
+      expect(await methods()).to.deep.equal(Array(5).fill(''));
+    });
+
+    it("407: the followers' index of a collection's claims in commit order is partial (tx is not null); its down migration makes it whole again", async () => {
+      const db = handle(await schemaWith());
+      await migrateLatest(db);
+      const definition = async () =>
+        ((await db.raw(`select indexdef from pg_indexes where schemaname = current_schema() and indexname = 'kpt_claims_collection_tx_seq_index'`)) as { rows: { indexdef: string }[] }).rows[0]!.indexdef;
+      expect(await definition()).to.match(/\(collection_id, tx, seq\) WHERE \(tx IS NOT NULL\)$/);
+      await migrateTo(db, '406_twins_claim_lz4');
+      expect(await definition()).to.match(/\(collection_id, tx, seq\)$/);
+      await migrateLatest(db);
+      expect(await definition()).to.match(/WHERE \(tx IS NOT NULL\)$/);
     });
 
     it('two instances starting at once on a schema migrated under Kysely adopt its history once', async () => {
