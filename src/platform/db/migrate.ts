@@ -65,6 +65,11 @@ export async function migrateLatest(db: Knex): Promise<string[]> {
   return applied;
 }
 
+/** What migrateLatest does before Knex's migrator runs, for Knex's CLI (knexfile.ts) to do first. */
+export async function adoptEarlierHistory(db: Knex): Promise<void> {
+  await prepareHistory(db, await historySchema(db));
+}
+
 const HISTORY = 'knex_migrations';
 const HISTORY_LOCK = 'knex_migrations_lock';
 /** Which earlier histories were copied into Knex's (one row each), so none is copied twice. */
