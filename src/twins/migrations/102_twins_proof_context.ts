@@ -15,7 +15,7 @@ type StoredVc = { '@context'?: unknown; proof?: Record<string, unknown> | unknow
 async function rewrite(knex: Knex, change: (vc: StoredVc) => boolean): Promise<void> {
   let after = 0;
   for (;;) {
-    const rows: Row[] = await knex('kpt_claims')
+    const rows = await knex<Row>('kpt_claims')
       .select('seq', 'id', 'verifiable_credential')
       .whereNotNull('verifiable_credential')
       .where('seq', '>', after)

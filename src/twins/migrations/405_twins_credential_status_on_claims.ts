@@ -8,6 +8,9 @@ import { createStatusTable } from './103_twins_credential_status.ts';
 // the scan it makes anyway instead of an anti-join per test, which PostgreSQL planned anew for
 // every claim (about a quarter of its CPU per claim under make bench). The partial index keeps
 // the rows whose status ever changed, as the status table did: a status list is read from it.
+/** The columns this migration adds, as it fills them (from another table). */
+type StatusColumns = Record<'credential_revoked' | 'credential_suspended' | 'credential_status_changed_at', Knex.Raw>;
+
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('kpt_claims', (t) => {
     t.boolean('credential_revoked').notNullable().defaultTo(false);
@@ -15,7 +18,7 @@ export async function up(knex: Knex): Promise<void> {
     // When the credential's status last changed; null until it first does.
     t.string('credential_status_changed_at', 32);
   });
-  await knex('kpt_claims')
+  await knex<StatusColumns>('kpt_claims')
     .update({
       credential_revoked: knex.raw('(select s.revoked from twin_credential_statuses s where s.claim_id = kpt_claims.id)'),
       credential_suspended: knex.raw('(select s.suspended from twin_credential_statuses s where s.claim_id = kpt_claims.id)'),
