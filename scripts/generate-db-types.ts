@@ -44,7 +44,7 @@ try {
     '',
   ];
   for (const table of tables) {
-    const columns = (await db.raw('pragma table_info(??)', [table])) as Column[];
+    const columns = await db.raw<Column[]>('pragma table_info(??)', [table]);
     // SQLite numbers an integer primary key itself (a rowid, AUTOINCREMENT here; serial on PostgreSQL).
     const numbered = columns.filter((c) => c.pk > 0).length === 1 && columns.some((c) => c.pk === 1 && c.type.toLowerCase() === 'integer');
     const type = pascal(table);

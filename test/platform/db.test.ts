@@ -10,7 +10,7 @@ import { CHECKPOINT_INTERVAL_MS, FOREGROUND_CHECKPOINT_PAGES } from '../../src/p
 import { createDb, createDbFromConfig, sqliteFile, type Db } from '../../src/platform/db/index.ts';
 import { inTransaction } from '../../src/platform/db/sql.ts';
 import { ClaimRepository } from '../../src/twins/claims.repository.ts';
-import { createTestDatabase, forEachDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
+import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
 import { explainPrepared } from '../helpers/plans.ts';
 
 /** The test's own tables, beside the migrated ones. */

@@ -239,14 +239,14 @@ async function sqliteSchema(db: Knex): Promise<string[]> {
   const affinity = (type: string) => (/int/i.test(type) ? 'integer' : /char|clob|text/i.test(type) ? 'text' : /real|floa|doub/i.test(type) ? 'real' : type.toLowerCase());
   const value = (dflt: string | null) => (dflt === null ? null : dflt === 'false' ? '0' : dflt.replace(/^'(.*)'$/, '$1'));
   for (const table of tables) {
-    for (const c of (await db.raw(`pragma table_info(??)`, [table])) as { name: string; type: string; notnull: number; dflt_value: string | null; pk: number }[]) {
+    for (const c of await db.raw<{ name: string; type: string; notnull: number; dflt_value: string | null; pk: number }[]>(`pragma table_info(??)`, [table])) {
       lines.push(`${table}.${c.name} ${affinity(c.type)} notnull=${c.notnull} pk=${c.pk} default=${value(c.dflt_value)}`);
     }
-    for (const i of (await db.raw(`pragma index_list(??)`, [table])) as { name: string; unique: number; origin: string; partial: number }[]) {
-      const columns = ((await db.raw(`pragma index_info(??)`, [i.name])) as { name: string }[]).map((c) => c.name);
+    for (const i of await db.raw<{ name: string; unique: number; origin: string; partial: number }[]>(`pragma index_list(??)`, [table])) {
+      const columns = (await db.raw<{ name: string }[]>(`pragma index_info(??)`, [i.name])).map((c) => c.name);
       lines.push(`${table} ${i.origin === 'pk' ? 'primary key' : i.unique ? 'unique' : `index ${i.name}`} (${columns.join(', ')})${i.partial ? ' partial' : ''}`);
     }
-    for (const f of (await db.raw(`pragma foreign_key_list(??)`, [table])) as { from: string; table: string; to: string; on_delete: string }[]) {
+    for (const f of await db.raw<{ from: string; table: string; to: string; on_delete: string }[]>(`pragma foreign_key_list(??)`, [table])) {
       lines.push(`${table}.${f.from} references ${f.table}.${f.to} on delete ${f.on_delete.toLowerCase()}`);
     }
   }
@@ -319,10 +319,10 @@ if (TEST_DATABASE_URL) {
     it("406: compresses the large text columns of claims with lz4 where the server has it; its down migration restores the default", async () => {
       const db = handle(await schemaWith());
       await migrateLatest(db);
-      const { rows } = (await db.raw(`select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`)) as { rows: { lz4: boolean }[] };
+      const { rows } = await db.raw<{ rows: { lz4: boolean }[] }>(`select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`);
       const methods = async () =>
-        ((await db.raw(`select attcompression from pg_attribute where attrelid = 'kpt_claims'::regclass
-          and attname in ('body', 'checks', 'reasons', 'credential', 'verifiable_credential') order by attname`)) as { rows: { attcompression: string }[] }).rows.map((r) => r.attcompression);
+        (await db.raw<{ rows: { attcompression: string }[] }>(`select attcompression from pg_attribute where attrelid = 'kpt_claims'::regclass
+          and attname in ('body', 'checks', 'reasons', 'credential', 'verifiable_credential') order by attname`)).rows.map((r) => r.attcompression);
       // '' is the server's default_toast_compression (pglz unless it is set otherwise).
       expect(await methods()).to.deep.equal(Array(5).fill(rows[0]!.lz4 ? 'l' : ''));
       await migrateTo(db, '405_twins_credential_status_on_claims');
@@ -333,7 +333,7 @@ if (TEST_DATABASE_URL) {
       const db = handle(await schemaWith());
       await migrateLatest(db);
       const definition = async () =>
-        ((await db.raw(`select indexdef from pg_indexes where schemaname = current_schema() and indexname = 'kpt_claims_collection_tx_seq_index'`)) as { rows: { indexdef: string }[] }).rows[0]!.indexdef;
+        (await db.raw<{ rows: { indexdef: string }[] }>(`select indexdef from pg_indexes where schemaname = current_schema() and indexname = 'kpt_claims_collection_tx_seq_index'`)).rows[0]!.indexdef;
       expect(await definition()).to.match(/\(collection_id, tx, seq\) WHERE \(tx IS NOT NULL\)$/);
       await migrateTo(db, '406_twins_claim_lz4');
       expect(await definition()).to.match(/\(collection_id, tx, seq\)$/);

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /** Whether a Knex handle (the pool, a transaction, a migration's) runs on PostgreSQL rather than SQLite. */
-export const onPostgres = (knex: Knex): boolean => knex.client.dialect === 'postgresql';
+export const onPostgres = (knex: Knex): boolean => (knex.client as Knex.Client).dialect === 'postgresql';
 
 /**
  * Drops columns with ALTER TABLE ... DROP COLUMN, on both databases. Knex drops a SQLite column by

@@ -85,7 +85,7 @@ const RENAMED_MIGRATIONS = new Map([['207_ussd_household_without_customer_id', '
 
 async function historySchema(db: Knex): Promise<string | undefined> {
   if (!onPostgres(db)) return undefined;
-  const { rows } = (await db.raw('select current_schema() as schema')) as { rows: { schema: string }[] };
+  const { rows } = await db.raw<{ rows: { schema: string }[] }>('select current_schema() as schema');
   return rows[0]!.schema;
 }
 

@@ -15,13 +15,13 @@ export async function up(knex: Knex): Promise<void> {
   await knex('kpt_collections').update({ open_to_all: true }).where('id', DEFAULT_COLLECTION_ID);
   // Who already submits into a collection keeps doing so (a campaign fed by a field partner or
   // the USSD gateway): its creator may change that later (PATCH /v1/collections/{id}).
-  const submitting: { collection_id: string; submitted_by: string }[] = await knex
+  const submitting = (await knex
     .from('kpt_claims as k')
     .innerJoin('kpt_collections as c', 'c.id', 'k.collection_id')
     .distinct('k.collection_id', 'k.submitted_by')
     .where('c.open_to_all', false)
     .whereRaw('k.submitted_by <> c.created_by')
-    .orderBy(['k.collection_id', 'k.submitted_by']);
+    .orderBy(['k.collection_id', 'k.submitted_by'])) as { collection_id: string; submitted_by: string }[];
   const submitters = new Map<string, string[]>();
   for (const r of submitting) submitters.set(r.collection_id, [...(submitters.get(r.collection_id) ?? []), r.submitted_by]);
   for (const [id, dids] of submitters) await knex('kpt_collections').update({ submitters: JSON.stringify(dids) }).where('id', id);

@@ -24,7 +24,7 @@ export async function up(knex: Knex): Promise<void> {
       credential_suspended: knex.raw('(select s.suspended from twin_credential_statuses s where s.claim_id = kpt_claims.id)'),
       credential_status_changed_at: knex.raw('(select s.updated_at from twin_credential_statuses s where s.claim_id = kpt_claims.id)'),
     })
-    .whereExists((q) => q.select(knex.raw('1')).from('twin_credential_statuses as s').whereRaw('s.claim_id = kpt_claims.id'));
+    .whereExists(knex('twin_credential_statuses as s').select(knex.raw('1')).whereRaw('s.claim_id = kpt_claims.id'));
   await knex.schema.alterTable('kpt_claims', (t) => {
     t.index(['status_list_index'], 'kpt_claims_credential_status_changed_index', { predicate: knex.whereNotNull('credential_status_changed_at') });
   });

@@ -10,7 +10,7 @@ const COLUMNS = ['body', 'checks', 'reasons', 'credential', 'verifiable_credenti
 
 export async function up(knex: Knex): Promise<void> {
   if (!onPostgres(knex)) return;
-  const { rows } = (await knex.raw(`select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`)) as { rows: { lz4: boolean }[] };
+  const { rows } = await knex.raw<{ rows: { lz4: boolean }[] }>(`select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`);
   if (rows[0]?.lz4) await setCompression(knex, 'lz4');
 }
 
