@@ -41,8 +41,11 @@ dist/.built: $(NPM_STAMP) $(BUILD_SOURCES)
 
 build: dist/.built
 
+# Knex's CLI with knexfile.ts (TypeScript, hence tsx): the app's database and every area's
+# migrations. Other Knex commands run the same way, e.g. a new migration in an area's folder:
+# NODE_OPTIONS='--import tsx' npx knex migrate:make <what> --migrations-directory src/<area>/migrations
 migrate: install
-	npx --no-install tsx src/main.ts migrate
+	NODE_OPTIONS='--import tsx' npx --no-install knex migrate:latest
 
 # exec: node itself is make's child, so the SIGTERM that make passes on to its children reaches
 # the server, which shuts down cleanly (through npx and a wrapper it was lost, orphaning it).

@@ -4,10 +4,9 @@
 import proxyaddr from 'proxy-addr';
 import { SegmentedMessage } from 'sms-segments-calculator';
 import { z } from 'zod';
+import { bundledContract, contractSchema } from './platform/contract.ts';
 import { didSyntaxError } from './platform/did.ts';
 import { parse32ByteKey } from './platform/key-bytes.ts';
-import { MAX_KG_PER_DAY } from './ussd/fuel.ts';
-import { LANGUAGES } from './ussd/i18n/catalogue.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
@@ -122,6 +121,15 @@ function isTimeZone(zone: string): boolean {
   }
 }
 
+/** The languages USSD screens are written in: a catalogue each (src/ussd/i18n). */
+export const USSD_LANGUAGES = ['en', 'sw'] as const;
+
+// The most kg a claim may hold for one day: the contract's bound on FuelMeasurements' dailyLogs
+// items, so an amount area A would refuse is refused when typed, not when the claim is sent.
+const dailyLogsItem = contractSchema(bundledContract(), 'FuelMeasurements').properties?.dailyLogs?.items as { maximum?: number } | undefined;
+if (typeof dailyLogsItem?.maximum !== 'number') throw new Error('The bundled contract has no maximum for FuelMeasurements.dailyLogs items; run make generate.');
+export const MAX_KG_PER_DAY: number = dailyLogsItem.maximum;
+
 const ussdSchema = {
   USSD_APP_NAME: z
     .string()
@@ -156,7 +164,7 @@ const ussdSchema = {
     .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be a collection id such as kisumu-2026')
     .default('ussd'),
   // The language of a phone without an account (households choose theirs in the menu).
-  USSD_DEFAULT_LANGUAGE: z.enum(LANGUAGES).default('en'),
+  USSD_DEFAULT_LANGUAGE: z.enum(USSD_LANGUAGES).default('en'),
   // Daily fuel (kg) outside this range is saved only once the household confirms it.
   USSD_FUEL_KG_MIN: decimalNumber.pipe(z.number().positive('must be more than 0')).default(0.2),
   USSD_FUEL_KG_MAX: decimalNumber.pipe(z.number().positive('must be more than 0').max(MAX_KG_PER_DAY, `must be at most ${MAX_KG_PER_DAY}, the most kg a claim may hold for a day`)).default(30),

@@ -1,13 +1,6 @@
-// What a household may log as a day's fuel. The bound is the contract's (FuelMeasurements'
-// dailyLogs items): an amount area A would refuse must be refused when typed, not when the claim
-// is sent days later.
-import { bundledContract, contractSchema } from '../platform/contract.ts';
-
-const dailyLogsItem = contractSchema(bundledContract(), 'FuelMeasurements').properties?.dailyLogs?.items as { maximum?: number } | undefined;
-if (typeof dailyLogsItem?.maximum !== 'number') throw new Error('The bundled contract has no maximum for FuelMeasurements.dailyLogs items; run make generate.');
-
-/** The most kg a claim may hold for one day. */
-export const MAX_KG_PER_DAY: number = dailyLogsItem.maximum;
+// What a household may log as a day's fuel. The bound is the contract's (config.ts reads it from
+// FuelMeasurements' dailyLogs items).
+import { MAX_KG_PER_DAY } from '../config.ts';
 
 /** Kilograms as a household types them: `2.5`, `2,5` (as common on handsets), or `.5` for half a kilo; at most 3 decimals. */
 export function parseKg(value: string): number | undefined {

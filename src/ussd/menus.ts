@@ -3,7 +3,7 @@
 import { SegmentedMessage } from 'sms-segments-calculator';
 import type { UssdContext, Notice } from './machine.ts';
 import { CATALOGUES, LANGUAGES, type Catalogue, type Language } from './i18n/index.ts';
-import { MAX_KG_PER_DAY } from './fuel.ts';
+import { MAX_KG_PER_DAY } from '../config.ts';
 
 export const MAX_REPLY_CHARS = 182;
 export const MORE = '98';

@@ -12,8 +12,7 @@ import { sha256 } from 'multiformats/hashes/sha2';
 import { getClaim, getEvidence, submitClaim, verifyCredential } from '../../generated/openapi/sdk.gen.ts';
 import type { KptClaim, KptClaimRequest, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
 import { ConfigError } from '../../src/config.ts';
-import { up as addProofContexts } from '../../src/platform/db/migrations/102_twins_proof_context.ts';
-import type { MigrationDb } from '../../src/platform/db/migrations/index.ts';
+import { up as addProofContexts } from '../../src/twins/migrations/102_twins_proof_context.ts';
 import { signCredential } from '../../src/twins/credentials.ts';
 import { cidOf } from '../../src/twins/evidence.ts';
 import { loadValidatorKey } from '../../src/twins/validator-key.ts';
@@ -323,7 +322,7 @@ forEachDatabase('credentials and evidence', (t) => {
     // The defect a standard verifier saw: without proof.@context it hashes another proof configuration.
     expect((await independentVerify(old, await loaderWithKptContext(vc))).verified).to.equal(false);
     expect(refused.checks.find((c) => c.check === 'signature')!.message).to.match(/proof has no @context.*fetch it again/);
-    await addProofContexts(t.db as unknown as MigrationDb);
+    await addProofContexts(t.db);
     const migrated = (await getClaim({ client: server.client, auth: key, path: { id: claim.id } })).data!.verifiableCredential!;
     expect(migrated.proof['@context']).to.deep.equal(vc['@context']);
     expect(migrated.proof.proofValue).to.equal(vc.proof.proofValue);

@@ -4,8 +4,7 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { ConfigError, configWith } from '../../src/config.ts';
-import type { MigrationDb } from '../../src/platform/db/migrations/index.ts';
-import { up as withoutCustomerIds } from '../../src/platform/db/migrations/401_ussd_household_without_customer_id.ts';
+import { up as withoutCustomerIds } from '../../src/ussd/migrations/401_ussd_household_without_customer_id.ts';
 import { CollectionService } from '../../src/twins/index.ts';
 import type { UssdTwinsPort } from '../../src/ussd/index.ts';
 import { ussdTwinsPort } from '../../src/ussd/twins-adapter.ts';
@@ -53,7 +52,7 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     // As the twin was stored before: the ID beside the other properties.
     await t.db('twin_entities').update({ properties: JSON.stringify({ customerId, channel: 'ussd', village: 'Kisumu' }) }).where('did', did!);
     const other = await t.db('twin_entities').select(['did', 'properties']).where('did', '<>', did!).orderBy('did');
-    await withoutCustomerIds(t.db as unknown as MigrationDb);
+    await withoutCustomerIds(t.db);
     const after = await get(`/v1/entities/${encodeURIComponent(did!)}`);
     expect(after.body.properties).to.deep.equal({ channel: 'ussd', village: 'Kisumu' });
     // Entities that are not a USSD household's are left as they were.

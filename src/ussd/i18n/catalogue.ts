@@ -1,8 +1,10 @@
 // What a catalogue (one per language) must say. Every household-facing word lives in a
 // catalogue; the type makes a language that misses a text fail to compile.
 import type { ClaimStatus } from '../../../generated/openapi/types.gen.ts';
+import { USSD_LANGUAGES } from '../../config.ts';
 
-export const LANGUAGES = ['en', 'sw'] as const;
+/** The languages a catalogue exists for (config.ts names them: USSD_DEFAULT_LANGUAGE is one). */
+export const LANGUAGES = USSD_LANGUAGES;
 export type Language = (typeof LANGUAGES)[number];
 
 /** Why a claim is waiting or was not accepted, in words a household understands. */

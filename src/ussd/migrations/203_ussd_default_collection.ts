@@ -1,16 +1,14 @@
-import { SYSTEM_DID } from './100_twins_schema.ts';
-import type { MigrationDb } from './index.ts';
-
-/** The collection USSD claims go to when USSD_COLLECTION_ID is not set. */
-export const USSD_DEFAULT_COLLECTION_ID = 'ussd';
+import type { Knex } from 'knex';
+import { SYSTEM_DID } from '../../twins/collections.ts';
+import { USSD_DEFAULT_COLLECTION_ID } from '../collections.ts';
 
 // Area A's `default` collection documents no selection method, so every claim in it is rejected
 // on rule 5 (random selection). USSD claims carry no selection evidence of their own: out of the
 // box they go to this collection, which documents how its households came in. A campaign that
 // selects households at random documents that in a collection of its own (USSD_COLLECTION_ID).
-export async function up(db: MigrationDb): Promise<void> {
-  if (await db.selectFrom('kpt_collections').select('id').where('id', '=', USSD_DEFAULT_COLLECTION_ID).executeTakeFirst()) return;
-  await db.insertInto('kpt_collections').values({
+export async function up(knex: Knex): Promise<void> {
+  if (await knex('kpt_collections').select('id').where('id', USSD_DEFAULT_COLLECTION_ID).first()) return;
+  await knex('kpt_collections').insert({
     id: USSD_DEFAULT_COLLECTION_ID,
     name: 'USSD households',
     description: 'Claims sent by households over USSD when no campaign collection is configured (USSD_COLLECTION_ID).',
@@ -19,11 +17,11 @@ export async function up(db: MigrationDb): Promise<void> {
       'Not a random sample; for pilots and demonstrations. A campaign with random selection uses a collection of its own.',
     created_by: SYSTEM_DID,
     created_at: new Date(0).toISOString(),
-  }).execute();
+  });
 }
 
-export async function down(db: MigrationDb): Promise<void> {
+export async function down(knex: Knex): Promise<void> {
   // Only while no claim refers to it; otherwise the collection stays (the claims need it).
-  const used = await db.selectFrom('kpt_claims').select('id').where('collection_id', '=', USSD_DEFAULT_COLLECTION_ID).executeTakeFirst();
-  if (!used) await db.deleteFrom('kpt_collections').where('id', '=', USSD_DEFAULT_COLLECTION_ID).execute();
+  const used = await knex('kpt_claims').select('id').where('collection_id', USSD_DEFAULT_COLLECTION_ID).first();
+  if (!used) await knex('kpt_collections').where('id', USSD_DEFAULT_COLLECTION_ID).del();
 }

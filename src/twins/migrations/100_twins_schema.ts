@@ -1,0 +1,127 @@
+// Area A storage: twin entities (protocols are entities of type Protocol), their typed
+// relationship links, KPT claim collections and claims, content-addressed evidence blobs and the
+// validator keys that sign credentials. JSON documents are stored as text so the same code runs
+// on SQLite and PostgreSQL.
+import type { Knex } from 'knex';
+import { DEFAULT_COLLECTION_ID, SYSTEM_DID } from '../collections.ts';
+
+export async function up(knex: Knex): Promise<void> {
+  await knex.schema.createTable('twin_entities', (t) => {
+    // seq gives a stable insertion order for offset paging; the DID is the public key.
+    t.increments('seq');
+    t.string('did', 512).notNullable();
+    t.string('type', 128).notNullable();
+    t.string('protocol_did', 512);
+    t.string('controller', 512).notNullable();
+    t.text('properties').notNullable();
+    t.text('relationships').notNullable();
+    t.text('services').notNullable();
+    t.text('verifiable_credentials').notNullable();
+    t.string('created_at', 32).notNullable();
+    t.string('updated_at', 32).notNullable();
+    t.unique(['did'], { indexName: 'twin_entities_did_unique' });
+    for (const column of ['type', 'protocol_did', 'controller']) t.index([column], `twin_entities_${column}_index`);
+  });
+
+  // One row per (subject, role, object): the relationship chain (organisation implements
+  // project, project generates asset, ...) as links a query can follow in both directions.
+  await knex.schema.createTable('twin_relationships', (t) => {
+    t.string('subject_did', 512).notNullable();
+    t.string('role', 128).notNullable();
+    t.string('object_did', 512).notNullable();
+    t.primary(['subject_did', 'role', 'object_did'], 'twin_relationships_pkey');
+    t.index(['object_did'], 'twin_relationships_object_did_index');
+  });
+
+  await knex.schema.createTable('kpt_collections', (t) => {
+    t.increments('seq');
+    t.string('id', 64).notNullable();
+    t.string('name', 200).notNullable();
+    t.text('description');
+    // How households were randomly selected (KPT rule 5 can be met here for the whole campaign).
+    t.text('selection_method');
+    t.string('created_by', 512).notNullable();
+    t.string('created_at', 32).notNullable();
+    t.unique(['id'], { indexName: 'kpt_collections_id_unique' });
+  });
+
+  await knex.schema.createTable('kpt_claims', (t) => {
+    t.increments('seq');
+    t.string('id', 64).notNullable();
+    // sha-256 of (collection, household, period, logs): identical submissions collide here, so
+    // concurrent duplicates store one claim whatever the database.
+    t.string('claim_key', 64).notNullable();
+    t.string('collection_id', 64).notNullable();
+    t.string('household_did', 512).notNullable();
+    t.string('test_group', 16).notNullable();
+    t.string('status', 16).notNullable();
+    t.string('start_date', 10);
+    t.string('end_date', 10);
+    t.integer('days').notNullable();
+    t.double('total_kg').notNullable();
+    t.text('daily_logs').notNullable();
+    t.text('body').notNullable();
+    t.string('claim_cid', 128).notNullable();
+    t.text('checks').notNullable();
+    t.text('reasons').notNullable();
+    t.text('credential');
+    t.text('verifiable_credential');
+    t.string('submitted_by', 512).notNullable();
+    t.string('created_at', 32).notNullable();
+    t.string('updated_at', 32).notNullable();
+    t.string('verified_at', 32);
+    t.unique(['id'], { indexName: 'kpt_claims_id_unique' });
+    t.unique(['claim_key'], { indexName: 'kpt_claims_claim_key_unique' });
+    t.foreign('collection_id', 'kpt_claims_collection_id_foreign').references('id').inTable('kpt_collections');
+    t.index(['collection_id', 'test_group', 'status'], 'kpt_claims_collection_id_test_group_status_index');
+    t.index(['household_did'], 'kpt_claims_household_did_index');
+  });
+
+  // An Idempotency-Key is scoped to the caller that sent it and names the claim its first request
+  // answered with, whether that request created the claim or found it already stored.
+  await knex.schema.createTable('kpt_idempotency_keys', (t) => {
+    t.string('principal_did', 512).notNullable();
+    t.string('idempotency_key', 200).notNullable();
+    t.string('claim_id', 64).notNullable();
+    t.string('created_at', 32).notNullable();
+    t.primary(['principal_did', 'idempotency_key'], 'kpt_idempotency_keys_pkey');
+    t.foreign('claim_id', 'kpt_idempotency_keys_claim_id_foreign').references('id').inTable('kpt_claims');
+  });
+
+  await knex.schema.createTable('twin_evidence_blobs', (t) => {
+    t.string('cid', 128).notNullable().primary();
+    t.string('media_type', 100).notNullable();
+    // Stored exactly as hashed; served back byte for byte.
+    t.text('content').notNullable();
+    t.integer('size').notNullable();
+    t.string('created_at', 32).notNullable();
+  });
+
+  await knex.schema.createTable('twin_validator_keys', (t) => {
+    t.string('did', 128).notNullable().primary();
+    t.string('public_key', 64).notNullable();
+    // Only for a key generated by the service (the configured key never leaves the environment).
+    t.string('private_seed', 64);
+    // 'generated' marks the one key generated and persisted; the unique constraint keeps two
+    // instances starting at once from generating two.
+    t.string('origin', 16).notNullable();
+    t.string('generated_slot', 16);
+    t.string('created_at', 32).notNullable();
+    t.unique(['generated_slot'], { indexName: 'twin_validator_keys_generated_slot_unique' });
+  });
+
+  await knex('kpt_collections').insert({
+    id: DEFAULT_COLLECTION_ID,
+    name: 'Default collection',
+    description: 'Claims submitted without a collectionId.',
+    selection_method: null,
+    created_by: SYSTEM_DID,
+    created_at: new Date(0).toISOString(),
+  });
+}
+
+export async function down(knex: Knex): Promise<void> {
+  for (const table of ['twin_validator_keys', 'twin_evidence_blobs', 'kpt_idempotency_keys', 'kpt_claims', 'kpt_collections', 'twin_relationships', 'twin_entities']) {
+    await knex.schema.dropTable(table);
+  }
+}

@@ -1,0 +1,353 @@
+// The migrations and their runner (src/platform/db/migrate.ts): a fresh database, databases
+// migrated by earlier Hearth versions (Knex, then Kysely: test/fixtures), and PostgreSQL schemas
+// side by side in one database.
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import knex, { type Knex } from 'knex';
+import pg from 'pg';
+import { migrateLatest, migrationConfig, migrationSource } from '../../src/platform/db/migrate.ts';
+
+const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
+
+/** A Knex handle on the database at `url` (`sqlite:<file>`, or PostgreSQL in `schema`). */
+function open(url: string, schema?: string): Knex {
+  return url.startsWith('sqlite:')
+    ? knex({ client: 'better-sqlite3', connection: { filename: url.slice('sqlite:'.length) }, useNullAsDefault: true })
+    : knex({ client: 'pg', connection: url, searchPath: schema ? [schema] : undefined });
+}
+
+const allNames = async () => (await migrationSource.getMigrations([])).map((m) => migrationSource.getMigrationName(m));
+const history = async (db: Knex) => (await db('knex_migrations').select('name', 'batch', 'migration_time').orderBy('id')) as { name: string; batch: number; migration_time: unknown }[];
+const historyNames = async (db: Knex) => (await history(db)).map((r) => r.name);
+/** A history time as an instant: SQLite's are milliseconds (as Knex binds a Date there), PostgreSQL's a Date. */
+const instant = (time: unknown) => new Date(time as number | string | Date).toISOString();
+
+/** Applies the migrations up to `name`, or undoes those after it, one at a time. */
+async function migrateTo(db: Knex, name: string): Promise<void> {
+  const config = await migrationConfig(db);
+  await db.migrate.to({ ...config, name });
+  while ((await historyNames(db)).at(-1)! > name) await db.migrate.down(config);
+}
+
+const AT = '2026-03-05T08:30:00.000Z';
+/** A claim row as the migrations' tests store one, with `fields` changed. */
+const claim = (id: string, fields: Record<string, unknown> = {}) => ({
+  id, claim_key: id, collection_id: 'default', household_did: `did:ixo:entity:${id}`, test_group: 'reference', status: 'pending', start_date: null, end_date: null, days: 3, total_kg: 3,
+  daily_logs: '[1,1,1]', body: '{}', claim_cid: 'x', checks: '[]', reasons: '[]', credential: null, verifiable_credential: null, submitted_by: 'did:ixo:entity:s', created_at: AT, updated_at: AT,
+  verified_at: null, ...fields,
+});
+
+interface Scratch {
+  url: string;
+  schema?: string;
+  drop(): Promise<void>;
+}
+
+/** An empty SQLite file, or (url given) a PostgreSQL schema of its own. */
+async function scratch(kind: 'sqlite' | 'postgres', fixture?: string): Promise<Scratch> {
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'hearth-migrations-'));
+    const file = join(dir, 'hearth.sqlite');
+    if (fixture) copyFileSync(fixture, file);
+    return { url: `sqlite:${file}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const schema = `m_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  return {
+    url: TEST_DATABASE_URL!,
+    schema,
+    async drop() {
+      await admin.query(`drop schema if exists ${schema} cascade`);
+      await admin.end();
+    },
+  };
+}
+
+for (const kind of TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const)) {
+  describe(`migrations on a fresh database [${kind}]`, function () {
+    this.timeout(60_000);
+    let s: Scratch;
+    let db: Knex;
+    beforeEach(async () => {
+      s = await scratch(kind);
+      db = open(s.url, s.schema);
+    });
+    afterEach(async () => {
+      await db.destroy();
+      await s.drop();
+    });
+
+    it('apply every area\'s migrations in one order, by number across the folders, named without their extension', async () => {
+      const names = await allNames();
+      expect(names).to.include.members(['001_platform_api_keys', '100_twins_schema', '200_ussd_sessions', '400_agent_user_preferences', '401_ussd_household_without_customer_id', '407_twins_feed_index_for_followers']);
+      expect(names).to.deep.equal([...names].sort());
+      expect(await migrateLatest(db)).to.deep.equal(names);
+      expect(await historyNames(db)).to.deep.equal(names);
+      expect(await migrateLatest(db)).to.deep.equal([]);
+      expect(await historyNames(db)).to.deep.equal(names);
+      expect(await db('kpt_collections').pluck('id')).to.have.members(['default', 'ussd']);
+    });
+
+    it('can all be undone, and applied again', async () => {
+      const names = await allNames();
+      await migrateLatest(db);
+      await db.migrate.rollback(await migrationConfig(db), true);
+      expect(await historyNames(db)).to.deep.equal([]);
+      expect(await migrateLatest(db)).to.deep.equal(names);
+    });
+
+    it('404: a collection keeps the principals already submitting into it as its submitters; default is open to all', async () => {
+      await migrateTo(db, '403_ussd_earlier_texts');
+      await db('kpt_collections').insert({ id: 'kisumu', name: 'Kisumu', description: null, selection_method: 'Random draw', created_by: 'did:ixo:entity:creator', created_at: AT });
+      for (const [id, by] of [['c1', 'did:ixo:entity:creator'], ['c2', 'did:ixo:entity:gateway'], ['c3', 'did:ixo:entity:agent'], ['c4', 'did:ixo:entity:gateway']] as const) {
+        await db('kpt_claims').insert(claim(id, { collection_id: 'kisumu', submitted_by: by }));
+      }
+      await migrateLatest(db);
+      const rows: { id: string; submitters: string; open_to_all: unknown }[] = await db('kpt_collections').select('id', 'submitters', 'open_to_all').orderBy('id');
+      expect(rows.map((r) => [r.id, JSON.parse(r.submitters) as string[], Boolean(r.open_to_all)])).to.deep.equal([
+        ['default', [], true],
+        ['kisumu', ['did:ixo:entity:agent', 'did:ixo:entity:gateway'], false],
+        ['ussd', [], false],
+      ]);
+    });
+
+    it("405: moves every credential status row onto its claim, leaves the others standing, and its down migration gives the rows back", async () => {
+      const statuses = [
+        { status_list_index: 1, claim_id: 'revoked', revoked: true, suspended: false, updated_at: '2026-03-06T00:00:00.000Z' },
+        { status_list_index: 2, claim_id: 'suspended', revoked: false, suspended: true, updated_at: '2026-03-07T00:00:00.000Z' },
+        { status_list_index: 3, claim_id: 'reinstated', revoked: false, suspended: false, updated_at: '2026-03-08T00:00:00.000Z' },
+      ];
+      await migrateTo(db, '404_collection_submitters');
+      for (const [id, index] of [['revoked', 1], ['suspended', 2], ['reinstated', 3], ['standing', 4], ['pending', null]] as const) {
+        await db('kpt_claims').insert(claim(id, { status: index === null ? 'pending' : 'verified', status_list_index: index }));
+      }
+      await db('twin_credential_statuses').insert(statuses);
+
+      await migrateLatest(db);
+      const rows: { id: string; credential_revoked: unknown; credential_suspended: unknown; credential_status_changed_at: string | null }[] = await db('kpt_claims')
+        .select('id', 'credential_revoked', 'credential_suspended', 'credential_status_changed_at')
+        .orderBy('id');
+      expect(rows.map((r) => [r.id, Boolean(r.credential_revoked), Boolean(r.credential_suspended), r.credential_status_changed_at])).to.deep.equal([
+        ['pending', false, false, null],
+        ['reinstated', false, false, '2026-03-08T00:00:00.000Z'],
+        ['revoked', true, false, '2026-03-06T00:00:00.000Z'],
+        ['standing', false, false, null],
+        ['suspended', false, true, '2026-03-07T00:00:00.000Z'],
+      ]);
+
+      await migrateTo(db, '404_collection_submitters');
+      const back: Record<string, unknown>[] = await db('twin_credential_statuses').select('*').orderBy('status_list_index');
+      expect(back.map((r) => ({ ...r, revoked: Boolean(r.revoked), suspended: Boolean(r.suspended) }))).to.deep.equal(statuses);
+      await migrateLatest(db);
+    });
+  });
+}
+
+describe('migrations on a SQLite database made by an earlier Hearth', function () {
+  this.timeout(60_000);
+  let s: Scratch;
+  let db: Knex;
+  const openFixture = async (fixture: string) => {
+    s = await scratch('sqlite', fixture);
+    db = open(s.url);
+  };
+  afterEach(async () => {
+    await db.destroy();
+    await s.drop();
+  });
+
+  it('under Kysely (test/fixtures/kysely-era.sqlite): its history is adopted, nothing is applied again, its rows and the Kysely history stay', async () => {
+    await openFixture('test/fixtures/kysely-era.sqlite');
+    const kysely = await db('kysely_migration').select('name', 'timestamp').orderBy('name');
+    expect(kysely.map((r: { name: string }) => r.name)).to.deep.equal(await allNames());
+
+    expect(await migrateLatest(db)).to.deep.equal([]);
+    const adopted = await history(db);
+    expect(adopted.map((r) => [r.name, instant(r.migration_time), r.batch])).to.deep.equal(kysely.map((r: { name: string; timestamp: string }) => [r.name, r.timestamp, 1]));
+    expect(await db('kysely_migration').select('name', 'timestamp').orderBy('name')).to.deep.equal(kysely);
+    expect(await db('api_keys').pluck('name')).to.deep.equal(['kysely-era']);
+    expect(await db('kpt_collections').orderBy('id').pluck('id')).to.deep.equal(['default', 'kisumu-2026', 'ussd']);
+    expect(await db('ussd_sessions').select('id', 'phone_number', 'last_reply')).to.deep.equal([{ id: 'ATUid_kysely_era', phone_number: '+254712345678', last_reply: 'CON Welcome' }]);
+    expect(await migrateLatest(db)).to.deep.equal([]);
+  });
+
+  it('under Kysely: the history is adopted once, so a migration undone later is applied again', async () => {
+    await openFixture('test/fixtures/kysely-era.sqlite');
+    const names = await allNames();
+    await migrateLatest(db);
+    await db.migrate.down(await migrationConfig(db));
+    expect(await historyNames(db)).to.deep.equal(names.slice(0, -1));
+    expect(await migrateLatest(db)).to.deep.equal(names.slice(-1));
+  });
+
+  it('under Knex, before Kysely (test/fixtures/knex-era.sqlite): the migrations written since are applied, its rows stay', async () => {
+    await openFixture('test/fixtures/knex-era.sqlite');
+    const before = await history(db);
+    const names = await allNames();
+    expect(await migrateLatest(db)).to.deep.equal(names.filter((name) => name > '400_agent_user_preferences'));
+    expect((await history(db)).slice(0, before.length)).to.deep.equal(before);
+    expect(await historyNames(db)).to.deep.equal(names);
+    expect(await db('api_keys').select('id', 'name')).to.deep.equal([{ id: 'k1', name: 'legacy' }]);
+    expect(await db.schema.hasTable('knex_migrations_adopted')).to.equal(false);
+  });
+
+  it('under Knex, then Kysely (test/fixtures/knex-then-kysely-era.sqlite): Knex\'s rows stay, the names only Kysely recorded are added', async () => {
+    await openFixture('test/fixtures/knex-then-kysely-era.sqlite');
+    const before = await history(db);
+    const kysely = await db('kysely_migration').select('name', 'timestamp').orderBy('name');
+    expect(await migrateLatest(db)).to.deep.equal([]);
+    const after = await history(db);
+    expect(after.slice(0, before.length)).to.deep.equal(before);
+    expect(after.map((r) => r.name)).to.deep.equal(await allNames());
+    const times = new Map(kysely.map((r: { name: string; timestamp: string }) => [r.name, r.timestamp]));
+    expect(after.slice(before.length).map((r) => [r.name, instant(r.migration_time), r.batch])).to.deep.equal(after.slice(before.length).map((r) => [r.name, times.get(r.name), 1]));
+    expect(await db('api_keys').select('id', 'name')).to.deep.equal([{ id: 'k1', name: 'legacy' }]);
+  });
+
+  it('a history naming 207_ussd_household_without_customer_id (401\'s first name) records it as 401: nothing runs again', async () => {
+    await openFixture('test/fixtures/knex-then-kysely-era.sqlite');
+    await db('kysely_migration').update({ name: '207_ussd_household_without_customer_id' }).where('name', '401_ussd_household_without_customer_id');
+    expect(await migrateLatest(db)).to.deep.equal([]);
+    expect(await historyNames(db)).to.deep.equal(await allNames());
+    expect(await db('kysely_migration').pluck('name')).to.include('207_ussd_household_without_customer_id');
+  });
+
+  it('have the schema a fresh database gets: the same columns, keys and indexes (SQLite spells some types and defaults its own way)', async () => {
+    await openFixture('test/fixtures/kysely-era.sqlite');
+    const fresh = await scratch('sqlite');
+    const freshDb = open(fresh.url);
+    try {
+      await migrateLatest(freshDb);
+      await migrateLatest(db);
+      expect(await sqliteSchema(freshDb)).to.deep.equal(await sqliteSchema(db));
+    } finally {
+      await freshDb.destroy();
+      await fresh.drop();
+    }
+  });
+});
+
+/** A SQLite database's tables as their behaviour sees them: column affinities, nullability, defaults' values, keys, unique and plain indexes. */
+async function sqliteSchema(db: Knex): Promise<string[]> {
+  const lines: string[] = [];
+  const tables: string[] = await db('sqlite_master').where('type', 'table').whereNot('name', 'like', 'knex_migrations%').whereNot('name', 'like', 'kysely_migration%').whereNot('name', 'sqlite_sequence').orderBy('name').pluck('name');
+  const affinity = (type: string) => (/int/i.test(type) ? 'integer' : /char|clob|text/i.test(type) ? 'text' : /real|floa|doub/i.test(type) ? 'real' : type.toLowerCase());
+  const value = (dflt: string | null) => (dflt === null ? null : dflt === 'false' ? '0' : dflt.replace(/^'(.*)'$/, '$1'));
+  for (const table of tables) {
+    for (const c of await db.raw<{ name: string; type: string; notnull: number; dflt_value: string | null; pk: number }[]>(`pragma table_info(??)`, [table])) {
+      lines.push(`${table}.${c.name} ${affinity(c.type)} notnull=${c.notnull} pk=${c.pk} default=${value(c.dflt_value)}`);
+    }
+    for (const i of await db.raw<{ name: string; unique: number; origin: string; partial: number }[]>(`pragma index_list(??)`, [table])) {
+      const columns = (await db.raw<{ name: string }[]>(`pragma index_info(??)`, [i.name])).map((c) => c.name);
+      lines.push(`${table} ${i.origin === 'pk' ? 'primary key' : i.unique ? 'unique' : `index ${i.name}`} (${columns.join(', ')})${i.partial ? ' partial' : ''}`);
+    }
+    for (const f of await db.raw<{ from: string; table: string; to: string; on_delete: string }[]>(`pragma foreign_key_list(??)`, [table])) {
+      lines.push(`${table}.${f.from} references ${f.table}.${f.to} on delete ${f.on_delete.toLowerCase()}`);
+    }
+  }
+  return lines.sort();
+}
+
+if (TEST_DATABASE_URL) {
+  describe('migrations on PostgreSQL schemas', function () {
+    this.timeout(60_000);
+    const scratches: Scratch[] = [];
+    const handles: Knex[] = [];
+    const schemaWith = async () => {
+      const s = await scratch('postgres');
+      scratches.push(s);
+      return s;
+    };
+    const handle = (s: Scratch) => {
+      const db = open(s.url, s.schema);
+      handles.push(db);
+      return db;
+    };
+    afterEach(async () => {
+      await Promise.all(handles.splice(0).map((db) => db.destroy()));
+      for (const s of scratches.splice(0)) await s.drop();
+    });
+
+    /** As Hearth under Kysely left a schema: Kysely's history (its timestamps ISO text), no Knex history. */
+    const asKyselyLeftIt = async (db: Knex) => {
+      const rows = await history(db);
+      await db.schema.createTable('kysely_migration', (t) => {
+        t.string('name', 255).notNullable().primary();
+        t.string('timestamp', 255).notNullable();
+      });
+      await db('kysely_migration').insert(rows.map((r, i) => ({ name: r.name, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() })));
+      await db.schema.dropTable('knex_migrations').dropTable('knex_migrations_lock');
+      return db('kysely_migration').select('name', 'timestamp').orderBy('name') as Promise<{ name: string; timestamp: string }[]>;
+    };
+
+    it("keep each schema's history in that schema: a second deployment in the same database migrates from scratch", async () => {
+      const names = await allNames();
+      expect(await migrateLatest(handle(await schemaWith()))).to.deep.equal(names);
+      expect(await migrateLatest(handle(await schemaWith()))).to.deep.equal(names);
+    });
+
+    it('two instances starting at once on a fresh schema apply each migration once', async () => {
+      const s = await schemaWith();
+      const [a, b] = await Promise.all([migrateLatest(handle(s)), migrateLatest(handle(s))]);
+      expect([...a, ...b].sort()).to.deep.equal(await allNames());
+      expect(await historyNames(handle(s))).to.deep.equal(await allNames());
+    });
+
+    it('a schema migrated under Kysely: its history is adopted with its times, nothing is applied again, the Kysely history stays', async () => {
+      const db = handle(await schemaWith());
+      await migrateLatest(db);
+      await db('api_keys').insert({ id: 'k1', name: 'kysely-era', key_hash: 'h'.repeat(64), prefix: 'hk_', principal_did: 'did:ixo:entity:abc', scopes: '[]', created_at: '2026-01-01T00:00:00.000Z' });
+      const kysely = await asKyselyLeftIt(db);
+      await db('kysely_migration').update({ name: '207_ussd_household_without_customer_id' }).where('name', '401_ussd_household_without_customer_id');
+      const kyselyAsLeft = await db('kysely_migration').select('name', 'timestamp').orderBy('name');
+
+      expect(await migrateLatest(db)).to.deep.equal([]);
+      expect((await history(db)).map((r) => [r.name, instant(r.migration_time), r.batch])).to.deep.equal(kysely.map((r) => [r.name, r.timestamp, 1]));
+      expect(await db('kysely_migration').select('name', 'timestamp').orderBy('name')).to.deep.equal(kyselyAsLeft);
+      expect(await db('api_keys').pluck('name')).to.deep.equal(['kysely-era']);
+
+      // Adopted once: a migration undone later is applied again.
+      await db.migrate.down(await migrationConfig(db));
+      expect(await migrateLatest(db)).to.deep.equal((await allNames()).slice(-1));
+    });
+
+    it("406: compresses the large text columns of claims with lz4 where the server has it; its down migration restores the default", async () => {
+      const db = handle(await schemaWith());
+      await migrateLatest(db);
+      const { rows } = await db.raw<{ rows: { lz4: boolean }[] }>(`select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`);
+      const methods = async () =>
+        (await db.raw<{ rows: { attcompression: string }[] }>(`select attcompression from pg_attribute where attrelid = 'kpt_claims'::regclass
+          and attname in ('body', 'checks', 'reasons', 'credential', 'verifiable_credential') order by attname`)).rows.map((r) => r.attcompression);
+      // '' is the server's default_toast_compression (pglz unless it is set otherwise).
+      expect(await methods()).to.deep.equal(Array(5).fill(rows[0]!.lz4 ? 'l' : ''));
+      await migrateTo(db, '405_twins_credential_status_on_claims');
+      expect(await methods()).to.deep.equal(Array(5).fill(''));
+    });
+
+    it("407: the followers' index of a collection's claims in commit order is partial (tx is not null); its down migration makes it whole again", async () => {
+      const db = handle(await schemaWith());
+      await migrateLatest(db);
+      const definition = async () =>
+        (await db.raw<{ rows: { indexdef: string }[] }>(`select indexdef from pg_indexes where schemaname = current_schema() and indexname = 'kpt_claims_collection_tx_seq_index'`)).rows[0]!.indexdef;
+      expect(await definition()).to.match(/\(collection_id, tx, seq\) WHERE \(tx IS NOT NULL\)$/);
+      await migrateTo(db, '406_twins_claim_lz4');
+      expect(await definition()).to.match(/\(collection_id, tx, seq\)$/);
+      await migrateLatest(db);
+      expect(await definition()).to.match(/WHERE \(tx IS NOT NULL\)$/);
+    });
+
+    it('two instances starting at once on a schema migrated under Kysely adopt its history once', async () => {
+      const s = await schemaWith();
+      const db = handle(s);
+      await migrateLatest(db);
+      await asKyselyLeftIt(db);
+      expect(await Promise.all([migrateLatest(handle(s)), migrateLatest(handle(s))])).to.deep.equal([[], []]);
+      expect(await historyNames(db)).to.deep.equal(await allNames());
+    });
+  });
+}
