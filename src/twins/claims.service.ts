@@ -17,7 +17,7 @@ import type {
   KptClaimRequest,
   ListClaimsData,
 } from '../../generated/openapi/types.gen.ts';
-import { DEFAULT_COLLECTION_ID } from '../platform/db/migrations/100_twins_schema.ts';
+import { DEFAULT_COLLECTION_ID } from './collections.ts';
 import { ClaimRepository, findClaimById, type HouseholdClaim, type IdempotentClaim, type PartnerClaims, type PendingClaimChange, type StoredClaim } from './claims.repository.ts';
 import { findCollection } from './collections.repository.ts';
 import { maySubmitInto } from './collections.service.ts';

@@ -2,7 +2,7 @@
 import type { Db } from '../platform/db/index.ts';
 import type { Sql } from '../platform/db/sql.ts';
 import { isUniqueViolation } from '../platform/db/index.ts';
-import { SYSTEM_DID } from '../platform/db/migrations/100_twins_schema.ts';
+import { SYSTEM_DID } from './collections.ts';
 import { conflictWith, forbiddenAction, invalidInput, notFoundError } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import type { Collection, CollectionCreateRequest, CollectionPage, CollectionUpdateRequest, KptReport } from '../../generated/openapi/types.gen.ts';

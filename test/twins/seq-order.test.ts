@@ -33,7 +33,7 @@ forEachDatabase('seq order is commit order', (t) => {
     // As a claim submission does, before its transaction takes an id.
     if (table === 'kpt_claims') await locksUntilCommit(trx, [CLAIM_WRITERS]);
     else await takeSeqTurn(trx, table);
-    await trx.table(table).insert({ ...row, ...unique });
+    await trx.table(table).insert({ ...row, ...unique } as never);
     return trx;
   }
 

@@ -23,25 +23,42 @@ interface KnexClientBase {
   transaction(...args: unknown[]): unknown;
 }
 type KnexClientClass = new (config: object) => KnexClientBase;
-type TransactionClass = new (...args: unknown[]) => { query(conn: unknown, sql: string): Promise<unknown> };
+type TransactionClass = new (...args: unknown[]) => {
+  query(conn: unknown, sql: string): Promise<unknown>;
+  rollback(conn: unknown, error: unknown): Promise<unknown>;
+  _completed: boolean;
+  _rejecter(error: unknown): void;
+};
 
 // Knex's dialect classes are not part of its typed API; they are what `client: 'better-sqlite3'` and `client: 'pg'` load.
 const BetterSqlite3Client = require('knex/lib/dialects/better-sqlite3/index.js') as KnexClientClass;
 const SqliteTransaction = require('knex/lib/dialects/sqlite3/execution/sqlite-transaction.js') as TransactionClass;
 const PostgresClient = require('knex/lib/dialects/postgres/index.js') as KnexClientClass;
 
-/** A transaction that takes SQLite's write lock when it begins: a later statement then never waits for another process. */
-class ImmediateTransaction extends SqliteTransaction {
-  begin(conn: unknown) {
-    return this.query(conn, 'BEGIN IMMEDIATE;');
-  }
-}
-
 interface SqliteConnection {
   readonly inTransaction: boolean;
   pragma(source: string): unknown;
   close(): void;
 }
+
+/** A transaction that takes SQLite's write lock when it begins: a later statement then never waits for another process. */
+class ImmediateTransaction extends SqliteTransaction {
+  begin(conn: unknown) {
+    return this.query(conn, 'BEGIN IMMEDIATE;');
+  }
+
+  /**
+   * SQLite rolls a transaction back itself on some failures (a full disk, an I/O error): a
+   * ROLLBACK would then fail, and its error would hide the failure's own reason from the caller.
+   */
+  override rollback(conn: SqliteConnection, error: unknown) {
+    if (conn.inTransaction) return super.rollback(conn, error);
+    this._completed = true;
+    this._rejecter(error);
+    return Promise.resolve();
+  }
+}
+
 
 const isBusy = (err: unknown) => typeof (err as { code?: unknown })?.code === 'string' && (err as { code: string }).code.startsWith('SQLITE_BUSY');
 /** The first wait for the write lock, doubled each time up to BUSY_WAIT_MAX_MS. */
@@ -119,6 +136,15 @@ interface PgConnection {
   __knex__disposed?: unknown;
 }
 
+/** Set on an error that said the server is out of reach (connectingOutOfReach, queryOutOfReach). */
+const OUT_OF_REACH = Symbol('out of reach');
+
+/** Rethrows err, marked when `says` holds: the breaker counts marked errors only. */
+function rethrow(err: unknown, says: (err: unknown) => boolean): never {
+  if (says(err) && typeof err === 'object' && err !== null) Object.defineProperty(err, OUT_OF_REACH, { value: true });
+  throw err;
+}
+
 /**
  * What a database last learnt of its server's reach, by its Knex configuration (which a
  * transaction's client shares with the pool's). Opens at the first out-of-reach failure; after
@@ -129,7 +155,10 @@ const reaches = new WeakMap<object, CircuitBreakerPolicy>();
 function reachOf(config: object): CircuitBreakerPolicy {
   let reach = reaches.get(config);
   if (!reach) {
-    reach = circuitBreaker(handleWhen((err) => connectingOutOfReach(err) || queryOutOfReach(err)), { halfOpenAfter: OUT_OF_REACH_PAUSE_MS, breaker: new ConsecutiveBreaker(1) });
+    reach = circuitBreaker(handleWhen((err) => (err as { [OUT_OF_REACH]?: boolean })[OUT_OF_REACH] === true), {
+      halfOpenAfter: OUT_OF_REACH_PAUSE_MS,
+      breaker: new ConsecutiveBreaker(1),
+    });
     reaches.set(config, reach);
   }
   return reach;
@@ -137,12 +166,12 @@ function reachOf(config: object): CircuitBreakerPolicy {
 
 export class HearthPostgresClient extends PostgresClient {
   override acquireConnection(): Promise<unknown> {
-    return reachOf(this.config).execute(() => super.acquireConnection());
+    return reachOf(this.config).execute(() => super.acquireConnection().catch((err: unknown) => rethrow(err, connectingOutOfReach)));
   }
 
   override async _query(connection: PgConnection, obj: { sql: string }): Promise<unknown> {
     try {
-      return await reachOf(this.config).execute(() => super._query(connection, obj));
+      return await reachOf(this.config).execute(() => super._query(connection, obj).catch((err: unknown) => rethrow(err, queryOutOfReach)));
     } catch (err) {
       // The server may still answer this statement later: the connection is not used again.
       if (queryOutOfReach(err)) connection.__knex__disposed = err;
