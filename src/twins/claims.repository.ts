@@ -275,12 +275,12 @@ export class ClaimRepository {
 
   /** The claim a caller's Idempotency-Key is bound to, with the hash of the request it came with. */
   async findByIdempotencyKey(principalDid: string, key: string): Promise<IdempotentClaim | undefined> {
-    const row: (ClaimRow & { request_hash: string | null }) | undefined = await this.claims()
+    const row = (await this.claims()
       .select('kpt_claims.*', 'k.request_hash')
       .join('kpt_idempotency_keys as k', 'k.claim_id', 'kpt_claims.id')
       .where('k.principal_did', principalDid)
       .where('k.idempotency_key', key)
-      .first();
+      .first()) as (ClaimRow & { request_hash: string | null }) | undefined;
     return idempotentClaimOf(row);
   }
 

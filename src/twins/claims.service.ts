@@ -7,7 +7,7 @@
 import { hash, randomUUID } from 'node:crypto';
 import { isUniqueViolation, type Db } from '../platform/db/index.ts';
 import { inTransaction, type Sql } from '../platform/db/sql.ts';
-import { conflictWith, DomainError, forbiddenAction, invalidInput, refusedInput, type InputIssue } from '../platform/domain-errors.ts';
+import { conflictWith, forbiddenAction, invalidInput, refusedInput, type InputIssue } from '../platform/domain-errors.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import { setBounded } from '../platform/bounded-map.ts';
 import type {

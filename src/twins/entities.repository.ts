@@ -114,7 +114,7 @@ export class EntityRepository {
       });
     }
     if (f.afterSeq !== undefined) q.where('seq', '>', f.afterSeq);
-    const rows: EntityRow[] = await q.orderBy('seq', 'asc').limit(f.limit + 1);
+    const rows = (await q.orderBy('seq', 'asc').limit(f.limit + 1)) as EntityRow[];
     return rows.map((r) => ({ seq: r.seq, entity: entityFromRow(r) }));
   }
 }

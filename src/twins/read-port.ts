@@ -131,6 +131,9 @@ function claimRecordOf(r: ClaimRecordRow): ClaimRecord {
   };
 }
 
+/** A collection's tally as the database counts it (SQLite and PostgreSQL answer counts as numbers or text). */
+type TallyRow = { collection_id: string } & Record<keyof ClaimTally, unknown>;
+
 /** Claims of a status condition, counted per group. */
 const countWhere = (condition: string, as: string) => `sum(case when ${condition} then 1 else 0 end) as ${as}`;
 
@@ -147,10 +150,10 @@ export function twinsReadPort(db: Db): TwinsReadPort {
     },
     async tallies(collectionIds) {
       if (!collectionIds.length) return new Map();
-      const rows = (await db('kpt_claims')
+      const rows = await db('kpt_claims')
         .whereIn('collection_id', collectionIds)
         .groupBy('collection_id')
-        .select(
+        .select<TallyRow[]>(
           'collection_id',
           db.raw('count(*) as count'),
           db.raw(countWhere("status <> 'pending'", 'evaluated')),
@@ -158,7 +161,7 @@ export function twinsReadPort(db: Db): TwinsReadPort {
           db.raw(countWhere("status = 'rejected'", 'rejected')),
           db.raw(countWhere(`status = 'verified' and ${WITHDRAWN_STATE} = 'revoked'`, 'revoked')),
           db.raw(countWhere(`status = 'verified' and ${WITHDRAWN_STATE} = 'suspended'`, 'suspended')),
-        )) as ({ collection_id: string } & Record<keyof ClaimTally, unknown>)[];
+        );
       const byId = new Map(rows.map((r) => [r.collection_id, r]));
       const n = (v: unknown) => Number(v ?? 0);
       return new Map(

@@ -29,7 +29,7 @@ describe('SQLite commits', () => {
     const level = async () => {
       const db = createDb({ dataDir: dir, poolMax: 1 });
       try {
-        return ((await db.raw('pragma synchronous')) as { synchronous: number }[])[0]?.synchronous;
+        return (await db.raw<{ synchronous: number }[]>('pragma synchronous'))[0]?.synchronous;
       } finally {
         await db.destroy();
       }

@@ -828,7 +828,7 @@ forEachDatabase('KPT claims', (t) => {
       };
       /** Submits a claim and holds it in flight until `release`; `pid` is the backend running it. */
       const submitHeld = async (body: KptClaimRequest, idempotencyKey: string) => {
-        const anyClaim = ((await t.db('kpt_claims').first('id')) as { id: string }).id;
+        const anyClaim = (await t.db<{ id: string }>('kpt_claims').first('id'))!.id;
         const hold = await t.db.transaction();
         await hold('kpt_idempotency_keys').insert({ principal_did: PARTNER_DID, idempotency_key: idempotencyKey, claim_id: anyClaim, request_hash: 'held', created_at: new Date().toISOString() });
         const holder = await backendPid(hold);
@@ -1034,7 +1034,7 @@ forEachDatabase('KPT claims', (t) => {
       });
       try {
         const gateway: Principal = { keyId: 'gw', did: PARTNER_DID, scopes: ['claims:write'] };
-        const written = async () => ((await t.db('test_caller_writes').select('claim_id')) as { claim_id: string }[]).map((r) => r.claim_id);
+        const written = async () => (await t.db<{ claim_id: string }>('test_caller_writes').select('claim_id')).map((r) => r.claim_id);
         const write = (refuse: boolean) => async (trx: Sql, claimId: string) => {
           await trx('test_caller_writes').insert({ claim_id: claimId }).onConflict('claim_id').ignore();
           if (refuse) throw conflictWith('the caller refuses');

@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import knex, { type Knex } from 'knex';
 import { invalidConfig, type Config } from '../../config.ts';
+import { onPostgres } from './dialect.ts';
 import { HearthPostgresClient, HearthSqliteClient, OUT_OF_REACH_ERRORS, PG_READ_TIMEOUT, type ClientSettings } from './clients.ts';
 
 /** The database: its pool, or (inside inTransaction) one transaction's connection. */
@@ -28,7 +29,7 @@ export const DEFAULT_QUERY_TIMEOUT_MS = 3000;
 
 /** Which database a handle (the pool, a transaction, a migration's) runs on. */
 export function dbClientOf(db: Knex): DbClient {
-  return db.client instanceof HearthPostgresClient || db.client.config.client === 'pg' ? 'postgres' : 'sqlite';
+  return onPostgres(db) ? 'postgres' : 'sqlite';
 }
 
 export function sqliteFile(url: string | undefined, dataDir: string): string {
