@@ -126,7 +126,7 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
     case 'recoverPin':
       return con([t.recoverPin]);
     case 'customerIdShown':
-      return end(t.customerIdShown(c.customerId ?? ''));
+      return con([t.customerIdShown(c.customerId ?? ''), `1. ${t.accountOptions[0]}`]);
     case 'locked':
       return end(t.locked);
     case 'createName':
@@ -141,8 +141,6 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
       return con([t.confirmPin]);
     case 'accountCreated':
       return end(t.accountCreated(c.customerId ?? ''));
-    case 'phoneHasAccount':
-      return end(t.phoneHasAccount);
     case 'services':
       return con([t.services, ...numbered(t.serviceOptions)]);
     case 'fuelDay':
@@ -183,12 +181,13 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
   }
 }
 
-/** Screens that show the customer's own data, as the operator sees them (no dates, amounts or claim ids). */
+/** Screens that show the customer's own data, as the operator sees them (no dates, amounts, claim ids or Customer IDs). */
 const OPERATOR_REDACTED: Record<string, string[]> = {
   review: ['Logged days [redacted]'],
   fuelConfirm: ['Confirm an unusual amount [redacted]'],
   claimConfirm: ['Send claim [days and total redacted]', '1. Send'],
   claimStatus: ['Claim status [redacted]'],
+  customerIdShown: ['Customer ID [redacted]', '1. Log in'],
 };
 
 /**

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { SegmentedMessage } from 'sms-segments-calculator';
 import { CATALOGUES, FUEL_DAYS, LANGUAGES, type Language, type ReasonKey } from '../../src/ussd/i18n/index.ts';
 import { EFFECT_TAG, ussdMachine, type Notice, type UssdContext } from '../../src/ussd/machine.ts';
-import { gsmName, MAX_REPLY_CHARS, paginate, renderScreen, TEXT } from '../../src/ussd/menus.ts';
+import { gsmName, MAX_REPLY_CHARS, operatorScreen, paginate, renderScreen, TEXT } from '../../src/ussd/menus.ts';
 
 const APP_NAME = 'A'.repeat(40); // USSD_APP_NAME's longest
 const SCREEN_STATES = Object.keys(ussdMachine.states).filter((s) => !ussdMachine.states[s]!.tags.includes(EFFECT_TAG));
@@ -144,6 +144,17 @@ describe('USSD screens in every language', () => {
       }
     });
   }
+
+  it("the operator's view of an open session shows no Customer ID, claim reference, amount or date", () => {
+    // END screens close their session: the debug view shows only open ones.
+    const open = SCREEN_STATES.filter((s) => ussdMachine.states[s]!.type !== 'final');
+    expect(open).to.include('customerIdShown');
+    for (const state of open) {
+      for (const c of contexts('en')) {
+        expect(operatorScreen(state, c, APP_NAME), state).to.not.match(/99999999|ACDEFGHJ|9999\.999|139999|March/);
+      }
+    }
+  });
 
   it('Swahili screens carry no English words (the language option names both languages)', () => {
     const english = /\b(Back|More|Exit|Welcome|Enter|Claim|Services|Account|Invalid|Saved|Status|Reference|Today|Yesterday|Send|Skip|kg)\b/;

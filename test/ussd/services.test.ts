@@ -86,11 +86,34 @@ forEachDatabase('USSD services and PINs', (t) => {
       return r.send(pin);
     };
 
-    it("shows the phone's own Customer ID after its PIN, which then logs in", async () => {
+    // The session goes on to log in: it used to END on the Customer ID, a paid redial to use it.
+    it("shows the phone's own Customer ID after its PIN and offers to log in, without the PIN again", async () => {
       const s = session();
       const id = await createAccount(s, '75319');
-      expect(await recover(s.phoneNumber, '75319')).to.equal(`END Your Customer ID is ${id}. Keep it and your PIN safe.`);
+      const r = session(s.phoneNumber);
+      await r.dial();
+      await r.walk('2', '3');
+      expect(await r.send('75319')).to.equal(`CON Your Customer ID is ${id}. Keep it and your PIN safe.\n1. Log in\n0. Back`);
+      expect(await r.send('7')).to.equal(`CON Invalid choice. Try again.\nYour Customer ID is ${id}. Keep it and your PIN safe.\n1. Log in\n0. Back`);
+      expect(await r.send('1')).to.equal('CON Services\n1. Log fuel used\n2. Review logged days\n3. Send claim\n4. Claim status\n5. Change PIN\n0. Back');
+      expect(await r.walk('1', '1', '2')).to.match(/^CON Saved 2 kg for today\./);
+      expect(await r.send('*')).to.match(/\n3\. Services\n/);
+      // The ID also logs in as usual.
       expect(await login(session(s.phoneNumber), id, '75319')).to.match(/^CON Welcome, Jane/);
+    });
+
+    it('in Kiswahili: the Customer ID, then Ingia; back leads to the Account Menu, not logged in', async () => {
+      const s = session();
+      const id = await createAccount(s, '75317');
+      const r = session(s.phoneNumber);
+      await r.dial();
+      await r.walk('9', '2', '2', '3');
+      const shown = await r.send('75317');
+      expect(shown).to.match(new RegExp(`^CON Nambari yako ya mteja ni ${id}\\. .+\\n1\\. Ingia\\n0\\. Rudi$`));
+      expect(await r.send('0')).to.match(/^CON Akaunti\n1\. Ingia\n/);
+      expect(await r.send('0')).to.equal('CON Karibu Hearth\n1. Jifunze Zaidi\n2. Akaunti\n9. Lugha / Language\n*. Toka');
+      await r.walk('2', '3', '75317');
+      expect(await r.send('1')).to.match(/^CON Huduma\n1\. Rekodi kuni au mkaa\n/);
     });
 
     it('a wrong PIN counts towards the same lock as a login; the third locks the account', async () => {

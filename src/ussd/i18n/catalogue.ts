@@ -41,7 +41,6 @@ export interface Catalogue {
   choosePin: string;
   confirmPin: string;
   accountCreated: (id: string) => string;
-  phoneHasAccount: string;
   services: string;
   serviceOptions: [logFuel: string, review: string, submit: string, status: string, changePin: string];
   whichDay: string;
@@ -99,6 +98,8 @@ export interface Catalogue {
     /** The household's first name; none when it cannot be written in the GSM alphabet. */
     loggedIn: (name: string | undefined) => string;
     noAccountForPhone: string;
+    /** Account creation met the phone's account: the household is taken to log in instead. */
+    phoneHasAccount: string;
     languageSet: string;
   };
   /**

@@ -47,7 +47,6 @@ export const en: Catalogue = {
   choosePin: 'Choose a 5-digit PIN',
   confirmPin: 'Enter the PIN again to confirm',
   accountCreated: (id) => `Account created. Your Customer ID is ${id}. Keep it and your PIN safe. Dial again and log in to record fuel use.`,
-  phoneHasAccount: 'This phone number already has an account. Dial again and choose Log in.',
   services: 'Services',
   serviceOptions: ['Log fuel used', 'Review logged days', 'Send claim', 'Claim status', 'Change PIN'],
   whichDay: 'Fuel used on which day?',
@@ -105,6 +104,7 @@ export const en: Catalogue = {
     pinUnchanged: 'That is already your PIN. Choose a different one.',
     loggedIn: (name) => (name ? `Welcome, ${name}.` : 'Welcome.'),
     noAccountForPhone: 'No account for this phone number.',
+    phoneHasAccount: 'This phone number already has an account. Log in here.',
     languageSet: 'Language: English.',
   },
   failures: {

@@ -45,7 +45,6 @@ export const sw: Catalogue = {
   choosePin: 'Chagua PIN ya tarakimu 5',
   confirmPin: 'Weka PIN tena kuthibitisha',
   accountCreated: (id) => `Akaunti imefunguliwa. Nambari yako ya mteja ni ${id}. Itunze pamoja na PIN yako. Piga tena uingie kurekodi kuni au mkaa.`,
-  phoneHasAccount: 'Nambari hii ya simu tayari ina akaunti. Piga tena uchague Ingia.',
   services: 'Huduma',
   serviceOptions: ['Rekodi kuni au mkaa', 'Angalia siku ulizorekodi', 'Tuma dai', 'Hali ya dai', 'Badilisha PIN'],
   whichDay: 'Kuni au mkaa wa siku gani?',
@@ -104,6 +103,7 @@ export const sw: Catalogue = {
     pinUnchanged: 'Hiyo tayari ni PIN yako. Chagua nyingine.',
     loggedIn: (name) => (name ? `Karibu, ${name}.` : 'Karibu.'),
     noAccountForPhone: 'Hakuna akaunti ya nambari hii ya simu.',
+    phoneHasAccount: 'Nambari hii ya simu tayari ina akaunti. Ingia hapa.',
     languageSet: 'Lugha: Kiswahili.',
   },
   failures: {
