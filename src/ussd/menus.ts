@@ -59,11 +59,10 @@ function noticeText(n: Notice | undefined, lang: Language | undefined): string |
     case 'fuelClaimed':
     case 'dayClaimed':
       return notices[n.key](day);
-    case 'needThreeDays':
-      return notices.needThreeDays(Number(p.days));
-    case 'logMissingDays': {
+    case 'logDays': {
       const days = catalogue(lang).days;
-      return notices.logMissingDays(String(p.days).split(',').flatMap((offset) => days[Number(offset)] ?? []));
+      const missing = String(p.days ?? '').split(',').flatMap((offset) => (offset === '' ? [] : days[Number(offset)] ?? []));
+      return notices.logDays(missing, Number(p.fromTomorrow ?? 0), Boolean(p.someLogged));
     }
     case 'claimNotSent':
       return notices.claimNotSent(catalogue(lang).reasons[p.reason as keyof Catalogue['reasons']] ?? catalogue(lang).reasons.other);

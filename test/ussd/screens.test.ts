@@ -20,8 +20,12 @@ const NOTICES: Notice[] = [
     })),
   ),
   ...REASONS.map((reason): Notice => ({ key: 'claimNotSent', params: { reason } })),
-  // The days still to log for a claim, the longest list first.
-  ...['2,1,0', '2,0', '1'].map((days): Notice => ({ key: 'logMissingDays', params: { days } })),
+  // What to log before a claim, as claims.ts can ask it: any missing days of the three open ones
+  // (none claimed); after a claim, those of the days since it, and the rest from tomorrow on.
+  ...[
+    ...['2,1,0', '2,1', '2,0', '1,0', '2', '1', '0'].map((days) => [days, 0, days.length < 5 ? 1 : 0] as const),
+    ['1,0', 1, 0], ['1', 1, 1], ['0', 1, 1], ['', 1, 1], ['0', 2, 0], ['', 2, 1], ['', 3, 0],
+  ].map(([days, fromTomorrow, someLogged]): Notice => ({ key: 'logDays', params: { days, fromTomorrow, someLogged } })),
   // Names as households type them, in letters the GSM alphabet has or has not.
   ...['Ngũgĩ', 'Zoë', 'Ñdegwa', 'Amína', 'አበበ', 'Wanjirũ-Ngũgĩ'.repeat(3)].map((name): Notice => ({ key: 'loggedIn', params: { name } })),
 ];
@@ -144,6 +148,21 @@ describe('USSD screens in every language', () => {
       }
     });
   }
+
+  it('what to log before a claim reads as an instruction in both languages: no "too" when nothing is logged, tomorrow after a claim', () => {
+    const say = (lang: Language, days: string, fromTomorrow: number, someLogged: number) =>
+      renderScreen('services', { ...contexts(lang)[0]!, notice: { key: 'logDays', params: { days, fromTomorrow, someLogged } } }, 'Hearth').notice;
+    expect(say('en', '2,1,0', 0, 0)).to.equal('A claim needs 3 days in a row. Log the day before yesterday, yesterday and today, then send.');
+    expect(say('sw', '2,1,0', 0, 0)).to.equal('Dai linahitaji siku 3 mfululizo. Weka kilo za juzi, jana na leo, kisha tuma.');
+    expect(say('en', '1', 0, 1)).to.equal('A claim needs 3 days in a row. Log yesterday too, then send.');
+    expect(say('sw', '1', 0, 1)).to.equal('Dai linahitaji siku 3 mfululizo. Weka kilo za jana pia, kisha tuma.');
+    expect(say('en', '', 3, 0)).to.equal('A new claim needs 3 days in a row not yet sent. Log each of the next 3 days, starting tomorrow, then send.');
+    expect(say('sw', '', 3, 0)).to.equal('Dai jipya linahitaji siku 3 mfululizo ambazo hazijatumwa. Weka kilo za siku 3 zijazo, kuanzia kesho, kisha tuma.');
+    expect(say('en', '0', 2, 0)).to.equal('A new claim needs 3 days in a row not yet sent. Log today, tomorrow and the day after tomorrow, then send.');
+    expect(say('sw', '0', 2, 0)).to.equal('Dai jipya linahitaji siku 3 mfululizo ambazo hazijatumwa. Weka kilo za leo, kesho na kesho kutwa, kisha tuma.');
+    expect(say('en', '', 1, 1)).to.equal('A new claim needs 3 days in a row not yet sent. Log tomorrow too, then send.');
+    expect(say('sw', '', 1, 1)).to.equal('Dai jipya linahitaji siku 3 mfululizo ambazo hazijatumwa. Weka kilo za kesho pia, kisha tuma.');
+  });
 
   it("the operator's view of an open session shows no Customer ID, claim reference, amount or date", () => {
     // END screens close their session: the debug view shows only open ones.

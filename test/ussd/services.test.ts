@@ -161,6 +161,8 @@ forEachDatabase('USSD services and PINs', (t) => {
     server.clock.now = new Date('2026-06-10T09:00:00Z');
     const d = session(s.phoneNumber);
     await login(d, id, '13579');
+    // Nothing logged: every day is named, without "too" (it asked to log three days "too").
+    expect(await d.send('3')).to.match(/^CON A claim needs 3 days in a row\. Log the day before yesterday, yesterday and today, then send\.\nServices/);
     expect(await d.walk('1', '1', '2')).to.match(/^CON Saved 2 kg for today\./);
     expect(await d.walk('1', '3', '2')).to.match(/^CON Saved 2 kg for the day before yesterday\./);
     expect(await d.send('3')).to.match(/^CON A claim needs 3 days in a row\. Log yesterday too, then send\.\nServices/);
@@ -236,7 +238,10 @@ forEachDatabase('USSD services and PINs', (t) => {
     await st.walk('0', '1');
     expect(await st.send('2')).to.equal('CON Yesterday is already in a claim you sent. Choose another day.\nFuel used on which day?\n1. Today\n2. Yesterday\n3. The day before yesterday\n0. Back');
     expect(await st.send('0')).to.match(/^CON Services/);
-    expect(await st.send('3')).to.match(/^CON A claim needs 3 days in a row not yet sent\. You have 0 in a row\./);
+    // After a claim of the last three days, the next step: it said "You have 0 in a row."
+    expect(await st.send('3')).to.match(/^CON A new claim needs 3 days in a row not yet sent\. Log each of the next 3 days, starting tomorrow, then send\.\nServices\n/);
+    await st.walk('*', '9', '2', '3');
+    expect(await st.send('3')).to.match(/^CON Dai jipya linahitaji siku 3 mfululizo ambazo hazijatumwa\. Weka kilo za siku 3 zijazo, kuanzia kesho, kisha tuma\.\nHuduma\n/);
   });
 
   it("days are the local dates of USSD_TIMEZONE, just after local midnight", async () => {

@@ -89,9 +89,12 @@ export interface Catalogue {
     fuelUpdated: (kg: number, day: string) => string;
     fuelClaimed: (day: string) => string;
     dayClaimed: (day: string) => string;
-    needThreeDays: (days: number) => string;
-    /** The days (names as in `days`, oldest first) still to log for a claim. */
-    logMissingDays: (days: string[]) => string;
+    /**
+     * What to log before a claim can be sent: the days still missing (names as in `days`, oldest
+     * first), how many days from tomorrow on (after a claim, whose days count once), and whether
+     * some days of that claim are logged already.
+     */
+    logDays: (days: string[], fromTomorrow: number, someLogged: boolean) => string;
     claimNotSent: (reason: string) => string;
     pinChanged: string;
     pinUnchanged: string;

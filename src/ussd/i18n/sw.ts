@@ -96,8 +96,12 @@ export const sw: Catalogue = {
     fuelUpdated: (kg, day) => `${day} imebadilishwa kuwa kilo ${kg}.`,
     fuelClaimed: (day) => `${day} tayari iko kwenye dai ulilotuma; haijabadilishwa.`,
     dayClaimed: (day) => `${day} tayari iko kwenye dai ulilotuma. Chagua siku nyingine.`,
-    needThreeDays: (days) => `Dai linahitaji siku 3 mfululizo ambazo hazijatumwa. Una ${days} mfululizo.`,
-    logMissingDays: (days) => `Dai linahitaji siku 3 mfululizo. Weka kilo za ${listed(days.map((d) => d.toLowerCase()), 'na')} pia, kisha tuma.`,
+    logDays: (days, fromTomorrow, someLogged) => {
+      const needs = fromTomorrow ? 'Dai jipya linahitaji siku 3 mfululizo ambazo hazijatumwa.' : 'Dai linahitaji siku 3 mfululizo.';
+      if (fromTomorrow >= 3) return `${needs} Weka kilo za siku 3 zijazo, kuanzia kesho, kisha tuma.`;
+      const later = ['kesho', 'kesho kutwa'].slice(0, fromTomorrow);
+      return `${needs} Weka kilo za ${listed([...days.map((d) => d.toLowerCase()), ...later], 'na')}${someLogged ? ' pia' : ''}, kisha tuma.`;
+    },
     claimNotSent: (reason) => `Dai halikutumwa. ${reason}`,
     pinChanged: 'PIN imebadilishwa.',
     pinUnchanged: 'Hiyo tayari ni PIN yako. Chagua nyingine.',
