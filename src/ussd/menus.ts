@@ -106,8 +106,12 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
         [t.welcome(appName), ...numbered([t.home.knowMore, t.home.account, ...(c.isAuthenticated ? [t.home.services] : [])]), `${LANGUAGE_OPTION}. ${t.home.language}`],
         [`*. ${t.home.exit}`],
       );
-    case 'language':
-      return con([t.chooseLanguage, ...numbered(LANGUAGES.map((l) => CATALOGUES[l].name))]);
+    case 'language': {
+      // Titled in every language, the session's first, as the welcome menu's item is: whoever
+      // needs this screen may not read the language it opens in.
+      const title = [t, ...LANGUAGES.map((l) => CATALOGUES[l]).filter((other) => other !== t)].map((x) => x.chooseLanguage).join(' / ');
+      return con([title, ...numbered(LANGUAGES.map((l) => CATALOGUES[l].name))]);
+    }
     case 'goodbye':
       return end(t.goodbye(appName));
     case 'knowMore':

@@ -47,6 +47,14 @@ forEachDatabase('USSD menu flows', (t) => {
     expect(await s.send('0')).to.match(/^CON Welcome to Hearth/);
   });
 
+  it('the language screen is titled in both languages, the session language first', async () => {
+    const s = session();
+    await s.dial();
+    expect(await s.send('9')).to.equal('CON Choose your language / Chagua lugha yako\n1. English\n2. Kiswahili\n0. Back');
+    await s.send('2');
+    expect(await s.send('9')).to.equal('CON Chagua lugha yako / Choose your language\n1. English\n2. Kiswahili\n0. Rudi');
+  });
+
   it('an invalid choice re-shows the menu with a hint', async () => {
     const s = session();
     await s.dial();

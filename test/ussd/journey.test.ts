@@ -84,7 +84,7 @@ forEachDatabase('USSD household journey (make start defaults)', (t) => {
     // ---- Baraka, in Swahili, cooks on a clean stove ----
     const b = new Phone(urls, '+254711000002');
     await b.dial();
-    expect(await b.send('9')).to.equal('CON Choose your language\n1. English\n2. Kiswahili\n0. Back');
+    expect(await b.send('9')).to.equal('CON Choose your language / Chagua lugha yako\n1. English\n2. Kiswahili\n0. Back');
     expect(await b.send('2')).to.equal('CON Lugha: Kiswahili.\nKaribu Hearth\n1. Jifunze Zaidi\n2. Akaunti\n9. Lugha / Language\n*. Toka');
     expect(await b.send('2')).to.equal('CON Akaunti\n1. Ingia\n2. Fungua akaunti\n3. Nimesahau nambari ya mteja\n0. Rudi');
     expect(await b.send('2')).to.equal('CON Weka jina lako kamili\n0. Rudi');

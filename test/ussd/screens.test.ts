@@ -175,7 +175,12 @@ describe('USSD screens in every language', () => {
     }
   });
 
-  it('Swahili screens carry no English words (the language option names both languages)', () => {
+  it("the language screen's title is in both languages, the session's first", () => {
+    expect(paginate(renderScreen('language', contexts('en')[0]!, 'Hearth'), 0).reply).to.equal('CON Choose your language / Chagua lugha yako\n1. English\n2. Kiswahili\n0. Back');
+    expect(paginate(renderScreen('language', contexts('sw')[0]!, 'Hearth'), 0).reply).to.equal('CON Chagua lugha yako / Choose your language\n1. English\n2. Kiswahili\n0. Rudi');
+  });
+
+  it('Swahili screens carry no English words (the language option and screen name both languages)', () => {
     const english = /\b(Back|More|Exit|Welcome|Enter|Claim|Services|Account|Invalid|Saved|Status|Reference|Today|Yesterday|Send|Skip|kg)\b/;
     for (const state of SCREEN_STATES) {
       for (const c of contexts('sw')) {
