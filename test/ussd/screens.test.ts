@@ -153,15 +153,15 @@ describe('USSD screens in every language', () => {
     const say = (lang: Language, days: string, fromTomorrow: number, someLogged: number) =>
       renderScreen('services', { ...contexts(lang)[0]!, notice: { key: 'logDays', params: { days, fromTomorrow, someLogged } } }, 'Hearth').notice;
     expect(say('en', '2,1,0', 0, 0)).to.equal('A claim needs 3 days in a row. Log the day before yesterday, yesterday and today, then send.');
-    expect(say('sw', '2,1,0', 0, 0)).to.equal('Dai linahitaji siku 3 mfululizo. Weka kilo za juzi, jana na leo, kisha tuma.');
+    expect(say('sw', '2,1,0', 0, 0)).to.equal('Ripoti inahitaji siku 3 mfululizo. Weka kilo za juzi, jana na leo, kisha tuma.');
     expect(say('en', '1', 0, 1)).to.equal('A claim needs 3 days in a row. Log yesterday too, then send.');
-    expect(say('sw', '1', 0, 1)).to.equal('Dai linahitaji siku 3 mfululizo. Weka kilo za jana pia, kisha tuma.');
+    expect(say('sw', '1', 0, 1)).to.equal('Ripoti inahitaji siku 3 mfululizo. Weka kilo za jana pia, kisha tuma.');
     expect(say('en', '', 3, 0)).to.equal('A new claim needs 3 days in a row not yet sent. Log each of the next 3 days, starting tomorrow, then send.');
-    expect(say('sw', '', 3, 0)).to.equal('Dai jipya linahitaji siku 3 mfululizo ambazo hazijatumwa. Weka kilo za siku 3 zijazo, kuanzia kesho, kisha tuma.');
+    expect(say('sw', '', 3, 0)).to.equal('Ripoti mpya inahitaji siku 3 mfululizo ambazo hazijatumwa. Weka kilo za siku 3 zijazo, kuanzia kesho, kisha tuma.');
     expect(say('en', '0', 2, 0)).to.equal('A new claim needs 3 days in a row not yet sent. Log today, tomorrow and the day after tomorrow, then send.');
-    expect(say('sw', '0', 2, 0)).to.equal('Dai jipya linahitaji siku 3 mfululizo ambazo hazijatumwa. Weka kilo za leo, kesho na kesho kutwa, kisha tuma.');
+    expect(say('sw', '0', 2, 0)).to.equal('Ripoti mpya inahitaji siku 3 mfululizo ambazo hazijatumwa. Weka kilo za leo, kesho na kesho kutwa, kisha tuma.');
     expect(say('en', '', 1, 1)).to.equal('A new claim needs 3 days in a row not yet sent. Log tomorrow too, then send.');
-    expect(say('sw', '', 1, 1)).to.equal('Dai jipya linahitaji siku 3 mfululizo ambazo hazijatumwa. Weka kilo za kesho pia, kisha tuma.');
+    expect(say('sw', '', 1, 1)).to.equal('Ripoti mpya inahitaji siku 3 mfululizo ambazo hazijatumwa. Weka kilo za kesho pia, kisha tuma.');
   });
 
   it("the operator's view of an open session shows no Customer ID, claim reference, amount or date", () => {
@@ -171,6 +171,34 @@ describe('USSD screens in every language', () => {
     for (const state of open) {
       for (const c of contexts('en')) {
         expect(operatorScreen(state, c, APP_NAME), state).to.not.match(/99999999|ACDEFGHJ|9999\.999|139999|March/);
+      }
+    }
+  });
+
+  it('Kiswahili reads as reviewed for #52, beside the English it says (a claim is a ripoti; no dai, Itunze or Ingizo)', () => {
+    const screen = (lang: Language, state: string, extra: Partial<UssdContext> = {}) => paginate(renderScreen(state, { ...contexts(lang)[0]!, ...extra }, 'Hearth'), 0).reply;
+    const ref = { ref: 'ACDEFGHJ', status: 'verified' as const };
+    expect(CATALOGUES.sw.topics[1]!.body).to.include('Kila kilo unayoiokoa ni pesa na muda.');
+    expect(CATALOGUES.en.topics[1]!.body).to.include('Every kilogram saved is money and time saved.');
+    expect(screen('sw', 'customerIdShown')).to.equal('CON Nambari yako ya mteja ni 99999999. Ihifadhi vizuri, na usimwambie mtu PIN yako.\n1. Ingia\n0. Rudi');
+    expect(screen('en', 'customerIdShown')).to.equal('CON Your Customer ID is 99999999. Keep it and your PIN safe.\n1. Log in\n0. Back');
+    expect(screen('sw', 'accountCreated')).to.equal(
+      'END Akaunti imefunguliwa. Nambari yako ya mteja ni 99999999. Ihifadhi vizuri, na usimwambie mtu PIN yako. Piga tena uingie kurekodi kuni au mkaa.',
+    );
+    expect(screen('sw', 'claimSubmitted', { claimResult: ref })).to.equal('END Ripoti imetumwa. Nambari ya kumbukumbu ACDEFGHJ. Hali: Imekubaliwa.');
+    expect(screen('en', 'claimSubmitted', { claimResult: ref })).to.equal('END Claim sent. Reference ACDEFGHJ. Status: Accepted.');
+    expect(screen('sw', 'claimStatus', { claimResult: { ...ref, status: 'pending', submittedOn: '2026-03-04' } })).to.equal('CON Ripoti ACDEFGHJ ya 4 Machi: Inasubiri.\n0. Rudi');
+    const updated = { key: 'fuelUpdated' as const, params: { kg: 3, day: 0 } };
+    expect(renderScreen('services', { ...contexts('sw')[0]!, notice: updated }, 'Hearth').notice).to.equal('Kilo za leo zimebadilishwa kuwa 3.');
+    expect(renderScreen('services', { ...contexts('en')[0]!, notice: updated }, 'Hearth').notice).to.equal('Changed today to 3 kg.');
+    expect(CATALOGUES.sw.failures.invalidInput).to.equal('Ulichoweka si sahihi. Tafadhali jaribu tena.');
+    expect(CATALOGUES.en.failures.invalidInput).to.equal('Invalid input. Please try again.');
+    expect(screen('sw', 'services')).to.equal('CON Huduma\n1. Rekodi kuni au mkaa\n2. Angalia siku ulizorekodi\n3. Tuma ripoti\n4. Hali ya ripoti\n5. Badilisha PIN\n0. Rudi');
+    for (const state of SCREEN_STATES) {
+      for (const c of contexts('sw')) {
+        for (const notice of [undefined, ...NOTICES]) {
+          for (const reply of pages(state, { ...c, notice })) expect(reply, `sw ${state}`).to.not.match(/\b(dai|madai|Itunze|Ingizo|unayookoa)\b/i);
+        }
       }
     }
   });

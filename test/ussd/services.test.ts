@@ -170,9 +170,9 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(await d.send('2')).to.match(/^CON Lugha: Kiswahili\./);
     const k = session(s.phoneNumber);
     await login(k, id, '13579');
-    expect(await k.send('3')).to.match(/^CON Dai linahitaji siku 3 mfululizo\. Weka kilo za jana pia, kisha tuma\.\n/);
+    expect(await k.send('3')).to.match(/^CON Ripoti inahitaji siku 3 mfululizo\. Weka kilo za jana pia, kisha tuma\.\n/);
     expect(await k.walk('1', '2', '2')).to.match(/^CON /);
-    expect(await k.send('3')).to.match(/^CON Tuma dai la siku 3/);
+    expect(await k.send('3')).to.match(/^CON Tuma ripoti ya siku 3/);
   });
 
   it('fuel logged for today, yesterday and the day before, reviewed, then sent as a claim; status shown after', async () => {
@@ -241,7 +241,7 @@ forEachDatabase('USSD services and PINs', (t) => {
     // After a claim of the last three days, the next step: it said "You have 0 in a row."
     expect(await st.send('3')).to.match(/^CON A new claim needs 3 days in a row not yet sent\. Log each of the next 3 days, starting tomorrow, then send\.\nServices\n/);
     await st.walk('*', '9', '2', '3');
-    expect(await st.send('3')).to.match(/^CON Dai jipya linahitaji siku 3 mfululizo ambazo hazijatumwa\. Weka kilo za siku 3 zijazo, kuanzia kesho, kisha tuma\.\nHuduma\n/);
+    expect(await st.send('3')).to.match(/^CON Ripoti mpya inahitaji siku 3 mfululizo ambazo hazijatumwa\. Weka kilo za siku 3 zijazo, kuanzia kesho, kisha tuma\.\nHuduma\n/);
   });
 
   it("days are the local dates of USSD_TIMEZONE, just after local midnight", async () => {

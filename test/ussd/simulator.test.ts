@@ -40,9 +40,9 @@ forEachDatabase('USSD terminal simulator', (t) => {
       output.on('data', (c) => (printed += String(c)));
       await runDemo({ url: server.baseUrl, serviceCode: '*384*1234#', output });
       expect(printed).to.match(/END Claim sent\. Reference [A-Z0-9]{8}\. Status: Waiting\./);
-      expect(printed).to.match(/END Dai limetumwa\. Kumbukumbu [A-Z0-9]{8}\. Hali: Limekubaliwa\./);
+      expect(printed).to.match(/END Ripoti imetumwa\. Nambari ya kumbukumbu [A-Z0-9]{8}\. Hali: Imekubaliwa\./);
       expect(printed).to.match(/CON Claim [A-Z0-9]{8} of \d{1,2} [A-Z][a-z]+: Accepted\./);
-      expect(printed).to.match(/CON Dai [A-Z0-9]{8} la \d{1,2} [A-Z][a-z]+: Limekubaliwa\./);
+      expect(printed).to.match(/CON Ripoti [A-Z0-9]{8} ya \d{1,2} [A-Z][a-z]+: Imekubaliwa\./);
     } finally {
       await server.stop();
     }
