@@ -1,13 +1,13 @@
 // Kiswahili: kila neno ambalo familia inaona. Every word a household sees, in Swahili.
-// How it was reviewed: by the developers, against the notes of issue #52 (two households walked
-// the journey in Kiswahili) and common Kenyan usage; no native-speaker panel or field staff has
-// confirmed it yet, and they should before a wide roll-out. Choices made in that review:
+// How it was reviewed: by the developers, against the notes of issue #52 (from a household's walk
+// through the journey in Kiswahili) and common Kenyan usage; no native-speaker panel or field
+// staff has confirmed it yet, and they should before a wide roll-out. Choices made in that review:
 // - a claim is a `ripoti` (a report of the fuel used; i/zi class: ripoti imetumwa), not `dai`
 //   (reads as a debt or a demand) nor `ombi` (`maombi` also reads as prayers, and is this
 //   catalogue's word for requests in failures.tooManyRequests);
 // - the Customer ID is kept safe and the PIN told to no one (`Itunze pamoja na PIN yako` could
 //   read as "keep it together with your PIN");
-// - `Nambari ya kumbukumbu` for a reference, `Ulichoweka` for an input (not the rare `Ingizo`).
+// - `Nambari ya kumbukumbu` for a reference, `Ulichoweka` for an input (not the rare `Ingizo`);
 // - the object agrees with its noun: `kilo unayoiokoa`, `Kilo za leo zimebadilishwa kuwa 3`.
 import { listed, type Catalogue } from './catalogue.ts';
 
