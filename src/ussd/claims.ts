@@ -74,26 +74,27 @@ function latestUnclaimedRun(logs: FuelLog[]): FuelLog[] {
 
 const sum = (xs: number[]) => Math.round(xs.reduce((s, x) => s + x, 0) * 1000) / 1000;
 
-const tooFew = (days: number): EffectResult => ({ outcome: 'tooFew', notice: { key: 'needThreeDays', params: { days } } });
-
 /**
- * Too few days: which of the days that can still be logged (`loggable`, today first) are
- * missing, when logging them makes a claim (none of them is in a sent claim); else how many
- * days in a row there are.
+ * Too few days: what to log next (`loggable`: the dates that can still be logged, today first).
+ * A new claim's days come after the latest one already in a sent claim: the loggable days after
+ * it that are missing are named (oldest first, as a household logs them), and the days it still
+ * lacks are logged from tomorrow on. Before any claim that is never needed: today and the two
+ * days before make three.
  */
-function tooFewDays(all: FuelLog[], run: number, loggable: string[]): EffectResult {
+function tooFewDays(all: FuelLog[], loggable: string[]): EffectResult {
   const logged = new Map(all.map((l) => [l.date, l]));
-  if (loggable.some((date) => logged.get(date)?.claimId)) return tooFew(run);
-  const missing = loggable.flatMap((date, offset) => (logged.has(date) ? [] : [offset]));
-  // Oldest first, as a household would log them.
-  return { outcome: 'tooFew', notice: { key: 'logMissingDays', params: { days: missing.reverse().join(',') } } };
+  const lastClaimed = loggable.findIndex((date) => logged.get(date)?.claimId);
+  const open = lastClaimed === -1 ? loggable.length : lastClaimed;
+  const missing = loggable.slice(0, open).flatMap((date, offset) => (logged.has(date) ? [] : [offset]));
+  const params = { days: missing.reverse().join(','), fromTomorrow: Math.max(MIN_CLAIM_DAYS - open, 0), someLogged: missing.length < open ? 1 : 0 };
+  return { outcome: 'tooFew', notice: { key: 'logDays', params } };
 }
 
 /** The claim the household would send: its days and total, or too few days (`loggable`: the dates that can be logged, today first). */
 export async function prepareClaim(deps: EffectDeps, accountId: string, loggable: string[]): Promise<EffectResult> {
   const all = await deps.repo.fuelLogs(accountId);
   const logs = latestUnclaimedRun(all);
-  if (logs.length < MIN_CLAIM_DAYS) return tooFewDays(all, logs.length, loggable);
+  if (logs.length < MIN_CLAIM_DAYS) return tooFewDays(all, loggable);
   return { outcome: 'ok', assign: { claimDraft: { days: logs.length, total: sum(logs.map((l) => l.kg)), startDate: logs[0]!.date, endDate: logs.at(-1)!.date } } };
 }
 

@@ -88,7 +88,8 @@ export function createEffects(deps: EffectDeps): Effects {
       const check = await checkPin(deps, account.id, input);
       if (check.outcome !== 'ok') return check;
       logger.info({ sessionId, customerId: account.customerId }, 'ussd customer id shown again');
-      return { outcome: 'ok', assign: { customerId: account.customerId } };
+      // The account is kept for the login the next screen offers; nothing is open to it until then.
+      return { outcome: 'ok', assign: { customerId: account.customerId, accountId: account.id } };
     },
     async checkingPhone({ phoneNumber }) {
       return (await phoneIsFree(deps, phoneNumber)) ? { outcome: 'ok' } : { outcome: 'phoneTaken' };

@@ -209,11 +209,15 @@ export const ussdMachine = machineSetup.createMachine({
       { guard: outcome('unknownCustomer'), ...withNotice('accountMenu', () => ({ key: 'noAccountForPhone' })) },
       { guard: outcome('locked'), ...enter('locked') },
     ]),
-    customerIdShown: { type: 'final' },
-    // Asked first, so a phone with an account is not taken through every question before being refused.
+    // The Customer ID was wanted to log in, so the session goes on to it instead of ending (a
+    // redial costs the household). The phone's own PIN was checked a hop ago: `1` logs in
+    // without asking for it again.
+    customerIdShown: menu('customerIdShown', 'accountMenu', [{ guard: is('1'), ...enter('services', () => ({ isAuthenticated: true, draft: {} })) }, invalid]),
+    // Asked first, so a phone with an account is not taken through every question before being
+    // refused; it is taken to log in instead.
     checkingPhone: effect([
       { guard: outcome('ok'), ...enter('createName') },
-      { guard: outcome('phoneTaken'), ...enter('phoneHasAccount') },
+      { guard: outcome('phoneTaken'), ...withNotice('loginCustomerId', () => ({ key: 'phoneHasAccount' }), clearDraft) },
     ]),
     createName: menu('createName', 'accountMenu', [
       { guard: ({ event }: InputArgs) => NAME_RE.test(input(event)), ...enter('createVillage', ({ event }) => ({ draft: { name: input(event).replace(/\s+/g, ' ') } })) },
@@ -238,10 +242,9 @@ export const ussdMachine = machineSetup.createMachine({
     creatingAccount: effect([
       { guard: outcome('ok'), ...enter('accountCreated', (a) => ({ ...fromResult(a), draft: {} })) },
       { guard: outcome('mismatch'), ...withNotice('createPin', () => ({ key: 'pinMismatch' }), ({ context }) => ({ draft: { ...context.draft, sealedPin: undefined } })) },
-      { guard: outcome('phoneTaken'), ...enter('phoneHasAccount', clearDraft) },
+      { guard: outcome('phoneTaken'), ...withNotice('loginCustomerId', () => ({ key: 'phoneHasAccount' }), clearDraft) },
     ]),
     accountCreated: { type: 'final' },
-    phoneHasAccount: { type: 'final' },
     services: menu('services', 'preMenu', [
       { guard: is('1'), ...enter('fuelDay') },
       { guard: is('2'), ...enter('loadingReview') },

@@ -59,11 +59,10 @@ function noticeText(n: Notice | undefined, lang: Language | undefined): string |
     case 'fuelClaimed':
     case 'dayClaimed':
       return notices[n.key](day);
-    case 'needThreeDays':
-      return notices.needThreeDays(Number(p.days));
-    case 'logMissingDays': {
+    case 'logDays': {
       const days = catalogue(lang).days;
-      return notices.logMissingDays(String(p.days).split(',').flatMap((offset) => days[Number(offset)] ?? []));
+      const missing = String(p.days ?? '').split(',').flatMap((offset) => (offset === '' ? [] : days[Number(offset)] ?? []));
+      return notices.logDays(missing, Number(p.fromTomorrow ?? 0), Boolean(p.someLogged));
     }
     case 'claimNotSent':
       return notices.claimNotSent(catalogue(lang).reasons[p.reason as keyof Catalogue['reasons']] ?? catalogue(lang).reasons.other);
@@ -107,8 +106,12 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
         [t.welcome(appName), ...numbered([t.home.knowMore, t.home.account, ...(c.isAuthenticated ? [t.home.services] : [])]), `${LANGUAGE_OPTION}. ${t.home.language}`],
         [`*. ${t.home.exit}`],
       );
-    case 'language':
-      return con([t.chooseLanguage, ...numbered(LANGUAGES.map((l) => CATALOGUES[l].name))]);
+    case 'language': {
+      // Titled in every language, the session's first, as the welcome menu's item is: whoever
+      // needs this screen may not read the language it opens in.
+      const title = [t, ...LANGUAGES.map((l) => CATALOGUES[l]).filter((other) => other !== t)].map((x) => x.chooseLanguage).join(' / ');
+      return con([title, ...numbered(LANGUAGES.map((l) => CATALOGUES[l].name))]);
+    }
     case 'goodbye':
       return end(t.goodbye(appName));
     case 'knowMore':
@@ -126,7 +129,7 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
     case 'recoverPin':
       return con([t.recoverPin]);
     case 'customerIdShown':
-      return end(t.customerIdShown(c.customerId ?? ''));
+      return con([t.customerIdShown(c.customerId ?? ''), `1. ${t.accountOptions[0]}`]);
     case 'locked':
       return end(t.locked);
     case 'createName':
@@ -141,8 +144,6 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
       return con([t.confirmPin]);
     case 'accountCreated':
       return end(t.accountCreated(c.customerId ?? ''));
-    case 'phoneHasAccount':
-      return end(t.phoneHasAccount);
     case 'services':
       return con([t.services, ...numbered(t.serviceOptions)]);
     case 'fuelDay':
@@ -183,12 +184,13 @@ export function renderScreen(state: string, c: UssdContext, appName: string): Sc
   }
 }
 
-/** Screens that show the customer's own data, as the operator sees them (no dates, amounts or claim ids). */
+/** Screens that show the customer's own data, as the operator sees them (no dates, amounts, claim ids or Customer IDs). */
 const OPERATOR_REDACTED: Record<string, string[]> = {
   review: ['Logged days [redacted]'],
   fuelConfirm: ['Confirm an unusual amount [redacted]'],
   claimConfirm: ['Send claim [days and total redacted]', '1. Send'],
   claimStatus: ['Claim status [redacted]'],
+  customerIdShown: ['Customer ID [redacted]', '1. Log in'],
 };
 
 /**

@@ -91,7 +91,8 @@ async function demoSession(opts: SimulatorOptions, inputs: string[], write: (s: 
 /**
  * The household journey against a running server, with its defaults: two new households on the
  * two stoves (one in English, one in Swahili) create accounts, log today, yesterday and the day
- * before, send their claims and check the status. Prints the transcript; throws when an
+ * before, send their claims, then see their Customer ID again, log in with it and check the
+ * status and what the next claim needs. Prints the transcript; throws when an
  * account cannot be created (the rest of the journey needs its Customer ID) or the server refuses
  * a hop (SimulatorHopError: rate-limited, say), so the command fails.
  */
@@ -119,5 +120,6 @@ export async function runDemo(opts: Omit<SimulatorOptions, 'phoneNumber' | 'inpu
       ...login(h), '1', '3', dayBefore!, '1', '2', yesterday!, '1', '1', today!, '3', '1', '1', '1', '1',
     ]);
   }
-  for (const h of households) await run(h, 'check the claim status', [...login(h), '4']);
+  // Without the Customer ID: the phone's PIN shows it and logs in, in the same session.
+  for (const h of households) await run(h, 'forgot the Customer ID: see it, log in, check the claim status and what the next claim needs', ['2', '3', h.pin, '1', '4', '0', '3']);
 }

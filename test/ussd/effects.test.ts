@@ -12,7 +12,7 @@ import { createEffects, type EffectDeps, type EffectInput } from '../../src/ussd
 import { EFFECT_TAG, ussdMachine, type UssdContext } from '../../src/ussd/machine.ts';
 import { PinCipher } from '../../src/ussd/pin.ts';
 import type { UssdRepository } from '../../src/ussd/repository.ts';
-import type { Account, NewAccount } from '../../src/ussd/model.ts';
+import type { Account, FuelLog, NewAccount } from '../../src/ussd/model.ts';
 
 const pins = new PinCipher(Buffer.alloc(32, 7));
 const context = (extra: Partial<UssdContext> = {}): UssdContext => ({ appName: 'Hearth', lang: 'en', isAuthenticated: true, accountId: 'acc1', draft: {}, page: 0, ...extra });
@@ -91,6 +91,24 @@ describe('USSD effects', () => {
     // the PIN is stored sealed again (a fresh IV), never as typed
     expect(inserted[0]!.sealedPin).to.not.equal(draft.sealedPin);
     expect(pins.matches(inserted[0]!.sealedPin, '24680')).to.equal(true);
+  });
+
+  it('a claim short of days says what to log next: the missing days, then (after a sent claim) days from tomorrow', async () => {
+    // Today is 1 March (UTC); the logs are [date, claim] pairs.
+    const tooFew = async (logs: [string, string | null][]) =>
+      (await effectsWith({ fuelLogs: async () => logs.map(([date, claimId], i): FuelLog => ({ id: `f${i}`, date, kg: 2, claimId })) }).preparingClaim(input(context()))).notice;
+    const claimed = (...dates: string[]): [string, string][] => dates.map((d) => [d, 'clm_1']);
+    expect(await tooFew([])).to.deep.equal({ key: 'logDays', params: { days: '2,1,0', fromTomorrow: 0, someLogged: 0 } });
+    expect(await tooFew([['2026-02-27', null]])).to.deep.equal({ key: 'logDays', params: { days: '1,0', fromTomorrow: 0, someLogged: 1 } });
+    // Right after a claim of the last three days: three new days from tomorrow.
+    expect(await tooFew(claimed('2026-02-27', '2026-02-28', '2026-03-01'))).to.deep.equal({ key: 'logDays', params: { days: '', fromTomorrow: 3, someLogged: 0 } });
+    // A claim that ended yesterday: today, then two days from tomorrow.
+    expect(await tooFew(claimed('2026-02-26', '2026-02-27', '2026-02-28'))).to.deep.equal({ key: 'logDays', params: { days: '0', fromTomorrow: 2, someLogged: 0 } });
+    // One that ended the day before yesterday, yesterday logged: today and tomorrow.
+    expect(await tooFew([...claimed('2026-02-25', '2026-02-26', '2026-02-27'), ['2026-02-28', null]])).to.deep.equal({
+      key: 'logDays',
+      params: { days: '0', fromTomorrow: 1, someLogged: 1 },
+    });
   });
 
   it("area A's refusal becomes a plain reason; its failures are not refusals", () => {

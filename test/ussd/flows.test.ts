@@ -47,6 +47,14 @@ forEachDatabase('USSD menu flows', (t) => {
     expect(await s.send('0')).to.match(/^CON Welcome to Hearth/);
   });
 
+  it('the language screen is titled in both languages, the session language first', async () => {
+    const s = session();
+    await s.dial();
+    expect(await s.send('9')).to.equal('CON Choose your language / Chagua lugha yako\n1. English\n2. Kiswahili\n0. Back');
+    await s.send('2');
+    expect(await s.send('9')).to.equal('CON Chagua lugha yako / Choose your language\n1. English\n2. Kiswahili\n0. Rudi');
+  });
+
   it('an invalid choice re-shows the menu with a hint', async () => {
     const s = session();
     await s.dial();
@@ -89,13 +97,25 @@ forEachDatabase('USSD menu flows', (t) => {
     expect(await s.send('1')).to.match(/^END This session has ended/);
   });
 
-  it('a second account for the same phone is refused', async () => {
+  // The session goes on to log in: it used to END with "Dial again and choose Log in", a paid redial.
+  it('a second account for the same phone is refused before any question, and the caller is taken to log in', async () => {
     const s = session();
-    await createAccount(s);
+    const id = await createAccount(s, '97532');
     const again = new GatewaySession([server.baseUrl], s.phoneNumber);
     await again.dial();
-    // refused before any question is asked
-    expect(await again.walk('2', '2')).to.equal('END This phone number already has an account. Dial again and choose Log in.');
+    expect(await again.walk('2', '2')).to.equal('CON This phone number already has an account. Log in here.\nEnter your Customer ID\n0. Back');
+    expect(await again.walk(id, '97532')).to.match(/^CON Welcome, Jane\.\nServices\n/);
+  });
+
+  it('in Kiswahili too, a second account for the same phone takes the caller to log in', async () => {
+    const s = session();
+    const id = await createAccount(s, '97533');
+    const again = new GatewaySession([server.baseUrl], s.phoneNumber);
+    await again.dial();
+    await again.walk('9', '2');
+    expect(await again.walk('2', '2')).to.equal('CON Nambari hii ya simu tayari ina akaunti. Ingia hapa.\nWeka nambari yako ya mteja\n0. Rudi');
+    expect(await again.send('0')).to.match(/^CON Akaunti\n1\. Ingia\n/);
+    expect(await again.walk('1', id, '97533')).to.match(/^CON Karibu, Jane\.\nHuduma\n/);
   });
 
   it('login shows Services; the welcome menu then offers 3. Services', async () => {

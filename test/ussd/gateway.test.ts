@@ -430,7 +430,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       await s.dial();
       expect(await s.walk('9', '2')).to.match(/^CON Lugha: Kiswahili\./);
       const tooLong = await postUssd(server.baseUrl, { sessionId: s.sessionId, serviceCode: s.serviceCode, phoneNumber: s.phoneNumber, text: `9*2${'*0'.repeat(95)}` });
-      expect(tooLong.text).to.equal('END Ingizo si sahihi. Tafadhali jaribu tena.');
+      expect(tooLong.text).to.equal('END Ulichoweka si sahihi. Tafadhali jaribu tena.');
       // A session of a Kiswahili account refused at its first hop after the dial: Kiswahili too.
       const account = new GatewaySession([server.baseUrl]);
       await account.dial();
@@ -439,7 +439,7 @@ forEachDatabase('USSD sessions across instances, expiry and failures', (t) => {
       const again = new GatewaySession([server.baseUrl], account.phoneNumber);
       expect(await again.dial()).to.match(/^CON Karibu/);
       const refused = await postUssd(server.baseUrl, { sessionId: again.sessionId, serviceCode: again.serviceCode, phoneNumber: again.phoneNumber, text: 'x'.repeat(183) });
-      expect(refused.text).to.equal('END Ingizo si sahihi. Tafadhali jaribu tena.');
+      expect(refused.text).to.equal('END Ulichoweka si sahihi. Tafadhali jaribu tena.');
       await db.destroy();
       expect(await s.send('1')).to.equal('END Huduma haipatikani kwa sasa. Tafadhali jaribu tena baadaye.');
       // A session this instance never served: USSD_DEFAULT_LANGUAGE.

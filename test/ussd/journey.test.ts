@@ -84,7 +84,7 @@ forEachDatabase('USSD household journey (make start defaults)', (t) => {
     // ---- Baraka, in Swahili, cooks on a clean stove ----
     const b = new Phone(urls, '+254711000002');
     await b.dial();
-    expect(await b.send('9')).to.equal('CON Choose your language\n1. English\n2. Kiswahili\n0. Back');
+    expect(await b.send('9')).to.equal('CON Choose your language / Chagua lugha yako\n1. English\n2. Kiswahili\n0. Back');
     expect(await b.send('2')).to.equal('CON Lugha: Kiswahili.\nKaribu Hearth\n1. Jifunze Zaidi\n2. Akaunti\n9. Lugha / Language\n*. Toka');
     expect(await b.send('2')).to.equal('CON Akaunti\n1. Ingia\n2. Fungua akaunti\n3. Nimesahau nambari ya mteja\n0. Rudi');
     expect(await b.send('2')).to.equal('CON Weka jina lako kamili\n0. Rudi');
@@ -101,19 +101,19 @@ forEachDatabase('USSD household journey (make start defaults)', (t) => {
     expect(await b2.dial()).to.equal('CON Karibu Hearth\n1. Jifunze Zaidi\n2. Akaunti\n9. Lugha / Language\n*. Toka');
     await b2.walk('2', '1', bId);
     expect(await b2.send('13579')).to.equal(
-      'CON Karibu, Baraka.\nHuduma\n1. Rekodi kuni au mkaa\n2. Angalia siku ulizorekodi\n3. Tuma dai\n4. Hali ya dai\n5. Badilisha PIN\n0. Rudi',
+      'CON Karibu, Baraka.\nHuduma\n1. Rekodi kuni au mkaa\n2. Angalia siku ulizorekodi\n3. Tuma ripoti\n4. Hali ya ripoti\n5. Badilisha PIN\n0. Rudi',
     );
     expect(await b2.send('1')).to.equal('CON Kuni au mkaa wa siku gani?\n1. Leo\n2. Jana\n3. Juzi\n0. Rudi');
     expect(await b2.send('3')).to.equal('CON Weka kilo za kuni au mkaa zilizotumika juzi (mf. 2.5)\n0. Rudi');
     expect(await b2.send('2')).to.match(/^CON Kilo 2 zimehifadhiwa kwa juzi\.\nHuduma\n/);
     expect(await b2.walk('1', '2', '2,5')).to.match(/^CON Kilo 2\.5 zimehifadhiwa kwa jana\.\n/);
     expect(await b2.walk('1', '1', '1.5')).to.match(/^CON Kilo 1\.5 zimehifadhiwa kwa leo\.\n/);
-    expect(await b2.send('3')).to.equal('CON Tuma dai la siku 3, jumla kilo 6?\n1. Tuma\n0. Rudi');
+    expect(await b2.send('3')).to.equal('CON Tuma ripoti ya siku 3, jumla kilo 6?\n1. Tuma\n0. Rudi');
     expect(await b2.send('1')).to.equal('CON Ni msimu gani sasa?\n1. Kiangazi\n2. Mvua\n3. Baridi\n0. Rudi');
     expect(await b2.send('2')).to.equal('CON Kulikuwa na tukio maalum siku hizi?\n1. Hapana\n2. Sikukuu\n3. Mazishi au sherehe\n0. Rudi');
     expect(await b2.send('1')).to.equal('CON Kazi kuu ya nyumba yako?\n1. Kilimo\n2. Biashara\n3. Kazi ya mshahara\n4. Nyingine\n0. Rudi');
     const bSent = await b2.send('2');
-    const bRef = /^END Dai limetumwa\. Kumbukumbu ([A-Z0-9]{8})\. Hali: Limekubaliwa\.$/.exec(bSent)![1]!;
+    const bRef = /^END Ripoti imetumwa\. Nambari ya kumbukumbu ([A-Z0-9]{8})\. Hali: Imekubaliwa\.$/.exec(bSent)![1]!;
     const bClaim = await claimOf(bRef);
     expect(bClaim.status).to.equal('verified');
     expect(bClaim.collectionId).to.equal('ussd');
@@ -123,7 +123,7 @@ forEachDatabase('USSD household journey (make start defaults)', (t) => {
     await b3.dial();
     await b3.walk('2', '1', bId, '13579');
     // The status shows the day area A recorded the claim.
-    expect(await b3.send('4')).to.equal(`CON Dai ${bRef} la ${cldrDate('sw', bClaim.createdAt)}: Limekubaliwa.\n0. Rudi`);
+    expect(await b3.send('4')).to.equal(`CON Ripoti ${bRef} ya ${cldrDate('sw', bClaim.createdAt)}: Imekubaliwa.\n0. Rudi`);
 
     // Amina's waiting claim was verified when Baraka's arrived.
     const a3 = new Phone(urls, a.phoneNumber);

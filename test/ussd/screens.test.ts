@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { SegmentedMessage } from 'sms-segments-calculator';
 import { CATALOGUES, FUEL_DAYS, LANGUAGES, type Language, type ReasonKey } from '../../src/ussd/i18n/index.ts';
 import { EFFECT_TAG, ussdMachine, type Notice, type UssdContext } from '../../src/ussd/machine.ts';
-import { gsmName, MAX_REPLY_CHARS, paginate, renderScreen, TEXT } from '../../src/ussd/menus.ts';
+import { gsmName, MAX_REPLY_CHARS, operatorScreen, paginate, renderScreen, TEXT } from '../../src/ussd/menus.ts';
 
 const APP_NAME = 'A'.repeat(40); // USSD_APP_NAME's longest
 const SCREEN_STATES = Object.keys(ussdMachine.states).filter((s) => !ussdMachine.states[s]!.tags.includes(EFFECT_TAG));
@@ -20,8 +20,12 @@ const NOTICES: Notice[] = [
     })),
   ),
   ...REASONS.map((reason): Notice => ({ key: 'claimNotSent', params: { reason } })),
-  // The days still to log for a claim, the longest list first.
-  ...['2,1,0', '2,0', '1'].map((days): Notice => ({ key: 'logMissingDays', params: { days } })),
+  // What to log before a claim, as claims.ts can ask it: any missing days of the three open ones
+  // (none claimed); after a claim, those of the days since it, and the rest from tomorrow on.
+  ...[
+    ...['2,1,0', '2,1', '2,0', '1,0', '2', '1', '0'].map((days) => [days, 0, days.length < 5 ? 1 : 0] as const),
+    ['1,0', 1, 0], ['1', 1, 1], ['0', 1, 1], ['', 1, 1], ['0', 2, 0], ['', 2, 1], ['', 3, 0],
+  ].map(([days, fromTomorrow, someLogged]): Notice => ({ key: 'logDays', params: { days, fromTomorrow, someLogged } })),
   // Names as households type them, in letters the GSM alphabet has or has not.
   ...['Ngũgĩ', 'Zoë', 'Ñdegwa', 'Amína', 'አበበ', 'Wanjirũ-Ngũgĩ'.repeat(3)].map((name): Notice => ({ key: 'loggedIn', params: { name } })),
 ];
@@ -145,7 +149,66 @@ describe('USSD screens in every language', () => {
     });
   }
 
-  it('Swahili screens carry no English words (the language option names both languages)', () => {
+  it('what to log before a claim reads as an instruction in both languages: no "too" when nothing is logged, tomorrow after a claim', () => {
+    const say = (lang: Language, days: string, fromTomorrow: number, someLogged: number) =>
+      renderScreen('services', { ...contexts(lang)[0]!, notice: { key: 'logDays', params: { days, fromTomorrow, someLogged } } }, 'Hearth').notice;
+    expect(say('en', '2,1,0', 0, 0)).to.equal('A claim needs 3 days in a row. Log the day before yesterday, yesterday and today, then send.');
+    expect(say('sw', '2,1,0', 0, 0)).to.equal('Ripoti inahitaji siku 3 mfululizo. Weka kilo za juzi, jana na leo, kisha tuma.');
+    expect(say('en', '1', 0, 1)).to.equal('A claim needs 3 days in a row. Log yesterday too, then send.');
+    expect(say('sw', '1', 0, 1)).to.equal('Ripoti inahitaji siku 3 mfululizo. Weka kilo za jana pia, kisha tuma.');
+    expect(say('en', '', 3, 0)).to.equal('A new claim needs 3 days in a row not yet sent. Log each of the next 3 days, starting tomorrow, then send.');
+    expect(say('sw', '', 3, 0)).to.equal('Ripoti mpya inahitaji siku 3 mfululizo ambazo hazijatumwa. Weka kilo za siku 3 zijazo, kuanzia kesho, kisha tuma.');
+    expect(say('en', '0', 2, 0)).to.equal('A new claim needs 3 days in a row not yet sent. Log today, tomorrow and the day after tomorrow, then send.');
+    expect(say('sw', '0', 2, 0)).to.equal('Ripoti mpya inahitaji siku 3 mfululizo ambazo hazijatumwa. Weka kilo za leo, kesho na kesho kutwa, kisha tuma.');
+    expect(say('en', '', 1, 1)).to.equal('A new claim needs 3 days in a row not yet sent. Log tomorrow too, then send.');
+    expect(say('sw', '', 1, 1)).to.equal('Ripoti mpya inahitaji siku 3 mfululizo ambazo hazijatumwa. Weka kilo za kesho pia, kisha tuma.');
+  });
+
+  it("the operator's view of an open session shows no Customer ID, claim reference, amount or date", () => {
+    // END screens close their session: the debug view shows only open ones.
+    const open = SCREEN_STATES.filter((s) => ussdMachine.states[s]!.type !== 'final');
+    expect(open).to.include('customerIdShown');
+    for (const state of open) {
+      for (const c of contexts('en')) {
+        expect(operatorScreen(state, c, APP_NAME), state).to.not.match(/99999999|ACDEFGHJ|9999\.999|139999|March/);
+      }
+    }
+  });
+
+  it('Kiswahili reads as reviewed for #52, beside the English it says (a claim is a ripoti; no dai, Itunze or Ingizo)', () => {
+    const screen = (lang: Language, state: string, extra: Partial<UssdContext> = {}) => paginate(renderScreen(state, { ...contexts(lang)[0]!, ...extra }, 'Hearth'), 0).reply;
+    const ref = { ref: 'ACDEFGHJ', status: 'verified' as const };
+    expect(CATALOGUES.sw.topics[1]!.body).to.include('Kila kilo unayoiokoa ni pesa na muda.');
+    expect(CATALOGUES.en.topics[1]!.body).to.include('Every kilogram saved is money and time saved.');
+    expect(screen('sw', 'customerIdShown')).to.equal('CON Nambari yako ya mteja ni 99999999. Ihifadhi vizuri, na usimwambie mtu PIN yako.\n1. Ingia\n0. Rudi');
+    expect(screen('en', 'customerIdShown')).to.equal('CON Your Customer ID is 99999999. Keep it and your PIN safe.\n1. Log in\n0. Back');
+    expect(screen('sw', 'accountCreated')).to.equal(
+      'END Akaunti imefunguliwa. Nambari yako ya mteja ni 99999999. Ihifadhi vizuri, na usimwambie mtu PIN yako. Piga tena uingie kurekodi kuni au mkaa.',
+    );
+    expect(screen('sw', 'claimSubmitted', { claimResult: ref })).to.equal('END Ripoti imetumwa. Nambari ya kumbukumbu ACDEFGHJ. Hali: Imekubaliwa.');
+    expect(screen('en', 'claimSubmitted', { claimResult: ref })).to.equal('END Claim sent. Reference ACDEFGHJ. Status: Accepted.');
+    expect(screen('sw', 'claimStatus', { claimResult: { ...ref, status: 'pending', submittedOn: '2026-03-04' } })).to.equal('CON Ripoti ACDEFGHJ ya 4 Machi: Inasubiri.\n0. Rudi');
+    const updated = { key: 'fuelUpdated' as const, params: { kg: 3, day: 0 } };
+    expect(renderScreen('services', { ...contexts('sw')[0]!, notice: updated }, 'Hearth').notice).to.equal('Kilo za leo zimebadilishwa kuwa 3.');
+    expect(renderScreen('services', { ...contexts('en')[0]!, notice: updated }, 'Hearth').notice).to.equal('Changed today to 3 kg.');
+    expect(CATALOGUES.sw.failures.invalidInput).to.equal('Ulichoweka si sahihi. Tafadhali jaribu tena.');
+    expect(CATALOGUES.en.failures.invalidInput).to.equal('Invalid input. Please try again.');
+    expect(screen('sw', 'services')).to.equal('CON Huduma\n1. Rekodi kuni au mkaa\n2. Angalia siku ulizorekodi\n3. Tuma ripoti\n4. Hali ya ripoti\n5. Badilisha PIN\n0. Rudi');
+    for (const state of SCREEN_STATES) {
+      for (const c of contexts('sw')) {
+        for (const notice of [undefined, ...NOTICES]) {
+          for (const reply of pages(state, { ...c, notice })) expect(reply, `sw ${state}`).to.not.match(/\b(dai|madai|Itunze|Ingizo|unayookoa)\b/i);
+        }
+      }
+    }
+  });
+
+  it("the language screen's title is in both languages, the session's first", () => {
+    expect(paginate(renderScreen('language', contexts('en')[0]!, 'Hearth'), 0).reply).to.equal('CON Choose your language / Chagua lugha yako\n1. English\n2. Kiswahili\n0. Back');
+    expect(paginate(renderScreen('language', contexts('sw')[0]!, 'Hearth'), 0).reply).to.equal('CON Chagua lugha yako / Choose your language\n1. English\n2. Kiswahili\n0. Rudi');
+  });
+
+  it('Swahili screens carry no English words (the language option and screen name both languages)', () => {
     const english = /\b(Back|More|Exit|Welcome|Enter|Claim|Services|Account|Invalid|Saved|Status|Reference|Today|Yesterday|Send|Skip|kg)\b/;
     for (const state of SCREEN_STATES) {
       for (const c of contexts('sw')) {

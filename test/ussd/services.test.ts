@@ -86,11 +86,34 @@ forEachDatabase('USSD services and PINs', (t) => {
       return r.send(pin);
     };
 
-    it("shows the phone's own Customer ID after its PIN, which then logs in", async () => {
+    // The session goes on to log in: it used to END on the Customer ID, a paid redial to use it.
+    it("shows the phone's own Customer ID after its PIN and offers to log in, without the PIN again", async () => {
       const s = session();
       const id = await createAccount(s, '75319');
-      expect(await recover(s.phoneNumber, '75319')).to.equal(`END Your Customer ID is ${id}. Keep it and your PIN safe.`);
+      const r = session(s.phoneNumber);
+      await r.dial();
+      await r.walk('2', '3');
+      expect(await r.send('75319')).to.equal(`CON Your Customer ID is ${id}. Keep it and your PIN safe.\n1. Log in\n0. Back`);
+      expect(await r.send('7')).to.equal(`CON Invalid choice. Try again.\nYour Customer ID is ${id}. Keep it and your PIN safe.\n1. Log in\n0. Back`);
+      expect(await r.send('1')).to.equal('CON Services\n1. Log fuel used\n2. Review logged days\n3. Send claim\n4. Claim status\n5. Change PIN\n0. Back');
+      expect(await r.walk('1', '1', '2')).to.match(/^CON Saved 2 kg for today\./);
+      expect(await r.send('*')).to.match(/\n3\. Services\n/);
+      // The ID also logs in as usual.
       expect(await login(session(s.phoneNumber), id, '75319')).to.match(/^CON Welcome, Jane/);
+    });
+
+    it('in Kiswahili: the Customer ID, then Ingia; back leads to the Account Menu, not logged in', async () => {
+      const s = session();
+      const id = await createAccount(s, '75317');
+      const r = session(s.phoneNumber);
+      await r.dial();
+      await r.walk('9', '2', '2', '3');
+      const shown = await r.send('75317');
+      expect(shown).to.match(new RegExp(`^CON Nambari yako ya mteja ni ${id}\\. .+\\n1\\. Ingia\\n0\\. Rudi$`));
+      expect(await r.send('0')).to.match(/^CON Akaunti\n1\. Ingia\n/);
+      expect(await r.send('0')).to.equal('CON Karibu Hearth\n1. Jifunze Zaidi\n2. Akaunti\n9. Lugha / Language\n*. Toka');
+      await r.walk('2', '3', '75317');
+      expect(await r.send('1')).to.match(/^CON Huduma\n1\. Rekodi kuni au mkaa\n/);
     });
 
     it('a wrong PIN counts towards the same lock as a login; the third locks the account', async () => {
@@ -138,6 +161,8 @@ forEachDatabase('USSD services and PINs', (t) => {
     server.clock.now = new Date('2026-06-10T09:00:00Z');
     const d = session(s.phoneNumber);
     await login(d, id, '13579');
+    // Nothing logged: every day is named, without "too" (it asked to log three days "too").
+    expect(await d.send('3')).to.match(/^CON A claim needs 3 days in a row\. Log the day before yesterday, yesterday and today, then send\.\nServices/);
     expect(await d.walk('1', '1', '2')).to.match(/^CON Saved 2 kg for today\./);
     expect(await d.walk('1', '3', '2')).to.match(/^CON Saved 2 kg for the day before yesterday\./);
     expect(await d.send('3')).to.match(/^CON A claim needs 3 days in a row\. Log yesterday too, then send\.\nServices/);
@@ -145,9 +170,9 @@ forEachDatabase('USSD services and PINs', (t) => {
     expect(await d.send('2')).to.match(/^CON Lugha: Kiswahili\./);
     const k = session(s.phoneNumber);
     await login(k, id, '13579');
-    expect(await k.send('3')).to.match(/^CON Dai linahitaji siku 3 mfululizo\. Weka kilo za jana pia, kisha tuma\.\n/);
+    expect(await k.send('3')).to.match(/^CON Ripoti inahitaji siku 3 mfululizo\. Weka kilo za jana pia, kisha tuma\.\n/);
     expect(await k.walk('1', '2', '2')).to.match(/^CON /);
-    expect(await k.send('3')).to.match(/^CON Tuma dai la siku 3/);
+    expect(await k.send('3')).to.match(/^CON Tuma ripoti ya siku 3/);
   });
 
   it('fuel logged for today, yesterday and the day before, reviewed, then sent as a claim; status shown after', async () => {
@@ -213,7 +238,10 @@ forEachDatabase('USSD services and PINs', (t) => {
     await st.walk('0', '1');
     expect(await st.send('2')).to.equal('CON Yesterday is already in a claim you sent. Choose another day.\nFuel used on which day?\n1. Today\n2. Yesterday\n3. The day before yesterday\n0. Back');
     expect(await st.send('0')).to.match(/^CON Services/);
-    expect(await st.send('3')).to.match(/^CON A claim needs 3 days in a row not yet sent\. You have 0 in a row\./);
+    // After a claim of the last three days, the next step: it said "You have 0 in a row."
+    expect(await st.send('3')).to.match(/^CON A new claim needs 3 days in a row not yet sent\. Log each of the next 3 days, starting tomorrow, then send\.\nServices\n/);
+    await st.walk('*', '9', '2', '3');
+    expect(await st.send('3')).to.match(/^CON Ripoti mpya inahitaji siku 3 mfululizo ambazo hazijatumwa\. Weka kilo za siku 3 zijazo, kuanzia kesho, kisha tuma\.\nHuduma\n/);
   });
 
   it("days are the local dates of USSD_TIMEZONE, just after local midnight", async () => {

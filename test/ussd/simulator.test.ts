@@ -40,9 +40,14 @@ forEachDatabase('USSD terminal simulator', (t) => {
       output.on('data', (c) => (printed += String(c)));
       await runDemo({ url: server.baseUrl, serviceCode: '*384*1234#', output });
       expect(printed).to.match(/END Claim sent\. Reference [A-Z0-9]{8}\. Status: Waiting\./);
-      expect(printed).to.match(/END Dai limetumwa\. Kumbukumbu [A-Z0-9]{8}\. Hali: Limekubaliwa\./);
+      expect(printed).to.match(/END Ripoti imetumwa\. Nambari ya kumbukumbu [A-Z0-9]{8}\. Hali: Imekubaliwa\./);
       expect(printed).to.match(/CON Claim [A-Z0-9]{8} of \d{1,2} [A-Z][a-z]+: Accepted\./);
-      expect(printed).to.match(/CON Dai [A-Z0-9]{8} la \d{1,2} [A-Z][a-z]+: Limekubaliwa\./);
+      expect(printed).to.match(/CON Ripoti [A-Z0-9]{8} ya \d{1,2} [A-Z][a-z]+: Imekubaliwa\./);
+      // A forgotten Customer ID is shown and logs in; after the claim, what the next one needs.
+      expect(printed).to.match(/CON Your Customer ID is \d{8}\. Keep it and your PIN safe\.\n1\. Log in\n0\. Back/);
+      expect(printed).to.match(/CON Nambari yako ya mteja ni \d{8}\. .+\n1\. Ingia\n0\. Rudi/);
+      expect(printed).to.include('CON A new claim needs 3 days in a row not yet sent. Log each of the next 3 days, starting tomorrow, then send.\nServices');
+      expect(printed).to.include('CON Ripoti mpya inahitaji siku 3 mfululizo ambazo hazijatumwa. Weka kilo za siku 3 zijazo, kuanzia kesho, kisha tuma.\nHuduma');
     } finally {
       await server.stop();
     }

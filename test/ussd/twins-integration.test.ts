@@ -366,7 +366,7 @@ forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
     try {
       const invalid = await postUssd(sw.baseUrl, { sessionId: 'sw-1', serviceCode: '*384#', phoneNumber: 'not-a-phone', text: '' });
       expect(invalid.status).to.equal(200);
-      expect(invalid.text).to.equal('END Ingizo si sahihi. Tafadhali jaribu tena.');
+      expect(invalid.text).to.equal('END Ulichoweka si sahihi. Tafadhali jaribu tena.');
       await postUssd(sw.baseUrl, { sessionId: 'sw-2', serviceCode: '*384#', phoneNumber: '+254712345678', text: '' });
       const limited = await postUssd(sw.baseUrl, { sessionId: 'sw-3', serviceCode: '*384#', phoneNumber: '+254712345678', text: '' });
       expect(limited.status).to.equal(429);

@@ -43,7 +43,6 @@ export interface Catalogue {
   choosePin: string;
   confirmPin: string;
   accountCreated: (id: string) => string;
-  phoneHasAccount: string;
   services: string;
   serviceOptions: [logFuel: string, review: string, submit: string, status: string, changePin: string];
   whichDay: string;
@@ -92,15 +91,20 @@ export interface Catalogue {
     fuelUpdated: (kg: number, day: string) => string;
     fuelClaimed: (day: string) => string;
     dayClaimed: (day: string) => string;
-    needThreeDays: (days: number) => string;
-    /** The days (names as in `days`, oldest first) still to log for a claim. */
-    logMissingDays: (days: string[]) => string;
+    /**
+     * What to log before a claim can be sent: the days still missing (names as in `days`, oldest
+     * first), how many days from tomorrow on (after a claim, whose days count once), and whether
+     * some days of that claim are logged already.
+     */
+    logDays: (days: string[], fromTomorrow: number, someLogged: boolean) => string;
     claimNotSent: (reason: string) => string;
     pinChanged: string;
     pinUnchanged: string;
     /** The household's first name; none when it cannot be written in the GSM alphabet. */
     loggedIn: (name: string | undefined) => string;
     noAccountForPhone: string;
+    /** Account creation met the phone's account: the household is taken to log in instead. */
+    phoneHasAccount: string;
     languageSet: string;
   };
   /**

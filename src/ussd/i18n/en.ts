@@ -47,7 +47,6 @@ export const en: Catalogue = {
   choosePin: 'Choose a 5-digit PIN',
   confirmPin: 'Enter the PIN again to confirm',
   accountCreated: (id) => `Account created. Your Customer ID is ${id}. Keep it and your PIN safe. Dial again and log in to record fuel use.`,
-  phoneHasAccount: 'This phone number already has an account. Dial again and choose Log in.',
   services: 'Services',
   serviceOptions: ['Log fuel used', 'Review logged days', 'Send claim', 'Claim status', 'Change PIN'],
   whichDay: 'Fuel used on which day?',
@@ -98,13 +97,18 @@ export const en: Catalogue = {
     fuelUpdated: (kg, day) => `Changed ${day.toLowerCase()} to ${kg} kg.`,
     fuelClaimed: (day) => `${day} is already in a claim you sent; not changed.`,
     dayClaimed: (day) => `${day} is already in a claim you sent. Choose another day.`,
-    needThreeDays: (days) => `A claim needs 3 days in a row not yet sent. You have ${days} in a row.`,
-    logMissingDays: (days) => `A claim needs 3 days in a row. Log ${listed(days.map((d) => d.toLowerCase()), 'and')} too, then send.`,
+    logDays: (days, fromTomorrow, someLogged) => {
+      const needs = fromTomorrow ? 'A new claim needs 3 days in a row not yet sent.' : 'A claim needs 3 days in a row.';
+      if (fromTomorrow >= 3) return `${needs} Log each of the next 3 days, starting tomorrow, then send.`;
+      const later = ['tomorrow', 'the day after tomorrow'].slice(0, fromTomorrow);
+      return `${needs} Log ${listed([...days.map((d) => d.toLowerCase()), ...later], 'and')}${someLogged ? ' too' : ''}, then send.`;
+    },
     claimNotSent: (reason) => `Claim not sent. ${reason}`,
     pinChanged: 'PIN changed.',
     pinUnchanged: 'That is already your PIN. Choose a different one.',
     loggedIn: (name) => (name ? `Welcome, ${name}.` : 'Welcome.'),
     noAccountForPhone: 'No account for this phone number.',
+    phoneHasAccount: 'This phone number already has an account. Log in here.',
     languageSet: 'Language: English.',
   },
   failures: {

@@ -1,4 +1,14 @@
 // Kiswahili: kila neno ambalo familia inaona. Every word a household sees, in Swahili.
+// How it was reviewed: by the developers, against the notes of issue #52 (from a household's walk
+// through the journey in Kiswahili) and common Kenyan usage; no native-speaker panel or field
+// staff has confirmed it yet, and they should before a wide roll-out. Choices made in that review:
+// - a claim is a `ripoti` (a report of the fuel used; i/zi class: ripoti imetumwa), not `dai`
+//   (reads as a debt or a demand) nor `ombi` (`maombi` also reads as prayers, and is this
+//   catalogue's word for requests in failures.tooManyRequests);
+// - the Customer ID is kept safe and the PIN told to no one (`Itunze pamoja na PIN yako` could
+//   read as "keep it together with your PIN");
+// - `Nambari ya kumbukumbu` for a reference, `Ulichoweka` for an input (not the rare `Ingizo`);
+// - the object agrees with its noun: `kilo unayoiokoa`, `Kilo za leo zimebadilishwa kuwa 3`.
 import { listed, type Catalogue } from './catalogue.ts';
 
 export const sw: Catalogue = {
@@ -22,13 +32,13 @@ export const sw: Catalogue = {
       title: 'Kuokoa kuni',
       body:
         'Kuni kavu huwaka vizuri zaidi: weka kuni au mkaa mahali pasipo na mvua. Funika sufuria. Loweka maharagwe kabla ya kupika. ' +
-        'Zima moto chakula kikiiva. Kila kilo unayookoa ni pesa na muda.',
+        'Zima moto chakula kikiiva. Kila kilo unayoiokoa ni pesa na muda.',
     },
     {
       title: 'Kipimo cha jikoni',
       body:
         'Kipimo cha jikoni kinaonyesha kiasi cha kuni au mkaa nyumba inachotumia. Pima kuni au mkaa unaotumia kila siku na urekodi hapa kwa siku 3 mfululizo. ' +
-        'Unaweza kurekodi leo, jana na juzi. Kisha tuma dai kwenye menyu ya Huduma. Tutalikagua na kukuambia jibu.',
+        'Unaweza kurekodi leo, jana na juzi. Kisha tuma ripoti kwenye menyu ya Huduma. Tutaikagua na kukuambia jibu.',
     },
   ],
   accountMenu: 'Akaunti',
@@ -36,7 +46,7 @@ export const sw: Catalogue = {
   enterCustomerId: 'Weka nambari yako ya mteja',
   enterPin: 'Weka PIN yako ya tarakimu 5',
   recoverPin: 'Weka PIN yako ya tarakimu 5 kuona nambari yako ya mteja',
-  customerIdShown: (id) => `Nambari yako ya mteja ni ${id}. Itunze pamoja na PIN yako.`,
+  customerIdShown: (id) => `Nambari yako ya mteja ni ${id}. Ihifadhi vizuri, na usimwambie mtu PIN yako.`,
   locked: 'Akaunti yako imefungwa baada ya PIN mbaya mara 3. Tembelea afisa wako au ofisi ya mradi ili uifungue au upate PIN mpya.',
   enterName: 'Weka jina lako kamili',
   enterVillage: 'Weka kijiji chako (si lazima)',
@@ -44,10 +54,9 @@ export const sw: Catalogue = {
   stoves: ['Jiko la zamani au mafiga', 'Jiko jipya banifu'],
   choosePin: 'Chagua PIN ya tarakimu 5',
   confirmPin: 'Weka PIN tena kuthibitisha',
-  accountCreated: (id) => `Akaunti imefunguliwa. Nambari yako ya mteja ni ${id}. Itunze pamoja na PIN yako. Piga tena uingie kurekodi kuni au mkaa.`,
-  phoneHasAccount: 'Nambari hii ya simu tayari ina akaunti. Piga tena uchague Ingia.',
+  accountCreated: (id) => `Akaunti imefunguliwa. Nambari yako ya mteja ni ${id}. Ihifadhi vizuri, na usimwambie mtu PIN yako. Piga tena uingie kurekodi kuni au mkaa.`,
   services: 'Huduma',
-  serviceOptions: ['Rekodi kuni au mkaa', 'Angalia siku ulizorekodi', 'Tuma dai', 'Hali ya dai', 'Badilisha PIN'],
+  serviceOptions: ['Rekodi kuni au mkaa', 'Angalia siku ulizorekodi', 'Tuma ripoti', 'Hali ya ripoti', 'Badilisha PIN'],
   whichDay: 'Kuni au mkaa wa siku gani?',
   days: ['Leo', 'Jana', 'Juzi'],
   months: ['Januari', 'Februari', 'Machi', 'Aprili', 'Mei', 'Juni', 'Julai', 'Agosti', 'Septemba', 'Oktoba', 'Novemba', 'Desemba'],
@@ -57,7 +66,7 @@ export const sw: Catalogue = {
   review: (days, kg) => `Siku ulizorekodi: ${days}, jumla kilo ${kg}`,
   dayLine: (date, kg) => `${date}: kilo ${kg}`,
   noDays: 'Bado hujarekodi siku yoyote.',
-  claimConfirm: (days, kg) => `Tuma dai la siku ${days}, jumla kilo ${kg}?`,
+  claimConfirm: (days, kg) => `Tuma ripoti ya siku ${days}, jumla kilo ${kg}?`,
   send: 'Tuma',
   season: 'Ni msimu gani sasa?',
   seasons: ['Kiangazi', 'Mvua', 'Baridi'],
@@ -65,19 +74,19 @@ export const sw: Catalogue = {
   eventOptions: ['Hapana', 'Sikukuu', 'Mazishi au sherehe'],
   work: 'Kazi kuu ya nyumba yako?',
   workOptions: ['Kilimo', 'Biashara', 'Kazi ya mshahara', 'Nyingine'],
-  claimSent: (ref, status) => `Dai limetumwa. Kumbukumbu ${ref}. Hali: ${status}.`,
-  claimStatus: (ref, status, date) => `Dai ${ref}${date ? ` la ${date}` : ''}: ${status}.`,
-  statuses: { verified: 'Limekubaliwa', pending: 'Linasubiri', rejected: 'Halikukubaliwa' },
+  claimSent: (ref, status) => `Ripoti imetumwa. Nambari ya kumbukumbu ${ref}. Hali: ${status}.`,
+  claimStatus: (ref, status, date) => `Ripoti ${ref}${date ? ` ya ${date}` : ''}: ${status}.`,
+  statuses: { verified: 'Imekubaliwa', pending: 'Inasubiri', rejected: 'Haikukubaliwa' },
   reasons: {
     waitingOtherGroup: 'Tunasubiri nyumba zenye jiko lingine zitume siku hizo hizo.',
-    notReady: 'Mradi bado hauwezi kukagua madai. Siku zako zimehifadhiwa; tuma tena baadaye.',
-    answersMissing: 'Majibu mengine hayakuwepo. Tafadhali tuma dai tena.',
-    daysInOtherClaim: 'Baadhi ya siku hizi tayari ziko kwenye dai lingine.',
+    notReady: 'Mradi bado hauwezi kukagua ripoti. Siku zako zimehifadhiwa; tuma tena baadaye.',
+    answersMissing: 'Majibu mengine hayakuwepo. Tafadhali tuma ripoti tena.',
+    daysInOtherClaim: 'Baadhi ya siku hizi tayari ziko kwenye ripoti nyingine.',
     otherGroup: 'Nyumba yako tayari imeorodheshwa na jiko lingine. Muulize afisa wako.',
     readingChanged: 'Rekodi ilibadilika wakati wa kutuma. Tafadhali tuma tena.',
-    other: 'Dai lako halikuweza kukubaliwa. Muulize afisa wako.',
+    other: 'Ripoti yako haikuweza kukubaliwa. Muulize afisa wako.',
   },
-  noClaim: 'Bado hujatuma dai.',
+  noClaim: 'Bado hujatuma ripoti.',
   currentPin: 'Weka PIN yako ya sasa',
   newPin: 'Weka PIN mpya ya tarakimu 5',
   newPinAgain: 'Weka PIN mpya tena',
@@ -94,20 +103,25 @@ export const sw: Catalogue = {
     villageFormat: 'Kijiji kiwe na herufi au tarakimu 2-40, kianze na herufi.',
     kgFormat: (max) => `Weka kilo kwa namba hadi ${max}, mf. 2.5`,
     fuelSaved: (kg, day) => `Kilo ${kg} zimehifadhiwa kwa ${day.toLowerCase()}.`,
-    fuelUpdated: (kg, day) => `${day} imebadilishwa kuwa kilo ${kg}.`,
-    fuelClaimed: (day) => `${day} tayari iko kwenye dai ulilotuma; haijabadilishwa.`,
-    dayClaimed: (day) => `${day} tayari iko kwenye dai ulilotuma. Chagua siku nyingine.`,
-    needThreeDays: (days) => `Dai linahitaji siku 3 mfululizo ambazo hazijatumwa. Una ${days} mfululizo.`,
-    logMissingDays: (days) => `Dai linahitaji siku 3 mfululizo. Weka kilo za ${listed(days.map((d) => d.toLowerCase()), 'na')} pia, kisha tuma.`,
-    claimNotSent: (reason) => `Dai halikutumwa. ${reason}`,
+    fuelUpdated: (kg, day) => `Kilo za ${day.toLowerCase()} zimebadilishwa kuwa ${kg}.`,
+    fuelClaimed: (day) => `${day} tayari iko kwenye ripoti uliyotuma; haijabadilishwa.`,
+    dayClaimed: (day) => `${day} tayari iko kwenye ripoti uliyotuma. Chagua siku nyingine.`,
+    logDays: (days, fromTomorrow, someLogged) => {
+      const needs = fromTomorrow ? 'Ripoti mpya inahitaji siku 3 mfululizo ambazo hazijatumwa.' : 'Ripoti inahitaji siku 3 mfululizo.';
+      if (fromTomorrow >= 3) return `${needs} Weka kilo za siku 3 zijazo, kuanzia kesho, kisha tuma.`;
+      const later = ['kesho', 'kesho kutwa'].slice(0, fromTomorrow);
+      return `${needs} Weka kilo za ${listed([...days.map((d) => d.toLowerCase()), ...later], 'na')}${someLogged ? ' pia' : ''}, kisha tuma.`;
+    },
+    claimNotSent: (reason) => `Ripoti haikutumwa. ${reason}`,
     pinChanged: 'PIN imebadilishwa.',
     pinUnchanged: 'Hiyo tayari ni PIN yako. Chagua nyingine.',
     loggedIn: (name) => (name ? `Karibu, ${name}.` : 'Karibu.'),
     noAccountForPhone: 'Hakuna akaunti ya nambari hii ya simu.',
+    phoneHasAccount: 'Nambari hii ya simu tayari ina akaunti. Ingia hapa.',
     languageSet: 'Lugha: Kiswahili.',
   },
   failures: {
-    invalidInput: 'Ingizo si sahihi. Tafadhali jaribu tena.',
+    invalidInput: 'Ulichoweka si sahihi. Tafadhali jaribu tena.',
     unavailable: 'Huduma haipatikani kwa sasa. Tafadhali jaribu tena baadaye.',
     tooManyRequests: 'Maombi ni mengi mno. Tafadhali jaribu tena baada ya dakika moja.',
   },
