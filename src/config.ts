@@ -25,6 +25,8 @@ const timerMs = wholeNumber.pipe(z.number().positive('must be at least 1').max(M
 const timerSeconds = wholeNumber.pipe(
   z.number().positive('must be at least 1').max(Math.floor(MAX_TIMER_MS / 1000), `must be at most ${Math.floor(MAX_TIMER_MS / 1000)} (a timer's limit)`),
 );
+const MAX_KEY_TRUST_MS = 60_000;
+const keyTrustMs = nonNegativeInt.pipe(z.number().max(MAX_KEY_TRUST_MS, `must be at most ${MAX_KEY_TRUST_MS} (a minute): a revoked key is honoured up to this long`));
 /** A 32-byte key, as 64 hex characters or base64. */
 const key32 = (what: string) => z.string().refine((v) => parse32ByteKey(v) !== undefined, `must be ${what}: 32 bytes as 64 hex characters or base64`);
 const list = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
@@ -75,9 +77,11 @@ const platformSchema = {
   // Hearth from any other address is taken at its own address, whatever header it sends.
   TRUST_PROXY: addressList.default(['loopback']),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
-  API_KEY_CACHE_MS: nonNegativeInt.default(5000),
+  // A key revoked elsewhere (the CLI, another instance) works here until the longer of these two
+  // has passed since its last lookup: each is at most a minute, and seconds by default.
+  API_KEY_CACHE_MS: keyTrustMs.default(5000),
   // How long a key seen valid is still honoured while the database cannot be asked about it.
-  API_KEY_STALE_IF_ERROR_MS: nonNegativeInt.default(600_000),
+  API_KEY_STALE_IF_ERROR_MS: keyTrustMs.default(10_000),
   // The one database deadline: a statement, a wait for a pooled connection or for a new one; on
   // PostgreSQL a request's calls together (the driver's Reach, platform/db/drivers.ts).
   DB_QUERY_TIMEOUT_MS: timerMs.default(3000),
