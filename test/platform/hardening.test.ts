@@ -64,6 +64,25 @@ describe('receive timeouts', () => {
     }
   });
 
+  it('a request answered before all of its body arrived is held until REQUEST_DEADLINE_MS, not HTTP_REQUEST_TIMEOUT_MS', async function () {
+    // Starting a server may take long on a busy machine; the wait that matters is bounded below.
+    this.timeout(60_000);
+    const t = await createTestDatabase('sqlite');
+    // HTTP_REQUEST_TIMEOUT_MS stays 30 s: the connection must close long before.
+    const server = await startTestServer(t.db, { REQUEST_DEADLINE_MS: '300' });
+    try {
+      // No key: 401 before the body is read, and the rest of the body never comes.
+      const exchange = rawExchange(server.baseUrl, partialPost('/v1/entities'));
+      const held = new Promise<string>((resolve) => setTimeout(() => resolve('still open after 3 s'), 3000).unref());
+      const answer = await Promise.race([exchange, held]);
+      expect(answer).to.not.equal('still open after 3 s');
+      expect(answer.match(/HTTP\/1\.1 \d{3} /g)).to.deep.equal(['HTTP/1.1 401 ']);
+    } finally {
+      await server.stop();
+      await t.drop();
+    }
+  });
+
   it('headers that never end are cut at HTTP_HEADERS_TIMEOUT_MS', async function () {
     this.timeout(10_000);
     const running = await listen(express(), 0, '127.0.0.1', 1000, { headersTimeoutMs: 300, requestTimeoutMs: 5000 });
