@@ -25,6 +25,7 @@ const timerMs = wholeNumber.pipe(z.number().positive('must be at least 1').max(M
 const timerSeconds = wholeNumber.pipe(
   z.number().positive('must be at least 1').max(Math.floor(MAX_TIMER_MS / 1000), `must be at most ${Math.floor(MAX_TIMER_MS / 1000)} (a timer's limit)`),
 );
+const UNIT_BYTES: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2 };
 const MAX_KEY_TRUST_MS = 60_000;
 const keyTrustMs = nonNegativeInt.pipe(z.number().max(MAX_KEY_TRUST_MS, `must be at most ${MAX_KEY_TRUST_MS} (a minute): a revoked key is honoured up to this long`));
 /** A 32-byte key, as 64 hex characters or base64. */
@@ -70,7 +71,15 @@ const platformSchema = {
   DB_POOL_MAX: positiveInt.default(10),
   DB_HEALTH_TIMEOUT_MS: timerMs.default(1000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb').default('100kb'),
+  // In bytes, read as body-parser reads the same text (a kb is 1024 bytes).
+  BODY_LIMIT: z
+    .string()
+    .regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb')
+    .default('100kb')
+    .transform((v) => {
+      const [, digits, unit] = /^(\d+)(\w+)$/.exec(v)!;
+      return Number(digits) * UNIT_BYTES[unit!.toLowerCase()]!;
+    }),
   SHUTDOWN_TIMEOUT_MS: timerMs.default(10000),
   TRUST_PROXY_ENABLED: bool.default(false),
   // With TRUST_PROXY_ENABLED, the proxies whose X-Forwarded-For is believed; a client reaching

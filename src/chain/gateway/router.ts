@@ -8,6 +8,7 @@ import { ConnectError } from '@connectrpc/connect';
 import type { Config } from '../../config.ts';
 import { AppError, badRequest, errorHandler, notFound } from '../../platform/http/errors.ts';
 import { requireApiKey } from '../../platform/http/auth.ts';
+import { stopAtLimit } from '../../platform/http/body.ts';
 import { cors } from '../../platform/http/cors.ts';
 import type { ApiKeyService } from '../../platform/keys/service.ts';
 import type { Logger } from '../../platform/logging.ts';
@@ -142,7 +143,7 @@ export function gatewayRouter(deps: GatewayDeps): Router {
 
   // Only v1 reads a body, and only a form posted for the path length fallback.
   if (v1) {
-    router.use(express.text({ type: (req) => req.method === 'POST' && req.headers['content-type'] === FORM, limit: config.BODY_LIMIT }));
+    router.use(stopAtLimit(express.text({ type: (req) => req.method === 'POST' && req.headers['content-type'] === FORM, limit: config.BODY_LIMIT }), config.BODY_LIMIT));
     // The app refused NUL in the query; a rerouted form is a query too.
     router.use((req, _res, next) => next(typeof req.body === 'string' ? unstorableForm(req.body) : undefined));
   }
