@@ -130,6 +130,16 @@ forEachDatabase('chain gateway routing', (t) => {
       expect((await get('/chain/claims/claim/')).body.claim.claim_id).to.equal('');
     });
 
+    it('drops a final ":" from the path before matching, as grpc-gateway v1 splits off an empty custom verb', async () => {
+      expect((await get('/chain/entity/params:')).body.params.nftContractAddress).to.equal('Params');
+      expect((await get('/chain/token/params%3A')).body.params.ixo1155_contract_code).to.equal('9');
+      expect((await get('/chain/entity/did:ixo:entity:abc:')).body.entity.id).to.equal('did:ixo:entity:abc');
+      // Only the last ":" is read as the verb's; any other verb is put back.
+      expect((await get('/chain/entity/::')).body.entity.id).to.equal(':');
+      expect((await get('/chain/entity/:a:b')).body.entity.id).to.equal(':a:b');
+      expect((await get('/chain/entity/params:x')).body.entity.id).to.equal('params:x');
+    });
+
     it('reaches every annotated method', async () => {
       expect((await get('/chain/entity/did:x/metadata')).body.entity.type).to.equal('EntityMetaData');
       expect((await get('/chain/entity/did:x/iiddocument')).body.iidDocument.id).to.equal('did:x');
