@@ -51,6 +51,8 @@ async function echoNode(): Promise<{ url: string; calls: string[]; close(): Prom
             }
             // A detail of a type no gateway registry knows (grpc-gateway cannot marshal it either).
             if (req.id === 'odd-details') throw new ConnectError('odd', Code.Internal, undefined, [{ desc: DurationSchema, value: { seconds: 1n } }]);
+            // A status code outside gRPC's table, as a node may send one.
+            if (req.id === 'code-99') throw new ConnectError('beyond the table: 100%', 99 as Code);
             return { claim: { claimId: req.id } };
           },
           disputeBySubject: (req) => (calls.push('DisputeBySubject'), { dispute: { subjectId: req.subjectId, targetRole: req.targetRole } }),
@@ -299,6 +301,12 @@ forEachDatabase('chain gateway routing', (t) => {
           { '@type': 'type.googleapis.com/google.rpc.BadRequest', field_violations: [{ field: 'id', description: 'disputed' }] },
         ],
       });
+    });
+
+    it('passes a status code outside the table through as grpc-gateway v1 does: 500 with the code and message as sent', async () => {
+      const res = await get('/chain/claims/claim/code-99');
+      expect(res.status).to.equal(500);
+      expect(res.body).to.deep.equal({ code: 99, message: 'beyond the table: 100%', details: [] });
     });
 
     it('answers a detail of an unknown type as grpc-gateway does: 500 with its fixed fallback body', async () => {
