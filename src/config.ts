@@ -194,6 +194,9 @@ const chainSchema = {
   CHAIN_GATEWAY_AUTH: z.enum(['none', 'apikey']).default('none'),
   // v1: the edge of grpc-gateway v1 as Cosmos/IXO nodes run it; v2: the earlier 404/405 answers.
   CHAIN_GATEWAY_STYLE: z.enum(['v1', 'v2']).default('v1'),
+  // A path under a gateway prefix that no route has: 404 {"code":5} as the product's
+  // specification says, or 501 {"code":12} as grpc-gateway v1 on a Cosmos node answers it.
+  CHAIN_UNKNOWN_ROUTE_STATUS: z.enum(['404', '501']).default('404'),
   CHAIN_CORS_ORIGINS: originList.default([]),
   CHAIN_DISABLED_METHODS: list.default([]),
   // Module params answered by the embedded node (a real chain keeps them in governance state).

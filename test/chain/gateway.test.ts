@@ -19,6 +19,9 @@ import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 
 const NOT_IMPLEMENTED = { code: 12, message: 'Not Implemented', details: [] };
+const NOT_FOUND = { code: 5, message: 'Not Found', details: [] };
+/** Paths under the prefix that no route has, whatever the method (a final ":abc" is a verb alone). */
+const UNKNOWN_ROUTES = ['/chain/nope', '/chain', '/chain/', '/chain/entity/a/b/c', '/chain/Entity/params', '/chain/claims/claim', '/chain/entity/:abc', '/chain/token/params/'];
 
 /** A node whose answers name the method and echo the request. */
 async function echoNode(): Promise<{ url: string; calls: string[]; close(): Promise<void> }> {
@@ -113,7 +116,7 @@ forEachDatabase('chain gateway routing', (t) => {
       expect(res.headers.get('content-length')).to.equal(String(Buffer.byteLength(text)));
       const unknown = await fetch(`${server.baseUrl}/chain/nope`);
       expect(unknown.headers.get('content-type')).to.equal('application/json');
-      expect(await unknown.text()).to.equal(JSON.stringify(NOT_IMPLEMENTED));
+      expect(await unknown.text()).to.equal(JSON.stringify(NOT_FOUND));
       const odd = await fetch(`${server.baseUrl}/chain/claims/claim/odd-details`);
       expect(odd.headers.get('content-type')).to.equal('application/json');
     });
@@ -123,11 +126,11 @@ forEachDatabase('chain gateway routing', (t) => {
       expect((await get('/chain/entity/did%3Aixo%3Aentity%3Aabc')).body.entity.id).to.equal('did:ixo:entity:abc');
     });
 
-    it('does not route a trailing slash (grpc-gateway v1): 501, or an empty last segment bound to a variable', async () => {
+    it('does not route a trailing slash (grpc-gateway v1): no route (404), or an empty last segment bound to a variable', async () => {
       for (const path of ['/chain/token/params/', '/chain/entity/did:ixo:entity:abc/', '/chain/claims/claims/']) {
         const res = await get(path);
-        expect(res.status, path).to.equal(501);
-        expect(res.body, path).to.deep.equal(NOT_IMPLEMENTED);
+        expect(res.status, path).to.equal(404);
+        expect(res.body, path).to.deep.equal(NOT_FOUND);
       }
       expect((await get('/chain/claims/claim/')).body.claim.claim_id).to.equal('');
     });
@@ -165,11 +168,11 @@ forEachDatabase('chain gateway routing', (t) => {
       expect(node.calls).to.deep.equal(['Claim', 'Collection', 'ClaimList', 'CollectionList']);
     });
 
-    it('answers 501 {"code":12,"message":"Not Implemented","details":[]} for unknown routes (grpc-gateway v1)', async () => {
-      for (const path of ['/chain/nope', '/chain', '/chain/', '/chain/entity/a/b/c', '/chain/Entity/params', '/chain/claims/claim', '/chain/entity/:abc']) {
+    it('answers 404 {"code":5,"message":"Not Found","details":[]} for unknown routes, as the specification says (CHAIN_UNKNOWN_ROUTE_STATUS=404)', async () => {
+      for (const path of UNKNOWN_ROUTES) {
         const res = await get(path);
-        expect(res.status, path).to.equal(501);
-        expect(res.body, path).to.deep.equal(NOT_IMPLEMENTED);
+        expect(res.status, path).to.equal(404);
+        expect(res.body, path).to.deep.equal(NOT_FOUND);
       }
     });
 
@@ -260,8 +263,8 @@ forEachDatabase('chain gateway routing', (t) => {
       expect((await get('/chain/entity%2Fparams')).body.params.nftContractAddress).to.equal('Params');
       expect((await get('/chain%2Ftoken%2Fparams')).body).to.deep.equal({ params: { ixo1155_contract_code: '9' } });
       const split = await get('/chain/entity/did%3Aixo%2Fabc');
-      expect(split.status).to.equal(501);
-      expect(split.body).to.deep.equal(NOT_IMPLEMENTED);
+      expect(split.status).to.equal(404);
+      expect(split.body).to.deep.equal(NOT_FOUND);
     });
 
     it('answers a path that is not valid percent-encoding 400 code 3', async () => {
@@ -423,7 +426,7 @@ forEachDatabase('chain gateway configuration', (t) => {
   it('CHAIN_PREFIX replaces /chain', async () => {
     await withServer({ CHAIN_PREFIX: '/ixo' }, async (get) => {
       expect((await get('/ixo/token/params')).status).to.equal(200);
-      expect((await get('/ixo/nope')).body).to.deep.equal(NOT_IMPLEMENTED);
+      expect((await get('/ixo/nope')).body).to.deep.equal(NOT_FOUND);
       const old = await get('/chain/token/params');
       expect(old.status).to.equal(404);
       expect(old.headers.get('content-type')).to.contain('application/problem+json');
@@ -434,7 +437,7 @@ forEachDatabase('chain gateway configuration', (t) => {
     await withServer({ CHAIN_PREFIX_ALIASES: '/ixo,/legacy' }, async (get) => {
       for (const p of ['/chain', '/ixo', '/legacy']) {
         expect((await get(`${p}/entity/params`)).body.params.nftContractAddress, p).to.equal('Params');
-        expect((await get(`${p}/nope`)).body.code, p).to.equal(12);
+        expect((await get(`${p}/nope`)).body.code, p).to.equal(5);
       }
     });
   });
@@ -447,7 +450,7 @@ forEachDatabase('chain gateway configuration', (t) => {
     });
   });
 
-  it('CHAIN_DISABLED_METHODS answers 501 code 12 without calling the upstream', async () => {
+  it('CHAIN_DISABLED_METHODS answers 501 code 12 without calling the upstream (a path no route has stays 404)', async () => {
     await withServer({ CHAIN_DISABLED_METHODS: 'ixo.claims.v1beta1.Query.ClaimList' }, async (get) => {
       node.calls.length = 0;
       const res = await get('/chain/claims/claims');
@@ -456,6 +459,7 @@ forEachDatabase('chain gateway configuration', (t) => {
       expect((await get('/chain/claim')).status).to.equal(501);
       expect(node.calls).to.deep.equal([]);
       expect((await get('/chain/claims/claim/x')).status).to.equal(200);
+      expect((await get('/chain/claims/nope')).body).to.deep.equal(NOT_FOUND);
     });
   });
 
@@ -512,6 +516,30 @@ forEachDatabase('chain gateway configuration', (t) => {
 
   it('refuses an unknown CHAIN_GATEWAY_STYLE, naming the variable', () => {
     expect(() => configWith({ CHAIN_GATEWAY_STYLE: 'v3' })).to.throw(ConfigError, 'CHAIN_GATEWAY_STYLE');
+  });
+
+  it("CHAIN_UNKNOWN_ROUTE_STATUS=501 answers a path no route has as grpc-gateway v1 on a Cosmos node does, byte for byte; the rest of the v1 edge is the default's", async () => {
+    await withServer({ CHAIN_UNKNOWN_ROUTE_STATUS: '501' }, async (get) => {
+      for (const path of UNKNOWN_ROUTES) {
+        const res = await get(path);
+        expect(res.status, path).to.equal(501);
+        expect(res.headers.get('content-type'), path).to.equal('application/json');
+        expect(res.text, path).to.equal(JSON.stringify(NOT_IMPLEMENTED));
+      }
+      const post = await get('/chain/entity/did:x', { method: 'POST' });
+      expect([post.status, post.headers.get('allow')]).to.deep.equal([501, null]);
+      expect((await get('/chain//token/params', { redirect: 'manual' })).status).to.equal(301);
+      expect((await get('/chain/entity/params:')).body.params.nftContractAddress).to.equal('Params');
+    });
+    // The v2 style keeps its 405 for a wrong method: only a path no route has is answered 501.
+    await withServer({ CHAIN_GATEWAY_STYLE: 'v2', CHAIN_UNKNOWN_ROUTE_STATUS: '501' }, async (get) => {
+      expect((await get('/chain/nope')).body).to.deep.equal(NOT_IMPLEMENTED);
+      expect((await get('/chain/entity/did:x', { method: 'POST' })).status).to.equal(405);
+    });
+  });
+
+  it('refuses a CHAIN_UNKNOWN_ROUTE_STATUS other than 404 or 501, naming the variable', () => {
+    expect(() => configWith({ CHAIN_UNKNOWN_ROUTE_STATUS: '500' })).to.throw(ConfigError, 'CHAIN_UNKNOWN_ROUTE_STATUS');
   });
 
   describe('API-key gating (CHAIN_GATEWAY_AUTH=apikey)', () => {

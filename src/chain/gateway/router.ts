@@ -1,7 +1,8 @@
 // The HTTP/JSON gateway: one Express router answering under every configured prefix. It matches
 // the path against the annotation-derived route table, builds the request message, calls the
 // upstream node with a deadline and renders the answer as Cosmos JSON. CHAIN_GATEWAY_STYLE=v1
-// (the default) answers at the edge as grpc-gateway v1 on a Cosmos node does: see cosmosEdge.
+// (the default) answers at the edge as grpc-gateway v1 on a Cosmos node does (see cosmosEdge),
+// but for a path no route has: 404 by default, v1's 501 with CHAIN_UNKNOWN_ROUTE_STATUS=501.
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { DescMethodUnary } from '@bufbuild/protobuf';
 import { ConnectError } from '@connectrpc/connect';
@@ -156,12 +157,11 @@ export function gatewayRouter(deps: GatewayDeps): Router {
     // to another method's route), before any handler and before it answers "no route".
     if (dispatch.overridden || (match && !own)) parseOrRefuse(() => assertGoForm(dispatch.query));
     if (!match) {
+      const knownPath = allowed.length > 0;
+      if (!knownPath && config.CHAIN_UNKNOWN_ROUTE_STATUS === '404') throw notFound('Not Found');
       // grpc-gateway v1 answers an unknown route and a wrong method alike (its ErrUnknownURI).
-      if (v1) throw new AppError(501, 'Not Implemented');
-      if (allowed.length) {
-        throw new AppError(405, 'Method Not Allowed', { detail: `Method Not Allowed: use ${allowed.join(', ')}`, headers: { Allow: allowed.join(', ') } });
-      }
-      throw notFound('Not Found');
+      if (v1 || !knownPath) throw new AppError(501, 'Not Implemented');
+      throw new AppError(405, 'Method Not Allowed', { detail: `Method Not Allowed: use ${allowed.join(', ')}`, headers: { Allow: allowed.join(', ') } });
     }
     const method = match.route.method as DescMethodUnary;
     const name = methodFullName(method);
