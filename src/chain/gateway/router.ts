@@ -157,6 +157,7 @@ export function gatewayRouter(deps: GatewayDeps): Router {
     // to another method's route), before any handler and before it answers "no route".
     if (dispatch.overridden || (match && !own)) parseOrRefuse(() => assertGoForm(dispatch.query));
     if (!match) {
+      // A path no route has, whatever the method: the specification's 404 unless v1's 501 is asked for.
       const knownPath = allowed.length > 0;
       if (!knownPath && config.CHAIN_UNKNOWN_ROUTE_STATUS === '404') throw notFound('Not Found');
       // grpc-gateway v1 answers an unknown route and a wrong method alike (its ErrUnknownURI).

@@ -103,7 +103,7 @@ export class RouteTable {
     readonly dialect: GatewayStyle,
   ) {}
 
-  /** `parts` are the decoded path segments after the prefix. */
+  /** `path`: the decoded path segments after the prefix. */
   find(verb: string, path: string[]): { match?: RouteMatch; allowed: string[] } {
     const allowed = new Set<string>();
     const parts = this.dialect === 'v1' ? v1Verb(path) : path;
