@@ -9,7 +9,7 @@ import type { Area, AreaContext } from './platform/area.ts';
 import { DOCS_PATHS, docsRouter } from './platform/docs.ts';
 import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorRenderer } from './platform/http/errors.ts';
-import { requireContentTypeForBody } from './platform/http/body.ts';
+import { requireContentTypeForBody, stopAtLimit } from './platform/http/body.ts';
 import { authenticateOperation, operationOf, operationResolver, requestPointer } from './platform/http/operations.ts';
 import { checkFormBody, checkJsonBody, rejectUnstorableInput, requestHeaderRules } from './platform/http/input.ts';
 import { requestTargetRule } from './platform/http/request-target.ts';
@@ -124,8 +124,8 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(
     onlyForOperations([
       requireContentTypeForBody,
-      express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: checkJsonBody }),
-      express.urlencoded({ extended: false, limit: config.BODY_LIMIT, verify: checkFormBody }),
+      stopAtLimit(express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: checkJsonBody }), config.BODY_LIMIT),
+      stopAtLimit(express.urlencoded({ extended: false, limit: config.BODY_LIMIT, verify: checkFormBody }), config.BODY_LIMIT),
     ]),
   );
   app.use(openApiRequestValidator(contract));

@@ -24,6 +24,9 @@ const timerMs = wholeNumber.pipe(z.number().positive('must be at least 1').max(M
 const timerSeconds = wholeNumber.pipe(
   z.number().positive('must be at least 1').max(Math.floor(MAX_TIMER_MS / 1000), `must be at most ${Math.floor(MAX_TIMER_MS / 1000)} (a timer's limit)`),
 );
+const UNIT_BYTES: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2 };
+const MAX_KEY_TRUST_MS = 60_000;
+const keyTrustMs = nonNegativeInt.pipe(z.number().max(MAX_KEY_TRUST_MS, `must be at most ${MAX_KEY_TRUST_MS} (a minute): a revoked key is honoured up to this long`));
 /** A 32-byte key, as 64 hex characters or base64. */
 const key32 = (what: string) => z.string().refine((v) => parse32ByteKey(v) !== undefined, `must be ${what}: 32 bytes as 64 hex characters or base64`);
 const list = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
@@ -67,16 +70,26 @@ const platformSchema = {
   DB_POOL_MAX: positiveInt.default(10),
   DB_HEALTH_TIMEOUT_MS: timerMs.default(1000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb').default('100kb'),
+  // In bytes, read as body-parser reads the same text (a kb is 1024 bytes).
+  BODY_LIMIT: z
+    .string()
+    .regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb')
+    .default('100kb')
+    .transform((v) => {
+      const [, digits, unit] = /^(\d+)(\w+)$/.exec(v)!;
+      return Number(digits) * UNIT_BYTES[unit!.toLowerCase()]!;
+    }),
   SHUTDOWN_TIMEOUT_MS: timerMs.default(10000),
   TRUST_PROXY_ENABLED: bool.default(false),
   // With TRUST_PROXY_ENABLED, the proxies whose X-Forwarded-For is believed; a client reaching
   // Hearth from any other address is taken at its own address, whatever header it sends.
   TRUST_PROXY: addressList.default(['loopback']),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
-  API_KEY_CACHE_MS: nonNegativeInt.default(5000),
+  // A key revoked elsewhere (the CLI, another instance) works here until the longer of these two
+  // has passed since its last lookup: each is at most a minute, and seconds by default.
+  API_KEY_CACHE_MS: keyTrustMs.default(5000),
   // How long a key seen valid is still honoured while the database cannot be asked about it.
-  API_KEY_STALE_IF_ERROR_MS: nonNegativeInt.default(600_000),
+  API_KEY_STALE_IF_ERROR_MS: keyTrustMs.default(10_000),
   // The one database deadline: a statement, a wait for a pooled connection or for a new one; on
   // PostgreSQL a request's calls together (the driver's Reach, platform/db/drivers.ts).
   DB_QUERY_TIMEOUT_MS: timerMs.default(3000),
@@ -189,6 +202,9 @@ const chainSchema = {
   CHAIN_GATEWAY_AUTH: z.enum(['none', 'apikey']).default('none'),
   // v1: the edge of grpc-gateway v1 as Cosmos/IXO nodes run it; v2: the earlier 404/405 answers.
   CHAIN_GATEWAY_STYLE: z.enum(['v1', 'v2']).default('v1'),
+  // A path under a gateway prefix that no route has: 404 {"code":5} as the product's
+  // specification says, or 501 {"code":12} as grpc-gateway v1 on a Cosmos node answers it.
+  CHAIN_UNKNOWN_ROUTE_STATUS: z.enum(['404', '501']).default('404'),
   CHAIN_CORS_ORIGINS: originList.default([]),
   CHAIN_DISABLED_METHODS: list.default([]),
   // Module params answered by the embedded node (a real chain keeps them in governance state).

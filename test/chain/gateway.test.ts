@@ -19,6 +19,9 @@ import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 
 const NOT_IMPLEMENTED = { code: 12, message: 'Not Implemented', details: [] };
+const NOT_FOUND = { code: 5, message: 'Not Found', details: [] };
+/** Paths under the prefix that no route has, whatever the method (a final ":abc" is a verb alone). */
+const UNKNOWN_ROUTES = ['/chain/nope', '/chain', '/chain/', '/chain/entity/a/b/c', '/chain/Entity/params', '/chain/claims/claim', '/chain/entity/:abc', '/chain/token/params/'];
 
 /** A node whose answers name the method and echo the request. */
 async function echoNode(): Promise<{ url: string; calls: string[]; close(): Promise<void> }> {
@@ -51,6 +54,8 @@ async function echoNode(): Promise<{ url: string; calls: string[]; close(): Prom
             }
             // A detail of a type no gateway registry knows (grpc-gateway cannot marshal it either).
             if (req.id === 'odd-details') throw new ConnectError('odd', Code.Internal, undefined, [{ desc: DurationSchema, value: { seconds: 1n } }]);
+            // A status code outside gRPC's table, as a node may send one.
+            if (req.id === 'code-99') throw new ConnectError('beyond the table: 100%', 99 as Code);
             return { claim: { claimId: req.id } };
           },
           disputeBySubject: (req) => (calls.push('DisputeBySubject'), { dispute: { subjectId: req.subjectId, targetRole: req.targetRole } }),
@@ -111,7 +116,7 @@ forEachDatabase('chain gateway routing', (t) => {
       expect(res.headers.get('content-length')).to.equal(String(Buffer.byteLength(text)));
       const unknown = await fetch(`${server.baseUrl}/chain/nope`);
       expect(unknown.headers.get('content-type')).to.equal('application/json');
-      expect(await unknown.text()).to.equal(JSON.stringify(NOT_IMPLEMENTED));
+      expect(await unknown.text()).to.equal(JSON.stringify(NOT_FOUND));
       const odd = await fetch(`${server.baseUrl}/chain/claims/claim/odd-details`);
       expect(odd.headers.get('content-type')).to.equal('application/json');
     });
@@ -121,13 +126,23 @@ forEachDatabase('chain gateway routing', (t) => {
       expect((await get('/chain/entity/did%3Aixo%3Aentity%3Aabc')).body.entity.id).to.equal('did:ixo:entity:abc');
     });
 
-    it('does not route a trailing slash (grpc-gateway v1): 501, or an empty last segment bound to a variable', async () => {
+    it('does not route a trailing slash (grpc-gateway v1): no route (404), or an empty last segment bound to a variable', async () => {
       for (const path of ['/chain/token/params/', '/chain/entity/did:ixo:entity:abc/', '/chain/claims/claims/']) {
         const res = await get(path);
-        expect(res.status, path).to.equal(501);
-        expect(res.body, path).to.deep.equal(NOT_IMPLEMENTED);
+        expect(res.status, path).to.equal(404);
+        expect(res.body, path).to.deep.equal(NOT_FOUND);
       }
       expect((await get('/chain/claims/claim/')).body.claim.claim_id).to.equal('');
+    });
+
+    it('drops a final ":" from the path before matching, as grpc-gateway v1 splits off an empty custom verb', async () => {
+      expect((await get('/chain/entity/params:')).body.params.nftContractAddress).to.equal('Params');
+      expect((await get('/chain/token/params%3A')).body.params.ixo1155_contract_code).to.equal('9');
+      expect((await get('/chain/entity/did:ixo:entity:abc:')).body.entity.id).to.equal('did:ixo:entity:abc');
+      // Only the last ":" is read as the verb's; any other verb is put back.
+      expect((await get('/chain/entity/::')).body.entity.id).to.equal(':');
+      expect((await get('/chain/entity/:a:b')).body.entity.id).to.equal(':a:b');
+      expect((await get('/chain/entity/params:x')).body.entity.id).to.equal('params:x');
     });
 
     it('reaches every annotated method', async () => {
@@ -153,11 +168,11 @@ forEachDatabase('chain gateway routing', (t) => {
       expect(node.calls).to.deep.equal(['Claim', 'Collection', 'ClaimList', 'CollectionList']);
     });
 
-    it('answers 501 {"code":12,"message":"Not Implemented","details":[]} for unknown routes (grpc-gateway v1)', async () => {
-      for (const path of ['/chain/nope', '/chain', '/chain/', '/chain/entity/a/b/c', '/chain/Entity/params', '/chain/claims/claim', '/chain/entity/:abc']) {
+    it('answers 404 {"code":5,"message":"Not Found","details":[]} for unknown routes, as the specification says (CHAIN_UNKNOWN_ROUTE_STATUS=404)', async () => {
+      for (const path of UNKNOWN_ROUTES) {
         const res = await get(path);
-        expect(res.status, path).to.equal(501);
-        expect(res.body, path).to.deep.equal(NOT_IMPLEMENTED);
+        expect(res.status, path).to.equal(404);
+        expect(res.body, path).to.deep.equal(NOT_FOUND);
       }
     });
 
@@ -248,8 +263,8 @@ forEachDatabase('chain gateway routing', (t) => {
       expect((await get('/chain/entity%2Fparams')).body.params.nftContractAddress).to.equal('Params');
       expect((await get('/chain%2Ftoken%2Fparams')).body).to.deep.equal({ params: { ixo1155_contract_code: '9' } });
       const split = await get('/chain/entity/did%3Aixo%2Fabc');
-      expect(split.status).to.equal(501);
-      expect(split.body).to.deep.equal(NOT_IMPLEMENTED);
+      expect(split.status).to.equal(404);
+      expect(split.body).to.deep.equal(NOT_FOUND);
     });
 
     it('answers a path that is not valid percent-encoding 400 code 3', async () => {
@@ -289,6 +304,12 @@ forEachDatabase('chain gateway routing', (t) => {
           { '@type': 'type.googleapis.com/google.rpc.BadRequest', field_violations: [{ field: 'id', description: 'disputed' }] },
         ],
       });
+    });
+
+    it('passes a status code outside the table through as grpc-gateway v1 does: 500 with the code and message as sent', async () => {
+      const res = await get('/chain/claims/claim/code-99');
+      expect(res.status).to.equal(500);
+      expect(res.body).to.deep.equal({ code: 99, message: 'beyond the table: 100%', details: [] });
     });
 
     it('answers a detail of an unknown type as grpc-gateway does: 500 with its fixed fallback body', async () => {
@@ -405,7 +426,7 @@ forEachDatabase('chain gateway configuration', (t) => {
   it('CHAIN_PREFIX replaces /chain', async () => {
     await withServer({ CHAIN_PREFIX: '/ixo' }, async (get) => {
       expect((await get('/ixo/token/params')).status).to.equal(200);
-      expect((await get('/ixo/nope')).body).to.deep.equal(NOT_IMPLEMENTED);
+      expect((await get('/ixo/nope')).body).to.deep.equal(NOT_FOUND);
       const old = await get('/chain/token/params');
       expect(old.status).to.equal(404);
       expect(old.headers.get('content-type')).to.contain('application/problem+json');
@@ -416,7 +437,7 @@ forEachDatabase('chain gateway configuration', (t) => {
     await withServer({ CHAIN_PREFIX_ALIASES: '/ixo,/legacy' }, async (get) => {
       for (const p of ['/chain', '/ixo', '/legacy']) {
         expect((await get(`${p}/entity/params`)).body.params.nftContractAddress, p).to.equal('Params');
-        expect((await get(`${p}/nope`)).body.code, p).to.equal(12);
+        expect((await get(`${p}/nope`)).body.code, p).to.equal(5);
       }
     });
   });
@@ -429,7 +450,7 @@ forEachDatabase('chain gateway configuration', (t) => {
     });
   });
 
-  it('CHAIN_DISABLED_METHODS answers 501 code 12 without calling the upstream', async () => {
+  it('CHAIN_DISABLED_METHODS answers 501 code 12 without calling the upstream (a path no route has stays 404)', async () => {
     await withServer({ CHAIN_DISABLED_METHODS: 'ixo.claims.v1beta1.Query.ClaimList' }, async (get) => {
       node.calls.length = 0;
       const res = await get('/chain/claims/claims');
@@ -438,6 +459,7 @@ forEachDatabase('chain gateway configuration', (t) => {
       expect((await get('/chain/claim')).status).to.equal(501);
       expect(node.calls).to.deep.equal([]);
       expect((await get('/chain/claims/claim/x')).status).to.equal(200);
+      expect((await get('/chain/claims/nope')).body).to.deep.equal(NOT_FOUND);
     });
   });
 
@@ -494,6 +516,30 @@ forEachDatabase('chain gateway configuration', (t) => {
 
   it('refuses an unknown CHAIN_GATEWAY_STYLE, naming the variable', () => {
     expect(() => configWith({ CHAIN_GATEWAY_STYLE: 'v3' })).to.throw(ConfigError, 'CHAIN_GATEWAY_STYLE');
+  });
+
+  it("CHAIN_UNKNOWN_ROUTE_STATUS=501 answers a path no route has as grpc-gateway v1 on a Cosmos node does, byte for byte; the rest of the v1 edge is the default's", async () => {
+    await withServer({ CHAIN_UNKNOWN_ROUTE_STATUS: '501' }, async (get) => {
+      for (const path of UNKNOWN_ROUTES) {
+        const res = await get(path);
+        expect(res.status, path).to.equal(501);
+        expect(res.headers.get('content-type'), path).to.equal('application/json');
+        expect(res.text, path).to.equal(JSON.stringify(NOT_IMPLEMENTED));
+      }
+      const post = await get('/chain/entity/did:x', { method: 'POST' });
+      expect([post.status, post.headers.get('allow')]).to.deep.equal([501, null]);
+      expect((await get('/chain//token/params', { redirect: 'manual' })).status).to.equal(301);
+      expect((await get('/chain/entity/params:')).body.params.nftContractAddress).to.equal('Params');
+    });
+    // The v2 style keeps its 405 for a wrong method: only a path no route has is answered 501.
+    await withServer({ CHAIN_GATEWAY_STYLE: 'v2', CHAIN_UNKNOWN_ROUTE_STATUS: '501' }, async (get) => {
+      expect((await get('/chain/nope')).body).to.deep.equal(NOT_IMPLEMENTED);
+      expect((await get('/chain/entity/did:x', { method: 'POST' })).status).to.equal(405);
+    });
+  });
+
+  it('refuses a CHAIN_UNKNOWN_ROUTE_STATUS other than 404 or 501, naming the variable', () => {
+    expect(() => configWith({ CHAIN_UNKNOWN_ROUTE_STATUS: '500' })).to.throw(ConfigError, 'CHAIN_UNKNOWN_ROUTE_STATUS');
   });
 
   describe('API-key gating (CHAIN_GATEWAY_AUTH=apikey)', () => {

@@ -1,6 +1,7 @@
 // Cosmos JSON rendering, rule by rule, with a golden response per message type (hand-checked
 // against the rules in ../shared/design/chain-gateway.md "JSON rendering").
-import { create } from '@bufbuild/protobuf';
+import { create, fromBinary } from '@bufbuild/protobuf';
+import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import { DurationSchema, TimestampSchema } from '@bufbuild/protobuf/wkt';
 import { expect } from 'chai';
 import { renderDuration, renderMessage, renderTimestamp } from '../../src/chain/gateway/render.ts';
@@ -256,6 +257,20 @@ describe('chain JSON rendering', () => {
     it('token QueryParamsResponse', () => {
       const msg = create(TokenParamsResponseSchema, { params: { ixo1155ContractCode: 42n } });
       expect(renderMessage(TokenParamsResponseSchema, msg)).to.deep.equal({ params: { ixo1155_contract_code: '42' } });
+    });
+
+    it('token QueryTokenDocResponse from a v8 node, credits transferred (Token field 14, CreditsTransferred) included', () => {
+      // The bytes as ixo-blockchain v8 writes them (proto/ixo/token/v1beta1/token.proto).
+      const transferred = new BinaryWriter().uint32((1 << 3) | 2).string('c1').uint32((2 << 3) | 2).string('sold').uint32((3 << 3) | 2).string('KE');
+      transferred.uint32((4 << 3) | 2).string('5').uint32((5 << 3) | 2).string('ixo1owner').uint32((6 << 3) | 2).string('auth1');
+      const token = new BinaryWriter().uint32((4 << 3) | 2).string('carbon').uint32((14 << 3) | 2).bytes(transferred.finish());
+      const wire = new BinaryWriter().uint32((1 << 3) | 2).bytes(token.finish()).finish();
+      const doc = renderMessage(QueryTokenDocResponseSchema, fromBinary(QueryTokenDocResponseSchema, wire)).tokenDoc;
+      expect(doc).to.deep.equal({
+        minter: '', contract_address: '', class: '', name: 'carbon', description: '', image: '', type: '', cap: '0', supply: '0', paused: false, stopped: false,
+        retired: [], cancelled: [],
+        transferred: [{ id: 'c1', reason: 'sold', jurisdiction: 'KE', amount: '5', owner: 'ixo1owner', authorization_id: 'auth1' }],
+      });
     });
 
     it('entity QueryParamsResponse', () => {

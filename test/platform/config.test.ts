@@ -95,6 +95,9 @@ describe('config', () => {
     ['PORT', '1e3'],
     ['DB_POOL_MAX', '2.5'],
     ['API_KEY_CACHE_MS', '-1'],
+    // A revoked key is honoured this long: seconds, not minutes.
+    ['API_KEY_CACHE_MS', '60001'],
+    ['API_KEY_STALE_IF_ERROR_MS', '600000'],
     ['USSD_FUEL_KG_MIN', '0x1'],
     ['KPT_TOTAL_TOLERANCE_KG', 'Infinity'],
     ['DATABASE_URL', 'sqlite: '],

@@ -4,7 +4,7 @@ import express from 'express';
 import { expect } from 'chai';
 import { listen } from '../../src/platform/server.ts';
 import { createTestDatabase, forEachDatabase } from '../helpers/databases.ts';
-import { rawExchange } from '../helpers/raw-http.ts';
+import { rawExchange, sendUntilAnswered } from '../helpers/raw-http.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 
 const urlOf = (running: { port: number }) => `http://127.0.0.1:${running.port}`;
@@ -58,6 +58,56 @@ describe('receive timeouts', () => {
       expect(answer.match(/HTTP\/1\.1 \d{3} /g)).to.deep.equal(['HTTP/1.1 408 ']);
       expect(answer).to.match(/\r\nconnection: close\r\n/i);
       expect(answer).to.match(/\r\ncontent-type: application\/problem\+json/i);
+    } finally {
+      await server.stop();
+      await t.drop();
+    }
+  });
+
+  it('a request answered before all of its body arrived is held until REQUEST_DEADLINE_MS, not HTTP_REQUEST_TIMEOUT_MS', async function () {
+    // Starting a server may take long on a busy machine; the wait that matters is bounded below.
+    this.timeout(60_000);
+    const t = await createTestDatabase('sqlite');
+    // HTTP_REQUEST_TIMEOUT_MS stays 30 s: the connection must close long before.
+    const server = await startTestServer(t.db, { REQUEST_DEADLINE_MS: '300' });
+    try {
+      // No key: 401 before the body is read, and the rest of the body never comes.
+      const exchange = rawExchange(server.baseUrl, partialPost('/v1/entities'));
+      const held = new Promise<string>((resolve) => setTimeout(() => resolve('still open after 3 s'), 3000).unref());
+      const answer = await Promise.race([exchange, held]);
+      expect(answer).to.not.equal('still open after 3 s');
+      expect(answer.match(/HTTP\/1\.1 \d{3} /g)).to.deep.equal(['HTTP/1.1 401 ']);
+    } finally {
+      await server.stop();
+      await t.drop();
+    }
+  });
+
+  it('a body over BODY_LIMIT is answered 413 at the limit, not once all of it has arrived, and the connection closes', async function () {
+    this.timeout(60_000);
+    const t = await createTestDatabase('sqlite');
+    const server = await startTestServer(t.db, { BODY_LIMIT: '1kb' });
+    const MB = 1024 * 1024;
+    const declared = 100 * MB;
+    // The client stops at 64 MB: an answer only after the whole body would never come.
+    const cap = 64 * MB;
+    const piece = Buffer.alloc(64 * 1024, 'x');
+    try {
+      const key = await createTestKey(t.db);
+      const head = (path: string, type: string, framing: string) => `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: ${type}\r\n${framing}\r\n`;
+      const chunk = Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]);
+      for (const [what, path, type, framing, next] of [
+        ['declared length', '/v1/entities', 'application/json', `Content-Length: ${declared}\r\n`, () => piece],
+        ['chunked', '/v1/entities', 'application/json', 'Transfer-Encoding: chunked\r\n', () => chunk],
+        ['chain form', '/chain/claims/claims', 'application/x-www-form-urlencoded', `Content-Length: ${declared}\r\n`, () => piece],
+      ] as const) {
+        const { answer, sent } = await sendUntilAnswered(server.baseUrl, head(path, type, framing), next, cap);
+        expect(answer, what).to.match(/^HTTP\/1\.1 413 /);
+        expect(sent, what).to.be.lessThan(cap);
+        expect(answer, what).to.match(/\r\nconnection: close\r\n/i);
+        const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+        expect(body, what).to.include(path.startsWith('/chain') ? { code: 11 } : { status: 413, title: 'Payload Too Large' });
+      }
     } finally {
       await server.stop();
       await t.drop();

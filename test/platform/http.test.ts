@@ -670,9 +670,9 @@ forEachDatabase('app assembly', (t) => {
     expect((await fetch(`${server.baseUrl}/v1x/claims`)).status).to.equal(404);
   });
 
-  it('an unknown /chain route is a cosmos 501 (grpc-gateway v1)', async () => {
+  it('an unknown /chain route is a cosmos 404 (code 5), as the specification says', async () => {
     const res = await fetch(`${server.baseUrl}/chain/nothing-here`);
-    expect(res.status).to.equal(501);
-    expect(await res.json()).to.include({ code: 12 });
+    expect(res.status).to.equal(404);
+    expect(await res.json()).to.include({ code: 5 });
   });
 });

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { pino } from 'pino';
 import { requireApiKey, principalOf } from '../../src/platform/http/auth.ts';
 import { errorHandler, notFoundHandler } from '../../src/platform/http/errors.ts';
+import { configWith } from '../../src/config.ts';
 import { ApiKeyService } from '../../src/platform/keys/service.ts';
 import { createLogger } from '../../src/platform/logging.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
@@ -77,6 +78,28 @@ forEachDatabase('API keys', (t) => {
         // ...and refused once it has passed.
         clock.tick(1);
         expect(await cached.authenticate(key)).to.equal(undefined);
+      } finally {
+        clock.uninstall();
+      }
+    });
+
+    it('by default, honours a key revoked by the CLI for seconds, not minutes, while the database cannot be asked', async () => {
+      const config = configWith();
+      const service = new ApiKeyService(t.db, { cacheTtlMs: config.API_KEY_CACHE_MS, staleIfErrorMs: config.API_KEY_STALE_IF_ERROR_MS });
+      const { key, info } = await service.create({ name: 'revoked-in-outage', principalDid: 'did:ixo:entity:abc' });
+      const clock = FakeTimers.install({ toFake: ['Date'], now: Date.now() });
+      const repo = (service as unknown as { repo: { findActiveByHash: (hash: string) => Promise<unknown> } }).repo;
+      try {
+        expect((await service.authenticate(key))?.keyId).to.equal(info.id);
+        await new ApiKeyService(t.db).revoke(info.id);
+        // This process loses the database (a route that needs none still asks about the key).
+        repo.findActiveByHash = () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+        clock.tick(config.API_KEY_CACHE_MS);
+        expect((await service.authenticate(key))?.keyId).to.equal(info.id);
+        clock.tick(10_000 - config.API_KEY_CACHE_MS);
+        let refused: unknown;
+        await service.authenticate(key).catch((err: unknown) => (refused = err));
+        expect((refused as { code?: string })?.code).to.equal('ECONNREFUSED');
       } finally {
         clock.uninstall();
       }

@@ -1,13 +1,15 @@
 // The HTTP/JSON gateway: one Express router answering under every configured prefix. It matches
 // the path against the annotation-derived route table, builds the request message, calls the
 // upstream node with a deadline and renders the answer as Cosmos JSON. CHAIN_GATEWAY_STYLE=v1
-// (the default) answers at the edge as grpc-gateway v1 on a Cosmos node does: see cosmosEdge.
+// (the default) answers at the edge as grpc-gateway v1 on a Cosmos node does (see cosmosEdge),
+// but for a path no route has: 404 by default, v1's 501 with CHAIN_UNKNOWN_ROUTE_STATUS=501.
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { DescMethodUnary } from '@bufbuild/protobuf';
 import { ConnectError } from '@connectrpc/connect';
 import type { Config } from '../../config.ts';
 import { AppError, badRequest, errorHandler, notFound } from '../../platform/http/errors.ts';
 import { requireApiKey } from '../../platform/http/auth.ts';
+import { stopAtLimit } from '../../platform/http/body.ts';
 import { cors } from '../../platform/http/cors.ts';
 import type { ApiKeyService } from '../../platform/keys/service.ts';
 import type { Logger } from '../../platform/logging.ts';
@@ -142,7 +144,7 @@ export function gatewayRouter(deps: GatewayDeps): Router {
 
   // Only v1 reads a body, and only a form posted for the path length fallback.
   if (v1) {
-    router.use(express.text({ type: (req) => req.method === 'POST' && req.headers['content-type'] === FORM, limit: config.BODY_LIMIT }));
+    router.use(stopAtLimit(express.text({ type: (req) => req.method === 'POST' && req.headers['content-type'] === FORM, limit: config.BODY_LIMIT }), config.BODY_LIMIT));
     // The app refused NUL in the query; a rerouted form is a query too.
     router.use((req, _res, next) => next(typeof req.body === 'string' ? unstorableForm(req.body) : undefined));
   }
@@ -155,12 +157,12 @@ export function gatewayRouter(deps: GatewayDeps): Router {
     // to another method's route), before any handler and before it answers "no route".
     if (dispatch.overridden || (match && !own)) parseOrRefuse(() => assertGoForm(dispatch.query));
     if (!match) {
+      // A path no route has, whatever the method: the specification's 404 unless v1's 501 is asked for.
+      const knownPath = allowed.length > 0;
+      if (!knownPath && config.CHAIN_UNKNOWN_ROUTE_STATUS === '404') throw notFound('Not Found');
       // grpc-gateway v1 answers an unknown route and a wrong method alike (its ErrUnknownURI).
-      if (v1) throw new AppError(501, 'Not Implemented');
-      if (allowed.length) {
-        throw new AppError(405, 'Method Not Allowed', { detail: `Method Not Allowed: use ${allowed.join(', ')}`, headers: { Allow: allowed.join(', ') } });
-      }
-      throw notFound('Not Found');
+      if (v1 || !knownPath) throw new AppError(501, 'Not Implemented');
+      throw new AppError(405, 'Method Not Allowed', { detail: `Method Not Allowed: use ${allowed.join(', ')}`, headers: { Allow: allowed.join(', ') } });
     }
     const method = match.route.method as DescMethodUnary;
     const name = methodFullName(method);

@@ -66,8 +66,8 @@ export function buildRoutes(): Route[] {
 /**
  * How paths match. v1 is grpc-gateway v1's pattern matcher: a variable takes any segment, the
  * empty one after a trailing slash included, HEAD is a method of its own (no route has it), and
- * a last segment starting with ":" (an empty custom verb) matches nothing. v2 ignores a
- * trailing slash, wants a variable non-empty and answers HEAD as GET.
+ * the last segment is read for a custom verb first (v1Verb). v2 ignores a trailing slash, wants a
+ * variable non-empty and answers HEAD as GET.
  */
 function matches(route: Route, parts: string[], dialect: GatewayStyle): Record<string, string> | undefined {
   if (route.segments.length !== parts.length) return undefined;
@@ -84,16 +84,30 @@ function matches(route: Route, parts: string[], dialect: GatewayStyle): Record<s
   return vars;
 }
 
+/**
+ * The path segments grpc-gateway v1's mux matches, or undefined for none: it splits a custom verb
+ * off the last segment at its last ":". A verb alone (":abc") is no route; an empty one is dropped
+ * (`params:` is `params`); any other is put back, as no route here has a verb (the annotations'
+ * patterns are generated with AssumeColonVerbOpt(false)), so a DID keeps its colons.
+ */
+function v1Verb(parts: string[]): string[] | undefined {
+  const last = parts[parts.length - 1];
+  const colon = last?.lastIndexOf(':') ?? -1;
+  if (colon === 0) return undefined;
+  return colon > 0 && colon === last!.length - 1 ? [...parts.slice(0, -1), last!.slice(0, -1)] : parts;
+}
+
 export class RouteTable {
   constructor(
     readonly routes: Route[],
     readonly dialect: GatewayStyle,
   ) {}
 
-  /** `parts` are the decoded path segments after the prefix. */
-  find(verb: string, parts: string[]): { match?: RouteMatch; allowed: string[] } {
+  /** `path`: the decoded path segments after the prefix. */
+  find(verb: string, path: string[]): { match?: RouteMatch; allowed: string[] } {
     const allowed = new Set<string>();
-    if (this.dialect === 'v1' && parts[parts.length - 1]?.startsWith(':')) return { allowed: [] };
+    const parts = this.dialect === 'v1' ? v1Verb(path) : path;
+    if (!parts) return { allowed: [] };
     const headAsGet = this.dialect === 'v2' && verb === 'HEAD';
     for (const route of this.routes) {
       const vars = matches(route, parts, this.dialect);

@@ -34,8 +34,27 @@ function withDeadline(transport: Transport, timeoutMs: number, close: () => void
  */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'ERR_HTTP2_SESSION_ERROR', 'ERR_HTTP2_GOAWAY_SESSION', 'ERR_HTTP2_INVALID_SESSION', 'ERR_HTTP2_STREAM_ERROR', 'ERR_HTTP2_STREAM_CANCEL']);
 
+/**
+ * A status code the node sent outside gRPC's table (99), which connect reports as INTERNAL
+ * "invalid grpc-status": grpc-go, the client of a node's gateway, keeps any code that parses as
+ * an int32 (strconv.ParseInt base 10), message included, and its gateway answers it 500 as is.
+ */
+function unlistedStatus(ce: ConnectError): ConnectError | undefined {
+  const raw = ce.metadata.get('grpc-status');
+  if (ce.code !== Code.Internal || raw === null || !/^[+-]?\d+$/.test(raw) || ce.rawMessage !== `invalid grpc-status: ${raw}`) return undefined;
+  const code = Number(raw);
+  if (code < -(2 ** 31) || code >= 2 ** 31) return undefined;
+  return new ConnectError(decodeGrpcMessage(ce.metadata.get('grpc-message') ?? ''), code, ce.metadata);
+}
+
+/** grpc-message's percent-encoding undone as grpc-go does: byte by byte, a bad escape left as it is. */
+const decodeGrpcMessage = (text: string): string =>
+  Buffer.concat(text.split(/(%[0-9A-Fa-f]{2})/).map((part) => (/^%[0-9A-Fa-f]{2}$/.test(part) ? Buffer.from([parseInt(part.slice(1), 16)]) : Buffer.from(part)))).toString('utf8');
+
 function asUpstreamError(err: unknown): ConnectError {
   const ce = ConnectError.from(err);
+  const unlisted = unlistedStatus(ce);
+  if (unlisted) return unlisted;
   if (ce.code === Code.DeadlineExceeded || ce.code === Code.Unavailable) return ce;
   const cause = (ce.cause ?? err) as { code?: unknown } | undefined;
   const socketFailure = typeof cause?.code === 'string' && SOCKET_CODES.has(cause.code);

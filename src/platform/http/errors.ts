@@ -68,6 +68,8 @@ export const insufficientScope = (scopes: readonly string[]) =>
     headers: { 'WWW-Authenticate': `Bearer realm="hearth", error="insufficient_scope", scope="${scopes.join(' ')}"` },
   });
 export const notFound = (detail: string) => new AppError(404, 'Not Found', { detail });
+/** 413: a body over BODY_LIMIT, whoever noticed (body-parser, or http/body.ts before it). */
+export const payloadTooLarge = () => new AppError(413, 'Payload Too Large', { detail: 'The request body is too large.' });
 /** 503: the service cannot answer now (database out of reach, deadline passed); the error handler adds Retry-After. */
 export const unavailable = (detail = 'The service is temporarily unavailable; retry later.', cause?: unknown) =>
   new AppError(503, 'Service Unavailable', { detail, cause, type: 'service-unavailable' });
@@ -117,7 +119,7 @@ export function toAppError(err: unknown, locate?: InputLocator): AppError {
     return badRequest(isJson ? 'The request body must be a JSON object.' : NOT_JSON, undefined, 'malformed-body');
   }
   if (isDatabaseUnavailable(err)) return unavailable(undefined, err);
-  if (e?.type === 'entity.too.large') return new AppError(413, 'Payload Too Large', { detail: 'The request body is too large.' });
+  if (e?.type === 'entity.too.large') return payloadTooLarge();
   if (typeof status === 'number' && status >= 400 && status < 500 && Array.isArray(e.errors)) {
     // express-openapi-validator: path is like /body/fuelMeasurements/total
     const errors = e.errors.map((x) => ({

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ixo/token/v1beta1/token.proto.
  */
 export const file_ixo_token_v1beta1_token: GenFile = /*@__PURE__*/
-  fileDesc("Ch1peG8vdG9rZW4vdjFiZXRhMS90b2tlbi5wcm90bxIRaXhvLnRva2VuLnYxYmV0YTEiJwoGUGFyYW1zEh0KFWl4bzExNTVfY29udHJhY3RfY29kZRgBIAEoBCLoAgoFVG9rZW4SDgoGbWludGVyGAEgASgJEhgKEGNvbnRyYWN0X2FkZHJlc3MYAiABKAkSDQoFY2xhc3MYAyABKAkSDAoEbmFtZRgEIAEoCRITCgtkZXNjcmlwdGlvbhgFIAEoCRINCgVpbWFnZRgGIAEoCRIMCgR0eXBlGAcgASgJEisKA2NhcBgIIAEoCUIeyN4fANreHxZjb3Ntb3NzZGsuaW8vbWF0aC5VaW50Ei4KBnN1cHBseRgJIAEoCUIeyN4fANreHxZjb3Ntb3NzZGsuaW8vbWF0aC5VaW50Eg4KBnBhdXNlZBgKIAEoCBIPCgdzdG9wcGVkGAsgASgIEjEKB3JldGlyZWQYDCADKAsyIC5peG8udG9rZW4udjFiZXRhMS5Ub2tlbnNSZXRpcmVkEjUKCWNhbmNlbGxlZBgNIAMoCzIiLml4by50b2tlbi52MWJldGExLlRva2Vuc0NhbmNlbGxlZCKAAQoNVG9rZW5zUmV0aXJlZBIKCgJpZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSFAoManVyaXNkaWN0aW9uGAMgASgJEi4KBmFtb3VudBgEIAEoCUIeyN4fANreHxZjb3Ntb3NzZGsuaW8vbWF0aC5VaW50Eg0KBW93bmVyGAUgASgJImwKD1Rva2Vuc0NhbmNlbGxlZBIKCgJpZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSLgoGYW1vdW50GAMgASgJQh7I3h8A2t4fFmNvc21vc3Nkay5pby9tYXRoLlVpbnQSDQoFb3duZXIYBCABKAkifwoPVG9rZW5Qcm9wZXJ0aWVzEgoKAmlkGAEgASgJEg0KBWluZGV4GAIgASgJEgwKBG5hbWUYAyABKAkSEgoKY29sbGVjdGlvbhgEIAEoCRIvCgl0b2tlbkRhdGEYBSADKAsyHC5peG8udG9rZW4udjFiZXRhMS5Ub2tlbkRhdGEiVAoJVG9rZW5EYXRhEgsKA3VyaRgBIAEoCRIRCgllbmNyeXB0ZWQYAiABKAgSDQoFcHJvb2YYAyABKAkSDAoEdHlwZRgEIAEoCRIKCgJpZBgFIAEoCUI3WjVnaXRodWIuY29tL2l4b2ZvdW5kYXRpb24vaXhvLWJsb2NrY2hhaW4veC90b2tlbi90eXBlc2IGcHJvdG8z", [file_gogoproto_gogo]);
+  fileDesc("Ch1peG8vdG9rZW4vdjFiZXRhMS90b2tlbi5wcm90bxIRaXhvLnRva2VuLnYxYmV0YTEiJwoGUGFyYW1zEh0KFWl4bzExNTVfY29udHJhY3RfY29kZRgBIAEoBCKkAwoFVG9rZW4SDgoGbWludGVyGAEgASgJEhgKEGNvbnRyYWN0X2FkZHJlc3MYAiABKAkSDQoFY2xhc3MYAyABKAkSDAoEbmFtZRgEIAEoCRITCgtkZXNjcmlwdGlvbhgFIAEoCRINCgVpbWFnZRgGIAEoCRIMCgR0eXBlGAcgASgJEisKA2NhcBgIIAEoCUIeyN4fANreHxZjb3Ntb3NzZGsuaW8vbWF0aC5VaW50Ei4KBnN1cHBseRgJIAEoCUIeyN4fANreHxZjb3Ntb3NzZGsuaW8vbWF0aC5VaW50Eg4KBnBhdXNlZBgKIAEoCBIPCgdzdG9wcGVkGAsgASgIEjEKB3JldGlyZWQYDCADKAsyIC5peG8udG9rZW4udjFiZXRhMS5Ub2tlbnNSZXRpcmVkEjUKCWNhbmNlbGxlZBgNIAMoCzIiLml4by50b2tlbi52MWJldGExLlRva2Vuc0NhbmNlbGxlZBI6Cgt0cmFuc2ZlcnJlZBgOIAMoCzIlLml4by50b2tlbi52MWJldGExLkNyZWRpdHNUcmFuc2ZlcnJlZCKAAQoNVG9rZW5zUmV0aXJlZBIKCgJpZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSFAoManVyaXNkaWN0aW9uGAMgASgJEi4KBmFtb3VudBgEIAEoCUIeyN4fANreHxZjb3Ntb3NzZGsuaW8vbWF0aC5VaW50Eg0KBW93bmVyGAUgASgJIp8BChJDcmVkaXRzVHJhbnNmZXJyZWQSCgoCaWQYASABKAkSDgoGcmVhc29uGAIgASgJEhQKDGp1cmlzZGljdGlvbhgDIAEoCRIuCgZhbW91bnQYBCABKAlCHsjeHwDa3h8WY29zbW9zc2RrLmlvL21hdGguVWludBINCgVvd25lchgFIAEoCRIYChBhdXRob3JpemF0aW9uX2lkGAYgASgJImwKD1Rva2Vuc0NhbmNlbGxlZBIKCgJpZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSLgoGYW1vdW50GAMgASgJQh7I3h8A2t4fFmNvc21vc3Nkay5pby9tYXRoLlVpbnQSDQoFb3duZXIYBCABKAkifwoPVG9rZW5Qcm9wZXJ0aWVzEgoKAmlkGAEgASgJEg0KBWluZGV4GAIgASgJEgwKBG5hbWUYAyABKAkSEgoKY29sbGVjdGlvbhgEIAEoCRIvCgl0b2tlbkRhdGEYBSADKAsyHC5peG8udG9rZW4udjFiZXRhMS5Ub2tlbkRhdGEiVAoJVG9rZW5EYXRhEgsKA3VyaRgBIAEoCRIRCgllbmNyeXB0ZWQYAiABKAgSDQoFcHJvb2YYAyABKAkSDAoEdHlwZRgEIAEoCRIKCgJpZBgFIAEoCUI3WjVnaXRodWIuY29tL2l4b2ZvdW5kYXRpb24vaXhvLWJsb2NrY2hhaW4veC90b2tlbi90eXBlc2IGcHJvdG8z", [file_gogoproto_gogo]);
 
 /**
  * @generated from message ixo.token.v1beta1.Params
@@ -100,6 +100,11 @@ export type Token = Message<"ixo.token.v1beta1.Token"> & {
    * @generated from field: repeated ixo.token.v1beta1.TokensCancelled cancelled = 13;
    */
   cancelled: TokensCancelled[];
+
+  /**
+   * @generated from field: repeated ixo.token.v1beta1.CreditsTransferred transferred = 14;
+   */
+  transferred: CreditsTransferred[];
 };
 
 /**
@@ -147,6 +152,48 @@ export const TokensRetiredSchema: GenMessage<TokensRetired> = /*@__PURE__*/
   messageDesc(file_ixo_token_v1beta1_token, 2);
 
 /**
+ * @generated from message ixo.token.v1beta1.CreditsTransferred
+ */
+export type CreditsTransferred = Message<"ixo.token.v1beta1.CreditsTransferred"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: string jurisdiction = 3;
+   */
+  jurisdiction: string;
+
+  /**
+   * @generated from field: string amount = 4;
+   */
+  amount: string;
+
+  /**
+   * @generated from field: string owner = 5;
+   */
+  owner: string;
+
+  /**
+   * @generated from field: string authorization_id = 6;
+   */
+  authorizationId: string;
+};
+
+/**
+ * Describes the message ixo.token.v1beta1.CreditsTransferred.
+ * Use `create(CreditsTransferredSchema)` to create a new message.
+ */
+export const CreditsTransferredSchema: GenMessage<CreditsTransferred> = /*@__PURE__*/
+  messageDesc(file_ixo_token_v1beta1_token, 3);
+
+/**
  * @generated from message ixo.token.v1beta1.TokensCancelled
  */
 export type TokensCancelled = Message<"ixo.token.v1beta1.TokensCancelled"> & {
@@ -176,7 +223,7 @@ export type TokensCancelled = Message<"ixo.token.v1beta1.TokensCancelled"> & {
  * Use `create(TokensCancelledSchema)` to create a new message.
  */
 export const TokensCancelledSchema: GenMessage<TokensCancelled> = /*@__PURE__*/
-  messageDesc(file_ixo_token_v1beta1_token, 3);
+  messageDesc(file_ixo_token_v1beta1_token, 4);
 
 /**
  * @generated from message ixo.token.v1beta1.TokenProperties
@@ -213,7 +260,7 @@ export type TokenProperties = Message<"ixo.token.v1beta1.TokenProperties"> & {
  * Use `create(TokenPropertiesSchema)` to create a new message.
  */
 export const TokenPropertiesSchema: GenMessage<TokenProperties> = /*@__PURE__*/
-  messageDesc(file_ixo_token_v1beta1_token, 4);
+  messageDesc(file_ixo_token_v1beta1_token, 5);
 
 /**
  * @generated from message ixo.token.v1beta1.TokenData
@@ -250,5 +297,5 @@ export type TokenData = Message<"ixo.token.v1beta1.TokenData"> & {
  * Use `create(TokenDataSchema)` to create a new message.
  */
 export const TokenDataSchema: GenMessage<TokenData> = /*@__PURE__*/
-  messageDesc(file_ixo_token_v1beta1_token, 5);
+  messageDesc(file_ixo_token_v1beta1_token, 6);
 
