@@ -3,7 +3,7 @@
 // from the installed npm package, never a CDN, and the page's Content-Security-Policy lets it
 // load nothing from anywhere else.
 import { createRequire } from 'node:module';
-import type { Router } from 'express';
+import type { RequestHandler, Router } from 'express';
 import { caseSensitiveRouter } from './http/scope.ts';
 import { bundledContract } from './contract.ts';
 
@@ -42,6 +42,23 @@ const CSP = [
 ].join('; ');
 
 /**
+ * A reference page. Asked for with a trailing slash, its relative URLs would resolve one level
+ * too deep (/docs/docs/redoc.standalone.js, a blank page): that is redirected to the page, by a
+ * relative Location too.
+ */
+function servePage(html: string): RequestHandler {
+  return (req, res) => {
+    if (req.path.endsWith('/')) {
+      const q = req.originalUrl.indexOf('?');
+      const name = req.path.slice(0, -1).split('/').pop()!;
+      res.redirect(301, `../${name}${q >= 0 ? req.originalUrl.slice(q) : ''}`);
+      return;
+    }
+    res.type('html').set({ 'Content-Security-Policy': CSP, 'Cache-Control': 'no-cache' }).send(html);
+  };
+}
+
+/**
  * `publicUrl`: where partners reach this instance (PUBLIC_BASE_URL): the served document names it
  * as its server, so a client generated from it calls this instance, not the bundle's example.
  */
@@ -51,9 +68,7 @@ export function docsRouter(publicUrl: string): Router {
   router.get('/openapi.json', (_req, res) => {
     res.type('application/json').set('Cache-Control', 'no-cache').send(served);
   });
-  router.get('/docs', (_req, res) => {
-    res.type('html').set({ 'Content-Security-Policy': CSP, 'Cache-Control': 'no-cache' }).send(PAGE);
-  });
+  router.get('/docs', servePage(PAGE));
   router.get('/docs/redoc.standalone.js', (_req, res) => {
     res.type('text/javascript').set('Cache-Control', 'public, max-age=86400').sendFile(REDOC_BUNDLE);
   });

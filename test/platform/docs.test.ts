@@ -152,45 +152,61 @@ describe('API docs: /openapi.json and /docs', () => {
     expect((await js.text()).length).to.be.greaterThan(100_000);
   });
 
+  it('redirects the page asked for with a trailing slash (whose relative URLs would miss) to the page, by a relative Location', async () => {
+    for (const [path, location] of [
+      ['/docs/', '../docs'],
+      ['/docs/?x=1', '../docs?x=1'],
+    ] as const) {
+      const res = await fetch(`${server.baseUrl}${path}`, { redirect: 'manual' });
+      expect(res.status, path).to.equal(301);
+      expect(res.headers.get('location'), path).to.equal(location);
+      // Where a browser lands: the page itself.
+      expect(new URL(location, `${server.baseUrl}${path}`).pathname, path).to.equal('/docs');
+    }
+  });
+
   describe('in headless Chromium', () => {
     const browser = useChromium();
 
-    it('loads the page, lists every operation of the contract, and requests nothing from elsewhere', async function () {
-      this.timeout(60_000);
-      const page = await browser().newPage();
-      const foreign: string[] = [];
-      const errors: string[] = [];
-      const blocked: string[] = [];
-      page.on('request', (r) => {
-        if (!r.url().startsWith(server.baseUrl) && !/^(data|blob):/.test(r.url())) foreign.push(r.url());
+    for (const path of ['/docs', '/docs/']) {
+      it(`loads ${path}, lists every operation of the contract, and requests nothing from elsewhere`, async function () {
+        this.timeout(60_000);
+        const page = await browser().newPage();
+        const foreign: string[] = [];
+        const errors: string[] = [];
+        const blocked: string[] = [];
+        page.on('request', (r) => {
+          if (!r.url().startsWith(server.baseUrl) && !/^(data|blob):/.test(r.url())) foreign.push(r.url());
+        });
+        page.on('requestfailed', (r) => {
+          if (r.failure()?.errorText === 'csp') blocked.push(r.url());
+        });
+        page.on('pageerror', (e) => errors.push(e.message));
+        page.on('response', (r) => {
+          if (r.status() >= 400) errors.push(`${r.status()} ${r.url()}`);
+        });
+        page.on('console', (m) => {
+          if (m.type() === 'error') errors.push(m.text());
+        });
+        const res = await page.goto(`${server.baseUrl}${path}`);
+        expect(res!.status()).to.equal(200);
+        expect(new URL(page.url()).pathname).to.equal('/docs');
+        await page.waitForSelector('.api-content h2', { timeout: 30_000 });
+        expect(await page.title()).to.equal('Hearth API reference');
+        const text = await page.locator('body').innerText();
+        const ops = operations();
+        expect(ops.length).to.be.greaterThan(20);
+        for (const op of ops) expect(text, `${op.method} ${op.path}`).to.include(op.summary ?? op.operationId);
+        // Every operation has its own section in the rendered document.
+        const sections = await page.locator('[data-section-id^="operation/"]').count();
+        expect(sections).to.equal(ops.length);
+        await page.close();
+        // Redoc 2 always shows Redocly's logo from its CDN in the sidebar footer: the page's policy
+        // stops that before it reaches the network, and nothing else tries.
+        expect(foreign, 'requests to other hosts').to.deep.equal(['https://cdn.redoc.ly/redoc/logo-mini.svg']);
+        expect(blocked, 'stopped by the Content-Security-Policy').to.deep.equal(foreign);
+        expect(errors.filter((e) => !e.includes("'https://cdn.redoc.ly/redoc/logo-mini.svg' violates")), 'errors in the page').to.deep.equal([]);
       });
-      page.on('requestfailed', (r) => {
-        if (r.failure()?.errorText === 'csp') blocked.push(r.url());
-      });
-      page.on('pageerror', (e) => errors.push(e.message));
-      page.on('response', (r) => {
-        if (r.status() >= 400) errors.push(`${r.status()} ${r.url()}`);
-      });
-      page.on('console', (m) => {
-        if (m.type() === 'error') errors.push(m.text());
-      });
-      const res = await page.goto(`${server.baseUrl}/docs`);
-      expect(res!.status()).to.equal(200);
-      await page.waitForSelector('.api-content h2', { timeout: 30_000 });
-      expect(await page.title()).to.equal('Hearth API reference');
-      const text = await page.locator('body').innerText();
-      const ops = operations();
-      expect(ops.length).to.be.greaterThan(20);
-      for (const op of ops) expect(text, `${op.method} ${op.path}`).to.include(op.summary ?? op.operationId);
-      // Every operation has its own section in the rendered document.
-      const sections = await page.locator('[data-section-id^="operation/"]').count();
-      expect(sections).to.equal(ops.length);
-      await page.close();
-      // Redoc 2 always shows Redocly's logo from its CDN in the sidebar footer: the page's policy
-      // stops that before it reaches the network, and nothing else tries.
-      expect(foreign, 'requests to other hosts').to.deep.equal(['https://cdn.redoc.ly/redoc/logo-mini.svg']);
-      expect(blocked, 'stopped by the Content-Security-Policy').to.deep.equal(foreign);
-      expect(errors.filter((e) => !e.includes("'https://cdn.redoc.ly/redoc/logo-mini.svg' violates")), 'errors in the page').to.deep.equal([]);
-    });
+    }
   });
 });
