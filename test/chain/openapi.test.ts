@@ -1,6 +1,7 @@
 // Area C's OpenAPI document (generated/chain-openapi.json) against the gateway it describes: the
-// same routes as the gateway's table, query parameters the gateway reads, and response schemas
-// that every answer render.ts writes matches (filled and empty).
+// same routes as the gateway's table, query parameters the gateway reads, response schemas that
+// every answer render.ts writes matches (filled and empty), and, served, paths where this
+// instance answers.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { expect } from 'chai';
@@ -10,6 +11,8 @@ import { buildRequest } from '../../src/chain/gateway/request.ts';
 import { ANNOTATION_PREFIX, buildRoutes } from '../../src/chain/gateway/routes.ts';
 import { loadChainOpenApiDocument } from '../../src/chain/openapi.ts';
 import { QUERY_SERVICES } from '../../src/chain/services.ts';
+import { createTestDatabase } from '../helpers/databases.ts';
+import { startTestServer } from '../helpers/server.ts';
 
 type Parameter = { name: string; in: 'path' | 'query'; schema: { type?: string; enum?: string[]; format?: string; items?: { type?: string } } };
 type Operation = { operationId: string; parameters: Parameter[]; responses: Record<string, { $ref?: string; content?: Record<string, { schema: { $ref: string } }> }> };
@@ -132,5 +135,43 @@ describe('area C OpenAPI document', () => {
       }
     }
     expect(checked).to.equal(QUERY_SERVICES.reduce((n, s) => n + s.methods.length, 0));
+  });
+
+  describe('as served', () => {
+    let db: Awaited<ReturnType<typeof createTestDatabase>>;
+    before(async () => {
+      db = await createTestDatabase('sqlite');
+    });
+    after(async () => db.drop());
+
+    it('answers a route and its errors as the served document says, at the instance\'s own prefix (CHAIN_BASE_PATH + CHAIN_PREFIX)', async function () {
+      this.timeout(30_000);
+      const server = await startTestServer(db.db, { CHAIN_BASE_PATH: '/rest', CHAIN_PREFIX: '/ixo' });
+      try {
+        const served = await (await fetch(`${server.baseUrl}/docs/chain-openapi.json`)).json();
+        expect(Object.keys(served.paths).every((p) => p.startsWith('/rest/ixo/'))).to.equal(true);
+        expect(Object.keys(served.paths)).to.deep.equal(Object.keys(doc.paths).map((p) => `/rest/ixo${p.slice(ANNOTATION_PREFIX.length)}`));
+        const check = validatorOf(served);
+        const responseSchema = (path: string, status: string) => {
+          const response = served.paths[path].get.responses[status];
+          return response.$ref ? `${response.$ref}/content/application~1json/schema` : response.content['application/json'].schema.$ref;
+        };
+        for (const [url, path, status] of [
+          ['/rest/ixo/token/params', '/rest/ixo/token/params', '200'],
+          ['/rest/ixo/claims/params', '/rest/ixo/claims/params', '200'],
+          ['/rest/ixo/entity?pagination.limit=1&pagination.count_total=true', '/rest/ixo/entity', '200'],
+          ['/rest/ixo/claims/claims', '/rest/ixo/claims/claims', '200'],
+          ['/rest/ixo/entity/did:ixo:entity:nothing', '/rest/ixo/entity/{id}', '404'],
+          ['/rest/ixo/claims/claims?pagination.limit=x', '/rest/ixo/claims/claims', '400'],
+        ] as const) {
+          const res = await fetch(server.baseUrl + url);
+          expect(res.status, url).to.equal(Number(status));
+          const body = await res.json();
+          expect(check(responseSchema(path, status), body), `${url}: ${JSON.stringify(body)}`).to.equal('');
+        }
+      } finally {
+        await server.stop();
+      }
+    });
   });
 });
