@@ -137,7 +137,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(contractOnly(scopedRouter(healthRouter(db, { appName: config.USSD_APP_NAME, environment: config.NODE_ENV, timeoutMs: config.DB_HEALTH_TIMEOUT_MS }), { paths: ['/health', '/'] })));
   if (config.METRICS_ENABLED) app.use(contractOnly(scopedRouter(metricsRouter(ctx.metrics, config.METRICS_TOKEN), { paths: ['/metrics'] })));
   // Static, public and outside the contract: the reference page and the contract itself.
-  app.use(scopedRouter(docsRouter(publicBaseUrl(config)), { paths: DOCS_PATHS }));
+  app.use(scopedRouter(docsRouter(publicBaseUrl(config), chain.openApiDocument), { paths: DOCS_PATHS }));
   for (const area of areas) {
     for (const { router, ...scope } of area.routers ?? []) app.use(contractOnly(scope.paths || scope.prefixes ? scopedRouter(router, scope) : router));
     if (area.uncontractedRouter) app.use(area.uncontractedRouter);

@@ -8,6 +8,8 @@ import { buildRoutes, RouteTable } from './gateway/routes.ts';
 import { embeddedUpstream, grpcUpstream } from './gateway/upstream.ts';
 import type { TwinsReadPort } from '../twins/read-port.ts';
 import { ChainRepository } from './node/repository.ts';
+import { chainOpenApiDocument } from './openapi.ts';
+import type { OpenApiDocument } from '../platform/contract.ts';
 import { startGrpcNode } from './node/server.ts';
 import { queryServices, registerServices } from './node/services.ts';
 import { disabledMethodSet } from './services.ts';
@@ -16,6 +18,8 @@ import { caseSensitiveRouter } from '../platform/http/scope.ts';
 export interface ChainArea extends Area {
   /** Port of the embedded gRPC node, when it listens. */
   grpcPort?: number;
+  /** The gateway's routes as OpenAPI, under the paths this instance answers them at. */
+  openApiDocument: OpenApiDocument;
 }
 
 /** `twins`: area A's read port, the node's only way to its entities, collections and claims. */
@@ -53,5 +57,6 @@ export async function createChainArea(ctx: AreaContext, twins: TwinsReadPort): P
     errorRendererFor: (req) => (isChainPath(req.path) ? renderError : undefined),
     routeLabelFor: (req) => (isChainPath(req.originalUrl.split('?')[0]!) ? 'chain' : undefined),
     grpcPort,
+    openApiDocument: chainOpenApiDocument(mounts[0]!),
   };
 }

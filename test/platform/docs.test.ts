@@ -1,17 +1,19 @@
-// GET /openapi.json and the API reference page GET /docs, the page loaded in a real headless
-// Chromium: it renders every operation of the contract and fetches nothing from another host.
+// GET /openapi.json and the API reference page GET /docs, and area C's document and page
+// (GET /docs/chain-openapi.json, GET /docs/chain), the pages loaded in a real headless Chromium:
+// each renders every operation of its document and fetches nothing from another host.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { expect } from 'chai';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { contractSchema, loadOpenApiDocument } from '../../src/platform/contract.ts';
+import { contractSchema, loadOpenApiDocument, type OpenApiDocument } from '../../src/platform/contract.ts';
+import { loadChainOpenApiDocument } from '../../src/chain/openapi.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { useChromium } from '../helpers/chromium.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
-const operations = () =>
-  Object.entries(loadOpenApiDocument().paths as Record<string, Record<string, { operationId: string; summary?: string }>>).flatMap(
+const operations = (doc: OpenApiDocument = loadOpenApiDocument()) =>
+  Object.entries(doc.paths as Record<string, Record<string, { operationId: string; summary?: string }>>).flatMap(
     ([path, item]) => METHODS.filter((m) => item[m]).map((m) => ({ method: m, path, ...item[m]! })),
   );
 
@@ -37,7 +39,7 @@ function examples(): { where: string; schema: string; example: unknown }[] {
   return found;
 }
 
-describe('API docs: /openapi.json and /docs', () => {
+describe('API docs: /openapi.json and /docs, /docs/chain-openapi.json and /docs/chain', () => {
   it('the bundled contract is a valid OpenAPI 3.1 document, as an independent validator (its JSON Schemas of the OAS) reads it', async () => {
     const validator = new Validator();
     const result = await validator.validate(structuredClone(loadOpenApiDocument()));
@@ -125,8 +127,21 @@ describe('API docs: /openapi.json and /docs', () => {
     }
   });
 
+  it('serves area C\'s document at /docs/chain-openapi.json, a valid OpenAPI 3.1 document naming this instance as its server', async () => {
+    const res = await fetch(`${server.baseUrl}/docs/chain-openapi.json`);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^application\/json/);
+    const served = await res.json();
+    expect(served.servers).to.deep.equal([{ url: `http://localhost:${server.config.PORT}`, description: 'This Hearth instance' }]);
+    expect({ ...served, servers: undefined }).to.deep.equal({ ...loadChainOpenApiDocument(), servers: undefined });
+    const validator = new Validator();
+    const result = await validator.validate(served);
+    expect(result.valid, JSON.stringify(result.errors)).to.equal(true);
+    expect(validator.version).to.equal('3.1');
+  });
+
   it('answers every method but GET and HEAD with 405 problem+json and Allow, as contract paths do', async () => {
-    for (const path of ['/openapi.json', '/docs', '/docs/redoc.standalone.js']) {
+    for (const path of ['/openapi.json', '/docs', '/docs/redoc.standalone.js', '/docs/chain', '/docs/chain-openapi.json']) {
       for (const method of ['OPTIONS', 'POST', 'PATCH', 'DELETE']) {
         const res = await fetch(`${server.baseUrl}${path}`, { method });
         expect(res.status, `${method} ${path}`).to.equal(405);
@@ -150,13 +165,35 @@ describe('API docs: /openapi.json and /docs', () => {
     expect(js.status).to.equal(200);
     expect(js.headers.get('content-type')).to.match(/^text\/javascript/);
     expect((await js.text()).length).to.be.greaterThan(100_000);
+    const chain = await fetch(`${server.baseUrl}/docs/chain`);
+    expect(chain.status).to.equal(200);
+    expect(chain.headers.get('content-security-policy')).to.equal(csp);
+    const chainHtml = await chain.text();
+    // Relative to /docs/chain: /docs/redoc.standalone.js and /docs/chain-openapi.json.
+    expect(chainHtml).to.include('<script src="redoc.standalone.js"></script>').and.include('spec-url="chain-openapi.json"');
+    expect(chainHtml).not.to.match(/https?:\/\//);
+  });
+
+  it('redirects a page asked for with a trailing slash (whose relative URLs would miss) to the page, by a relative Location', async () => {
+    for (const [path, location] of [
+      ['/docs/', '../docs'],
+      ['/docs/?x=1', '../docs?x=1'],
+      ['/docs/chain/', '../chain'],
+    ] as const) {
+      const res = await fetch(`${server.baseUrl}${path}`, { redirect: 'manual' });
+      expect(res.status, path).to.equal(301);
+      expect(res.headers.get('location'), path).to.equal(location);
+      // Where a browser lands: the page itself.
+      expect(new URL(location, `${server.baseUrl}${path}`).pathname, path).to.equal(path.replace(/\/(\?.*)?$/, ''));
+    }
   });
 
   describe('in headless Chromium', () => {
     const browser = useChromium();
+    const REDOC_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
 
-    it('loads the page, lists every operation of the contract, and requests nothing from elsewhere', async function () {
-      this.timeout(60_000);
+    /** Opens `path`, waits for Redoc to render, and returns the page with what it loaded and what went wrong. */
+    async function open(path: string) {
       const page = await browser().newPage();
       const foreign: string[] = [];
       const errors: string[] = [];
@@ -174,23 +211,59 @@ describe('API docs: /openapi.json and /docs', () => {
       page.on('console', (m) => {
         if (m.type() === 'error') errors.push(m.text());
       });
-      const res = await page.goto(`${server.baseUrl}/docs`);
-      expect(res!.status()).to.equal(200);
+      const res = await page.goto(`${server.baseUrl}${path}`);
+      expect(res!.status(), path).to.equal(200);
       await page.waitForSelector('.api-content h2', { timeout: 30_000 });
-      expect(await page.title()).to.equal('Hearth API reference');
       const text = await page.locator('body').innerText();
-      const ops = operations();
-      expect(ops.length).to.be.greaterThan(20);
-      for (const op of ops) expect(text, `${op.method} ${op.path}`).to.include(op.summary ?? op.operationId);
-      // Every operation has its own section in the rendered document.
       const sections = await page.locator('[data-section-id^="operation/"]').count();
-      expect(sections).to.equal(ops.length);
+      const url = new URL(page.url());
+      const title = await page.title();
       await page.close();
       // Redoc 2 always shows Redocly's logo from its CDN in the sidebar footer: the page's policy
       // stops that before it reaches the network, and nothing else tries.
-      expect(foreign, 'requests to other hosts').to.deep.equal(['https://cdn.redoc.ly/redoc/logo-mini.svg']);
-      expect(blocked, 'stopped by the Content-Security-Policy').to.deep.equal(foreign);
-      expect(errors.filter((e) => !e.includes("'https://cdn.redoc.ly/redoc/logo-mini.svg' violates")), 'errors in the page').to.deep.equal([]);
+      expect(foreign, `${path}: requests to other hosts`).to.deep.equal([REDOC_LOGO]);
+      expect(blocked, `${path}: stopped by the Content-Security-Policy`).to.deep.equal(foreign);
+      expect(errors.filter((e) => !e.includes(`'${REDOC_LOGO}' violates`)), `${path}: errors in the page`).to.deep.equal([]);
+      return { text, sections, title, path: url.pathname };
+    }
+
+    it('loads /docs and /docs/, which lands on it, each listing every operation of the contract and requesting nothing from elsewhere', async function () {
+      this.timeout(120_000);
+      const ops = operations();
+      expect(ops.length).to.be.greaterThan(20);
+      for (const path of ['/docs', '/docs/']) {
+        const page = await open(path);
+        expect(page.path).to.equal('/docs');
+        expect(page.title).to.equal('Hearth API reference');
+        for (const op of ops) expect(page.text, `${path}: ${op.method} ${op.path}`).to.include(op.summary ?? op.operationId);
+        // Every operation has its own section in the rendered document.
+        expect(page.sections, path).to.equal(ops.length);
+        expect(page.text, path).to.include('Chain gateway (area C)');
+      }
+    });
+
+    it('loads /docs/chain and /docs/chain/, each listing every route of area C, and links the two pages both ways', async function () {
+      this.timeout(120_000);
+      const ops = operations(loadChainOpenApiDocument());
+      expect(ops.length).to.be.at.least(30);
+      for (const path of ['/docs/chain', '/docs/chain/']) {
+        const page = await open(path);
+        expect(page.path).to.equal('/docs/chain');
+        expect(page.title).to.equal('Hearth chain gateway reference');
+        for (const op of ops) expect(page.text, `${path}: ${op.method} ${op.path}`).to.include(op.summary!);
+        expect(page.sections, path).to.equal(ops.length);
+        expect(page.text, path).to.include('/chain/entity/{id}').and.include('Hearth API (areas A, B, D)');
+      }
+      const page = await browser().newPage();
+      await page.goto(`${server.baseUrl}/docs`);
+      await page.click('nav a');
+      await page.waitForURL(/\/docs\/chain$/);
+      await page.waitForSelector('.api-content h2', { timeout: 30_000 });
+      expect(await page.title()).to.equal('Hearth chain gateway reference');
+      await page.click('nav a');
+      await page.waitForURL(/\/docs$/);
+      expect(await page.title()).to.equal('Hearth API reference');
+      await page.close();
     });
   });
 });

@@ -51,7 +51,8 @@ function parseTemplate(template: string, method: DescMethod): Segment[] {
 /** Literal segments sort before variables, position by position, so they win whatever the proto order. */
 const specificity = (r: Route) => r.segments.map((s) => ('literal' in s ? '0' : '1')).join('');
 
-export function buildRoutes(): Route[] {
+/** Every binding of every compiled-in method, in proto order (the chain OpenAPI document lists them so). */
+export function annotatedRoutes(): Route[] {
   const routes: Route[] = [];
   for (const service of QUERY_SERVICES) {
     for (const method of service.methods) {
@@ -60,7 +61,12 @@ export function buildRoutes(): Route[] {
       for (const { verb, path } of bindingsOf(rule)) routes.push({ verb, template: path, method, segments: parseTemplate(path, method) });
     }
   }
-  return routes.sort((a, b) => (specificity(a) < specificity(b) ? -1 : specificity(a) > specificity(b) ? 1 : 0));
+  return routes;
+}
+
+/** The routes in matching order. */
+export function buildRoutes(): Route[] {
+  return annotatedRoutes().sort((a, b) => (specificity(a) < specificity(b) ? -1 : specificity(a) > specificity(b) ? 1 : 0));
 }
 
 /**
