@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates everything under generated/ from openapi/ and proto/. Deterministic: running it
-# twice changes nothing, which is what CI's drift check relies on.
+# Regenerates everything under generated/ from openapi/ and proto/, and docs/configuration.md
+# from the schema in src/config.ts. Deterministic: running it twice changes nothing, which is
+# what CI's drift check relies on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p generated
@@ -8,3 +9,4 @@ npx --no-install tsx scripts/bundle-openapi.ts
 npx --no-install openapi-ts --file openapi-ts.config.ts >/dev/null
 npx --no-install buf generate
 npx --no-install tsx scripts/generate-db-types.ts
+npx --no-install tsx scripts/generate-config-doc.ts
