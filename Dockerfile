@@ -1,8 +1,24 @@
-# Hearth as a container. Build: docker build -t hearth .   Run: see compose.yaml and README.
-# The service is compiled (scripts/build.sh, as `make build`) in a full image with every
-# dependency; the slim image gets the compiled dist/ and the production dependencies only
-# (better-sqlite3 may need to compile, hence the full image for installs too).
-FROM node:20-bookworm AS build
+# Hearth as a container. Build: docker build -t hearth .   Run: see compose.yaml and docs/operations.md.
+# The service is compiled (scripts/build.sh, as `make build`) in a stage with every dependency;
+# the final stage gets the compiled dist/ and the production dependencies only.
+#
+# Node 24, the active LTS, on Debian bookworm, pinned by the digest of the official image's index
+# (node:24.18.0-bookworm-slim, also tagged krypton-slim), so a rebuild gets the same base. To move
+# to a newer patch release, replace tag and digest together (docker buildx imagetools inspect).
+# Not past 24.18 while better-sqlite3 is at 12: compiled against the headers of Node 24.19 or
+# later, its statements abort the process when collected (nodejs/node#65446).
+ARG NODE_IMAGE=node:24.18.0-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
+
+# better-sqlite3 is compiled here, against this image's own Node headers (/usr/local/include),
+# rather than fetched prebuilt against headers of unknown version: python3, make, g++.
+FROM ${NODE_IMAGE} AS toolchain
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+ENV npm_config_build_from_source=better-sqlite3 \
+    npm_config_nodedir=/usr/local
+
+FROM toolchain AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # The partner SDK is a devDependency linked from sdk/; npm wants its manifest to read the lock.
@@ -14,13 +30,13 @@ COPY generated ./generated
 COPY src ./src
 RUN bash scripts/build.sh
 
-FROM node:20-bookworm AS deps
+FROM toolchain AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY sdk/package.json sdk/package.json
 RUN npm ci --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \

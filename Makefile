@@ -1,5 +1,5 @@
-# Hearth. `make start` and `make test` work on a machine with only Node 20: they install what is
-# missing first. See README.md.
+# Hearth. `make start` and `make test` work on a machine with only Node (20 or later) and the
+# compiler better-sqlite3 may need: they install what is missing first. See README.md.
 SHELL := /bin/bash
 # The stamp holds the hash of the lock file node_modules was installed from: comparing content
 # (not mtimes, which every checkout changes) keeps installs to when dependencies really changed.

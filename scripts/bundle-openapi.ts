@@ -35,17 +35,36 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml') && f !== '
   if (part.tags) root.tags = [...(root.tags ?? []), ...part.tags];
 }
 
-// Every operation can meet a fault (500) or an outage (503 with Retry-After): declared here once
-// for all, unless the operation declares its own or answers failures in its body.
+// Declared here once for all, so no operation can leave them out:
+//   - a fault (500) or an outage (503 with Retry-After), unless the operation declares its own or
+//     answers failures in its body;
+//   - X-Request-Id and traceparent, which every request may send and every answer carries;
+//   - the RateLimit headers on every answer of a rate-limited operation (x-hearth-rate-limited).
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+const REF_PREFIX = '#/components/responses/';
+const traced = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, traceparent: { $ref: '#/components/headers/traceparent' } };
+const limited = { RateLimit: { $ref: '#/components/headers/RateLimit' }, 'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' } };
+/** A response with `headers` added (its own win); a shared response is copied, not changed for every operation that uses it. */
+function withHeaders(response: Doc, headers: Doc): Doc {
+  const resolved: Doc = response.$ref ? structuredClone(root.components.responses[String(response.$ref).slice(REF_PREFIX.length)]) : response;
+  return { ...resolved, headers: { ...headers, ...resolved.headers } };
+}
 for (const item of Object.values<Doc>(root.paths)) {
   for (const [method, op] of Object.entries<Doc>(item)) {
-    if (!HTTP_METHODS.has(method) || op['x-hearth-failures-in-body']) continue;
+    if (!HTTP_METHODS.has(method)) continue;
     op.responses ??= {};
-    op.responses['500'] ??= { $ref: '#/components/responses/InternalServerError' };
-    op.responses['503'] ??= { $ref: '#/components/responses/ServiceUnavailable' };
+    if (!op['x-hearth-failures-in-body']) {
+      op.responses['500'] ??= { $ref: `${REF_PREFIX}InternalServerError` };
+      op.responses['503'] ??= { $ref: `${REF_PREFIX}ServiceUnavailable` };
+    }
+    op.parameters = [...(op.parameters ?? []), { $ref: '#/components/parameters/X-Request-Id' }, { $ref: '#/components/parameters/traceparent' }];
+    for (const [status, response] of Object.entries<Doc>(op.responses)) {
+      op.responses[status] = op['x-hearth-rate-limited'] ? withHeaders(response, { ...traced, ...limited }) : response.$ref ? response : withHeaders(response, traced);
+    }
   }
 }
+// Shared responses are used as they are by operations that are not rate limited.
+for (const response of Object.values<Doc>(root.components.responses ?? {})) response.headers = { ...traced, ...response.headers };
 
 root.paths = Object.fromEntries(Object.entries(root.paths).sort(([a], [b]) => a.localeCompare(b)));
 writeFileSync('generated/openapi.json', JSON.stringify(root, null, 2) + '\n');

@@ -736,7 +736,9 @@ export type UssdRequest = {
     /**
      * The subscriber's mobile network (MCC+MNC, e.g. 63902; text or a number), recorded on the session when it is at most 16 characters. Anything else (longer, null, another type) is ignored: it never refuses the hop.
      */
-    networkCode?: unknown;
+    networkCode?: string | number | boolean | {
+        [key: string]: unknown;
+    } | Array<unknown> | null;
 };
 
 /**
@@ -761,9 +763,15 @@ export type UssdSessionEvent = {
      */
     phoneNumber?: string;
     /**
+     * The USSD code dialled, as the hops send it; not used here.
+     */
+    serviceCode?: string;
+    /**
      * The subscriber's mobile network, as the hop sends it; not used here (any value is accepted).
      */
-    networkCode?: unknown;
+    networkCode?: string | number | boolean | {
+        [key: string]: unknown;
+    } | Array<unknown> | null;
 };
 
 export type UssdSessionEventRecorded = {
@@ -802,12 +810,32 @@ export type UssdError = {
 };
 
 /**
+ * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+ */
+export type XRequestId = string;
+
+/**
+ * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+ */
+export type Traceparent = string;
+
+/**
  * The room; the user's default room ("default") when omitted.
  */
 export type RoomIdQuery = RoomId;
 
 export type GetRootData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: never;
     url: '/';
@@ -841,6 +869,16 @@ export type GetRootResponse = GetRootResponses[keyof GetRootResponses];
 
 export type BuildAgentContextData = {
     body?: AgentContextRequest;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: never;
     url: '/agent/context';
@@ -897,6 +935,14 @@ export type PostAgentMcpData = {
          * The MCP version the client negotiated in `initialize` (e.g. `2025-11-25`); a version the server does not support is 400.
          */
         'MCP-Protocol-Version'?: string;
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
     };
     path?: never;
     query?: never;
@@ -957,6 +1003,16 @@ export type PostAgentMcpResponse = PostAgentMcpResponses[keyof PostAgentMcpRespo
 
 export type ListAgentPluginsData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: never;
     url: '/agent/plugins';
@@ -998,6 +1054,16 @@ export type ListAgentPluginsResponse = ListAgentPluginsResponses[keyof ListAgent
 
 export type ListAgentToolsData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: never;
     url: '/agent/tools';
@@ -1039,6 +1105,16 @@ export type ListAgentToolsResponse = ListAgentToolsResponses[keyof ListAgentTool
 
 export type InvokeAgentToolData = {
     body: ToolInvocation;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path: {
         name: string;
     };
@@ -1094,6 +1170,16 @@ export type InvokeAgentToolResponse = InvokeAgentToolResponses[keyof InvokeAgent
 
 export type ListAgentToolsAnthropicData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: never;
     url: '/agent/tools/anthropic';
@@ -1135,6 +1221,16 @@ export type ListAgentToolsAnthropicResponse = ListAgentToolsAnthropicResponses[k
 
 export type ListAgentToolsOpenAiData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: never;
     url: '/agent/tools/openai';
@@ -1176,6 +1272,16 @@ export type ListAgentToolsOpenAiResponse = ListAgentToolsOpenAiResponses[keyof L
 
 export type PostUssdData = {
     body: UssdRequest;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: never;
     url: '/api/ussd';
@@ -1201,6 +1307,16 @@ export type PostUssdResponse = PostUssdResponses[keyof PostUssdResponses];
 
 export type GetUssdSessionDebugData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path: {
         sessionId: string;
     };
@@ -1252,6 +1368,16 @@ export type GetUssdSessionDebugResponse = GetUssdSessionDebugResponses[keyof Get
 
 export type PostUssdSessionEventData = {
     body: UssdSessionEvent;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: never;
     url: '/api/ussd/events';
@@ -1301,6 +1427,16 @@ export type PostUssdSessionEventResponse = PostUssdSessionEventResponses[keyof P
 
 export type ListUssdSessionsData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: never;
     url: '/api/ussd/sessions';
@@ -1350,6 +1486,16 @@ export type ListUssdSessionsResponse = ListUssdSessionsResponses[keyof ListUssdS
 
 export type GetHealthData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: never;
     url: '/health';
@@ -1383,6 +1529,16 @@ export type GetHealthResponse = GetHealthResponses[keyof GetHealthResponses];
 
 export type GetMetricsData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: never;
     url: '/metrics';
@@ -1424,6 +1580,16 @@ export type GetMetricsResponse = GetMetricsResponses[keyof GetMetricsResponses];
 
 export type GetUserPreferencesData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: {
         /**
@@ -1474,6 +1640,16 @@ export type GetUserPreferencesResponse = GetUserPreferencesResponses[keyof GetUs
 
 export type ListClaimsData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: {
         collection?: CollectionId;
@@ -1524,9 +1700,17 @@ export type SubmitClaimData = {
     body: KptClaimRequest;
     headers?: {
         /**
-         * Repeating a request with the same key returns the first result instead of storing again.
+         * Repeating a request with the same key (and body) answers 200 with the claim the first request stored instead of storing again; the same key with another body answers 422. Keys are scoped to the API key's principal and do not expire: a key stays bound to its claim for as long as the claim is kept (unlike the 24-hour keys of entities and collections).
          */
         'Idempotency-Key'?: string;
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
     };
     path?: never;
     query?: never;
@@ -1589,6 +1773,16 @@ export type SubmitClaimResponse = SubmitClaimResponses[keyof SubmitClaimResponse
 
 export type GetClaimData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path: {
         id: ClaimId;
     };
@@ -1636,6 +1830,16 @@ export type GetClaimResponse = GetClaimResponses[keyof GetClaimResponses];
 
 export type GetCredentialStatusData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path: {
         id: ClaimId;
     };
@@ -1687,6 +1891,16 @@ export type GetCredentialStatusResponse = GetCredentialStatusResponses[keyof Get
 
 export type ChangeCredentialStatusData = {
     body: CredentialStatusChangeRequest;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path: {
         id: ClaimId;
     };
@@ -1746,6 +1960,16 @@ export type ChangeCredentialStatusResponse = ChangeCredentialStatusResponses[key
 
 export type ListCollectionsData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: {
         limit?: number;
@@ -1795,6 +2019,14 @@ export type CreateCollectionData = {
          * Repeating a request with the same key (and body) within 24 hours answers 200 with the collection the first request created instead of creating another; the same key with another body answers 422. Keys are scoped to the API key's principal.
          */
         'Idempotency-Key'?: string;
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
     };
     path?: never;
     query?: never;
@@ -1857,6 +2089,16 @@ export type CreateCollectionResponse = CreateCollectionResponses[keyof CreateCol
 
 export type GetCollectionData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path: {
         id: CollectionId;
     };
@@ -1904,6 +2146,16 @@ export type GetCollectionResponse = GetCollectionResponses[keyof GetCollectionRe
 
 export type UpdateCollectionData = {
     body: CollectionUpdateRequest;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path: {
         id: CollectionId;
     };
@@ -1959,6 +2211,16 @@ export type UpdateCollectionResponse = UpdateCollectionResponses[keyof UpdateCol
 
 export type GetCollectionReportData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path: {
         id: CollectionId;
     };
@@ -2006,6 +2268,16 @@ export type GetCollectionReportResponse = GetCollectionReportResponses[keyof Get
 
 export type GetCollectionReportChartData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path: {
         id: CollectionId;
     };
@@ -2053,6 +2325,16 @@ export type GetCollectionReportChartResponse = GetCollectionReportChartResponses
 
 export type GetKptContextData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: never;
     url: '/v1/contexts/kpt-v1.jsonld';
@@ -2090,6 +2372,16 @@ export type GetKptContextResponse = GetKptContextResponses[keyof GetKptContextRe
 
 export type GetStatusListCredentialData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path: {
         purpose: 'revocation' | 'suspension';
         /**
@@ -2133,6 +2425,16 @@ export type GetStatusListCredentialResponse = GetStatusListCredentialResponses[k
 
 export type VerifyCredentialData = {
     body: CredentialVerifyRequest;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: never;
     url: '/v1/credentials/verify';
@@ -2174,6 +2476,16 @@ export type VerifyCredentialResponse = VerifyCredentialResponses[keyof VerifyCre
 
 export type ListEntitiesData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path?: never;
     query?: {
         type?: EntityType;
@@ -2231,6 +2543,14 @@ export type CreateEntityData = {
          * Repeating a request with the same key (and body) within 24 hours answers 200 with the entity the first request created instead of creating another; the same key with another body answers 422. Keys are scoped to the API key's principal.
          */
         'Idempotency-Key'?: string;
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
     };
     path?: never;
     query?: never;
@@ -2289,6 +2609,16 @@ export type CreateEntityResponse = CreateEntityResponses[keyof CreateEntityRespo
 
 export type GetEntityData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path: {
         did: Did;
     };
@@ -2336,6 +2666,16 @@ export type GetEntityResponse = GetEntityResponses[keyof GetEntityResponses];
 
 export type UpdateEntityData = {
     body: EntityUpdateRequest;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path: {
         did: Did;
     };
@@ -2391,6 +2731,16 @@ export type UpdateEntityResponse = UpdateEntityResponses[keyof UpdateEntityRespo
 
 export type GetEvidenceData = {
     body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
     path: {
         /**
          * CIDv1 (base32) of a stored evidence blob.

@@ -115,8 +115,8 @@ export class ClaimSealer {
 
   /**
    * Queued, and sent with the other requests of this turn after its I/O: under load one message
-   * carries the seals of every request read together, and one answers them (a message each was
-   * about 5% of the request thread's time).
+   * carries the seals of every request read together, and one answers them (a message each
+   * would cost the request thread a visible share of its time).
    */
   private onWorker(request: Request): Promise<unknown> {
     const n = this.next++;

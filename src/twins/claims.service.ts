@@ -55,8 +55,8 @@ export interface ClaimServiceOptions {
 }
 
 const sha256hex = (s: string) => hash('sha256', s, 'hex');
-// 122 random bits as 32 hex digits. randomUUID draws from a buffered pool; randomBytes(16) asked
-// the system each time (about 1% of a submission's CPU under make bench).
+// 122 random bits as 32 hex digits. randomUUID draws from a buffered pool; randomBytes(16) would
+// ask the system each time.
 const newClaimId = () => `kpt_${randomUUID().replaceAll('-', '')}`;
 
 /** The claim as a canonical request: defaults filled in, so equal claims compare equal. */

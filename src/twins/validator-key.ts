@@ -49,7 +49,7 @@ export function didKeyFromPublicKey(raw: Uint8Array): string {
 /**
  * The longest multibase base58btc text ('z' and its digits) of `bytes` bytes. Longer input is
  * refused before it is decoded: decoding takes time quadratic in its length, on the event loop
- * (a 95,000-character proofValue held every request for 8 s).
+ * (a proofValue of some tens of thousands of characters would hold every request for seconds).
  */
 export const base58btcMaxLength = (bytes: number) => 1 + Math.ceil((bytes * Math.log(256)) / Math.log(58));
 

@@ -22,7 +22,8 @@ import { jsonPointer } from '../../src/platform/json-pointer.ts';
 import { createLogger, maskPhone, requestLogger } from '../../src/platform/logging.ts';
 import { requestContext } from '../../src/platform/http/request-context.ts';
 import { listen } from '../../src/platform/server.ts';
-import { forEachDatabase } from '../helpers/databases.ts';
+import { createTestDatabase, forEachDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { expectContractResponse } from '../helpers/contract.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 
 describe('error module renders each area shape', () => {
@@ -175,6 +176,56 @@ describe('request values that cannot be stored', () => {
     expect(unstorableValue(JSON.parse('{"a":"\\ud83d\\ude00"}'), ['body'])).to.equal(undefined);
     expect(unstorableValue(JSON.parse('['.repeat(70) + ']'.repeat(70)))).to.deep.include({ rule: 'max-depth' });
     expect(unstorableValue(JSON.parse('['.repeat(60) + ']'.repeat(60)))).to.equal(undefined);
+  });
+});
+
+describe('JSON nested thousands of levels deep', () => {
+  let db: TestDatabase & { drop(): Promise<void> };
+  let server: TestServer;
+  before(async () => {
+    db = await createTestDatabase('sqlite');
+    server = await startTestServer(db.db);
+  });
+  after(async () => {
+    await server.stop();
+    await db.drop();
+  });
+
+  // About 12 kB: within BODY_LIMIT, and deep enough that a recursive reader overflows the stack.
+  const deep = (levels: number, lead = '') => `{${lead}"x":${'['.repeat(levels)}${']'.repeat(levels)}}`;
+  const maxDepth = { pointer: '/body', message: 'is nested more than 64 levels deep', rule: 'max-depth' };
+
+  it("is a declared 400 max-depth on every JSON route, in its area's shape; 64 levels pass the check", async () => {
+    const key = await createTestKey(db.db);
+    const post = (path: string, body: string) =>
+      fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+    for (const [path, template] of [
+      ['/v1/collections', '/v1/collections'],
+      ['/v1/claims', '/v1/claims'],
+      ['/v1/credentials/verify', '/v1/credentials/verify'],
+      ['/api/ussd/events', '/api/ussd/events'],
+      ['/agent/context', '/agent/context'],
+      ['/agent/tools/set_user_preferences/invoke', '/agent/tools/{name}/invoke'],
+    ]) {
+      const res = await post(path!, deep(6000));
+      const body = await res.json();
+      expect(res.status, path).to.equal(400);
+      expect(res.headers.get('content-type'), path).to.match(/^application\/problem\+json/);
+      expect(body.errors, path).to.deep.equal([maxDepth]);
+      expectContractResponse('post', template!, { status: res.status, headers: res.headers, body });
+    }
+    // The USSD gateway reads only its END reply.
+    const ussd = await post('/api/ussd', deep(6000, '"sessionId":"deep","serviceCode":"*384#","phoneNumber":"+254712345678","text":"",'));
+    expect(ussd.status).to.equal(200);
+    expect(await ussd.text()).to.equal('END Invalid input. Please try again.');
+    // MCP: an invalid request in JSON-RPC's shape.
+    const mcp = await post('/agent/mcp', deep(6000, '"jsonrpc":"2.0","id":1,"method":"ping",'));
+    expect(mcp.status).to.equal(400);
+    expect((await mcp.json()).error).to.include({ code: -32600 });
+    // The bound is the one every value has: 63 levels under the top object are refused for what they hold, not their depth.
+    const shallow = await post('/v1/collections', deep(63));
+    expect(shallow.status).to.equal(400);
+    expect((await shallow.json()).errors.map((e: { rule: string }) => e.rule)).to.not.include('max-depth');
   });
 });
 

@@ -2,7 +2,7 @@
 // type-checked under NodeNext, run by plain Node, and used against a running server with every
 // answer checked against the contract.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -44,6 +44,12 @@ describe('@hearth/sdk, the built package', () => {
     await server.stop();
     await db.drop();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('builds dist before it packs (prepack), so a checkout without sdk/dist packs code, not an empty package', () => {
+    const manifest = JSON.parse(readFileSync(join(SDK, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(manifest.scripts.prepack).to.equal('npm run build');
+    expect(manifest.scripts.build).to.match(/\btsc -p tsconfig\.json\b/);
   });
 
   it('packs built JS, declarations, README and the Apache-2.0 LICENSE, and nothing of the sources', async () => {

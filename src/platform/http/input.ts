@@ -130,6 +130,27 @@ export function checkFormBody(_req: IncomingMessage, _res: ServerResponse, body:
 }
 
 /**
+ * Whether the JSON text nests arrays and objects more than MAX_DEPTH deep. Read in one loop, not
+ * by recursion: a body thousands of levels deep would otherwise overflow the stack of the parser
+ * that looks for repeated names, and answer as a failed check instead of a 400.
+ */
+function nestedTooDeep(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_DEPTH) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/**
  * The first name an object of the JSON text has twice, as a pointer to it under `/body`, if any
  * and the text is JSON at all (else the parser's own error says so). Names are compared as read
  * (`"\u0061"` is `"a"`).
@@ -160,14 +181,17 @@ function repeatedName(text: string): string | undefined {
  * UTF-8 (RFC 8259 §8.1), or says another charset, is refused, not decoded with U+FFFD in place of its bad bytes and stored
  * so; so is an object with a name twice (I-JSON, RFC 7493 §2.3), whose value is not defined:
  * JSON.parse keeps the last, another reader the first (a verified credential would say one
- * thing to us and another to it). Thrown here, the 400 keeps its status through the parser and
+ * thing to us and another to it); so is JSON nested deeper than any value may be (max-depth, as
+ * unstorableValue), before anything reads it recursively. Thrown here, the 400 keeps its status through the parser and
  * is answered in the area's shape.
  */
 export function checkJsonBody(_req: IncomingMessage, _res: ServerResponse, body: Buffer, encoding: string): void {
   // body-parser takes any utf-* charset; JSON between systems is UTF-8 alone (RFC 8259 §8.1).
   assertUtf8Charset(encoding, 'JSON');
   if (!isUtf8(body)) throw notUtf8('must be UTF-8 text (RFC 8259 §8.1)');
-  const repeated = repeatedName(body.toString('utf8'));
+  const text = body.toString('utf8');
+  if (nestedTooDeep(text)) throw refusal({ pointer: '/body', message: `is nested more than ${MAX_DEPTH} levels deep`, rule: 'max-depth' });
+  const repeated = repeatedName(text);
   if (repeated !== undefined) {
     throw badRequest(`The request body names a member twice: ${repeated}.`, [
       { pointer: repeated, message: 'is a name its object already has; each name may appear once (I-JSON, RFC 7493 §2.3)', rule: 'unique-names' },
