@@ -1,5 +1,5 @@
 // Area C: the protocol query node (gRPC) and the HTTP/JSON gateway built from the proto
-// annotations. See README "Area C" and ../shared/design/chain-gateway.md.
+// annotations. See docs/chain.md and ../shared/design/chain-gateway.md.
 import type { Area, AreaContext } from '../platform/area.ts';
 import { isUnder } from '../platform/http/scope.ts';
 import { cosmosErrorRenderer } from './gateway/errors.ts';
