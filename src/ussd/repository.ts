@@ -158,7 +158,9 @@ export class UssdRepository {
       const swept = await inTransaction(this.db, async (sql) => {
         const rows = await sql('ussd_sessions')
           .select('id', 'service_code', 'snapshot')
-          .where((q) => q.where('status', 'closed').where('expires_at', '<=', closedBy))
+          .where((q) => {
+            q.where('status', 'closed').where('expires_at', '<=', closedBy);
+          })
           .orWhere('expires_at', '<=', expiredBy)
           .limit(SWEEP_BATCH);
         if (!rows.length) return 0;
@@ -354,7 +356,9 @@ export async function markFuelLogsClaimed(sql: Sql, logs: Pick<FuelLog, 'id' | '
     marked += await sql('ussd_fuel_logs')
       .where('id', log.id)
       .where('kg', log.kg)
-      .where((q) => q.whereNull('claim_id').orWhere('claim_id', claimId))
+      .where((q) => {
+        q.whereNull('claim_id').orWhere('claim_id', claimId);
+      })
       .update({ claim_id: claimId, updated_at: now });
   }
   return marked === logs.length;

@@ -50,13 +50,13 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
     const customerId = await createAccount(s, '24680');
     const { household_did: did } = (await t.db('ussd_accounts').select('household_did').where('customer_id', customerId).first())!;
     // As the twin was stored before: the ID beside the other properties.
-    await t.db('twin_entities').update({ properties: JSON.stringify({ customerId, channel: 'ussd', village: 'Kisumu' }) }).where('did', did!);
-    const other = await t.db('twin_entities').select(['did', 'properties']).where('did', '<>', did!).orderBy('did');
+    await t.db('twin_entities').update({ properties: JSON.stringify({ customerId, channel: 'ussd', village: 'Kisumu' }) }).where('did', did);
+    const other = await t.db('twin_entities').select(['did', 'properties']).where('did', '<>', did).orderBy('did');
     await withoutCustomerIds(t.db);
     const after = await get(`/v1/entities/${encodeURIComponent(did!)}`);
     expect(after.body.properties).to.deep.equal({ channel: 'ussd', village: 'Kisumu' });
     // Entities that are not a USSD household's are left as they were.
-    expect(await t.db('twin_entities').select(['did', 'properties']).where('did', '<>', did!).orderBy('did')).to.deep.equal(other);
+    expect(await t.db('twin_entities').select(['did', 'properties']).where('did', '<>', did).orderBy('did')).to.deep.equal(other);
   });
 
   it('3 logged days become a KPT claim through the claim service; claim status reads it back', async () => {
