@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../platform/db/index.ts';
 import type { Sql } from '../platform/db/sql.ts';
 import { DomainError } from '../platform/domain-errors.ts';
-import { jcs } from './credentials.ts';
+import { jcs } from './credentials/credentials.ts';
 import { IdempotencyKeyRepository } from './idempotency.repository.ts';
 
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;

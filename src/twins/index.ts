@@ -5,16 +5,16 @@ import { publicBaseUrl } from '../config.ts';
 import { databaseGauge } from '../platform/metrics.ts';
 import type { Area, AreaContext } from '../platform/area.ts';
 import { dbClientOf } from '../platform/db/index.ts';
-import { ClaimSealer } from './claim-sealer.ts';
-import { ClaimService } from './claims.service.ts';
-import { CollectionService } from './collections.service.ts';
-import { CredentialStatusService } from './credential-status.service.ts';
-import { verifyCredential } from './credentials.ts';
-import { EntityService } from './entities.service.ts';
-import { findEvidence } from './evidence.repository.ts';
+import { ClaimSealer } from './claims/claim-sealer.ts';
+import { ClaimService } from './claims/claims.service.ts';
+import { CollectionService } from './claims/collections.service.ts';
+import { CredentialStatusService } from './credentials/credential-status.service.ts';
+import { verifyCredential } from './credentials/credentials.ts';
+import { EntityService } from './entities/entities.service.ts';
+import { findEvidence } from './claims/evidence.repository.ts';
 import { twinsRouter } from './routes.ts';
-import type { PublicBase } from './kpt-context.ts';
-import { knownValidatorDids, loadValidatorKey, type ValidatorKey } from './validator-key.ts';
+import type { PublicBase } from './credentials/kpt-context.ts';
+import { knownValidatorDids, loadValidatorKey, type ValidatorKey } from './credentials/validator-key.ts';
 import { twinsReadPort, type TwinsReadPort } from './read-port.ts';
 
 export interface TwinsArea extends Area {
@@ -81,6 +81,6 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
   return { routers: [{ router, prefixes: ['/v1'] }], browserPrefixes: ['/v1'], reads: twinsReadPort(db), entities, claims, collections, statuses, validatorKey };
 }
 
-export { EntityService, PROTOCOL_TYPE } from './entities.service.ts';
-export { ClaimService, type Admission, type SubmitResult } from './claims.service.ts';
-export { CollectionService, maySubmitInto } from './collections.service.ts';
+export { EntityService, PROTOCOL_TYPE } from './entities/entities.service.ts';
+export { ClaimService, type Admission, type SubmitResult } from './claims/claims.service.ts';
+export { CollectionService, maySubmitInto } from './claims/collections.service.ts';

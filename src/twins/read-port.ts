@@ -6,12 +6,12 @@
 // page already read, and a row whose `seq` names a position is still named by it.
 import type { Knex } from 'knex';
 import type { Db } from '../platform/db/index.ts';
-import { commitOrder, missingAnchor } from './claim-order.ts';
-import { credentialIdOf } from './claim-seal.ts';
+import { commitOrder, missingAnchor } from './claims/claim-order.ts';
+import { credentialIdOf } from './claims/claim-seal.ts';
 import type { Collection, Entity, KptClaim } from '../../generated/openapi/types.gen.ts';
-import type { ClaimRow } from './stored-claim.ts';
-import { collectionFromRow, getCollection, type CollectionRow } from './collections.repository.ts';
-import { entityFromRow, findEntityByDid, type EntityRow } from './entities.repository.ts';
+import type { ClaimRow } from './claims/stored-claim.ts';
+import { collectionFromRow, getCollection, type CollectionRow } from './claims/collections.repository.ts';
+import { entityFromRow, findEntityByDid, type EntityRow } from './entities/entities.repository.ts';
 
 /** Which rows to read: from `fromSeq` on (inclusive) or from an end, skipping `offset`, at most `take`. */
 export interface CommitOrderWindow {

@@ -15,13 +15,13 @@ import type {
   KptClaimRequest,
   TestGroup,
 } from '../../generated/openapi/types.gen.ts';
-import type { ClaimService } from './claims.service.ts';
-import type { CollectionService } from './collections.service.ts';
-import type { StatusPurpose } from './credential-status.ts';
-import type { CredentialStatusService } from './credential-status.service.ts';
-import type { EntityService } from './entities.service.ts';
-import { kptContextDocument, KPT_CONTEXT_PATH, type PublicBase } from './kpt-context.ts';
-import { renderReportSvg } from './report.ts';
+import type { ClaimService } from './claims/claims.service.ts';
+import type { CollectionService } from './claims/collections.service.ts';
+import type { StatusPurpose } from './credentials/credential-status.ts';
+import type { CredentialStatusService } from './credentials/credential-status.service.ts';
+import type { EntityService } from './entities/entities.service.ts';
+import { kptContextDocument, KPT_CONTEXT_PATH, type PublicBase } from './credentials/kpt-context.ts';
+import { renderReportSvg } from './report/report.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
 
 export interface TwinsRouteDeps {

@@ -2,10 +2,10 @@
 // sealing goes on in place before the thread has loaded, after it fails and after close.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { sealClaim, sealCredential, type CredentialInput, type NormalisedClaim, type SealInput } from '../../src/twins/claim-seal.ts';
-import { ClaimSealer } from '../../src/twins/claim-sealer.ts';
-import { verifyCredential } from '../../src/twins/credentials.ts';
-import { didKeyFromPublicKey, privateKeyFromSeed, rawPublicKey, type ValidatorKey } from '../../src/twins/validator-key.ts';
+import { sealClaim, sealCredential, type CredentialInput, type NormalisedClaim, type SealInput } from '../../src/twins/claims/claim-seal.ts';
+import { ClaimSealer } from '../../src/twins/claims/claim-sealer.ts';
+import { verifyCredential } from '../../src/twins/credentials/credentials.ts';
+import { didKeyFromPublicKey, privateKeyFromSeed, rawPublicKey, type ValidatorKey } from '../../src/twins/credentials/validator-key.ts';
 import { kptClaim } from './fixtures.ts';
 
 function validatorKey(): ValidatorKey {

@@ -12,7 +12,7 @@ import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 import { encodeCursor } from '../../src/twins/paging.ts';
-import { ClaimSealer } from '../../src/twins/claim-sealer.ts';
+import { ClaimSealer } from '../../src/twins/claims/claim-sealer.ts';
 import { householdDid, kptClaim, OTHER_DID, PARTNER_DID, startTwinsHarness, twinsTableContents, withTwinsArea, type TwinsHarness } from './fixtures.ts';
 
 /** The PostgreSQL backend a connection (held by a transaction) runs on. */

@@ -5,7 +5,7 @@ import {
   changeCredentialStatus, createCollection, getCollection, getCollectionReport, getCollectionReportChart, listCollections, submitClaim,
 } from '../../generated/openapi/sdk.gen.ts';
 import type { Problem } from '../../generated/openapi/types.gen.ts';
-import { buildKptReport } from '../../src/twins/report.ts';
+import { buildKptReport } from '../../src/twins/report/report.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey } from '../helpers/server.ts';

@@ -13,8 +13,8 @@ import {
   verifyCredential,
 } from '../../generated/openapi/sdk.gen.ts';
 import type { KptClaim, KptClaimRequest, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
-import { signCredential } from '../../src/twins/credentials.ts';
-import { loadValidatorKey } from '../../src/twins/validator-key.ts';
+import { signCredential } from '../../src/twins/credentials/credentials.ts';
+import { loadValidatorKey } from '../../src/twins/credentials/validator-key.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey } from '../helpers/server.ts';

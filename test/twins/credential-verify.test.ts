@@ -5,10 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { _checkCredential as checkCredentialIndependently } from '@digitalbazaar/vc';
 import { expect } from 'chai';
 import type { VerifiableCredential } from '../../generated/openapi/types.gen.ts';
-import { CHECKS, signCredential, verifyCredential, type UnsignedCredential } from '../../src/twins/credentials.ts';
+import { CHECKS, signCredential, verifyCredential, type UnsignedCredential } from '../../src/twins/credentials/credentials.ts';
 import { base58btc } from 'multiformats/bases/base58';
-import { base58btcMaxLength, didKeyFromPublicKey, privateKeyFromSeed, rawPublicKey, type ValidatorKey } from '../../src/twins/validator-key.ts';
-import { dateTimeStampMs } from '../../src/twins/xsd-datetime.ts';
+import { base58btcMaxLength, didKeyFromPublicKey, privateKeyFromSeed, rawPublicKey, type ValidatorKey } from '../../src/twins/credentials/validator-key.ts';
+import { dateTimeStampMs } from '../../src/twins/credentials/xsd-datetime.ts';
 
 function newKey(): ValidatorKey {
   const privateKey = privateKeyFromSeed(randomBytes(32));

@@ -13,9 +13,9 @@ import { getClaim, getEvidence, submitClaim, verifyCredential } from '../../gene
 import type { KptClaim, KptClaimRequest, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
 import { ConfigError } from '../../src/config.ts';
 import { up as addProofContexts } from '../../src/twins/migrations/102_twins_proof_context.ts';
-import { signCredential } from '../../src/twins/credentials.ts';
-import { cidOf } from '../../src/twins/evidence.ts';
-import { loadValidatorKey } from '../../src/twins/validator-key.ts';
+import { signCredential } from '../../src/twins/credentials/credentials.ts';
+import { cidOf } from '../../src/twins/claims/evidence.ts';
+import { loadValidatorKey } from '../../src/twins/credentials/validator-key.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
@@ -38,7 +38,7 @@ async function verifiedClaim(server: TestServer, key: string, overrides: Partial
   return res.data!;
 }
 
-/** eddsa-jcs-2022 verification written from the spec (section 3.3.2), independent of src/twins/credentials.ts. */
+/** eddsa-jcs-2022 verification written from the spec (section 3.3.2), independent of src/twins/credentials/credentials.ts. */
 function independentlyVerifies(vc: VerifiableCredential): boolean {
   const { proof, ...doc } = vc;
   const { proofValue, ...options } = proof;

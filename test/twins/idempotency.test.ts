@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { createCollection, createEntity } from '../../generated/openapi/sdk.gen.ts';
 import type { Problem } from '../../generated/openapi/types.gen.ts';
 import { toAppError } from '../../src/platform/http/errors.ts';
-import { EntityService } from '../../src/twins/entities.service.ts';
+import { EntityService } from '../../src/twins/entities/entities.service.ts';
 import { IDEMPOTENCY_KEY_TTL_MS } from '../../src/twins/idempotency.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';

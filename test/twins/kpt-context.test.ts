@@ -36,7 +36,7 @@ forEachDatabase('KPT JSON-LD context', (t) => {
   after(() => h.server.stop());
 
   it('is public, served at <PUBLIC_BASE_URL>/v1/contexts/kpt-v1.jsonld, and is the shipped file with that URL as vocabulary', async () => {
-    const shipped = readFileSync(new URL('../../src/twins/contexts/kpt-v1.jsonld', import.meta.url), 'utf8');
+    const shipped = readFileSync(new URL('../../src/twins/credentials/contexts/kpt-v1.jsonld', import.meta.url), 'utf8');
     expect(served).to.deep.equal(JSON.parse(shipped.replace('https://hearth.invalid/v1/contexts/kpt-v1.jsonld#', `${CONTEXT_URL}#`)));
     expect(served['@context']).to.include({ '@version': 1.1, '@protected': true });
   });

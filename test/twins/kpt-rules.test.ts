@@ -1,7 +1,7 @@
 // The pure KPT rule helpers: day counting across month ends and leap days, float sums, overlaps,
 // and whether a claim can be verified at all (the sealer signs a credential only then).
 import { expect } from 'chai';
-import { canBeVerified, evaluateKptRules, inclusiveDays, measurementConflicts, periodsOverlap, preciseSum } from '../../src/twins/kpt-rules.ts';
+import { canBeVerified, evaluateKptRules, inclusiveDays, measurementConflicts, periodsOverlap, preciseSum } from '../../src/twins/claims/kpt-rules.ts';
 import { kptClaim } from './fixtures.ts';
 
 describe('KPT rule helpers', () => {

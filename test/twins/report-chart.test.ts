@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { buildKptReport, formatPValue, niceTicks, renderReportSvg, type ReportClaim } from '../../src/twins/report.ts';
+import { buildKptReport, formatPValue, niceTicks, renderReportSvg, type ReportClaim } from '../../src/twins/report/report.ts';
 import { useChromium } from '../helpers/chromium.ts';
 
 // 12 households per group, the campaign size the chart was first found unreadable at.

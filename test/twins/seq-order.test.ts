@@ -10,7 +10,7 @@ import { createCollection, createEntity, listClaims, listCollections, listEntiti
 import { ChainRepository } from '../../src/chain/node/repository.ts';
 import { rowsOf } from '../../src/platform/db/index.ts';
 import { LOCK_KEY_SQL, locksUntilCommit, takeSeqTurn } from '../../src/platform/db/sql.ts';
-import { CLAIM_WRITERS } from '../../src/twins/claim-order.ts';
+import { CLAIM_WRITERS } from '../../src/twins/claims/claim-order.ts';
 import { twinsReadPort } from '../../src/twins/read-port.ts';
 import { encodeCursor } from '../../src/twins/paging.ts';
 import { forEachDatabase } from '../helpers/databases.ts';

@@ -3,7 +3,7 @@
 // validator keys that sign credentials. JSON documents are stored as text so the same code runs
 // on SQLite and PostgreSQL.
 import type { Knex } from 'knex';
-import { DEFAULT_COLLECTION_ID, SYSTEM_DID } from '../collections.ts';
+import { DEFAULT_COLLECTION_ID, SYSTEM_DID } from '../claims/collections.ts';
 
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('twin_entities', (t) => {

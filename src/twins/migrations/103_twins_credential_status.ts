@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { dropColumns } from '../../platform/db/dialect.ts';
 
-// Bitstring Status List v1.0 for KPT credentials (src/twins/credential-status.ts): each claim
+// Bitstring Status List v1.0 for KPT credentials (src/twins/credentials/credential-status.ts): each claim
 // signed with a credential gets a status index; the state of an index is a row only once it was
 // revoked or suspended, and every change is an audit row naming who made it and why.
 export async function up(knex: Knex): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { dropColumns } from '../../platform/db/dialect.ts';
-import { DEFAULT_COLLECTION_ID } from '../collections.ts';
+import { DEFAULT_COLLECTION_ID } from '../claims/collections.ts';
 
 // Who may submit claims into a collection: its creator and its submitters (a JSON array of DIDs),
 // or every key when it is open. A claim of one group verifies the other group's claims and counts

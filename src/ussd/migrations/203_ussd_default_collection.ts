@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { SYSTEM_DID } from '../../twins/collections.ts';
+import { SYSTEM_DID } from '../../twins/claims/collections.ts';
 import { USSD_DEFAULT_COLLECTION_ID } from '../collections.ts';
 
 // Area A's `default` collection documents no selection method, so every claim in it is rejected

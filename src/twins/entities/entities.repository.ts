@@ -1,8 +1,8 @@
 // The only SQL for twin entities and their relationship links (but area A's read port, read-port.ts).
-import type { Db } from '../platform/db/index.ts';
-import { takeSeqTurn, type Sql } from '../platform/db/sql.ts';
-import type { Entity } from '../../generated/openapi/types.gen.ts';
-import type { TwinEntities } from '../../generated/db/tables.ts';
+import type { Db } from '../../platform/db/index.ts';
+import { takeSeqTurn, type Sql } from '../../platform/db/sql.ts';
+import type { Entity } from '../../../generated/openapi/types.gen.ts';
+import type { TwinEntities } from '../../../generated/db/tables.ts';
 
 export type EntityRow = TwinEntities;
 

@@ -1,11 +1,11 @@
 // Revocation and suspension of KPT credentials (Bitstring Status List v1.0): index allocation,
 // audited status changes, the signed status list credentials and the status check of verify.
-import type { Db } from '../platform/db/index.ts';
-import { inTransaction, type Sql } from '../platform/db/sql.ts';
-import { conflictWith, notFoundError } from '../platform/domain-errors.ts';
-import type { CredentialStatus, CredentialStatusChangeRequest, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
-import { credentialIdOf } from './claim-seal.ts';
-import { ClaimRepository } from './claims.repository.ts';
+import type { Db } from '../../platform/db/index.ts';
+import { inTransaction, type Sql } from '../../platform/db/sql.ts';
+import { conflictWith, notFoundError } from '../../platform/domain-errors.ts';
+import type { CredentialStatus, CredentialStatusChangeRequest, VerifiableCredential } from '../../../generated/openapi/types.gen.ts';
+import { credentialIdOf } from '../claims/claim-seal.ts';
+import { ClaimRepository } from '../claims/claims.repository.ts';
 import { encodeStatusList, indexOfEntry, MAX_STATUS_LIST, STATUS_LIST_SIZE, statusListUrl, type StatusPurpose } from './credential-status.ts';
 import { CredentialStatusRepository, type IndexState } from './credential-status.repository.ts';
 import { signCredential, VC_V2_CONTEXT } from './credentials.ts';

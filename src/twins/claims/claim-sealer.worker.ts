@@ -3,7 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { sealClaim, sealCredential } from './claim-seal.ts';
 import type { Batch, Reply } from './claim-sealer.ts';
-import type { ValidatorKey } from './validator-key.ts';
+import type { ValidatorKey } from '../credentials/validator-key.ts';
 
 const key = (workerData as { key: ValidatorKey }).key;
 const port = parentPort!;

@@ -1,17 +1,17 @@
 // KPT claim collections (campaigns) and their campaign reports.
-import type { Db } from '../platform/db/index.ts';
-import type { Sql } from '../platform/db/sql.ts';
-import { isUniqueViolation } from '../platform/db/index.ts';
+import type { Db } from '../../platform/db/index.ts';
+import type { Sql } from '../../platform/db/sql.ts';
+import { isUniqueViolation } from '../../platform/db/index.ts';
 import { SYSTEM_DID } from './collections.ts';
-import { conflictWith, forbiddenAction, invalidInput, notFoundError } from '../platform/domain-errors.ts';
-import type { Principal } from '../platform/keys/service.ts';
-import type { Collection, CollectionCreateRequest, CollectionPage, CollectionUpdateRequest, KptReport } from '../../generated/openapi/types.gen.ts';
+import { conflictWith, forbiddenAction, invalidInput, notFoundError } from '../../platform/domain-errors.ts';
+import type { Principal } from '../../platform/keys/service.ts';
+import type { Collection, CollectionCreateRequest, CollectionPage, CollectionUpdateRequest, KptReport } from '../../../generated/openapi/types.gen.ts';
 import { ClaimRepository } from './claims.repository.ts';
 import { CollectionRepository } from './collections.repository.ts';
-import { CreationIdempotency, type Created } from './idempotency.ts';
-import { decodeCursor, pageOf } from './paging.ts';
-import { buildKptReport } from './report.ts';
-import { assertMatchesSchema } from './schemas.ts';
+import { CreationIdempotency, type Created } from '../idempotency.ts';
+import { decodeCursor, pageOf } from '../paging.ts';
+import { buildKptReport } from '../report/report.ts';
+import { assertMatchesSchema } from '../schemas.ts';
 
 /**
  * Whether a principal's keys may submit claims into a collection: its creator's and its

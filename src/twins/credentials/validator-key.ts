@@ -3,8 +3,8 @@
 // instance); an existing key is never replaced, so credentials issued earlier stay verifiable.
 import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { base58btc } from 'multiformats/bases/base58';
-import type { Db } from '../platform/db/index.ts';
-import { parse32ByteKey } from '../platform/key-bytes.ts';
+import type { Db } from '../../platform/db/index.ts';
+import { parse32ByteKey } from '../../platform/key-bytes.ts';
 
 export interface ValidatorKey {
   did: string;

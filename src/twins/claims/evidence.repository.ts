@@ -1,5 +1,5 @@
 // The only SQL for content-addressed evidence (evidence.ts): stored under its CID, once.
-import type { Db } from '../platform/db/index.ts';
+import type { Db } from '../../platform/db/index.ts';
 import type { EvidenceBlob, EvidenceRow } from './evidence.ts';
 
 /** Stores the evidence; evidence of the same CID is the same bytes, so one already stored stays. */

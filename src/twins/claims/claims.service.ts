@@ -5,32 +5,32 @@
 // owning the unit of work runs: `submit` for POST /v1/claims, or a caller's use case storing its
 // own writes with the claim in the same transaction.
 import { hash, randomUUID } from 'node:crypto';
-import { isUniqueViolation, type Db } from '../platform/db/index.ts';
-import { inTransaction, type Sql } from '../platform/db/sql.ts';
-import { conflictWith, forbiddenAction, invalidInput, refusedInput, type InputIssue } from '../platform/domain-errors.ts';
-import type { Principal } from '../platform/keys/service.ts';
-import { setBounded } from '../platform/bounded-map.ts';
+import { isUniqueViolation, type Db } from '../../platform/db/index.ts';
+import { inTransaction, type Sql } from '../../platform/db/sql.ts';
+import { conflictWith, forbiddenAction, invalidInput, refusedInput, type InputIssue } from '../../platform/domain-errors.ts';
+import type { Principal } from '../../platform/keys/service.ts';
+import { setBounded } from '../../platform/bounded-map.ts';
 import type {
   ClaimStatus,
   KptClaim,
   KptClaimPage,
   KptClaimRequest,
   ListClaimsData,
-} from '../../generated/openapi/types.gen.ts';
+} from '../../../generated/openapi/types.gen.ts';
 import { DEFAULT_COLLECTION_ID } from './collections.ts';
 import { ClaimRepository, findClaimById, type HouseholdClaim, type IdempotentClaim, type PartnerClaims, type PendingClaimChange, type StoredClaim } from './claims.repository.ts';
 import { findCollection } from './collections.repository.ts';
 import { maySubmitInto } from './collections.service.ts';
 import type { ClaimSeal, CredentialInput, NormalisedClaim, SealedCredential } from './claim-seal.ts';
 import type { ClaimSealer } from './claim-sealer.ts';
-import type { CredentialStatusService } from './credential-status.service.ts';
-import { jcs } from './credentials.ts';
-import { idempotencyKeyReused, requestHash } from './idempotency.ts';
+import type { CredentialStatusService } from '../credentials/credential-status.service.ts';
+import { jcs } from '../credentials/credentials.ts';
+import { idempotencyKeyReused, requestHash } from '../idempotency.ts';
 import { evidenceAddressIssues, evidenceRow } from './evidence.ts';
-import type { PublicBase } from './kpt-context.ts';
+import type { PublicBase } from '../credentials/kpt-context.ts';
 import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap, type RuleContext } from './kpt-rules.ts';
-import { decodeCursor, pageOf } from './paging.ts';
-import { assertMatchesSchema } from './schemas.ts';
+import { decodeCursor, pageOf } from '../paging.ts';
+import { assertMatchesSchema } from '../schemas.ts';
 
 /** The query of GET /v1/claims, as the contract states it. */
 export type ClaimListFilter = NonNullable<ListClaimsData['query']>;

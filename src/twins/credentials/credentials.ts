@@ -4,7 +4,7 @@
 import { hash, sign, verify, type KeyObject } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { base58btc } from 'multiformats/bases/base58';
-import type { CredentialVerifyResult, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
+import type { CredentialVerifyResult, VerifiableCredential } from '../../../generated/openapi/types.gen.ts';
 import { base58btcMaxLength, publicKeyFromDidKey, publicKeyFromRaw, type ValidatorKey } from './validator-key.ts';
 import { dateTimeStampMs } from './xsd-datetime.ts';
 

@@ -1,10 +1,10 @@
 // Twin entities and protocols: creation from a protocol (properties type-checked, relationships
 // naming existing entities of the declared type), reads, lists and controller-only updates.
 import { randomBytes } from 'node:crypto';
-import type { Db } from '../platform/db/index.ts';
-import { inTransaction, type Sql } from '../platform/db/sql.ts';
-import { assertNoIssues, forbiddenAction, notFoundError, type InputIssue } from '../platform/domain-errors.ts';
-import type { Principal } from '../platform/keys/service.ts';
+import type { Db } from '../../platform/db/index.ts';
+import { inTransaction, type Sql } from '../../platform/db/sql.ts';
+import { assertNoIssues, forbiddenAction, notFoundError, type InputIssue } from '../../platform/domain-errors.ts';
+import type { Principal } from '../../platform/keys/service.ts';
 import type {
   Entity,
   EntityCreateRequest,
@@ -12,11 +12,11 @@ import type {
   EntityUpdateRequest,
   ListEntitiesData,
   PropertyTypeName,
-} from '../../generated/openapi/types.gen.ts';
-import { CreationIdempotency, type Created } from './idempotency.ts';
+} from '../../../generated/openapi/types.gen.ts';
+import { CreationIdempotency, type Created } from '../idempotency.ts';
 import { EntityRepository } from './entities.repository.ts';
-import { decodeCursor, pageOf } from './paging.ts';
-import { assertMatchesSchema, didIssues } from './schemas.ts';
+import { decodeCursor, pageOf } from '../paging.ts';
+import { assertMatchesSchema, didIssues } from '../schemas.ts';
 
 export const PROTOCOL_TYPE = 'Protocol';
 const PROPERTY_TYPES: PropertyTypeName[] = ['string', 'number', 'boolean', 'object', 'array'];

@@ -1,18 +1,18 @@
 // The only SQL for KPT claims but area A's read port (read-port.ts): what every submission and
 // read runs.
-import { bundledContract, contractSchema } from '../platform/contract.ts';
-import { rowsOf, type Db } from '../platform/db/index.ts';
-import { locksUntilCommit, type Sql } from '../platform/db/sql.ts';
+import { bundledContract, contractSchema } from '../../platform/contract.ts';
+import { rowsOf, type Db } from '../../platform/db/index.ts';
+import { locksUntilCommit, type Sql } from '../../platform/db/sql.ts';
 import { CLAIM_WRITERS, commitOrder, missingAnchor } from './claim-order.ts';
-import { cursorNotIssued } from './paging.ts';
-import type { ClaimStatus, Collection, Entity, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
+import { cursorNotIssued } from '../paging.ts';
+import type { ClaimStatus, Collection, Entity, KptClaim, TestGroup } from '../../../generated/openapi/types.gen.ts';
 import type { NormalisedClaim, SealedCredential } from './claim-seal.ts';
 import { findCollection } from './collections.repository.ts';
-import { findEntityRowForShare, type EntityRow } from './entities.repository.ts';
+import { findEntityRowForShare, type EntityRow } from '../entities/entities.repository.ts';
 import { insertEvidence } from './evidence.repository.ts';
 import type { EvidenceRow } from './evidence.ts';
-import type { ReportClaim } from './report.ts';
-import type { KptClaims } from '../../generated/db/tables.ts';
+import type { ReportClaim } from '../report/report.ts';
+import type { KptClaims } from '../../../generated/db/tables.ts';
 import { periodOfRow, StoredClaim, type ClaimRow, type Period } from './stored-claim.ts';
 
 export { StoredClaim } from './stored-claim.ts';

@@ -7,8 +7,8 @@
 // The cost: a claim shows up in lists only once every claim insert that took its transaction id
 // before it has ended (each statement is bounded by the database deadline). Entities and
 // collections take the turn, as does everything on SQLite (one writer): there `seq` is the order.
-import { dbClientOf, type Db } from '../platform/db/index.ts';
-import { LOCK_KEY_SQL, SEQ_ORDER, type AdvisoryLock, type CommitOrder } from '../platform/db/sql.ts';
+import { dbClientOf, type Db } from '../../platform/db/index.ts';
+import { LOCK_KEY_SQL, SEQ_ORDER, type AdvisoryLock, type CommitOrder } from '../../platform/db/sql.ts';
 
 /**
  * Held (shared) by every transaction inserting claims, from before it takes a transaction id

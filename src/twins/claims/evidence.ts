@@ -5,9 +5,9 @@ import { hash } from 'node:crypto';
 import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { create as createDigest } from 'multiformats/hashes/digest';
-import type { InputIssue } from '../platform/domain-errors.ts';
-import { isUrl } from './credentials.ts';
-import type { TwinEvidenceBlobs } from '../../generated/db/tables.ts';
+import type { InputIssue } from '../../platform/domain-errors.ts';
+import { isUrl } from '../credentials/credentials.ts';
+import type { TwinEvidenceBlobs } from '../../../generated/db/tables.ts';
 
 const SHA2_256 = 0x12;
 

@@ -2,13 +2,13 @@
 // be verified, the KPT credential signed by the validator. It is a pure function of its input
 // and the key (Ed25519 signatures are deterministic), so the sealer thread (claim-sealer.ts) and
 // the request thread produce the same bytes.
-import type { KptClaimRequest, KptCredentialSummary, StoredFuelMeasurements, VerifiableCredential } from '../../generated/openapi/types.gen.ts';
-import { statusEntries } from './credential-status.ts';
-import { jcs, signCredential, VC_V2_CONTEXT } from './credentials.ts';
+import type { KptClaimRequest, KptCredentialSummary, StoredFuelMeasurements, VerifiableCredential } from '../../../generated/openapi/types.gen.ts';
+import { statusEntries } from '../credentials/credential-status.ts';
+import { jcs, signCredential, VC_V2_CONTEXT } from '../credentials/credentials.ts';
 import { cidOf, evidenceUrl } from './evidence.ts';
-import { kptContextUrl, type PublicBase } from './kpt-context.ts';
+import { kptContextUrl, type PublicBase } from '../credentials/kpt-context.ts';
 import { preciseSum } from './kpt-rules.ts';
-import type { ValidatorKey } from './validator-key.ts';
+import type { ValidatorKey } from '../credentials/validator-key.ts';
 
 /** A claim request with its defaults filled in (collection, unit): what is stored as its body. */
 export type NormalisedClaim = KptClaimRequest & { collectionId: string; fuelMeasurements: StoredFuelMeasurements };

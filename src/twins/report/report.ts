@@ -3,7 +3,7 @@
 // precision reached; and the sample size a 90/10 target (90% confidence, 10% precision) needs,
 // n = (z * CV / e)^2 (Gold Standard RECH / SMEC practice).
 import jStat from 'jstat';
-import type { GroupStatistics, KptReport, TestGroup } from '../../generated/openapi/types.gen.ts';
+import type { GroupStatistics, KptReport, TestGroup } from '../../../generated/openapi/types.gen.ts';
 
 export interface ReportClaim {
   household: string;

@@ -1,8 +1,8 @@
 // The KPT rules of the spec, as pure functions over a claim request and what its collection
 // holds. Conflicts in the measurement data itself are 409s (measurementConflicts); the eight
 // validation rules decide the claim's status (evaluateKptRules).
-import type { ClaimReason, ClaimStatus, KptClaimRequest, RuleCheck, RuleId, TestGroup } from '../../generated/openapi/types.gen.ts';
-import type { InputIssue } from '../platform/domain-errors.ts';
+import type { ClaimReason, ClaimStatus, KptClaimRequest, RuleCheck, RuleId, TestGroup } from '../../../generated/openapi/types.gen.ts';
+import type { InputIssue } from '../../platform/domain-errors.ts';
 
 export const RULES: Record<RuleId, number> = {
   'min-duration': 1,

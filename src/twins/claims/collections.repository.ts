@@ -1,9 +1,9 @@
 // The only SQL for KPT claim collections. getCollection is also the read side of the chain
 // query node (area C).
-import type { Db } from '../platform/db/index.ts';
-import { inTransaction, takeSeqTurn, type Sql } from '../platform/db/sql.ts';
-import type { Collection } from '../../generated/openapi/types.gen.ts';
-import type { KptCollections } from '../../generated/db/tables.ts';
+import type { Db } from '../../platform/db/index.ts';
+import { inTransaction, takeSeqTurn, type Sql } from '../../platform/db/sql.ts';
+import type { Collection } from '../../../generated/openapi/types.gen.ts';
+import type { KptCollections } from '../../../generated/db/tables.ts';
 
 export type CollectionRow = KptCollections;
 

@@ -5,9 +5,9 @@
 // seal; until it has loaded (a few hundred ms), after close, or if it fails, claims are sealed on
 // the request thread: the same bytes either way.
 import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../platform/worker.ts';
+import { startWorker } from '../../platform/worker.ts';
 import { sealClaim, sealCredential, type ClaimSeal, type CredentialInput, type SealedCredential, type SealInput } from './claim-seal.ts';
-import type { ValidatorKey } from './validator-key.ts';
+import type { ValidatorKey } from '../credentials/validator-key.ts';
 
 type Request = { input: SealInput } | { credential: CredentialInput };
 /** The requests of one message to the thread, each numbered. */

@@ -1,6 +1,6 @@
 // A stored KPT claim as the service reads it, and its contract view (JSON text made from its row).
-import type { ClaimStatus, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
-import type { KptClaims } from '../../generated/db/tables.ts';
+import type { ClaimStatus, KptClaim, TestGroup } from '../../../generated/openapi/types.gen.ts';
+import type { KptClaims } from '../../../generated/db/tables.ts';
 import type { NormalisedClaim, SealedCredential } from './claim-seal.ts';
 
 /** A stored claim; its credential's index in the status lists (credential-status.ts) is null without one. */

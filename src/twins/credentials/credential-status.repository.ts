@@ -1,7 +1,7 @@
 // The only SQL for credential status: the index counter, the state of revoked or suspended
 // indexes, and the audit rows of every change.
-import type { Sql } from '../platform/db/sql.ts';
-import type { KptClaims, TwinCredentialStatusEvents } from '../../generated/db/tables.ts';
+import type { Sql } from '../../platform/db/sql.ts';
+import type { KptClaims, TwinCredentialStatusEvents } from '../../../generated/db/tables.ts';
 
 /** The state of one status list index: its claim's credential, revoked or suspended. */
 export interface IndexState {
