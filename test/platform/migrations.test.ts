@@ -101,6 +101,25 @@ for (const kind of TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sq
       expect(await migrateLatest(db)).to.deep.equal(names);
     });
 
+    it('408, 409: the seeded collections (default, ussd) are created when their migrations ran, not at the epoch; a database migrated before keeps its history times', async () => {
+      const before = Date.now();
+      await migrateLatest(db);
+      const createdAt = async () => Object.fromEntries((await db<{ id: string; created_at: string }>('kpt_collections').select('id', 'created_at')).map((r) => [r.id, r.created_at]));
+      const ranAt = async (name: string) => instant((await history(db)).find((h) => h.name === name)!.migration_time);
+      const fresh = await createdAt();
+      expect(fresh).to.deep.equal({ default: await ranAt('100_twins_schema'), ussd: await ranAt('203_ussd_default_collection') });
+      for (const at of Object.values(fresh)) expect(Date.parse(at)).to.be.within(before - 1000, Date.now());
+      // As a database migrated before them has them: the epoch, and the seeding migrations run a year ago.
+      const config = await migrationConfig(db);
+      await db.migrate.down(config);
+      await db.migrate.down(config);
+      expect(Object.values(await createdAt())).to.deep.equal([new Date(0).toISOString(), new Date(0).toISOString()]);
+      const yearAgo = new Date(Date.now() - 365 * 86_400_000);
+      await db('knex_migrations').update({ migration_time: yearAgo }).whereIn('name', ['100_twins_schema', '203_ussd_default_collection']);
+      await migrateLatest(db);
+      expect(await createdAt()).to.deep.equal({ default: yearAgo.toISOString(), ussd: yearAgo.toISOString() });
+    });
+
     it('404: a collection keeps the principals already submitting into it as its submitters; default is open to all', async () => {
       await migrateTo(db, '403_ussd_earlier_texts');
       await db('kpt_collections').insert({ id: 'kisumu', name: 'Kisumu', description: null, selection_method: 'Random draw', created_by: 'did:ixo:entity:creator', created_at: AT });
@@ -148,6 +167,9 @@ for (const kind of TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sq
   });
 }
 
+/** The migrations written since Hearth ran on Kysely, which the fixtures made then have not had. */
+const sinceKysely = (names: string[]) => names.filter((name) => name > '407_twins_feed_index_for_followers');
+
 describe('migrations on a SQLite database made by an earlier Hearth', function () {
   this.timeout(60_000);
   let s: Scratch;
@@ -163,12 +185,19 @@ describe('migrations on a SQLite database made by an earlier Hearth', function (
 
   it('under Kysely (test/fixtures/kysely-era.sqlite): its history is adopted, nothing is applied again, its rows and the Kysely history stay', async () => {
     await openFixture('test/fixtures/kysely-era.sqlite');
-    const kysely = await db('kysely_migration').select('name', 'timestamp').orderBy('name');
-    expect(kysely.map((r: { name: string }) => r.name)).to.deep.equal(await allNames());
+    const kysely = (await db('kysely_migration').select('name', 'timestamp').orderBy('name')) as { name: string; timestamp: string }[];
+    const names = await allNames();
+    expect(kysely.map((r) => r.name)).to.deep.equal(names.filter((name) => !sinceKysely(names).includes(name)));
 
-    expect(await migrateLatest(db)).to.deep.equal([]);
-    const adopted = await history(db);
-    expect(adopted.map((r) => [r.name, instant(r.migration_time), r.batch])).to.deep.equal(kysely.map((r: { name: string; timestamp: string }) => [r.name, r.timestamp, 1]));
+    expect(await migrateLatest(db)).to.deep.equal(sinceKysely(names));
+    const adopted = (await history(db)).slice(0, kysely.length);
+    expect(adopted.map((r) => [r.name, instant(r.migration_time), r.batch])).to.deep.equal(kysely.map((r) => [r.name, r.timestamp, 1]));
+    // The collections the migrations seeded are dated when the migrations that seeded them ran.
+    const seededAt = (name: string) => kysely.find((r) => r.name === name)!.timestamp;
+    expect(await db('kpt_collections').whereIn('id', ['default', 'ussd']).orderBy('id').select('id', 'created_at')).to.deep.equal([
+      { id: 'default', created_at: seededAt('100_twins_schema') },
+      { id: 'ussd', created_at: seededAt('203_ussd_default_collection') },
+    ]);
     expect(await db('kysely_migration').select('name', 'timestamp').orderBy('name')).to.deep.equal(kysely);
     expect(await db('api_keys').pluck('name')).to.deep.equal(['kysely-era']);
     expect(await db('kpt_collections').orderBy('id').pluck('id')).to.deep.equal(['default', 'kisumu-2026', 'ussd']);
@@ -200,19 +229,21 @@ describe('migrations on a SQLite database made by an earlier Hearth', function (
     await openFixture('test/fixtures/knex-then-kysely-era.sqlite');
     const before = await history(db);
     const kysely = await db('kysely_migration').select('name', 'timestamp').orderBy('name');
-    expect(await migrateLatest(db)).to.deep.equal([]);
+    const names = await allNames();
+    expect(await migrateLatest(db)).to.deep.equal(sinceKysely(names));
     const after = await history(db);
     expect(after.slice(0, before.length)).to.deep.equal(before);
-    expect(after.map((r) => r.name)).to.deep.equal(await allNames());
+    expect(after.map((r) => r.name)).to.deep.equal(names);
     const times = new Map(kysely.map((r: { name: string; timestamp: string }) => [r.name, r.timestamp]));
-    expect(after.slice(before.length).map((r) => [r.name, instant(r.migration_time), r.batch])).to.deep.equal(after.slice(before.length).map((r) => [r.name, times.get(r.name), 1]));
+    const adopted = after.slice(before.length, after.length - sinceKysely(names).length);
+    expect(adopted.map((r) => [r.name, instant(r.migration_time), r.batch])).to.deep.equal(adopted.map((r) => [r.name, times.get(r.name), 1]));
     expect(await db('api_keys').select('id', 'name')).to.deep.equal([{ id: 'k1', name: 'legacy' }]);
   });
 
   it('a history naming 207_ussd_household_without_customer_id (401\'s first name) records it as 401: nothing runs again', async () => {
     await openFixture('test/fixtures/knex-then-kysely-era.sqlite');
     await db('kysely_migration').update({ name: '207_ussd_household_without_customer_id' }).where('name', '401_ussd_household_without_customer_id');
-    expect(await migrateLatest(db)).to.deep.equal([]);
+    expect(await migrateLatest(db)).to.deep.equal(sinceKysely(await allNames()));
     expect(await historyNames(db)).to.deep.equal(await allNames());
     expect(await db('kysely_migration').pluck('name')).to.include('207_ussd_household_without_customer_id');
   });

@@ -5,7 +5,7 @@ import { onPostgres } from '../../platform/db/dialect.ts';
 // statements that say something of `tx`, as every follower's page does (its horizon, `tx < ...`,
 // implies `tx is not null`). A claim's partner read asks only for a collection's group: it must
 // read the group's index, even in a plan made once for every value while the table was empty
-// (drivers.ts PLAN_ONCE). There the two indexes cost the same, and with the commit-order one a
+// (as prepared statements were then). There the two indexes cost the same, and with the commit-order one a
 // group without pending claims was read whole, claim by claim, on every submission.
 export async function up(knex: Knex): Promise<void> {
   if (!onPostgres(knex)) return;
