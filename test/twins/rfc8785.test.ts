@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { jcs } from '../../src/twins/credentials/credentials.ts';
 
-const dir = new URL('./vectors/rfc8785', import.meta.url);
+const dir = new URL('./vectors/rfc8785/', import.meta.url);
 const text = (name: string) => readFileSync(new URL(name, dir), 'utf8');
 
 describe('RFC 8785 JSON canonicalization: the reference test data', () => {

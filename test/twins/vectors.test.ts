@@ -7,7 +7,7 @@ import { base58btc } from 'multiformats/bases/base58';
 import { jcs, signCredential, verifyProof, type UnsignedCredential } from '../../src/twins/credentials/credentials.ts';
 import { didKeyFromPublicKey, privateKeyFromSeed, publicKeyFromDidKey, publicKeyFromRaw, rawPublicKey, type ValidatorKey } from '../../src/twins/credentials/validator-key.ts';
 
-const dir = new URL('./vectors/vc-di-eddsa', import.meta.url);
+const dir = new URL('./vectors/vc-di-eddsa/', import.meta.url);
 const text = (name: string) => readFileSync(new URL(name, dir), 'utf8');
 const json = (name: string) => JSON.parse(text(name));
 const sha256hex = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
