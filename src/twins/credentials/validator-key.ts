@@ -5,6 +5,7 @@ import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from '
 import { base58btc } from 'multiformats/bases/base58';
 import type { Db } from '../../platform/db/index.ts';
 import { parse32ByteKey } from '../../platform/key-bytes.ts';
+import { findGeneratedSeed, recordConfiguredKey, storeGeneratedKeyIfNone, validatorKeyDids } from './validator-key.repository.ts';
 
 export interface ValidatorKey {
   did: string;
@@ -73,35 +74,24 @@ function keyFromSeed(seed: Buffer): ValidatorKey {
   return { did, verificationMethod: `${did}#${did.slice('did:key:'.length)}`, privateKey };
 }
 
-const GENERATED_SLOT = 'validator';
-
 /** Loads (or, on the very first start without configuration, generates and persists) the key. */
 export async function loadValidatorKey(db: Db, configuredSeed: string | undefined): Promise<ValidatorKey> {
   const now = new Date().toISOString();
   if (configuredSeed) {
     const key = keyFromSeed(parseSeed(configuredSeed));
-    await db('twin_validator_keys')
-      .insert({ did: key.did, public_key: key.did.slice('did:key:'.length), private_seed: null, origin: 'configured', generated_slot: null, created_at: now })
-      .onConflict('did')
-      .ignore();
+    await recordConfiguredKey(db, { did: key.did, publicKey: key.did.slice('did:key:'.length), at: now });
     return key;
   }
-  const generated = () => db('twin_validator_keys').first('private_seed').where('generated_slot', GENERATED_SLOT);
-  const existing = await generated();
-  if (existing?.private_seed) return keyFromSeed(Buffer.from(existing.private_seed, 'hex'));
+  const existing = await findGeneratedSeed(db);
+  if (existing) return keyFromSeed(Buffer.from(existing, 'hex'));
   const seed = randomBytes(32);
   const key = keyFromSeed(seed);
-  // Two instances starting at once: the unique slot lets exactly one insert win; both then read it.
-  await db('twin_validator_keys')
-    .insert({ did: key.did, public_key: key.did.slice('did:key:'.length), private_seed: seed.toString('hex'), origin: 'generated', generated_slot: GENERATED_SLOT, created_at: now })
-    .onConflict('generated_slot')
-    .ignore();
-  const winner = await generated();
-  return keyFromSeed(Buffer.from(winner!.private_seed!, 'hex'));
+  // Two instances starting at once: exactly one generated key is stored; both then read it.
+  await storeGeneratedKeyIfNone(db, { did: key.did, publicKey: key.did.slice('did:key:'.length), seedHex: seed.toString('hex'), at: now });
+  return keyFromSeed(Buffer.from((await findGeneratedSeed(db))!, 'hex'));
 }
 
 /** DIDs of every validator key this service has used: the issuers it vouches for. */
 export async function knownValidatorDids(db: Db): Promise<Set<string>> {
-  const rows: { did: string }[] = await db('twin_validator_keys').select('did');
-  return new Set(rows.map((r) => r.did));
+  return new Set(await validatorKeyDids(db));
 }
