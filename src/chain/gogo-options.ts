@@ -5,8 +5,7 @@ import { customtype, nullable } from '../../generated/proto/gogoproto/gogo_pb.ts
 
 /**
  * The gogoproto options of a field, read once: getOption decodes the field's options on every
- * call, which on a list of claims cost most of the render (GET /chain/claims/claims fell from
- * 808 to 152 req/s in make bench).
+ * call, which on a list of claims was most of the render's cost (measured with make bench).
  */
 const gogoOptions = new WeakMap<DescField, { nonNullable: boolean; customtype: string }>();
 export function gogoOptionsOf(field: DescField): { nonNullable: boolean; customtype: string } {
