@@ -112,7 +112,7 @@ type ClaimRecordRow = Pick<ClaimRow, (typeof CLAIM_RECORD_COLUMNS)[number]> & { 
 /** A claim's credential withdrawn ('revoked', 'suspended') or not (null). */
 const WITHDRAWN_STATE = "(case when kpt_claims.credential_revoked then 'revoked' when kpt_claims.credential_suspended then 'suspended' end)";
 const claimRecords = (db: Db) =>
-  db('kpt_claims').select(CLAIM_RECORD_COLUMNS, db.raw('(kpt_claims.verifiable_credential is not null) as signed'), db.raw(`${WITHDRAWN_STATE} as withdrawn`));
+  db('kpt_claims').select(...CLAIM_RECORD_COLUMNS, db.raw('(kpt_claims.verifiable_credential is not null) as signed'), db.raw(`${WITHDRAWN_STATE} as withdrawn`));
 
 function claimRecordOf(r: ClaimRecordRow): ClaimRecord {
   // The summary names the issuer, as the signed credential does (both are sealed together).

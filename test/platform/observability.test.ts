@@ -83,7 +83,6 @@ forEachDatabase('request ids, trace context and metrics', (t) => {
     expect(text).to.match(/hearth_ussd_sessions_active \d+/);
     expect(text).to.match(/hearth_db_pool_connections\{state="used"\} \d+/);
     expect(text).to.match(/# TYPE hearth_db_round_trips_total counter\nhearth_db_round_trips_total [1-9]\d*\n/);
-    for (const outcome of ['committed', 'rerun', 'unavailable', 'alone']) expect(text).to.match(new RegExp(`^hearth_db_shared_transaction_calls_total\\{outcome="${outcome}"\\} \\d+$`, 'm'));
     expect(text).to.include('# TYPE hearth_kpt_claims gauge');
     // Every status has its series, 0 without claims: a series that vanished would misread as no data.
     for (const status of ['pending', 'verified', 'rejected']) expect(text).to.match(new RegExp(`^hearth_kpt_claims\\{status="${status}"\\} \\d+$`, 'm'));
