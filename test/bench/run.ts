@@ -110,11 +110,12 @@ async function latencyRows(cases: BenchCase[], baseline: Row, direct: Row | unde
   };
   try {
     targets.push(await startTarget('hearth', env));
-    const one = benchTarget(targets[0]!, proxy.url);
+    // The same database as the rows without the proxy: its collections are prepared once.
+    const one = benchTarget(targets[0]!, postgresUrl!);
     const single = note(judge(c, await measureHttp(`${c.name} [PostgreSQL +2 ms each way]`, await c.prepare(one), { serverPids: [one.pid] }), baseline), direct, 'the row without the proxy');
     rows.push(single);
     targets.push(await startTarget('hearth', env));
-    const two = [one, benchTarget(targets[1]!, proxy.url)];
+    const two = [one, benchTarget(targets[1]!, postgresUrl!)];
     rows.push(note(judge(c, await measureInstances(`${c.name} [PostgreSQL +2 ms each way, 2 instances]`, c, two), baseline), single, 'one instance'));
   } finally {
     for (const t of targets) t.child.kill();
