@@ -1,6 +1,5 @@
 // The only SQL of the user-preferences plugin. One row per (user DID, room id).
 import type { Db } from '../../../platform/db/index.ts';
-import { inTransaction } from '../../../platform/db/sql.ts';
 import type { AgentUserPreferences } from '../../../../generated/db/tables.ts';
 import { PREFERENCE_FIELDS, type PreferenceField, type PreferencesPatch, type UserPreferences } from './record.ts';
 
@@ -37,19 +36,17 @@ export class UserPreferencesRepository {
    * Writes the given fields only, in one atomic upsert: a new row gets them (others null), an
    * existing row keeps every column not named. Two concurrent calls on different fields therefore
    * both survive: PostgreSQL's ON CONFLICT DO UPDATE locks the row and applies each update to the
-   * latest version, and SQLite serialises writers. Returns the merged record, read in the
-   * upsert's transaction: the row lock it holds keeps other writes out until then.
+   * latest version, and SQLite serialises writers. Returns the merged record as the upsert left
+   * it (RETURNING, on both databases).
    */
-  mergeFields(userDid: string, roomId: string, patch: PreferencesPatch, updatedAt: string): Promise<UserPreferences> {
+  async mergeFields(userDid: string, roomId: string, patch: PreferencesPatch, updatedAt: string): Promise<UserPreferences> {
     const columns: Partial<Record<Column, string | null>> = {};
     for (const f of PREFERENCE_FIELDS) if (patch[f] !== undefined) columns[COLUMN[f]] = patch[f];
-    const key = { user_did: userDid, room_id: roomId };
-    return inTransaction(this.db, async (sql) => {
-      await sql('agent_user_preferences')
-        .insert({ ...key, ...columns, updated_at: updatedAt })
-        .onConflict(['user_did', 'room_id'])
-        .merge([...(Object.keys(columns) as Column[]), 'updated_at']);
-      return toRecord((await sql('agent_user_preferences').where(key).first())!);
-    });
+    const [row] = await this.db('agent_user_preferences')
+      .insert({ user_did: userDid, room_id: roomId, ...columns, updated_at: updatedAt })
+      .onConflict(['user_did', 'room_id'])
+      .merge([...(Object.keys(columns) as Column[]), 'updated_at'])
+      .returning('*');
+    return toRecord(row!);
   }
 }
