@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Knex } from 'knex';
 import { onPostgres } from './dialect.ts';
+import { lockUntilCommit } from './sql.ts';
 
 /** src/ (dist/src/ when built): the area folders. */
 const SOURCE_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -107,7 +108,7 @@ async function prepareHistory(db: Knex, schema: string | undefined): Promise<voi
   if (!onPostgres(db)) await createHistoryTables(db);
   await db.transaction(async (trx) => {
     if (onPostgres(trx)) {
-      await trx.raw(`select pg_advisory_xact_lock(hashtextextended(current_schema() || ':adopt-migrations', 0))`);
+      await lockUntilCommit(trx, 'adopt-migrations');
       await createHistoryTables(trx, schema);
     } else {
       await trx(HISTORY_LOCK).update({ is_locked: trx.ref('is_locked') });
