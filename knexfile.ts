@@ -5,18 +5,16 @@
 //   NODE_OPTIONS='--import tsx' npx knex migrate:make <what> --migrations-directory src/<area>/migrations
 // Before any other command, a history recorded by earlier Hearth versions is brought into Knex's
 // as start-up does, so Knex never takes their migrations for pending ones.
-import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import knex, { type Knex } from 'knex';
 import { loadConfig } from './src/config.ts';
+import { dbOptionsOf, knexConfig, makeSqliteFolder } from './src/platform/db/index.ts';
 import { adoptEarlierHistory, migrationSource } from './src/platform/db/migrate.ts';
 
+/** The app's own Knex configuration (its clients, deadline and SQLite settings). */
 function connection(): Knex.Config {
-  const { DATABASE_URL: url, DATA_DIR } = loadConfig();
-  if (url && !url.startsWith('sqlite:')) return { client: 'pg', connection: url, pool: { min: 0, max: 2 } };
-  const filename = url ? url.slice('sqlite:'.length).replace(/^\/\//, '') : join(DATA_DIR, 'hearth.sqlite');
-  mkdirSync(dirname(filename), { recursive: true });
-  return { client: 'better-sqlite3', connection: { filename }, useNullAsDefault: true };
+  const config = knexConfig(dbOptionsOf(loadConfig()));
+  makeSqliteFolder(config);
+  return config;
 }
 
 export default async function knexfile(): Promise<Knex.Config> {

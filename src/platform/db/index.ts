@@ -79,10 +79,15 @@ export function knexConfig(opts: DbOptions): Knex.Config & ClientSettings {
   };
 }
 
-export function createDb(opts: DbOptions): Db {
-  const config = knexConfig(opts);
+/** SQLite: makes the folder the configuration's file goes in (a new DATA_DIR). */
+export function makeSqliteFolder(config: Knex.Config): void {
   const file = (config.connection as { filename?: string }).filename;
   if (file !== undefined && file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
+}
+
+export function createDb(opts: DbOptions): Db {
+  const config = knexConfig(opts);
+  makeSqliteFolder(config);
   const db = knex(config);
   const sent = { count: 0 };
   db.on('query', () => sent.count++);
@@ -114,10 +119,13 @@ export function poolStats(db: Db): PoolStats {
   };
 }
 
+/** What the configuration says of the database. */
+export const dbOptionsOf = (config: Config): DbOptions => ({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.DB_POOL_MAX, queryTimeoutMs: config.DB_QUERY_TIMEOUT_MS });
+
 /** The database the configuration names. A folder that cannot hold the SQLite file is a ConfigError naming the variable that put it there. */
 export function createDbFromConfig(config: Config): Db {
   try {
-    return createDb({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.DB_POOL_MAX, queryTimeoutMs: config.DB_QUERY_TIMEOUT_MS });
+    return createDb(dbOptionsOf(config));
   } catch (err) {
     const { code, path } = err as NodeJS.ErrnoException;
     if (!code || !path) throw err;
