@@ -11,6 +11,9 @@ import { BrokenCircuitError, ConsecutiveBreaker, circuitBreaker, handleWhen, Iso
 
 const require = createRequire(import.meta.url);
 
+const code = (err: unknown) => (typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : '');
+const message = (err: unknown) => (typeof (err as { message?: unknown })?.message === 'string' ? (err as { message: string }).message : '');
+
 /** What Hearth adds to a Knex configuration: the database deadline, in ms. */
 export interface ClientSettings {
   hearthDeadlineMs: number;
@@ -59,8 +62,7 @@ class ImmediateTransaction extends SqliteTransaction {
   }
 }
 
-
-const isBusy = (err: unknown) => typeof (err as { code?: unknown })?.code === 'string' && (err as { code: string }).code.startsWith('SQLITE_BUSY');
+const isBusy = (err: unknown) => code(err).startsWith('SQLITE_BUSY');
 /** The first wait for the write lock, doubled each time up to BUSY_WAIT_MAX_MS. */
 const BUSY_WAIT_MS = 2;
 const BUSY_WAIT_MAX_MS = 50;
@@ -108,13 +110,17 @@ export class HearthSqliteClient extends BetterSqlite3Client {
   }
 }
 
+/** Socket errors of a connection that could not be made or was lost (isDatabaseUnavailable counts them too). */
+export const SOCKET_FAILURES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+/** pg's messages for a connection lost (also one its connect timeout ended: "Connection terminated due to connection timeout"). */
+export const CONNECTION_LOST = /Connection terminated|Connection ended unexpectedly/;
+/** pg's message when a connection's `connectionTimeoutMillis` passed. */
+export const CONNECT_TIMEOUT = 'timeout expired';
 /** The message of pg's client-side `query_timeout` error. */
 export const PG_READ_TIMEOUT = 'Query read timeout';
 /** How long every call fails at once after the server was found out of reach, before one tries it again. */
 const OUT_OF_REACH_PAUSE_MS = 1000;
 
-const code = (err: unknown) => (typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : '');
-const message = (err: unknown) => (typeof (err as { message?: unknown })?.message === 'string' ? (err as { message: string }).message : '');
 
 /**
  * Connecting: a connection refused, lost or not made in time, the server shutting down (08,
@@ -122,8 +128,7 @@ const message = (err: unknown) => (typeof (err as { message?: unknown })?.messag
  * login), was reached; so was the pool when its connections were only all busy.
  */
 const connectingOutOfReach = (err: unknown) =>
-  /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|08...|57P0[1-3])$/.test(code(err)) ||
-  /Connection terminated|Connection ended unexpectedly|timeout expired/.test(message(err));
+  SOCKET_FAILURES.has(code(err)) || /^(08...|57P0[1-3])$/.test(code(err)) || CONNECTION_LOST.test(message(err)) || message(err).includes(CONNECT_TIMEOUT);
 
 /**
  * Over a connection: no answer within the deadline, or a network that no longer carries it. A

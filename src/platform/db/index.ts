@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import knex, { type Knex } from 'knex';
 import { invalidConfig, type Config } from '../../config.ts';
 import { onPostgres } from './dialect.ts';
-import { HearthPostgresClient, HearthSqliteClient, OUT_OF_REACH_ERRORS, PG_READ_TIMEOUT, type ClientSettings } from './clients.ts';
+import { CONNECT_TIMEOUT, CONNECTION_LOST, HearthPostgresClient, HearthSqliteClient, OUT_OF_REACH_ERRORS, PG_READ_TIMEOUT, SOCKET_FAILURES, type ClientSettings } from './clients.ts';
 
 /** The database: its pool, or (inside inTransaction) one transaction's connection. */
 export type Db = Knex;
@@ -174,9 +174,8 @@ const UNAVAILABLE_SQLSTATE = /^(08...|53...|57014|57P0[1-5]|55000|3D000|28000|28
 // SQLite's storage failing (disk full, I/O error, a file or folder it may not write or open):
 // the request was fine, the database cannot serve it now.
 const SQLITE_STORAGE = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/;
-const SOCKET_FAILURES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 const UNAVAILABLE_MESSAGE = new RegExp(
-  `(${PG_READ_TIMEOUT}|timeout expired|Timeout acquiring a connection|Connection terminated|Connection ended unexpectedly|Client has encountered a connection error|timeout exceeded when trying to connect)`,
+  `(${PG_READ_TIMEOUT}|${CONNECT_TIMEOUT}|${CONNECTION_LOST.source}|Timeout acquiring a connection|Client has encountered a connection error|timeout exceeded when trying to connect)`,
 );
 
 /**
