@@ -253,8 +253,8 @@ export class ClaimService {
    * and an intervention claim, either the later count saw the earlier claim committed (and
    * re-evaluated it in its own transaction), or the earlier claim ended pending and its
    * reconcile waited for the later one to commit and sees it. A submission that starts after the
-   * wait sees this claim committed. Most claims still find no partner: that read, one round trip
-   * with no transaction, is their whole reconcile. Otherwise a transaction re-evaluates the claim
+   * wait sees this claim committed. Most claims still find no partner: those reads, with no
+   * transaction, are their whole reconcile. Otherwise a transaction re-evaluates the claim
    * and the pending overlapping claims of the other group. Claims of one group never wait for
    * each other, nor do reconciles: they change only pending claims, in `seq` order, each change
    * applied if the claim is still pending. A correction, which changes a claim it read, waits for
