@@ -47,7 +47,9 @@ export async function startLatencyProxy(url: string): Promise<{ url: string; chi
 
 /** A bench script in its own process; it prints one JSON line once it is ready. */
 async function startScript(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Target> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, script), ...args], {
+  // BENCH_PROFILE=<dir>: each target writes a V8 CPU profile there when it ends (where its time goes).
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', join(here, script), ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...env },
   });

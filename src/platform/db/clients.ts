@@ -7,6 +7,7 @@
 //   client-side deadline fired is dropped, not pooled again.
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { setBounded } from '../bounded-map.ts';
 import { BrokenCircuitError, ConsecutiveBreaker, circuitBreaker, handleWhen, IsolatedCircuitError, type CircuitBreakerPolicy } from 'cockatiel';
 
 const require = createRequire(import.meta.url);
@@ -40,8 +41,27 @@ const PostgresClient = require('knex/lib/dialects/postgres/index.js') as KnexCli
 
 interface SqliteConnection {
   readonly inTransaction: boolean;
+  prepare(sql: string): unknown;
   pragma(source: string): unknown;
   close(): void;
+}
+
+/** How many prepared statements a SQLite connection keeps (its queries' distinct texts). */
+const STATEMENTS_KEPT = 500;
+
+/**
+ * Knex prepares every statement it runs afresh; SQLite's parse and plan then cost as much as
+ * running it. The connection keeps its prepared statements by text (the least recently used
+ * dropped past STATEMENTS_KEPT); Knex runs each one to its end, so one is never in use twice.
+ */
+function keepPreparedStatements(conn: SqliteConnection): void {
+  const prepare = conn.prepare.bind(conn);
+  const kept = new Map<string, unknown>();
+  conn.prepare = (sql: string) => {
+    const statement = kept.get(sql) ?? prepare(sql);
+    setBounded(kept, sql, statement, STATEMENTS_KEPT);
+    return statement;
+  };
 }
 
 /** A transaction that takes SQLite's write lock when it begins: a later statement then never waits for another process. */
@@ -79,6 +99,7 @@ export class HearthSqliteClient extends BetterSqlite3Client {
       conn.pragma('journal_mode = WAL');
       conn.pragma('synchronous = NORMAL');
       conn.pragma('foreign_keys = ON');
+      keepPreparedStatements(conn);
       return conn;
     } catch (err) {
       conn.close();

@@ -20,6 +20,13 @@ export function inTransaction<T>(db: Db, fn: (sql: Sql) => Promise<T>): Promise<
   return db.transaction((trx) => fn(trx));
 }
 
+/**
+ * Whether the database runs one writing transaction at a time (SQLite): what a transaction read
+ * then includes every transaction committed before it, and every later one reads its writes, so
+ * two transactions never each miss the other's write (no write skew to catch up on).
+ */
+export const writesOneAtATime = (db: Db): boolean => dbClientOf(db) === 'sqlite';
+
 /** A fragment of SQL with its bound values, for Knex's `whereRaw` / `orderByRaw`. */
 export interface SqlFragment {
   sql: string;

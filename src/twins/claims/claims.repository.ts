@@ -2,7 +2,7 @@
 // read runs.
 import { bundledContract, contractSchema } from '../../platform/contract.ts';
 import { rowsOf, type Db } from '../../platform/db/index.ts';
-import { locksUntilCommit, type Sql } from '../../platform/db/sql.ts';
+import { locksUntilCommit, writesOneAtATime, type Sql } from '../../platform/db/sql.ts';
 import { CLAIM_WRITERS, commitOrder, missingAnchor } from './claim-order.ts';
 import { cursorNotIssued } from '../paging.ts';
 import type { ClaimStatus, Collection, Entity, KptClaim, TestGroup } from '../../../generated/openapi/types.gen.ts';
@@ -332,14 +332,17 @@ export class ClaimRepository {
   }
 
   /**
-   * What a pending claim's reconcile reads, outside any transaction. First it waits until no
+   * What a pending claim's reconcile reads, outside any transaction; undefined where writes run
+   * one at a time (SQLite): the claim's own count then saw every claim committed before it, and
+   * every later submission saw the claim. Otherwise it first waits until no
    * submission to `group` of the claim's collection is in flight (their lock, taken in a
    * statement of its own, which lets it go at once): each read after it sees every claim of
    * `group` that counted its partners before the claim committed. It holds nothing, so the
    * reconciles of a group's claims neither wait for each other nor hold up submissions. Then:
    * the claim as it is now, its collection's selection method and the claim's partners in `group`.
    */
-  async readAfterGroup(claim: StoredClaim, group: TestGroup): Promise<ReconcileReading> {
+  async readAfterGroup(claim: StoredClaim, group: TestGroup): Promise<ReconcileReading | undefined> {
+    if (writesOneAtATime(this.sql)) return undefined;
     const { collectionId, period } = claim;
     await locksUntilCommit(this.sql, [{ name: groupLockName(collectionId, group), mode: 'exclusive' }]);
     const current = (await this.findById(claim.id))!;

@@ -259,12 +259,12 @@ export class ClaimService {
    * each other, nor do reconciles: they change only pending claims, in `seq` order, each change
    * applied if the claim is still pending. A correction, which changes a claim it read, waits for
    * them. (SQLite runs one writing transaction at a time, so there each count already saw every
-   * earlier claim, and the reconcile finds nothing to change.) The claim as it is after the
-   * reconcile.
+   * earlier claim: readAfterGroup reads nothing.) The claim as it is after the reconcile.
    */
   private async reconciled(claim: StoredClaim): Promise<StoredClaim> {
     if (claim.status !== 'pending') return claim;
     const seen = await this.repo.readAfterGroup(claim, otherGroup(claim.testGroup));
+    if (!seen) return claim;
     if (seen.current.status !== 'pending') return seen.current;
     if (!seen.partners.alignedPending && evaluateKptRules(seen.current.request, ruleContext(seen.selectionMethod, seen.partners)).status === 'pending') return seen.current;
     // Something is to change: under the lock corrections wait for, everything is read again.
