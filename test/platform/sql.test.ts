@@ -176,3 +176,32 @@ describe('SQLite write lock held by another process', function () {
     }
   });
 });
+
+describe('SQLite COMMIT refused', () => {
+  let t: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: Db;
+  before(async () => {
+    t = await createTestDatabase('sqlite');
+    db = t.db;
+    await db.schema.createTable('gc_parent', (table) => table.string('id', 64).notNullable().primary());
+    await db.schema.createTable('gc_child', (table) => {
+      table.string('id', 64).notNullable().primary();
+      table.string('parent_id', 64).references('gc_parent.id');
+    });
+  });
+  after(() => t.drop());
+
+  it('a COMMIT refused by a constraint checked at commit stores nothing, and the connection is not left inside the transaction', async () => {
+    const refused = await inTransaction(db, async (trx) => {
+      await trx('gc_parent').insert({ id: 'kept?' });
+      // A foreign key checked only at COMMIT: SQLite refuses the COMMIT and keeps the transaction open.
+      await trx.raw('pragma defer_foreign_keys = on');
+      await trx('gc_child').insert({ id: 'orphan', parent_id: 'missing' });
+    }).then(() => undefined, (err: { code?: string }) => err);
+    expect(refused?.code).to.equal('SQLITE_CONSTRAINT_FOREIGNKEY');
+    expect(await db('gc_parent').select('id')).to.deep.equal([]);
+    expect(await db('gc_child').select('id')).to.deep.equal([]);
+    await inTransaction(db, (trx) => trx('gc_parent').insert({ id: 'after' }));
+    expect(await db('gc_parent').select('id')).to.deep.equal([{ id: 'after' }]);
+  });
+});

@@ -42,6 +42,7 @@ const PostgresClient = require('knex/lib/dialects/postgres/index.js') as KnexCli
 interface SqliteConnection {
   readonly inTransaction: boolean;
   prepare(sql: string): unknown;
+  exec(sql: string): unknown;
   pragma(source: string): unknown;
   close(): void;
 }
@@ -124,6 +125,10 @@ export class HearthSqliteClient extends BetterSqlite3Client {
       try {
         return await super._query(connection, obj);
       } catch (err) {
+        // A COMMIT refused by a constraint checked at commit (a deferred foreign key) leaves the
+        // transaction open, and Knex would give the connection back inside it: the next
+        // caller's statements would run in it, seeing and committing what was refused.
+        if (obj.sql.startsWith('COMMIT') && connection.inTransaction) connection.exec('ROLLBACK');
         if (!isBusy(err) || !retryable || Date.now() + wait > deadline) throw err;
         await sleep(wait);
       }
