@@ -68,7 +68,7 @@ const platformSchema = {
     // that is gone when it closes.
     .refine((v) => !/^sqlite:(\/\/)?\s*(:memory:)?\s*$/.test(v), 'sqlite: needs a file path, such as sqlite:./data/hearth.sqlite (an empty path or :memory: is a database lost at every restart)')
     .optional().meta({ description: '`postgres://user@host:5432/db` for PostgreSQL, or `sqlite:/path/file.sqlite`', unset: 'SQLite at `$DATA_DIR/hearth.sqlite`' }),
-  DB_POOL_MAX: positiveInt.default(10).meta({ description: 'PostgreSQL connection pool size of each instance' }),
+  DB_POOL_MAX: positiveInt.default(20).meta({ description: 'PostgreSQL connection pool size of each instance (instances × this must stay below the server\'s `max_connections`)' }),
   DB_HEALTH_TIMEOUT_MS: timerMs.default(1000).meta({ description: 'how long `/health` waits for the database before reporting `disconnected`' }),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').meta({ description: 'pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace`, `silent`' }),
   // In bytes, read as body-parser reads the same text (a kb is 1024 bytes).

@@ -40,8 +40,8 @@ describe('config', () => {
   });
 
   it('takes numbers in decimal digits, a file for SQLite, and a gRPC node by its http(s) URL', () => {
-    const c = loadConfig({ PORT: '8080', DB_POOL_MAX: '20', API_KEY_CACHE_MS: '0', USSD_FUEL_KG_MIN: '0.5', KPT_TOTAL_TOLERANCE_KG: '0', DATABASE_URL: 'sqlite:./x.sqlite', CHAIN_GRPC_URL: 'http://node.example:9090' });
-    expect([c.PORT, c.DB_POOL_MAX, c.API_KEY_CACHE_MS, c.USSD_FUEL_KG_MIN, c.KPT_TOTAL_TOLERANCE_KG, c.DATABASE_URL, c.CHAIN_GRPC_URL]).to.deep.equal([8080, 20, 0, 0.5, 0, 'sqlite:./x.sqlite', 'http://node.example:9090']);
+    const c = loadConfig({ PORT: '8080', DB_POOL_MAX: '25', API_KEY_CACHE_MS: '0', USSD_FUEL_KG_MIN: '0.5', KPT_TOTAL_TOLERANCE_KG: '0', DATABASE_URL: 'sqlite:./x.sqlite', CHAIN_GRPC_URL: 'http://node.example:9090' });
+    expect([c.PORT, c.DB_POOL_MAX, c.API_KEY_CACHE_MS, c.USSD_FUEL_KG_MIN, c.KPT_TOTAL_TOLERANCE_KG, c.DATABASE_URL, c.CHAIN_GRPC_URL]).to.deep.equal([8080, 25, 0, 0.5, 0, 'sqlite:./x.sqlite', 'http://node.example:9090']);
   });
 
   it('treats an empty string as unset', () => {
