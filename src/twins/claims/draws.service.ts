@@ -58,7 +58,7 @@ function sampleSizesOf(design: SelectionDesign, input: DrawCreateRequest): Recor
   const frameSizes = new Map([...strataOf(input.frame)].map(([s, households]) => [s, households.length]));
   const sizeIssue = (path: (string | number)[], message: string) => issues.push({ path, message, rule: 'sample-size' });
   if (design.type === 'full-population') {
-    if (input.sampleSize !== undefined || input.sampleSizes !== undefined) sizeIssue(['sampleSize'], 'a full-population campaign draws its whole frame (a census): no sample size');
+    if (input.sampleSize !== undefined || input.sampleSizes !== undefined) throw invalid([{ path: ['sampleSize'], message: 'a full-population campaign draws its whole frame (a census): no sample size', rule: 'sample-size' }]);
     return { '': input.frame.length };
   }
   if (design.type === 'simple-random') {
