@@ -137,7 +137,7 @@ for (const kind of TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sq
     it('410, 411: a collection made before declares no selection design (its free text proves no draw); ussd becomes the census of the households registered over USSD, and back', async () => {
       await migrateTo(db, '409_ussd_collection_created_at');
       await db('kpt_collections').insert({ id: 'kisumu', name: 'Kisumu', description: null, selection_method: 'Random draw', created_by: 'did:ixo:entity:creator', created_at: AT });
-      const selfEnrolment = (await db('kpt_collections').where('id', 'ussd').first('selection_method')) as { selection_method: string };
+      const selfEnrolment = (await db<{ id: string; selection_method: string }>('kpt_collections').where('id', 'ussd').first('selection_method'))!;
       expect(selfEnrolment.selection_method).to.match(/^Self-enrolment: .* Not a random sample;/);
       await migrateLatest(db);
       const designs = async () => (await db('kpt_collections').select('id', 'selection_method', 'selection_design').orderBy('id')) as { id: string; selection_method: string | null; selection_design: string | null }[];
