@@ -637,7 +637,7 @@ export type SelectionDesign = {
      */
     frame: string;
     /**
-     * Where the frame's households are listed. draws: in the campaign's draws (a full population is listed with a census draw); registered-households: the households registered on this service as twin entities by the campaign's creator or submitters (full-population only; the default `ussd` collection's frame).
+     * Where the frame's households are listed (absent: draws, and so answered). draws: in the campaign's draws (a full population is listed with a census draw); registered-households: the households registered on this service as twin entities by the campaign's creator or submitters (full-population only; the default `ussd` collection's frame).
      */
     frameSource?: 'draws' | 'registered-households';
     /**
