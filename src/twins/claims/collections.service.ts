@@ -45,7 +45,7 @@ export function assertDesignFits(design: SelectionDesign | undefined): void {
 /** The design with its default filled in, as the HTTP validator fills it: callers in the process store the same. */
 const designOf = (design: SelectionDesign | undefined): SelectionDesign | undefined => design && { ...design, frameSource: design.frameSource ?? 'draws' };
 
-export function maySubmitInto(collection: Collection, principalDid: string): boolean {
+export function maySubmitInto(collection: Pick<Collection, 'openToAll' | 'createdBy' | 'submitters'>, principalDid: string): boolean {
   return collection.openToAll || collection.createdBy === principalDid || collection.submitters.includes(principalDid);
 }
 

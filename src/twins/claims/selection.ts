@@ -35,7 +35,7 @@ export function selectionVerdict({ collection, householdController, drawId }: Se
   const statement = { design: design.type, frame: design.frame };
   if (design.frameSource === 'registered-households') {
     // The frame: households registered on the service by a principal that may submit into the campaign.
-    if (householdController !== undefined && maySubmitInto(collection as Collection, householdController)) {
+    if (householdController !== undefined && maySubmitInto(collection, householdController)) {
       return { passed: true, message: `the household is in the frame of this full-population campaign: ${design.frame}`, statement };
     }
     return { passed: false, message: "the household is not registered on this service by the campaign's creator or submitters, so it is not in the frame of this full-population campaign" };
