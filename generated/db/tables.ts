@@ -130,6 +130,7 @@ export interface KptCollections {
   created_at: string;
   submitters: string;
   open_to_all: boolean | number;
+  selection_design: string | null;
 }
 
 /** A row to insert into kpt_collections: columns with a default, and nullable ones, may be left out. */
@@ -143,9 +144,64 @@ export interface KptCollectionsInsert {
   created_at: string;
   submitters?: string;
   open_to_all?: boolean | number;
+  selection_design?: string | null;
 }
 
 export type KptCollectionsUpdate = Partial<KptCollectionsInsert>;
+
+export interface KptDrawHouseholds {
+  draw_id: string;
+  household_did: string;
+  stratum: string;
+  drawn_rank: number | null;
+}
+
+/** A row to insert into kpt_draw_households: columns with a default, and nullable ones, may be left out. */
+export interface KptDrawHouseholdsInsert {
+  draw_id: string;
+  household_did: string;
+  stratum: string;
+  drawn_rank?: number | null;
+}
+
+export type KptDrawHouseholdsUpdate = Partial<KptDrawHouseholdsInsert>;
+
+export interface KptDraws {
+  id: string;
+  collection_id: string;
+  design: string;
+  algorithm: string;
+  status: string;
+  frame_digest: string;
+  frame_size: number;
+  sample_sizes: string;
+  seed_commitment: string | null;
+  seed: string | null;
+  replaces: string | null;
+  created_by: string;
+  created_at: string;
+  revealed_at: string | null;
+}
+
+/** A row to insert into kpt_draws: columns with a default, and nullable ones, may be left out. */
+export interface KptDrawsInsert {
+  id: string;
+  collection_id: string;
+  design: string;
+  algorithm: string;
+  status: string;
+  frame_digest: string;
+  frame_size: number;
+  sample_sizes: string;
+  seed_commitment?: string | null;
+  seed?: string | null;
+  replaces?: string | null;
+  created_by: string;
+  created_at: string;
+  revealed_at?: string | null;
+}
+
+export type KptDrawsUpdate = Partial<KptDrawsInsert>;
 
 export interface KptIdempotencyKeys {
   principal_did: string;
@@ -460,6 +516,8 @@ declare module 'knex/types/tables' {
     api_keys: Knex.CompositeTableType<ApiKeys, ApiKeysInsert, ApiKeysUpdate>;
     kpt_claims: Knex.CompositeTableType<KptClaims, KptClaimsInsert, KptClaimsUpdate>;
     kpt_collections: Knex.CompositeTableType<KptCollections, KptCollectionsInsert, KptCollectionsUpdate>;
+    kpt_draw_households: Knex.CompositeTableType<KptDrawHouseholds, KptDrawHouseholdsInsert, KptDrawHouseholdsUpdate>;
+    kpt_draws: Knex.CompositeTableType<KptDraws, KptDrawsInsert, KptDrawsUpdate>;
     kpt_idempotency_keys: Knex.CompositeTableType<KptIdempotencyKeys, KptIdempotencyKeysInsert, KptIdempotencyKeysUpdate>;
     twin_credential_status_events: Knex.CompositeTableType<TwinCredentialStatusEvents, TwinCredentialStatusEventsInsert, TwinCredentialStatusEventsUpdate>;
     twin_entities: Knex.CompositeTableType<TwinEntities, TwinEntitiesInsert, TwinEntitiesUpdate>;

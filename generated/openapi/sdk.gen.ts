@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { BuildAgentContextData, BuildAgentContextErrors, BuildAgentContextResponses, ChangeCredentialStatusData, ChangeCredentialStatusErrors, ChangeCredentialStatusResponses, CreateCollectionData, CreateCollectionErrors, CreateCollectionResponses, CreateEntityData, CreateEntityErrors, CreateEntityResponses, GetClaimData, GetClaimErrors, GetClaimResponses, GetCollectionData, GetCollectionErrors, GetCollectionReportChartData, GetCollectionReportChartErrors, GetCollectionReportChartResponses, GetCollectionReportData, GetCollectionReportErrors, GetCollectionReportResponses, GetCollectionResponses, GetCredentialStatusData, GetCredentialStatusErrors, GetCredentialStatusResponses, GetEntityData, GetEntityErrors, GetEntityResponses, GetEvidenceData, GetEvidenceErrors, GetEvidenceResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetKptContextData, GetKptContextErrors, GetKptContextResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetRootData, GetRootErrors, GetRootResponses, GetStatusListCredentialData, GetStatusListCredentialErrors, GetStatusListCredentialResponses, GetUserPreferencesData, GetUserPreferencesErrors, GetUserPreferencesResponses, GetUssdSessionDebugData, GetUssdSessionDebugErrors, GetUssdSessionDebugResponses, InvokeAgentToolData, InvokeAgentToolErrors, InvokeAgentToolResponses, ListAgentPluginsData, ListAgentPluginsErrors, ListAgentPluginsResponses, ListAgentToolsAnthropicData, ListAgentToolsAnthropicErrors, ListAgentToolsAnthropicResponses, ListAgentToolsData, ListAgentToolsErrors, ListAgentToolsOpenAiData, ListAgentToolsOpenAiErrors, ListAgentToolsOpenAiResponses, ListAgentToolsResponses, ListClaimsData, ListClaimsErrors, ListClaimsResponses, ListCollectionsData, ListCollectionsErrors, ListCollectionsResponses, ListEntitiesData, ListEntitiesErrors, ListEntitiesResponses, ListUssdSessionsData, ListUssdSessionsErrors, ListUssdSessionsResponses, PostAgentMcpData, PostAgentMcpErrors, PostAgentMcpResponses, PostUssdData, PostUssdErrors, PostUssdResponses, PostUssdSessionEventData, PostUssdSessionEventErrors, PostUssdSessionEventResponses, SubmitClaimData, SubmitClaimErrors, SubmitClaimResponses, UpdateCollectionData, UpdateCollectionErrors, UpdateCollectionResponses, UpdateEntityData, UpdateEntityErrors, UpdateEntityResponses, VerifyCredentialData, VerifyCredentialErrors, VerifyCredentialResponses } from './types.gen.js';
+import type { BuildAgentContextData, BuildAgentContextErrors, BuildAgentContextResponses, ChangeCredentialStatusData, ChangeCredentialStatusErrors, ChangeCredentialStatusResponses, CreateCollectionData, CreateCollectionErrors, CreateCollectionResponses, CreateDrawData, CreateDrawErrors, CreateDrawResponses, CreateEntityData, CreateEntityErrors, CreateEntityResponses, GetClaimData, GetClaimErrors, GetClaimResponses, GetCollectionData, GetCollectionErrors, GetCollectionReportChartData, GetCollectionReportChartErrors, GetCollectionReportChartResponses, GetCollectionReportData, GetCollectionReportErrors, GetCollectionReportResponses, GetCollectionResponses, GetCredentialStatusData, GetCredentialStatusErrors, GetCredentialStatusResponses, GetDrawData, GetDrawErrors, GetDrawResponses, GetEntityData, GetEntityErrors, GetEntityResponses, GetEvidenceData, GetEvidenceErrors, GetEvidenceResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetKptContextData, GetKptContextErrors, GetKptContextResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetRootData, GetRootErrors, GetRootResponses, GetStatusListCredentialData, GetStatusListCredentialErrors, GetStatusListCredentialResponses, GetUserPreferencesData, GetUserPreferencesErrors, GetUserPreferencesResponses, GetUssdSessionDebugData, GetUssdSessionDebugErrors, GetUssdSessionDebugResponses, InvokeAgentToolData, InvokeAgentToolErrors, InvokeAgentToolResponses, ListAgentPluginsData, ListAgentPluginsErrors, ListAgentPluginsResponses, ListAgentToolsAnthropicData, ListAgentToolsAnthropicErrors, ListAgentToolsAnthropicResponses, ListAgentToolsData, ListAgentToolsErrors, ListAgentToolsOpenAiData, ListAgentToolsOpenAiErrors, ListAgentToolsOpenAiResponses, ListAgentToolsResponses, ListClaimsData, ListClaimsErrors, ListClaimsResponses, ListCollectionsData, ListCollectionsErrors, ListCollectionsResponses, ListEntitiesData, ListEntitiesErrors, ListEntitiesResponses, ListUssdSessionsData, ListUssdSessionsErrors, ListUssdSessionsResponses, PostAgentMcpData, PostAgentMcpErrors, PostAgentMcpResponses, PostUssdData, PostUssdErrors, PostUssdResponses, PostUssdSessionEventData, PostUssdSessionEventErrors, PostUssdSessionEventResponses, RevealDrawData, RevealDrawErrors, RevealDrawResponses, SubmitClaimData, SubmitClaimErrors, SubmitClaimResponses, UpdateCollectionData, UpdateCollectionErrors, UpdateCollectionResponses, UpdateEntityData, UpdateEntityErrors, UpdateEntityResponses, VerifyCredentialData, VerifyCredentialErrors, VerifyCredentialResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -292,7 +292,7 @@ export const getCollection = <ThrowOnError extends boolean = false>(options: Opt
 /**
  * Change who may submit claims into a collection (its creator only)
  *
- * Replaces `submitters` and `openToAll`, each when sent; nothing else of a collection changes. Only the collection's creator may (403 otherwise, also for `default` and `ussd`, which the service keeps). A collection open to every key names no submitters (400 rule open-or-submitters). A claim already in flight is checked against the access it read.
+ * Replaces `submitters` and `openToAll`, each when sent, and declares `selectionDesign` for a collection that has none (409 if it has one); nothing else of a collection changes. Only the collection's creator may (403 otherwise, also for `default` and `ussd`, which the service keeps). A collection open to every key names no submitters (400 rule open-or-submitters). A claim already in flight is checked against the access it read.
  */
 export const updateCollection = <ThrowOnError extends boolean = false>(options: Options<UpdateCollectionData, ThrowOnError>) => (options.client ?? client).patch<UpdateCollectionResponses, UpdateCollectionErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -302,6 +302,41 @@ export const updateCollection = <ThrowOnError extends boolean = false>(options: 
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Draw the campaign's households (commit; reveal with POST .../reveal)
+ *
+ * The collection's creator lists the frame. In a simple- or stratified-random campaign Hearth fixes a random seed and publishes its commitment with the frame (status committed); POST .../reveal then publishes the seed and the households drawn. In a full-population campaign whose frame is listed in draws, the draw is a census: every frame member is drawn at once. 409 for a campaign without a design, a self-selected one, one whose frame is the registered households, or a draw that `replaces` one already replaced; 400 for a frame or sample sizes that do not fit the design.
+ */
+export const createDraw = <ThrowOnError extends boolean = false>(options: Options<CreateDrawData, ThrowOnError>) => (options.client ?? client).post<CreateDrawResponses, CreateDrawErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/collections/{id}/draws',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * A draw with every input (frame, digest, seed commitment, seed once revealed, households drawn)
+ */
+export const getDraw = <ThrowOnError extends boolean = false>(options: Options<GetDrawData, ThrowOnError>) => (options.client ?? client).get<GetDrawResponses, GetDrawErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/collections/{id}/draws/{drawId}',
+    ...options
+});
+
+/**
+ * Reveal a committed draw's seed and draw its households (the collection's creator)
+ *
+ * Publishes the seed whose commitment was published with the draw, and the households it draws. Revealing a drawn draw again changes nothing and answers it as it is.
+ */
+export const revealDraw = <ThrowOnError extends boolean = false>(options: Options<RevealDrawData, ThrowOnError>) => (options.client ?? client).post<RevealDrawResponses, RevealDrawErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/collections/{id}/draws/{drawId}/reveal',
+    ...options
 });
 
 /**

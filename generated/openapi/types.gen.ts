@@ -577,9 +577,10 @@ export type CollectionCreateRequest = {
     name: string;
     description?: string;
     /**
-     * How households were randomly selected; meets KPT rule 5 for every claim of the collection.
+     * How households were selected, in words, for readers; documentation only: KPT rule 5 is decided by `selectionDesign`.
      */
     selectionMethod?: string;
+    selectionDesign?: SelectionDesign;
     /**
      * Principals besides the creator whose keys may submit claims into the collection (a field partner, the USSD gateway's USSD_PRINCIPAL_DID). Omitted: the creator's keys only.
      */
@@ -599,6 +600,10 @@ export type CollectionUpdateRequest = {
      * Whether every key with claims:write may submit claims into the collection.
      */
     openToAll?: boolean;
+    /**
+     * Declares the design of a collection that has none yet (collections made before designs existed); a declared design never changes (409).
+     */
+    selectionDesign?: SelectionDesign;
 };
 
 export type Collection = {
@@ -606,6 +611,7 @@ export type Collection = {
     name: string;
     description?: string;
     selectionMethod?: string;
+    selectionDesign?: SelectionDesign;
     createdBy: Did;
     /**
      * Principals besides the creator whose keys may submit claims into the collection.
@@ -616,6 +622,115 @@ export type Collection = {
      */
     openToAll: boolean;
     createdAt: string;
+};
+
+/**
+ * How the campaign's households were selected, as data: KPT rule 5 (random selection verified) passes only for a household in the frame of a full-population campaign, or drawn by a random draw of the campaign (POST /v1/collections/{id}/draws). A self-selected campaign's claims are stored, never pass rule 5 (they are rejected on it, and the report counts them apart); a collection without a design passes rule 5 for no claim.
+ */
+export type SelectionDesign = {
+    /**
+     * full-population: every household of the frame is in the campaign (a census); simple-random: a random draw of the frame; stratified-random: a random draw in each stratum; self-selected: households enrolled themselves (not a random sample).
+     */
+    type: 'full-population' | 'simple-random' | 'stratified-random' | 'self-selected';
+    /**
+     * The sampling frame in words (the population households are selected from).
+     */
+    frame: string;
+    /**
+     * Where the frame's households are listed (absent: draws, and so answered). draws: in the campaign's draws (a full population is listed with a census draw); registered-households: the households registered on this service as twin entities by the campaign's creator or submitters (full-population only; the default `ussd` collection's frame).
+     */
+    frameSource?: 'draws' | 'registered-households';
+    /**
+     * How households were selected or enrolled, in words.
+     */
+    procedure: string;
+    /**
+     * The strata of a stratified-random design (and of no other).
+     */
+    strata?: Array<StratumName>;
+};
+
+export type StratumName = string;
+
+export type DrawId = string;
+
+export type FrameMember = {
+    household: Did;
+    /**
+     * Its stratum; required in a stratified-random campaign, absent otherwise.
+     */
+    stratum?: StratumName;
+};
+
+export type DrawCreateRequest = {
+    /**
+     * Every household that could be drawn (each once). A large frame may need a larger BODY_LIMIT.
+     */
+    frame: Array<FrameMember>;
+    /**
+     * Households to draw in a simple-random campaign (at most the frame's size).
+     */
+    sampleSize?: number;
+    /**
+     * Households to draw in each stratum of a stratified-random campaign (every stratum named, each at most its frame's size).
+     */
+    sampleSizes?: {
+        [key: string]: number;
+    };
+    /**
+     * The draw of this campaign this one replaces (a redraw): once this one is drawn, the households of the replaced draw no longer pass rule 5 for new claims. A draw is replaced at most once.
+     */
+    replaces?: DrawId;
+};
+
+export type DrawSample = {
+    /**
+     * Absent for a simple-random draw and a census (one stratum, the whole frame).
+     */
+    stratum?: StratumName;
+    frameSize: number;
+    sampleSize: number;
+    /**
+     * The households drawn, in the order of the algorithm (smallest rank first); empty until the draw is revealed.
+     */
+    drawn: Array<Did>;
+};
+
+/**
+ * A draw of households, with every input published so anyone can recompute it. Random draws are committed, then revealed: the seed's SHA-256 (seedCommitment) is published with the frame before the seed (seed, after reveal). Algorithm hearth-draw-sha256-rank/1: for each stratum s (the empty string when there are none), every frame member h of s is ranked by SHA-256 of the UTF-8 text `<seed hex> ":" s ":" <h's DID>` (compared as bytes); the sampleSize smallest are drawn. frameDigest is the SHA-256 of the RFC 8785 canonical JSON of `frame` (sorted by household DID, as published here); seedCommitment is the SHA-256 of the 32 seed bytes. A census (full-population campaign, algorithm hearth-census/1) draws every frame member, with no seed. A draw never changes once drawn; a redraw is a new draw naming the one it replaces.
+ */
+export type Draw = {
+    id: DrawId;
+    collectionId: CollectionId;
+    design: 'full-population' | 'simple-random' | 'stratified-random';
+    algorithm: 'hearth-draw-sha256-rank/1' | 'hearth-census/1';
+    /**
+     * committed = the seed is fixed and its commitment published, not yet revealed.
+     */
+    status: 'committed' | 'drawn';
+    /**
+     * The frame, sorted by household DID.
+     */
+    frame: Array<FrameMember>;
+    frameDigest: string;
+    frameSize: number;
+    /**
+     * SHA-256 of the seed bytes, hex; published when the draw is created (random draws only).
+     */
+    seedCommitment?: string;
+    /**
+     * The 32 seed bytes, hex; present once the draw is revealed.
+     */
+    seed?: string;
+    samples: Array<DrawSample>;
+    replaces?: DrawId;
+    /**
+     * The draw that replaces this one, once there is one.
+     */
+    replacedBy?: DrawId;
+    createdBy: Did;
+    createdAt: string;
+    revealedAt?: string;
 };
 
 export type CollectionPage = {
@@ -642,6 +757,23 @@ export type GroupStatistics = {
 
 export type KptReport = {
     collectionId: CollectionId;
+    /**
+     * How the counted households were selected (KPT rule 5), and the claims kept apart.
+     */
+    selection: {
+        /**
+         * The collection's selection design; null when it declares none (then no claim passes rule 5).
+         */
+        design: SelectionDesign | null;
+        /**
+         * The drawn draws whose households pass rule 5 (not replaced by a drawn redraw).
+         */
+        draws: Array<DrawId>;
+        /**
+         * Claims rejected on rule 5 (a self-selected campaign's, or households outside the frame or the draws): stored, never counted in the figures below.
+         */
+        claimsHeldApart: number;
+    };
     generatedAt: string;
     /**
      * Verified claims the report is computed from (their credentials are neither revoked nor suspended).
@@ -2181,6 +2313,10 @@ export type UpdateCollectionErrors = {
      */
     404: Problem;
     /**
+     * The collection already declares a selection design (a design never changes).
+     */
+    409: Problem;
+    /**
      * The request body is larger than BODY_LIMIT.
      */
     413: Problem;
@@ -2208,6 +2344,191 @@ export type UpdateCollectionResponses = {
 };
 
 export type UpdateCollectionResponse = UpdateCollectionResponses[keyof UpdateCollectionResponses];
+
+export type CreateDrawData = {
+    body: DrawCreateRequest;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
+    path: {
+        id: CollectionId;
+    };
+    query?: never;
+    url: '/v1/collections/{id}/draws';
+};
+
+export type CreateDrawErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+    /**
+     * The campaign's design draws no households this way, or the replaced draw is already replaced.
+     */
+    409: Problem;
+    /**
+     * The request body is larger than BODY_LIMIT.
+     */
+    413: Problem;
+    /**
+     * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
+     */
+    415: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type CreateDrawError = CreateDrawErrors[keyof CreateDrawErrors];
+
+export type CreateDrawResponses = {
+    /**
+     * The draw, committed (random) or drawn (census).
+     */
+    201: Draw;
+};
+
+export type CreateDrawResponse = CreateDrawResponses[keyof CreateDrawResponses];
+
+export type GetDrawData = {
+    body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
+    path: {
+        id: CollectionId;
+        drawId: DrawId;
+    };
+    query?: never;
+    url: '/v1/collections/{id}/draws/{drawId}';
+};
+
+export type GetDrawErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type GetDrawError = GetDrawErrors[keyof GetDrawErrors];
+
+export type GetDrawResponses = {
+    /**
+     * The draw.
+     */
+    200: Draw;
+};
+
+export type GetDrawResponse = GetDrawResponses[keyof GetDrawResponses];
+
+export type RevealDrawData = {
+    body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
+    path: {
+        id: CollectionId;
+        drawId: DrawId;
+    };
+    query?: never;
+    url: '/v1/collections/{id}/draws/{drawId}/reveal';
+};
+
+export type RevealDrawErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type RevealDrawError = RevealDrawErrors[keyof RevealDrawErrors];
+
+export type RevealDrawResponses = {
+    /**
+     * The draw, drawn.
+     */
+    200: Draw;
+};
+
+export type RevealDrawResponse = RevealDrawResponses[keyof RevealDrawResponses];
 
 export type GetCollectionReportData = {
     body?: never;

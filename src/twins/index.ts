@@ -8,6 +8,7 @@ import { dbClientOf } from '../platform/db/index.ts';
 import { ClaimSealer } from './claims/claim-sealer.ts';
 import { ClaimService } from './claims/claims.service.ts';
 import { CollectionService } from './claims/collections.service.ts';
+import { DrawService } from './claims/draws.service.ts';
 import { CredentialStatusService } from './credentials/credential-status.service.ts';
 import { verifyCredential } from './credentials/credentials.ts';
 import { EntityService } from './entities/entities.service.ts';
@@ -63,6 +64,7 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
     entities,
     claims,
     collections,
+    draws: new DrawService(db, now),
     statuses,
     base,
     evidence: (cid) => findEvidence(db, cid),

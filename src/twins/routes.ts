@@ -10,6 +10,7 @@ import type {
   CollectionUpdateRequest,
   CredentialStatusChangeRequest,
   CredentialVerifyRequest,
+  DrawCreateRequest,
   EntityCreateRequest,
   EntityUpdateRequest,
   KptClaimRequest,
@@ -17,6 +18,7 @@ import type {
 } from '../../generated/openapi/types.gen.ts';
 import type { ClaimService } from './claims/claims.service.ts';
 import type { CollectionService } from './claims/collections.service.ts';
+import type { DrawService } from './claims/draws.service.ts';
 import type { StatusPurpose } from './credentials/credential-status.ts';
 import type { CredentialStatusService } from './credentials/credential-status.service.ts';
 import type { EntityService } from './entities/entities.service.ts';
@@ -28,6 +30,7 @@ export interface TwinsRouteDeps {
   entities: EntityService;
   claims: ClaimService;
   collections: CollectionService;
+  draws: DrawService;
   statuses: CredentialStatusService;
   base: PublicBase;
   evidence(cid: string): Promise<{ mediaType: string; bytes: Buffer } | undefined>;
@@ -111,8 +114,21 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
     res.json(await deps.collections.report(req.params.id));
   });
 
+  router.post('/v1/collections/:id/draws', async (req, res) => {
+    const draw = await deps.draws.create(principalOf(req), req.params.id, req.body as DrawCreateRequest);
+    res.status(201).location(link(`/v1/collections/${encodeURIComponent(draw.collectionId)}/draws/${draw.id}`)).json(draw);
+  });
+
+  router.get('/v1/collections/:id/draws/:drawId', async (req, res) => {
+    res.json(await deps.draws.get(req.params.id, req.params.drawId));
+  });
+
+  router.post('/v1/collections/:id/draws/:drawId/reveal', async (req, res) => {
+    res.json(await deps.draws.reveal(principalOf(req), req.params.id, req.params.drawId));
+  });
+
   router.patch('/v1/collections/:id', async (req, res) => {
-    res.json(await deps.collections.updateAccess(principalOf(req), req.params.id, req.body as CollectionUpdateRequest));
+    res.json(await deps.collections.update(principalOf(req), req.params.id, req.body as CollectionUpdateRequest));
   });
 
   router.get('/v1/collections/:id', async (req, res) => {

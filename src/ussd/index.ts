@@ -80,8 +80,9 @@ export interface UssdArea extends Area {
 }
 
 /**
- * Claims sent to a collection that is missing, or documents no selection method, would all be
- * refused or rejected: found at start-up (naming the variable), not by the first household.
+ * Claims sent to a collection that is missing, declares no selection design or a self-selected
+ * one would all be refused or rejected: found at start-up (naming the variable), not by the first
+ * household.
  */
 async function checkCollection(config: Config, twins: UssdTwinsPort, logger: Logger): Promise<void> {
   const id = config.USSD_COLLECTION_ID;
@@ -94,15 +95,17 @@ async function checkCollection(config: Config, twins: UssdTwinsPort, logger: Log
     return;
   }
   const problem = !collection
-    ? `no collection "${id}" exists; create it (POST /v1/collections with a selectionMethod) or unset the variable to use "${USSD_DEFAULT_COLLECTION_ID}"`
-    : !collection.selectionMethod
-      ? `collection "${id}" documents no selectionMethod, so every USSD claim in it would be rejected (random selection); use a collection that documents one`
-      : !collection.takesGatewayClaims
+    ? `no collection "${id}" exists; create it (POST /v1/collections with a selectionDesign) or unset the variable to use "${USSD_DEFAULT_COLLECTION_ID}"`
+    : !collection.selectionDesign
+      ? `collection "${id}" declares no selectionDesign, so every USSD claim in it would be rejected (random selection); its creator declares one (PATCH /v1/collections/${id} with "selectionDesign")`
+      : collection.selectionDesign.type === 'self-selected'
+        ? `collection "${id}" is self-selected, so every USSD claim in it would be rejected (random selection: not a random sample); use a full-population or random design`
+        : !collection.takesGatewayClaims
         ? `collection "${id}" does not take claims from USSD_PRINCIPAL_DID (${config.USSD_PRINCIPAL_DID}); its creator adds that principal to the collection's submitters (PATCH /v1/collections/${id} with "submitters")`
         : undefined;
   if (problem) throw invalidConfig('USSD_COLLECTION_ID', problem);
   if (id === USSD_DEFAULT_COLLECTION_ID && config.NODE_ENV === 'production') {
-    logger.warn({ collection: id }, 'USSD claims go to the self-enrolment collection; set USSD_COLLECTION_ID to a campaign collection with random selection');
+    logger.warn({ collection: id }, 'USSD claims go to the full-population campaign of the households registered on this service; a campaign over a wider population draws its households in a collection of its own (USSD_COLLECTION_ID)');
   }
 }
 

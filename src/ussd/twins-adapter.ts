@@ -97,7 +97,7 @@ export function ussdTwinsPort(
     },
     async collection() {
       const found = await twins.collections.entrustToArea(collectionId, principalDid);
-      return found && { id: found.id, selectionMethod: found.selectionMethod, takesGatewayClaims: maySubmitInto(found, principalDid) };
+      return found && { id: found.id, selectionDesign: found.selectionDesign, takesGatewayClaims: maySubmitInto(found, principalDid) };
     },
     async claim(claimId) {
       const found = await twins.claims.get(claimId);

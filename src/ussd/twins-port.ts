@@ -2,7 +2,7 @@
 // claims submitted through area A's services, as steps that run in the unit of work of area B's
 // use case (accounts.ts, claims.ts), which stores its own writes in the same transaction.
 // twins-adapter.ts implements it on those services; tests implement it with doubles.
-import type { ClaimStatus, ExternalFactors, KptClaim, TestGroup } from '../../generated/openapi/types.gen.ts';
+import type { ClaimStatus, ExternalFactors, KptClaim, SelectionDesign, TestGroup } from '../../generated/openapi/types.gen.ts';
 import type { Sql } from '../platform/db/sql.ts';
 
 /** A claim as area A reports it: `reasonRule` is the rule id of the first reason of a rejected or pending claim. */
@@ -84,5 +84,5 @@ export interface UssdTwinsPort {
    * One the migrations made (`ussd`) is first entrusted to the gateway's principal;
    * `takesGatewayClaims` says whether that principal may submit into it.
    */
-  collection(): Promise<{ id: string; selectionMethod?: string; takesGatewayClaims: boolean } | undefined>;
+  collection(): Promise<{ id: string; selectionDesign?: SelectionDesign; takesGatewayClaims: boolean } | undefined>;
 }

@@ -3,13 +3,15 @@
 import { expect } from 'chai';
 import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
-import { changeCredentialStatus, createCollection, createEntity, submitClaim } from '../../generated/openapi/sdk.gen.ts';
+import { changeCredentialStatus, createCollection, createDraw, createEntity, submitClaim } from '../../generated/openapi/sdk.gen.ts';
 import { EvaluationStatus } from '../../generated/proto/ixo/claims/v1beta1/claims_pb.ts';
 import { ClaimsQuery, EntityQuery } from '../../src/chain/services.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 
 const CONTROLLER = 'did:ixo:entity:0000000000000000000000000000c0de';
+
+const CENSUS = { type: 'full-population', frame: 'The households of the test register', procedure: 'Every household of the register' } as const;
 
 forEachDatabase('chain routes over the embedded node', (t) => {
   let server: TestServer;
@@ -34,6 +36,12 @@ forEachDatabase('chain routes over the embedded node', (t) => {
     testPeriod: { startDate: '2024-06-01', endDate: '2024-06-03', durationDays: 3 },
     externalFactors: { ...(opts.season === undefined ? { season: 'dry' } : {}), culturalEvents: ['none'], occupationalFactors: ['farming'] },
   });
+
+  /** Lists households (by the last hex digits of their DIDs) in the census of a full-population collection: rule 5 holds for them. */
+  const census = async (client: TestServer['client'], id: string, households: string[]) => {
+    const res = await createDraw({ client, headers: auth, path: { id }, body: { frame: households.map((h) => ({ household: `did:ixo:entity:${h.padStart(32, '0')}` })) } });
+    expect(res.response.status, JSON.stringify(res.error)).to.equal(201);
+  };
 
   before(async () => {
     server = await startTestServer(t.db, { CHAIN_CLAIMS_NETWORK_FEE_PERCENTAGE: '0.1', CHAIN_CLAIMS_IXO_ACCOUNT: 'ixo1network', CHAIN_TOKEN_IXO1155_CONTRACT_CODE: '25' });
@@ -66,8 +74,9 @@ forEachDatabase('chain routes over the embedded node', (t) => {
       dids.push((e.data as any).did);
     }
 
-    const col = await createCollection({ client, headers: auth, body: { id: 'kpt-malawi', name: 'KPT Malawi', selectionMethod: 'random draw from the household register' } });
+    const col = await createCollection({ client, headers: auth, body: { id: 'kpt-malawi', name: 'KPT Malawi', selectionDesign: CENSUS } });
     expect(col.response.status, JSON.stringify(col.error)).to.equal(201);
+    await census(client, 'kpt-malawi', ['a01', 'a02', 'a03']);
 
     // A reference claim waits for its control group; the aligned intervention claim below
     // completes the pair and both end verified.
@@ -83,8 +92,9 @@ forEachDatabase('chain routes over the embedded node', (t) => {
     expect(verified.response.status, JSON.stringify(verified.error)).to.be.oneOf([200, 201, 202]);
     claims.verified = verified.data;
     // Alone in its collection, a reference claim stays pending.
-    const other = await createCollection({ client, headers: auth, body: { id: 'kpt-zambia', name: 'KPT Zambia', selectionMethod: 'census' } });
+    const other = await createCollection({ client, headers: auth, body: { id: 'kpt-zambia', name: 'KPT Zambia', selectionDesign: CENSUS } });
     expect(other.response.status, JSON.stringify(other.error)).to.equal(201);
+    await census(client, 'kpt-zambia', ['a04']);
     const pending = await submitClaim({ client, headers: auth, body: claimBody('did:ixo:entity:00000000000000000000000000000a04', 'reference', { collectionId: 'kpt-zambia' }) as any });
     expect(pending.response.status, JSON.stringify(pending.error)).to.be.oneOf([200, 201, 202]);
     claims.pending = pending.data;
@@ -344,7 +354,8 @@ forEachDatabase('chain routes over the embedded node', (t) => {
     // Last: it adds a collection and claims the listings above count.
     it('a verified claim whose credential is withdrawn is no longer APPROVED: FLAGGED while suspended, INVALIDATED once revoked, and so counted', async () => {
       const client = server.client;
-      await createCollection({ client, headers: auth, body: { id: 'kpt-withdrawn', name: 'Withdrawn', selectionMethod: 'random draw' } });
+      await createCollection({ client, headers: auth, body: { id: 'kpt-withdrawn', name: 'Withdrawn', selectionDesign: CENSUS } });
+      await census(client, 'kpt-withdrawn', ['b11', 'b12']);
       const ref = (await submitClaim({ client, headers: auth, body: claimBody('did:ixo:entity:00000000000000000000000000000b11', 'reference', { collectionId: 'kpt-withdrawn' }) as any })).data!;
       const int = (await submitClaim({ client, headers: auth, body: claimBody('did:ixo:entity:00000000000000000000000000000b12', 'intervention', { collectionId: 'kpt-withdrawn' }) as any })).data!;
       const revoker = { authorization: `Bearer ${await createTestKey(t.db, { principalDid: 'did:ixo:entity:0000000000000000000000000000dddd', scopes: ['credentials:revoke'] })}` };

@@ -9,6 +9,7 @@ import { expect } from 'chai';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import { migrateLatest, migrationConfig, migrationSource } from '../../src/platform/db/migrate.ts';
+import { USSD_COLLECTION_DESIGN, USSD_COLLECTION_SELECTION_METHOD } from '../../src/ussd/collections.ts';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
 
@@ -110,9 +111,7 @@ for (const kind of TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sq
       expect(fresh).to.deep.equal({ default: await ranAt('100_twins_schema'), ussd: await ranAt('203_ussd_default_collection') });
       for (const at of Object.values(fresh)) expect(Date.parse(at)).to.be.within(before - 1000, Date.now());
       // As a database migrated before them has them: the epoch, and the seeding migrations run a year ago.
-      const config = await migrationConfig(db);
-      await db.migrate.down(config);
-      await db.migrate.down(config);
+      await migrateTo(db, '407_twins_feed_index_for_followers');
       expect(Object.values(await createdAt())).to.deep.equal([new Date(0).toISOString(), new Date(0).toISOString()]);
       const yearAgo = new Date(Date.now() - 365 * 86_400_000);
       await db('knex_migrations').update({ migration_time: yearAgo }).whereIn('name', ['100_twins_schema', '203_ussd_default_collection']);
@@ -133,6 +132,24 @@ for (const kind of TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sq
         ['kisumu', ['did:ixo:entity:agent', 'did:ixo:entity:gateway'], false],
         ['ussd', [], false],
       ]);
+    });
+
+    it('410, 411: a collection made before declares no selection design (its free text proves no draw); ussd becomes the census of the households registered over USSD, and back', async () => {
+      await migrateTo(db, '409_ussd_collection_created_at');
+      await db('kpt_collections').insert({ id: 'kisumu', name: 'Kisumu', description: null, selection_method: 'Random draw', created_by: 'did:ixo:entity:creator', created_at: AT });
+      const selfEnrolment = (await db<{ id: string; selection_method: string }>('kpt_collections').where('id', 'ussd').first('selection_method'))!;
+      expect(selfEnrolment.selection_method).to.match(/^Self-enrolment: .* Not a random sample;/);
+      await migrateLatest(db);
+      const designs = async () => (await db('kpt_collections').select('id', 'selection_method', 'selection_design').orderBy('id')) as { id: string; selection_method: string | null; selection_design: string | null }[];
+      const after = await designs();
+      expect(after.map((r) => [r.id, r.selection_design && (JSON.parse(r.selection_design) as unknown)])).to.deep.equal([
+        ['default', null],
+        ['kisumu', null],
+        ['ussd', USSD_COLLECTION_DESIGN],
+      ]);
+      expect(after.map((r) => r.selection_method)).to.deep.equal([null, 'Random draw', USSD_COLLECTION_SELECTION_METHOD]);
+      await migrateTo(db, '410_twins_selection_designs');
+      expect((await designs()).find((r) => r.id === 'ussd')).to.deep.equal({ id: 'ussd', selection_method: selfEnrolment.selection_method, selection_design: null });
     });
 
     it("405: moves every credential status row onto its claim, leaves the others standing, and its down migration gives the rows back", async () => {

@@ -14,9 +14,11 @@ function validatorKey(): ValidatorKey {
   return { did, verificationMethod: `${did}#${did.slice('did:key:'.length)}`, privateKey };
 }
 
+const SELECTION = { design: 'simple-random', frame: 'The programme register', drawId: 'drw_0123456789abcdef0123456789abcdef' } as const;
+
 function sealInput(n: number, withCredential = true): SealInput {
   const claim = { ...kptClaim({ testGroup: n % 2 ? 'intervention' : 'reference' }), collectionId: `collection-${n}` } as NormalisedClaim;
-  return { id: `kpt_${randomBytes(16).toString('hex')}`, claim, submittedBy: 'did:ixo:entity:0000000000000000000000000000aaaa', at: new Date(Date.UTC(2026, 2, 5, 0, 0, n)).toISOString(), withCredential, issuance: { base: 'https://hearth.example.org', statusIndex: n } };
+  return { id: `kpt_${randomBytes(16).toString('hex')}`, claim, submittedBy: 'did:ixo:entity:0000000000000000000000000000aaaa', at: new Date(Date.UTC(2026, 2, 5, 0, 0, n)).toISOString(), withCredential, selection: SELECTION, issuance: { base: 'https://hearth.example.org', statusIndex: n } };
 }
 
 /** The sealer's thread, which is private: reached from outside, a crash or a failed send looks to the sealer as it would in use. */
@@ -48,6 +50,11 @@ describe('claim sealer', function () {
       }
       const vc = JSON.parse(seal.credential!.verifiableCredential);
       expect(vc.credentialSubject.claimId).to.equal(inputs[n]!.id);
+      expect(vc.credentialSubject).to.include({
+        selectionDesign: 'simple-random',
+        selectionFrame: 'The programme register',
+        selectionDraw: `https://hearth.example.org/v1/collections/collection-${n}/draws/${SELECTION.drawId}`,
+      });
       expect(vc.credentialStatus[0].statusListIndex).to.equal(String(n));
       expect((await verifyCredential(vc, { trusted: new Set([key.did]), now: new Date('2026-04-01T00:00:00Z') })).verified).to.equal(true);
     }
@@ -58,7 +65,7 @@ describe('claim sealer', function () {
     await sealer.whenReady();
     const credentials: CredentialInput[] = Array.from({ length: 10 }, (_, n) => {
       const input = sealInput(n);
-      return { claimId: input.id, claimCid: sealClaim(input, key).claimCid, body: input.claim, now: '2026-03-09T10:00:00.000Z', issuance: input.issuance };
+      return { claimId: input.id, claimCid: sealClaim(input, key).claimCid, body: input.claim, now: '2026-03-09T10:00:00.000Z', selection: SELECTION, issuance: input.issuance };
     });
     const sealed = await Promise.all(credentials.map((c) => sealer.sealCredential(c)));
     expect(sealer.onThread).to.equal(true);

@@ -1,8 +1,8 @@
 // POST/GET /v1/claims through the generated SDK: status codes, the eight KPT rules, pending ->
 // verified, idempotency and concurrency, on SQLite and PostgreSQL.
 import { expect } from 'chai';
-import { changeCredentialStatus, createCollection, createEntity, getClaim, getCollection, listClaims, submitClaim, updateCollection, verifyCredential } from '../../generated/openapi/sdk.gen.ts';
-import type { KptClaim, KptClaimRequest, Problem } from '../../generated/openapi/types.gen.ts';
+import { changeCredentialStatus, createCollection, createDraw, createEntity, getClaim, getCollection, getCollectionReport, listClaims, submitClaim, updateCollection, verifyCredential } from '../../generated/openapi/sdk.gen.ts';
+import type { CollectionCreateRequest, KptClaim, KptClaimRequest, Problem } from '../../generated/openapi/types.gen.ts';
 import { rowsOf, type Db } from '../../src/platform/db/index.ts';
 import { inTransaction, type Sql } from '../../src/platform/db/sql.ts';
 import { conflictWith, DomainError } from '../../src/platform/domain-errors.ts';
@@ -13,7 +13,7 @@ import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 import { encodeCursor } from '../../src/twins/paging.ts';
 import { ClaimSealer } from '../../src/twins/claims/claim-sealer.ts';
-import { householdDid, kptClaim, OTHER_DID, PARTNER_DID, startTwinsHarness, twinsTableContents, withTwinsArea, type TwinsHarness } from './fixtures.ts';
+import { CAMPAIGN_ID, CENSUS_DESIGN, createFramedCollection, householdDid, kptClaim, OTHER_DID, PARTNER_DID, startTwinsHarness, twinsTableContents, unframedHouseholdDid, withTwinsArea, type TwinsHarness } from './fixtures.ts';
 
 /** The PostgreSQL backend a connection (held by a transaction) runs on. */
 const backendPid = async (db: Db) => (await rowsOf<{ pid: number }>(db.raw('select pg_backend_pid() as pid')))[0]!.pid;
@@ -80,7 +80,7 @@ forEachDatabase('KPT claims', (t) => {
         return { status: res.status, text };
       };
       const collectionId = 'json-text';
-      await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: 'JSON text' } });
+      await createFramedCollection(h.server, h.key, { id: collectionId, name: 'JSON text' });
       // Rule 4 fails: rejected, without a credential.
       const first = await raw('POST', '/v1/claims', kptClaim({ collectionId, externalFactors: { culturalEvents: ['none'], occupationalFactors: ['farming'] } }));
       const rejectedClaim = JSON.parse(first.text) as KptClaim;
@@ -109,7 +109,7 @@ forEachDatabase('KPT claims', (t) => {
 
     it('a claim that completes pending claims of the other group verifies each of them', async () => {
       const collectionId = `completing-${Date.now()}`;
-      await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: 'Completing' } });
+      await createFramedCollection(h.server, h.key, { id: collectionId, name: 'Completing' });
       const pending: string[] = [];
       for (let i = 0; i < 30; i++) pending.push((await submit(kptClaim({ collectionId }))).claim.id);
       const res = await submit(kptClaim({ collectionId, testGroup: 'intervention' }));
@@ -339,17 +339,64 @@ forEachDatabase('KPT claims', (t) => {
   });
 
   describe('rule 5: random selection verified', () => {
-    it('rejects a claim without selection evidence in a collection that documents no method', async () => {
-      const res = await submit(kptClaim({ evidence: [{ type: 'photo', uri: 'ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi' }] }));
-      expect(res.claim.status).to.equal('rejected');
-      expect(res.claim.reasons).to.deep.equal([{ rule: 'random-selection-verified', message: res.claim.reasons[0]!.message }]);
-    });
-    it('accepts the selection method documented on the collection instead', async () => {
-      const col = await createCollection({ client: h.server.client, auth: h.key, body: { id: 'rule5-campaign', name: 'Rule 5', selectionMethod: 'Random draw from the programme register' } });
+    const rule5 = (claim: KptClaim) => claim.checks.find((c) => c.rule === 'random-selection-verified')!;
+
+    it('a collection declaring no design passes it for no claim: selection evidence on the claim and a selectionMethod are documentation, not proof', async () => {
+      const col = await createCollection({ client: h.server.client, auth: h.key, body: { id: 'rule5-undeclared', name: 'Rule 5', selectionMethod: 'Random draw from the programme register' } });
       expect(col.response.status).to.equal(201);
-      const { ref, int } = await pair({ collectionId: 'rule5-campaign', evidence: undefined });
-      expect(ref.claim.checks.find((c) => c.rule === 'random-selection-verified')).to.include({ outcome: 'passed' });
+      for (const collectionId of ['rule5-undeclared', undefined]) {
+        const res = await submit(kptClaim({ collectionId }));
+        expect(res.claim.status).to.equal('rejected');
+        expect(res.claim.reasons).to.deep.equal([{ rule: 'random-selection-verified', message: 'the collection declares no selection design (selectionDesign), so no household of it is shown to be randomly selected' }]);
+      }
+    });
+
+    it('a full-population campaign passes it for the households its census lists, and for no other', async () => {
+      const { ref, int } = await pair({ evidence: undefined });
+      expect(rule5(ref.claim)).to.include({ outcome: 'passed' });
+      expect(rule5(ref.claim).message).to.match(/^the household was listed in census drw_[0-9a-f]{32} of this full-population campaign$/);
       expect(int.claim.status).to.equal('verified');
+      expect(int.claim.verifiableCredential!.credentialSubject).to.include({ selectionDesign: 'full-population', selectionFrame: 'The households of the test frame' });
+      expect(int.claim.verifiableCredential!.credentialSubject.selectionDraw).to.match(new RegExp(`/v1/collections/${CAMPAIGN_ID}/draws/drw_[0-9a-f]{32}$`));
+      const outside = await submit(kptClaim({ householdId: unframedHouseholdDid(), testGroup: 'intervention' }));
+      expect(outside.claim.status).to.equal('rejected');
+      expect(outside.claim.reasons).to.deep.equal([{ rule: 'random-selection-verified', message: 'the household is not among the households drawn for this campaign (POST /v1/collections/{id}/draws)' }]);
+      expect(outside.claim).not.to.have.property('verifiableCredential');
+    });
+
+    it('a self-selected campaign stores its claims, never passes them, and its report counts them apart', async () => {
+      const design = { type: 'self-selected', frame: 'Whoever dials in', procedure: 'Households enrol themselves' } as const;
+      expect((await createCollection({ client: h.server.client, auth: h.key, body: { id: 'rule5-self', name: 'Self', selectionDesign: design } })).response.status).to.equal(201);
+      const { ref, int } = await pair({ collectionId: 'rule5-self' });
+      for (const res of [ref, int]) {
+        expect([res.status, res.claim.status]).to.deep.equal([201, 'rejected']);
+        expect(res.claim.reasons).to.deep.equal([{ rule: 'random-selection-verified', message: 'the campaign is self-selected (households enrolled themselves): not a random sample, so its claims are kept apart and never pass this rule' }]);
+      }
+      const report = (await getCollectionReport({ client: h.server.client, auth: h.key, path: { id: 'rule5-self' } })).data!;
+      expect(report.selection).to.deep.equal({ design: { ...design, frameSource: 'draws' }, draws: [], claimsHeldApart: 2 });
+      expect(report.claimsCounted).to.equal(0);
+      const draw = await createDraw({ client: h.server.client, auth: h.key, path: { id: 'rule5-self' }, body: { frame: [{ household: householdDid() }] } });
+      expect(draw.response.status).to.equal(409);
+    });
+
+    it('a design is declared once: PATCH declares it for a collection that has none, 409 for one that has; a design must fit its type', async () => {
+      await createCollection({ client: h.server.client, auth: h.key, body: { id: 'rule5-later', name: 'Later' } });
+      const patch = (body: Record<string, unknown>) => updateCollection({ client: h.server.client, auth: h.key, path: { id: 'rule5-later' }, body });
+      const declared = await patch({ selectionDesign: CENSUS_DESIGN });
+      expect(declared.response.status).to.equal(200);
+      expect(declared.data!.selectionDesign).to.deep.equal({ ...CENSUS_DESIGN, frameSource: 'draws' });
+      const again = await patch({ selectionDesign: { ...CENSUS_DESIGN, type: 'simple-random' } });
+      expect(again.response.status).to.equal(409);
+      expect((again.error as Problem).errors).to.deep.equal([{ pointer: '/body/selectionDesign', message: 'is declared already', rule: 'design-declared-once' }]);
+      expect((await getCollection({ client: h.server.client, auth: h.key, path: { id: 'rule5-later' } })).data!.selectionDesign).to.deep.equal({ ...CENSUS_DESIGN, frameSource: 'draws' });
+      const misfit = async (design: Record<string, unknown>, rule: string) => {
+        const res = await createCollection({ client: h.server.client, auth: h.key, body: { id: `misfit-${rule}`, name: 'Misfit', selectionDesign: design as never } });
+        expect(res.response.status).to.equal(400);
+        expect((res.error as Problem).errors!.map((e) => e.rule)).to.deep.equal([rule]);
+      };
+      await misfit({ ...CENSUS_DESIGN, type: 'stratified-random' }, 'design-strata');
+      await misfit({ ...CENSUS_DESIGN, strata: ['a', 'b'] }, 'design-strata');
+      await misfit({ ...CENSUS_DESIGN, type: 'simple-random', frameSource: 'registered-households' }, 'design-frame-source');
     });
   });
 
@@ -359,9 +406,15 @@ forEachDatabase('KPT claims', (t) => {
       expectContractResponse('post', '/v1/collections', { status: res.response.status, headers: res.response.headers, body: res.data ?? res.error });
       return res;
     };
+    /** A collection whose households (householdDid's) pass rule 5. */
+    const framed = async (body: CollectionCreateRequest) => {
+      const res = await createFramedCollection(h.server, h.key, body);
+      expectContractResponse('post', '/v1/collections', { status: res.response.status, headers: res.response.headers, body: res.data ?? res.error });
+      return res;
+    };
 
     it("403 for a key of another principal: a partner's counterpart claims cannot verify the campaign's claims", async () => {
-      const created = await collection({ id: 'closed-campaign', name: 'Closed', selectionMethod: 'Random draw' });
+      const created = await framed({ id: 'closed-campaign', name: 'Closed', selectionMethod: 'Random draw' });
       expect(created.data).to.deep.include({ createdBy: PARTNER_DID, submitters: [], openToAll: false });
       const ref = await submit(kptClaim({ collectionId: 'closed-campaign', testGroup: 'reference' }));
       expect(ref.claim.status).to.equal('pending');
@@ -371,9 +424,9 @@ forEachDatabase('KPT claims', (t) => {
     });
 
     it('a principal the creator names in submitters may submit, and so may every key into an open collection', async () => {
-      await collection({ id: 'shared-campaign', name: 'Shared', selectionMethod: 'Random draw', submitters: [OTHER_DID] });
+      await framed({ id: 'shared-campaign', name: 'Shared', selectionMethod: 'Random draw', submitters: [OTHER_DID] });
       const { ref } = await pair({ collectionId: 'shared-campaign' });
-      const int = await submit(kptClaim({ collectionId: 'shared-campaign', testGroup: 'intervention', householdId: 'did:ixo:entity:00000000000000000000000000000b02' }), { key: h.otherKey });
+      const int = await submit(kptClaim({ collectionId: 'shared-campaign', testGroup: 'intervention' }), { key: h.otherKey });
       expect([ref.status, int.status, int.claim.status]).to.deep.equal([201, 201, 'verified']);
       const open = await collection({ id: 'open-campaign', name: 'Open', selectionMethod: 'Random draw', openToAll: true });
       expect(open.data).to.deep.include({ submitters: [], openToAll: true });
@@ -426,7 +479,7 @@ forEachDatabase('KPT claims', (t) => {
 
   describe('rules 6 and 7: control group present, timing aligned; pending -> verified', () => {
     it('a claim whose credential is revoked or suspended is withdrawn data: it makes no control group present', async () => {
-      await createCollection({ client: h.server.client, auth: h.key, body: { id: 'withdrawn-control', name: 'Withdrawn control', selectionMethod: 'Random draw' } });
+      await createFramedCollection(h.server, h.key, { id: 'withdrawn-control', name: 'Withdrawn control' });
       const { ref, int } = await pair({ collectionId: 'withdrawn-control' });
       expect([ref.claim.status, int.claim.status]).to.deep.equal(['pending', 'verified']);
       const revoker = await createTestKey(t.db, { principalDid: 'did:ixo:entity:0000000000000000000000000000dddd', scopes: ['credentials:revoke'] });
@@ -446,7 +499,7 @@ forEachDatabase('KPT claims', (t) => {
 
     it("a claim whose group last found the other group empty is sealed without a credential; if verified after all, it is signed in its transaction", async () => {
       const collectionId = 'first-claims';
-      await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: 'First claims' } });
+      await createFramedCollection(h.server, h.key, { id: collectionId, name: 'First claims' });
       // The credentials signed ahead, by claim id, of the claims of this collection.
       const signedAhead = new Map<string, boolean>();
       const seal = Object.getOwnPropertyDescriptor(ClaimSealer.prototype, 'seal')!;
@@ -477,7 +530,7 @@ forEachDatabase('KPT claims', (t) => {
     });
 
     it('keeps a claim pending until an aligned claim of the other group arrives, then verifies both in that request', async () => {
-      await createCollection({ client: h.server.client, auth: h.key, body: { id: 'pairing', name: 'Pairing' } });
+      await createFramedCollection(h.server, h.key, { id: 'pairing', name: 'Pairing' });
       const ref = await submit(kptClaim({ collectionId: 'pairing' }));
       expect(ref.claim.status).to.equal('pending');
       expect(ref.claim.reasons.map((r) => r.rule)).to.deep.equal(['control-group-present', 'timing-aligned']);
@@ -500,7 +553,7 @@ forEachDatabase('KPT claims', (t) => {
     });
 
     it('a claim of the other group that does not overlap leaves it pending on timing only', async () => {
-      await createCollection({ client: h.server.client, auth: h.key, body: { id: 'misaligned', name: 'Misaligned' } });
+      await createFramedCollection(h.server, h.key, { id: 'misaligned', name: 'Misaligned' });
       await submit(kptClaim({ collectionId: 'misaligned' }));
       const late = await submit(kptClaim({ collectionId: 'misaligned', testGroup: 'intervention', testPeriod: { startDate: '2026-06-01', endDate: '2026-06-03' } }));
       expect(late.claim.status).to.equal('pending');
@@ -509,7 +562,7 @@ forEachDatabase('KPT claims', (t) => {
     });
 
     it('rejects a claim without testPeriod (timing cannot be aligned); a rejected claim verifies nobody', async () => {
-      await createCollection({ client: h.server.client, auth: h.key, body: { id: 'no-period', name: 'No period' } });
+      await createFramedCollection(h.server, h.key, { id: 'no-period', name: 'No period' });
       const ref = await submit(kptClaim({ collectionId: 'no-period' }));
       const int = await submit(kptClaim({ collectionId: 'no-period', testGroup: 'intervention', testPeriod: undefined }));
       expect(int.claim.status).to.equal('rejected');
@@ -663,7 +716,7 @@ forEachDatabase('KPT claims', (t) => {
 
     it(`a mixed burst (good claims of both groups, refusals, a household in both groups, resubmissions, keys reused) gets each its own answer, no 5xx, every good claim stored once and verified${instances}`, async () => {
       const collectionId = 'burst';
-      await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: 'Burst', selectionMethod: 'random draw' } });
+      await createFramedCollection(h.server, h.key, { id: collectionId, name: 'Burst' });
       const owned = (await createEntity({ client: h.server.client, auth: h.key, body: { type: 'Household', properties: {} } })).data!.did;
       const second = t.kind === 'postgres' ? await startTestServer(t.open()) : undefined;
       const claim = (householdId: string, testGroup: 'reference' | 'intervention', extra: Partial<KptClaimRequest> = {}) => kptClaim({ collectionId, householdId, testGroup, ...extra });
@@ -709,7 +762,7 @@ forEachDatabase('KPT claims', (t) => {
     it(`a reference and an intervention claim arriving at once both end verified${instances}`, async () => {
       // Each pair is alone in its collection, so neither claim can be repaired by a later one.
       const pairs = Array.from({ length: 15 }, (_, i) => `pair-${i}`);
-      for (const id of pairs) await createCollection({ client: h.server.client, auth: h.key, body: { id, name: id } });
+      for (const id of pairs) await createFramedCollection(h.server, h.key, { id, name: id });
       const second = t.kind === 'postgres' ? await startTestServer(t.open()) : undefined;
       try {
         await Promise.all(
@@ -733,7 +786,7 @@ forEachDatabase('KPT claims', (t) => {
       try {
         for (let round = 0; round < 10; round++) {
           const collectionId = `correct-race-${round}`;
-          await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: collectionId } });
+          await createFramedCollection(h.server, h.key, { id: collectionId, name: collectionId });
           const household = householdDid();
           const pending = await submit(kptClaim({ collectionId, householdId: household, testGroup: 'reference' }));
           expect(pending.claim.status).to.equal('pending');
@@ -755,7 +808,7 @@ forEachDatabase('KPT claims', (t) => {
       try {
         for (let round = 0; round < 10; round++) {
           const collections = [`race-a-${round}`, `race-b-${round}`];
-          for (const id of collections) await createCollection({ client: h.server.client, auth: h.key, body: { id, name: id } });
+          for (const id of collections) await createFramedCollection(h.server, h.key, { id, name: id });
           const household = householdDid();
           const results = await Promise.all([
             submit(kptClaim({ collectionId: collections[0], householdId: household })),
@@ -772,7 +825,7 @@ forEachDatabase('KPT claims', (t) => {
 
     it(`a reference and an intervention claim arriving at once at one instance both end verified`, async () => {
       const pairs = Array.from({ length: 10 }, (_, i) => `shared-pair-${i}`);
-      for (const id of pairs) await createCollection({ client: h.server.client, auth: h.key, body: { id, name: id } });
+      for (const id of pairs) await createFramedCollection(h.server, h.key, { id, name: id });
       const results = await Promise.all(pairs.flatMap((collectionId) => [submit(kptClaim({ collectionId, testGroup: 'reference' })), submit(kptClaim({ collectionId, testGroup: 'intervention' }))]));
       expect(results.map((r) => r.status)).to.deep.equal(results.map(() => 201));
       for (const collection of pairs) {
@@ -839,7 +892,7 @@ forEachDatabase('KPT claims', (t) => {
 
       it('a claim of the other group that counts while a claim is in flight (both see none): both end verified', async () => {
         const collectionId = `skew-${householdDid().slice(-8)}`;
-        await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: collectionId } });
+        await createFramedCollection(h.server, h.key, { id: collectionId, name: collectionId });
         await submit(kptClaim());
         const ref = await submitHeld(kptClaim({ collectionId, testGroup: 'reference' }), 'skew-ref');
         let int: ReturnType<typeof submit> | undefined;
@@ -859,7 +912,7 @@ forEachDatabase('KPT claims', (t) => {
 
       it('claims of one group in one collection do not wait for each other, pending or verified', async () => {
         const collectionId = `same-group-${householdDid().slice(-8)}`;
-        await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: collectionId } });
+        await createFramedCollection(h.server, h.key, { id: collectionId, name: collectionId });
         await submit(kptClaim());
         for (const verified of [false, true]) {
           if (verified) await submit(kptClaim({ collectionId, testGroup: 'intervention' }));
@@ -877,7 +930,7 @@ forEachDatabase('KPT claims', (t) => {
 
       it('reconciles of pending claims wait neither for each other nor hold up submissions; a correction waits for them', async () => {
         const collectionId = `reconcile-${householdDid().slice(-8)}`;
-        await createCollection({ client: h.server.client, auth: h.key, body: { id: collectionId, name: collectionId } });
+        await createFramedCollection(h.server, h.key, { id: collectionId, name: collectionId });
         await submit(kptClaim());
         // Two reconciles held mid-way: an intervention claim is in flight while a reference claim
         // is stored pending (its reconcile waits for it); once it commits, both reconciles verify
@@ -932,7 +985,7 @@ forEachDatabase('KPT claims', (t) => {
 
   describe('GET /v1/claims', () => {
     it('filters by collection, household, group and status, and pages with a cursor', async () => {
-      await createCollection({ client: h.server.client, auth: h.key, body: { id: 'listing', name: 'Listing' } });
+      await createFramedCollection(h.server, h.key, { id: 'listing', name: 'Listing' });
       const household = householdDid();
       await submit(kptClaim({ collectionId: 'listing', householdId: household }));
       for (let i = 0; i < 4; i++) await submit(kptClaim({ collectionId: 'listing', testGroup: 'intervention' }));

@@ -9,7 +9,7 @@ import { buildKptReport } from '../../src/twins/report/report.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey } from '../helpers/server.ts';
-import { kptClaim, PARTNER_DID, startTwinsHarness, type TwinsHarness } from './fixtures.ts';
+import { CAMPAIGN_ID, CENSUS_DESIGN, createFramedCollection, kptClaim, PARTNER_DID, startTwinsHarness, type TwinsHarness } from './fixtures.ts';
 
 const REFERENCE = [2.5, 2.8, 3.0, 2.7, 2.9];
 const INTERVENTION = [1.5, 1.7, 1.4, 1.8];
@@ -46,9 +46,9 @@ forEachDatabase('collections and the KPT campaign report', (t) => {
     const page = await listCollections({ client: h.server.client, auth: h.key, query: { limit: 1 } });
     expectContractResponse('get', '/v1/collections', { status: 200, headers: page.response.headers, body: page.data });
     expect(page.data!.items.map((c) => c.id)).to.deep.equal(['default']);
-    // After `default`: `ussd` (seeded for USSD claims by migration 203), then the new one.
-    const next = await listCollections({ client: h.server.client, auth: h.key, query: { limit: 2, cursor: page.data!.nextCursor } });
-    expect(next.data!.items.map((c) => c.id)).to.deep.equal(['ussd', 'kisumu-2026']);
+    // After `default`: `ussd` (seeded for USSD claims by migration 203), the harness's campaign, then the new one.
+    const next = await listCollections({ client: h.server.client, auth: h.key, query: { limit: 3, cursor: page.data!.nextCursor } });
+    expect(next.data!.items.map((c) => c.id)).to.deep.equal(['ussd', CAMPAIGN_ID, 'kisumu-2026']);
     const missing = await getCollection({ client: h.server.client, auth: h.key, path: { id: 'nope' } });
     expect(missing.response.status).to.equal(404);
     const forbidden = await createCollection({ client: h.server.client, auth: h.readOnlyKey, body: { id: 'x', name: 'x' } });
@@ -56,7 +56,7 @@ forEachDatabase('collections and the KPT campaign report', (t) => {
   });
 
   it('reports households, days, mean, SD, savings, Welch t-test, 90% CI, precision and 90/10 sample size', async () => {
-    await createCollection({ client: h.server.client, auth: h.key, body: { id: 'report', name: 'Report' } });
+    await createFramedCollection(h.server, h.key, { id: 'report', name: 'Report' });
     const submit = (group: 'reference' | 'intervention', kgPerDay: number) =>
       submitClaim({ client: h.server.client, auth: h.key, body: kptClaim({ collectionId: 'report', testGroup: group, fuelMeasurements: { total: kgPerDay * 3, dailyLogs: [kgPerDay, kgPerDay, kgPerDay] } }) });
     for (const m of REFERENCE) await submit('reference', m);
@@ -67,6 +67,8 @@ forEachDatabase('collections and the KPT campaign report', (t) => {
     const res = await getCollectionReport({ client: h.server.client, auth: h.key, path: { id: 'report' } });
     expectContractResponse('get', '/v1/collections/{id}/report', { status: 200, headers: res.response.headers, body: res.data });
     const r = res.data!;
+    expect(r.selection).to.deep.include({ design: { ...CENSUS_DESIGN, frameSource: 'draws' }, claimsHeldApart: 0 });
+    expect(r.selection.draws).to.have.length(1);
     expect(r.claimsCounted).to.equal(9);
     expect(r.reference).to.include({ households: 5, householdDays: 15 });
     expect(r.intervention).to.include({ households: 4, householdDays: 12 });
@@ -96,7 +98,7 @@ forEachDatabase('collections and the KPT campaign report', (t) => {
   });
 
   it('leaves out claims whose credential is revoked or suspended (claimsWithdrawn), and counts a reinstated one again', async () => {
-    await createCollection({ client: h.server.client, auth: h.key, body: { id: 'withdrawn', name: 'Withdrawn' } });
+    await createFramedCollection(h.server, h.key, { id: 'withdrawn', name: 'Withdrawn' });
     const submit = async (group: 'reference' | 'intervention', kgPerDay: number) =>
       (await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim({ collectionId: 'withdrawn', testGroup: group, fuelMeasurements: { total: kgPerDay * 3, dailyLogs: [kgPerDay, kgPerDay, kgPerDay] } }) })).data!;
     const refs = [await submit('reference', 3), await submit('reference', 2)];

@@ -19,7 +19,7 @@ import { loadValidatorKey } from '../../src/twins/credentials/validator-key.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
-import { kptClaim } from './fixtures.ts';
+import { createCensusCampaign, kptClaim } from './fixtures.ts';
 import { didKeyOfSeed, independentSign, independentVerify, offlineLoader } from './independent-verifier.ts';
 
 // RFC 8032 section 7.1, test 1.
@@ -97,6 +97,7 @@ forEachDatabase('credentials and evidence', (t) => {
   before(async () => {
     server = await startTestServer(t.db);
     key = await createTestKey(t.db);
+    await createCensusCampaign(server, key);
   });
   after(() => server.stop());
 

@@ -13,7 +13,7 @@ import { offlineLoader } from './independent-verifier.ts';
 import { submitClaim } from '../../generated/openapi/sdk.gen.ts';
 import { startTestServer } from '../helpers/server.ts';
 
-const ISSUE_TERMS = ['KPTCredential', 'KPTClaimRecord', 'Evidence', 'claimId', 'collectionId', 'testGroup', 'testPeriod', 'days', 'totalFuelKg', 'meanFuelKgPerDay', 'evidenceType'];
+const ISSUE_TERMS = ['KPTCredential', 'KPTClaimRecord', 'Evidence', 'claimId', 'collectionId', 'testGroup', 'testPeriod', 'days', 'totalFuelKg', 'meanFuelKgPerDay', 'selectionDesign', 'selectionFrame', 'selectionDraw', 'evidenceType'];
 const BASE_URL = 'https://hearth.example.org';
 // Production start-up needs one (area B); any 32 bytes.
 const PIN_KEY = '00'.repeat(32);
@@ -62,10 +62,11 @@ forEachDatabase('KPT JSON-LD context', (t) => {
     expect(doc['@type']).to.include(kpt('KPTCredential'));
     const subject = doc['https://www.w3.org/2018/credentials#credentialSubject'][0];
     expect(subject['@id']).to.equal(vc.credentialSubject.id);
-    for (const term of ['claimId', 'collectionId', 'testGroup', 'testPeriod', 'days', 'totalFuelKg', 'meanFuelKgPerDay']) {
+    for (const term of ['claimId', 'collectionId', 'testGroup', 'testPeriod', 'days', 'totalFuelKg', 'meanFuelKgPerDay', 'selectionDesign', 'selectionFrame', 'selectionDraw']) {
       expect(subject[kpt(term)], term).to.be.an('array').with.length(1);
     }
     expect(subject[kpt('totalFuelKg')][0]['@value']).to.equal(vc.credentialSubject.totalFuelKg);
+    expect(subject[kpt('selectionDraw')][0]['@id']).to.equal(vc.credentialSubject.selectionDraw);
     expect(subject[kpt('testPeriod')][0][kpt('startDate')][0]).to.deep.equal({ '@value': '2026-09-01', '@type': 'http://www.w3.org/2001/XMLSchema#date' });
     const evidence = doc['https://www.w3.org/2018/credentials#evidence'];
     expect(evidence[0]['@type']).to.deep.equal([kpt('Evidence'), kpt('KPTClaimRecord')]);

@@ -54,9 +54,9 @@ describe('KPT rule helpers', () => {
     });
     // Every context the database can give: verified somewhere implies canBeVerified.
     for (const claim of Object.values(claims)) {
-      for (const collectionSelectionMethod of [false, true]) {
+      for (const passed of [false, true]) {
         for (const [otherGroupPresent, otherGroupAligned] of [[false, false], [true, false], [true, true]] as const) {
-          const { status } = evaluateKptRules(claim, { collectionSelectionMethod, otherGroupPresent, otherGroupAligned });
+          const { status } = evaluateKptRules(claim, { selection: { passed, message: '' }, otherGroupPresent, otherGroupAligned });
           if (status === 'verified') expect(canBeVerified(claim)).to.equal(true);
         }
       }

@@ -10,6 +10,7 @@ import { listen } from '../../src/platform/server.ts';
 import type { ClaimStatus } from '../../generated/openapi/types.gen.ts';
 import type { Sql } from '../../src/platform/db/sql.ts';
 import type { UssdTwinsPort } from '../../src/ussd/index.ts';
+import { USSD_COLLECTION_DESIGN } from '../../src/ussd/collections.ts';
 import type { ClaimSummary, KptClaimSubmission } from '../../src/ussd/twins-port.ts';
 
 export const TEST_PIN_KEY = 'ab'.repeat(32);
@@ -166,7 +167,7 @@ export class RecordingTwins implements UssdTwinsPort {
     return this.claims.filter((c) => c.householdDid === householdDid).at(-1);
   }
   async collection() {
-    return { id: 'ussd', selectionMethod: 'Self-enrolment', takesGatewayClaims: true };
+    return { id: 'ussd', selectionDesign: USSD_COLLECTION_DESIGN, takesGatewayClaims: true };
   }
 }
 

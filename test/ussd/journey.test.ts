@@ -2,6 +2,7 @@
 // service, the seeded `ussd` collection): create an account, log today, yesterday and the day
 // before, send the claim, check its status, in English and in Swahili. Two households on the
 // two stoves, the same days: the second claim verifies both.
+import { USSD_COLLECTION_DESIGN } from '../../src/ussd/collections.ts';
 import { expect } from 'chai';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey } from '../helpers/server.ts';
@@ -132,6 +133,13 @@ forEachDatabase('USSD household journey (make start defaults)', (t) => {
     const aClaim = await claimOf(aRef);
     expect(await a3.send('4')).to.equal(`CON Claim ${aRef} of ${cldrDate('en-GB', aClaim.createdAt)}: Accepted.\n0. Back`);
     expect(aClaim.status).to.equal('verified');
+    // Verified under a design that is true of them: the census of the households registered over USSD, stated as such.
+    for (const claim of [aClaim, bClaim]) {
+      expect(claim.checks.find((c: { rule: string }) => c.rule === 'random-selection-verified')).to.include({ outcome: 'passed' });
+      expect(claim.verifiableCredential.credentialSubject).to.include({ selectionDesign: 'full-population', selectionFrame: USSD_COLLECTION_DESIGN.frame });
+    }
+    const report = await (await fetch(`${server.baseUrl}/v1/collections/ussd/report`, { headers: { Authorization: `Bearer ${key}` } })).json();
+    expect(report.selection).to.deep.equal({ design: USSD_COLLECTION_DESIGN, draws: [], claimsHeldApart: 0 });
 
     for (const phone of [a, a2, b, b2, b3, a3]) for (const line of phone.transcript) expect(line.length).to.be.at.most(182);
   });

@@ -298,6 +298,9 @@ forEachDatabase('USSD with area A (twins and claims)', (t) => {
   });
 });
 
+/** A partner's census of the households the gateway registers. */
+const REGISTERED_CENSUS = { type: 'full-population', frameSource: 'registered-households', frame: 'Households registered over USSD in the programme area', procedure: 'Every registered household' } as const;
+
 forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
   let server: UssdTestServer;
   let key: string;
@@ -305,7 +308,7 @@ forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
     // The collection exists before start-up, which checks it.
     await new CollectionService(t.db).create(
       { keyId: 'test', did: GATEWAY_DID, scopes: [] },
-      { id: 'ussd-campaign', name: 'USSD campaign', selectionMethod: 'Random draw from the programme register' },
+      { id: 'ussd-campaign', name: 'USSD campaign', selectionDesign: REGISTERED_CENSUS },
     );
     server = await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID, USSD_COLLECTION_ID: 'ussd-campaign' });
     key = await createTestKey(t.db, { scopes: ['claims:read', 'claims:write'] });
@@ -320,20 +323,20 @@ forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
     expect(() => configWith({ USSD_DEFAULT_LANGUAGE: 'fr' })).to.throw(/USSD_DEFAULT_LANGUAGE/);
   });
 
-  it('in production, claims going to the self-enrolment collection are a warning at start-up; a campaign collection is not', async () => {
+  it('in production, claims going to the registered households\' census (`ussd`) are a warning at start-up; a campaign collection is not', async () => {
     for (const [collection, warned] of [['ussd', true], ['ussd-campaign', false]] as const) {
       let logs = '';
       const logger = pino({ level: 'warn' }, new Writable({ write: (c, _e, cb) => ((logs += String(c)), cb()) }));
       const prod = await startUssdServer(t.db, { NODE_ENV: 'production', USSD_PRINCIPAL_DID: GATEWAY_DID, USSD_COLLECTION_ID: collection }, { logger });
       await prod.stop();
-      expect(logs.includes('USSD claims go to the self-enrolment collection'), collection).to.equal(warned);
+      expect(logs.includes('USSD claims go to the full-population campaign of the households registered on this service'), collection).to.equal(warned);
     }
   });
 
   it("start-up refuses a partner's collection that does not take the gateway's claims; the migrations' `ussd` is entrusted to the gateway", async () => {
     const partner = { keyId: 'test', did: 'did:ixo:entity:000000000000000000000000000p4r7n', scopes: [] };
     const collections = new CollectionService(t.db);
-    await collections.create(partner, { id: 'ussd-closed', name: 'Closed', selectionMethod: 'Random draw' });
+    await collections.create(partner, { id: 'ussd-closed', name: 'Closed', selectionDesign: REGISTERED_CENSUS });
     let error: unknown;
     await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID, USSD_COLLECTION_ID: 'ussd-closed' }).then((s) => s.stop(), (err: unknown) => (error = err));
     expect(error).to.be.instanceOf(ConfigError);
@@ -341,7 +344,11 @@ forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
     // Still the partner's own: start-up changed nothing of it.
     expect(await collections.get('ussd-closed')).to.include({ createdBy: partner.did, openToAll: false }).and.to.have.property('submitters').that.deep.equals([]);
 
-    await collections.create(partner, { id: 'ussd-shared', name: 'Shared', selectionMethod: 'Random draw', submitters: [GATEWAY_DID] });
+    await collections.create(partner, { id: 'ussd-shared', name: 'Shared', selectionDesign: REGISTERED_CENSUS, submitters: [GATEWAY_DID] });
+    await collections.create(partner, { id: 'ussd-self', name: 'Self', selectionDesign: { type: 'self-selected', frame: 'Whoever dials', procedure: 'Households enrol themselves' }, submitters: [GATEWAY_DID] });
+    error = undefined;
+    await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID, USSD_COLLECTION_ID: 'ussd-self' }).then((s) => s.stop(), (err: unknown) => (error = err));
+    expect((error as Error).message).to.include('USSD_COLLECTION_ID: collection "ussd-self" is self-selected, so every USSD claim in it would be rejected');
     await (await startUssdServer(t.db, { USSD_PRINCIPAL_DID: GATEWAY_DID, USSD_COLLECTION_ID: 'ussd-shared' })).stop();
 
     // `ussd` takes the configured principal, replacing the one before it.
@@ -378,9 +385,9 @@ forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
 
   for (const [id, problem] of [
     ['no-such-campaign', 'USSD_COLLECTION_ID: no collection "no-such-campaign" exists'],
-    ['default', 'USSD_COLLECTION_ID: collection "default" documents no selectionMethod'],
+    ['default', 'USSD_COLLECTION_ID: collection "default" declares no selectionDesign'],
   ] as const) {
-    it(`start-up refuses a USSD_COLLECTION_ID ${id === 'default' ? 'whose collection documents no selection method' : 'naming no collection'}, naming the variable`, async () => {
+    it(`start-up refuses a USSD_COLLECTION_ID ${id === 'default' ? 'whose collection declares no selection design' : 'naming no collection'}, naming the variable`, async () => {
       let error: unknown;
       await startUssdServer(t.db, { USSD_COLLECTION_ID: id }).then((s) => s.stop(), (err: unknown) => (error = err));
       expect(error).to.be.instanceOf(ConfigError);
@@ -401,7 +408,7 @@ forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
     return (await t.db('ussd_claim_refs').where('ref', /Reference (\S+)\./.exec(end)![1]!).first())!.claim_id;
   };
 
-  it('claims go to the configured collection, whose selection method lets a reference/intervention pair verify', async () => {
+  it('claims go to the configured collection, whose selection design (a census of the registered households) lets a reference/intervention pair verify', async () => {
     const reference = await claimOver3Days('1', '24681');
     const intervention = await claimOver3Days('2', '24683');
     for (const id of [reference, intervention]) {
@@ -410,6 +417,7 @@ forEachDatabase('USSD claims in a KPT campaign (USSD_COLLECTION_ID)', (t) => {
       expect(claim.collectionId).to.equal('ussd-campaign');
       expect(claim.status, JSON.stringify(claim.reasons)).to.equal('verified');
       expect(claim.credential.type).to.equal('KPTCredential');
+      expect(claim.verifiableCredential.credentialSubject).to.include({ selectionDesign: 'full-population', selectionFrame: REGISTERED_CENSUS.frame });
     }
   });
 });

@@ -8,6 +8,7 @@ import { jcs, signCredential, VC_V2_CONTEXT } from '../credentials/credentials.t
 import { cidOf, evidenceUrl } from './evidence.ts';
 import { kptContextUrl, type PublicBase } from '../credentials/kpt-context.ts';
 import { preciseSum } from './kpt-rules.ts';
+import type { SelectionStatement } from './selection.ts';
 import type { ValidatorKey } from '../credentials/validator-key.ts';
 
 /** A claim request with its defaults filled in (collection, unit): what is stored as its body. */
@@ -21,6 +22,8 @@ export interface SealInput {
   at: string;
   /** Whether to sign the credential: only for a claim whose rules can all pass. */
   withCredential: boolean;
+  /** How its household was selected, as the credential states it (given whenever withCredential). */
+  selection: SelectionStatement | undefined;
   issuance: Issuance;
 }
 
@@ -55,7 +58,9 @@ export function sealClaim(input: SealInput, key: ValidatorKey): ClaimSeal {
   return {
     canonical,
     claimCid,
-    ...(input.withCredential ? { credential: sealCredential({ claimId: input.id, claimCid, body: input.claim, now: input.at, issuance: input.issuance }, key) } : {}),
+    ...(input.withCredential && input.selection
+      ? { credential: sealCredential({ claimId: input.id, claimCid, body: input.claim, now: input.at, selection: input.selection, issuance: input.issuance }, key) }
+      : {}),
   };
 }
 
@@ -68,11 +73,13 @@ export interface CredentialInput {
   body: NormalisedClaim;
   /** ISO time: the credential's validFrom. */
   now: string;
+  /** How the household was selected (KPT rule 5 held for it). */
+  selection: SelectionStatement;
   issuance: Issuance;
 }
 
 /** The spec's credential summary and the signed VC 2.0 credential of a verified claim. */
-export function sealCredential({ claimId, claimCid, body, now, issuance: { base, statusIndex } }: CredentialInput, key: ValidatorKey): SealedCredential {
+export function sealCredential({ claimId, claimCid, body, now, selection, issuance: { base, statusIndex } }: CredentialInput, key: ValidatorKey): SealedCredential {
   const { dailyLogs, total } = body.fuelMeasurements;
   const claimUri = `ipfs://${claimCid}`;
   const summary: KptCredentialSummary = {
@@ -96,6 +103,10 @@ export function sealCredential({ claimId, claimCid, body, now, issuance: { base,
         days: dailyLogs.length,
         totalFuelKg: total,
         meanFuelKgPerDay: preciseSum(dailyLogs) / dailyLogs.length,
+        // The design under which rule 5 held: a census of a frame is stated as one, never as a random sample.
+        selectionDesign: selection.design,
+        selectionFrame: selection.frame,
+        ...(selection.drawId ? { selectionDraw: `${base}/v1/collections/${encodeURIComponent(body.collectionId)}/draws/${selection.drawId}` } : {}),
       },
       evidence: [
         {

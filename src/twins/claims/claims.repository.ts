@@ -112,7 +112,7 @@ const householdOf = (r: EntityRow | undefined): SubmissionHousehold | undefined 
 export interface ReconcileReading {
   /** The claim as it is now. */
   current: StoredClaim;
-  selectionMethod: boolean;
+  collection: Collection;
   partners: PartnerClaims;
 }
 
@@ -339,7 +339,7 @@ export class ClaimRepository {
    * statement of its own, which lets it go at once): each read after it sees every claim of
    * `group` that counted its partners before the claim committed. It holds nothing, so the
    * reconciles of a group's claims neither wait for each other nor hold up submissions. Then:
-   * the claim as it is now, its collection's selection method and the claim's partners in `group`.
+   * the claim as it is now, its collection and the claim's partners in `group`.
    */
   async readAfterGroup(claim: StoredClaim, group: TestGroup): Promise<ReconcileReading | undefined> {
     if (writesOneAtATime(this.sql)) return undefined;
@@ -347,7 +347,7 @@ export class ClaimRepository {
     await locksUntilCommit(this.sql, [{ name: groupLockName(collectionId, group), mode: 'exclusive' }]);
     const current = (await this.findById(claim.id))!;
     const collection = (await findCollection(this.sql, collectionId))!;
-    return { current, selectionMethod: !!collection.selectionMethod, partners: await this.findPartnerClaims(collectionId, group, period) };
+    return { current, collection, partners: await this.findPartnerClaims(collectionId, group, period) };
   }
 
   /** Holds corrections in the collection back until the transaction ends (and waits for one in flight); other reconciles and submissions go on. */
@@ -461,6 +461,16 @@ export class ClaimRepository {
     const rows: { status: ClaimStatus; count: number | string }[] = await this.claims().select('status').count({ count: '*' }).groupBy('status');
     const counts = new Map(rows.map((r) => [r.status, Number(r.count)]));
     return CLAIM_STATUSES.map((status) => ({ status, count: counts.get(status) ?? 0 }));
+  }
+
+  /** Claims of a collection rejected on KPT rule 5 (random selection): the report keeps them apart. */
+  async countRejectedOnSelection(collectionId: string): Promise<number> {
+    const row = (await this.claims()
+      .where({ collection_id: collectionId, status: 'rejected' })
+      .where('reasons', 'like', '%"rule":"random-selection-verified"%')
+      .count({ n: '*' })
+      .first()) as { n: number | string };
+    return Number(row.n);
   }
 
   /**

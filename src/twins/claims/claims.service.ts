@@ -12,6 +12,7 @@ import type { Principal } from '../../platform/keys/service.ts';
 import { setBounded } from '../../platform/bounded-map.ts';
 import type {
   ClaimStatus,
+  Collection,
   KptClaim,
   KptClaimPage,
   KptClaimRequest,
@@ -29,6 +30,7 @@ import { idempotencyKeyReused, requestHash } from '../idempotency.ts';
 import { evidenceAddressIssues, evidenceRow } from './evidence.ts';
 import type { PublicBase } from '../credentials/kpt-context.ts';
 import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap, type RuleContext } from './kpt-rules.ts';
+import { selectionOf, type SelectionStatement, type SelectionVerdict } from './selection.ts';
 import { decodeCursor, pageOf } from '../paging.ts';
 import { assertMatchesSchema } from '../schemas.ts';
 
@@ -112,13 +114,16 @@ export interface ClaimSubmission {
   readonly at: string;
   readonly conflicts: InputIssue[];
   readonly seal: ClaimSeal | undefined;
+  /** What the credential signed ahead (if any) states of the household's selection. */
+  readonly selection: SelectionStatement | undefined;
   readonly statusIndex: number | undefined;
   readonly idempotency: Idempotency | undefined;
 }
 
 /** What `admit` found: what `store` goes on with. */
 export interface AdmittedClaim {
-  selectionMethod: boolean;
+  collection: Collection;
+  selection: SelectionVerdict;
   partners: PartnerClaims;
 }
 
@@ -128,11 +133,17 @@ export type Admission = { replay: StoredClaim } | { admitted: AdmittedClaim };
 /** What the rules need of the other group's claims. */
 type Partners = Pick<PartnerClaims, 'present' | 'aligned'>;
 
-const ruleContext = (selectionMethod: boolean, partners: Partners): RuleContext => ({
-  collectionSelectionMethod: selectionMethod,
+/** The rules' context, with rule 5's verdict whole (its statement goes into a credential). */
+type ClaimContext = RuleContext & { selection: SelectionVerdict };
+
+const ruleContext = (selection: SelectionVerdict, partners: Partners): ClaimContext => ({
+  selection,
   otherGroupPresent: partners.present,
   otherGroupAligned: partners.aligned,
 });
+
+/** Whether a credential signed ahead states the selection the transaction found. */
+const sameSelection = (a: SelectionStatement | undefined, b: SelectionVerdict) => b.passed && a !== undefined && jcs(a) === jcs(b.statement);
 
 /** How many collections' groups ClaimService.partnersSeen remembers. */
 const PARTNERS_SEEN_MAX = 10_000;
@@ -200,11 +211,16 @@ export class ClaimService {
     const verifiable = !conflicts.length && canBeVerified(claim);
     // Kept by a claim left pending too, for the credential signed when it is verified later.
     const statusIndex = verifiable ? await this.opts.statuses.nextIndex() : undefined;
-    const withCredential = verifiable && this.partnersSeen.get(groupOf(claim)) !== false;
+    // Read outside the transaction for the credential signed ahead; the transaction reads it again
+    // and signs anew should it have changed meanwhile (a draw revealed or replaced).
+    const collection = verifiable ? await findCollection(this.db, claim.collectionId) : undefined;
+    const verdict = collection && (await selectionOf(this.db, collection, claim.householdId));
+    const selection = verdict?.passed ? verdict.statement : undefined;
+    const withCredential = verifiable && selection !== undefined && this.partnersSeen.get(groupOf(claim)) !== false;
     const seal = conflicts.length
       ? undefined
-      : await this.opts.sealer.seal({ id, claim, submittedBy: principal.did, at, withCredential, issuance: { base: this.opts.base, statusIndex } });
-    return { id, principal, claim, claimKey, at, conflicts, seal, statusIndex, idempotency };
+      : await this.opts.sealer.seal({ id, claim, submittedBy: principal.did, at, withCredential, selection, issuance: { base: this.opts.base, statusIndex } });
+    return { id, principal, claim, claimKey, at, conflicts, seal, selection, statusIndex, idempotency };
   }
 
   /**
@@ -266,7 +282,8 @@ export class ClaimService {
     const seen = await this.repo.readAfterGroup(claim, otherGroup(claim.testGroup));
     if (!seen) return claim;
     if (seen.current.status !== 'pending') return seen.current;
-    if (!seen.partners.alignedPending && evaluateKptRules(seen.current.request, ruleContext(seen.selectionMethod, seen.partners)).status === 'pending') return seen.current;
+    const selection = await selectionOf(this.db, seen.collection, claim.householdId);
+    if (!seen.partners.alignedPending && evaluateKptRules(seen.current.request, ruleContext(selection, seen.partners)).status === 'pending') return seen.current;
     // Something is to change: under the lock corrections wait for, everything is read again.
     return inTransaction(this.db, async (sql) => {
       const claims = new ClaimRepository(sql);
@@ -274,10 +291,10 @@ export class ClaimService {
       const now = new Date().toISOString();
       const current = (await claims.findById(claim.id))!;
       if (current.status !== 'pending') return current;
-      const selectionMethod = !!(await findCollection(sql, claim.collectionId))!.selectionMethod;
+      const collection = (await findCollection(sql, claim.collectionId))!;
       const partners = current.period ? await claims.findPendingOverlapping(current.collectionId, otherGroup(current.testGroup), current.period) : [];
       // In `seq` order, as every transaction changing pending claims does: none waits for another in a cycle.
-      for (const waiting of [current, ...partners].sort((a, b) => a.seq - b.seq)) await this.reevaluate(sql, waiting, selectionMethod, now);
+      for (const waiting of [current, ...partners].sort((a, b) => a.seq - b.seq)) await this.reevaluate(sql, waiting, collection, now);
       return (await claims.findById(claim.id))!;
     });
   }
@@ -344,7 +361,7 @@ export class ClaimService {
     this.assertNoHouseholdConflict(householdClaims, claim);
     // Every refusal above comes before this first write of a submission that corrects nothing.
     if (superseded) await claims.releaseClaimKey(superseded, sha256hex(`superseded:${superseded}`));
-    return { admitted: { selectionMethod: !!collection.selectionMethod, partners } };
+    return { admitted: { collection, selection: await selectionOf(sql, collection, claim.householdId), partners } };
   }
 
   /**
@@ -352,19 +369,22 @@ export class ClaimService {
    * caller's writes for the claim, if any): evaluates, stores and verifies the claim, and
    * re-evaluates the pending claims it completes.
    */
-  async store(sql: Sql, submission: ClaimSubmission, { selectionMethod, partners }: AdmittedClaim): Promise<StoredClaim> {
+  async store(sql: Sql, submission: ClaimSubmission, { collection, selection, partners }: AdmittedClaim): Promise<StoredClaim> {
     const { principal, id, at: now, claim, claimKey, seal, statusIndex, idempotency } = submission;
     // admit refuses a conflicting claim, the one kind that is not sealed.
     if (!seal) throw new Error(`claim ${id} reached store without a seal`);
     const claims = new ClaimRepository(sql);
     const period = periodOf(claim);
-    const outcome = evaluateKptRules(claim, ruleContext(selectionMethod, partners));
+    const outcome = evaluateKptRules(claim, ruleContext(selection, partners));
     setBounded(this.partnersSeen, groupOf(claim), partners.present, PARTNERS_SEEN_MAX);
     // canBeVerified(claim) held for a verified claim, so it has a status index; its credential
-    // was signed ahead unless the claim was expected to end pending (partnersSeen).
+    // was signed ahead unless the claim was expected to end pending (partnersSeen) or its
+    // selection read then differs from the transaction's.
     const credential =
-      outcome.status === 'verified'
-        ? seal.credential ?? (await this.signCredential({ claimId: id, claimCid: seal.claimCid, body: claim, now }, statusIndex))
+      outcome.status === 'verified' && selection.passed
+        ? seal.credential && sameSelection(submission.selection, selection)
+          ? seal.credential
+          : await this.signCredential({ claimId: id, claimCid: seal.claimCid, body: claim, now, selection: selection.statement }, statusIndex)
         : undefined;
     const stored = await claims.insertWithEvidence(evidenceRow(seal.claimCid, seal.canonical), {
       id,
@@ -382,7 +402,7 @@ export class ClaimService {
     });
     if (idempotency) await claims.bindIdempotencyKey(principal.did, idempotency.key, { claimId: id, requestHash: idempotency.requestHash, at: now });
 
-    if (outcome.status !== 'rejected' && period && partners.alignedPending) await this.complete(sql, claim, period, selectionMethod, now);
+    if (outcome.status !== 'rejected' && period && partners.alignedPending) await this.complete(sql, claim, period, collection, now);
     return stored;
   }
 
@@ -392,11 +412,12 @@ export class ClaimService {
    * locked first, so a submission of another transaction completing them too waits for this one
    * and then finds them no longer pending, instead of signing each again.
    */
-  private async complete(sql: Sql, claim: NormalisedClaim, period: { start: string; end: string }, selectionMethod: boolean, now: string): Promise<void> {
+  private async complete(sql: Sql, claim: NormalisedClaim, period: { start: string; end: string }, collection: Collection, now: string): Promise<void> {
     const claims = new ClaimRepository(sql);
     const waiting = await claims.lockPendingOverlapping(claim.collectionId, otherGroup(claim.testGroup), period);
-    const context = ruleContext(selectionMethod, { present: true, aligned: true });
-    const changes = await Promise.all(waiting.map((c) => this.verdictChange(sql, c, context, now)));
+    const changes = await Promise.all(
+      waiting.map(async (c) => this.verdictChange(sql, c, ruleContext(await selectionOf(sql, collection, c.householdId), { present: true, aligned: true }), now)),
+    );
     await claims.updateIfPending(changes.filter((c) => c !== undefined));
   }
 
@@ -416,15 +437,15 @@ export class ClaimService {
   }
 
   /** Re-runs the rules for a pending claim; stores the new status (and credential when verified). */
-  private async reevaluate(sql: Sql, stored: StoredClaim, selectionMethod: boolean, now: string): Promise<void> {
+  private async reevaluate(sql: Sql, stored: StoredClaim, collection: Collection, now: string): Promise<void> {
     const claims = new ClaimRepository(sql);
     const partners = await claims.findPartnerClaims(stored.collectionId, otherGroup(stored.testGroup), periodOf(stored.request));
-    const change = await this.verdictChange(sql, stored, ruleContext(selectionMethod, partners), now);
+    const change = await this.verdictChange(sql, stored, ruleContext(await selectionOf(sql, collection, stored.householdId), partners), now);
     if (change) await claims.updateIfPending([change]);
   }
 
   /** A pending claim's change under the rules in `context` (with its credential when verified); none if its status stays. */
-  private async verdictChange(sql: Sql, stored: StoredClaim, context: RuleContext, now: string): Promise<PendingClaimChange | undefined> {
+  private async verdictChange(sql: Sql, stored: StoredClaim, context: ClaimContext, now: string): Promise<PendingClaimChange | undefined> {
     const body = stored.request;
     const outcome = evaluateKptRules(body, context);
     if (outcome.status === stored.status) return undefined;
@@ -437,8 +458,8 @@ export class ClaimService {
         checks: outcome.checks,
         reasons: outcome.reasons,
         credential:
-          outcome.status === 'verified'
-            ? await this.signCredential({ claimId: stored.id, claimCid: stored.claimCid, body, now }, statusIndex!)
+          outcome.status === 'verified' && context.selection.passed
+            ? await this.signCredential({ claimId: stored.id, claimCid: stored.claimCid, body, now, selection: context.selection.statement }, statusIndex!)
             : undefined,
         updatedAt: now,
         statusListIndex: statusIndex,

@@ -2,7 +2,7 @@
 // query node (area C).
 import type { Db } from '../../platform/db/index.ts';
 import { inTransaction, takeSeqTurn, type Sql } from '../../platform/db/sql.ts';
-import type { Collection } from '../../../generated/openapi/types.gen.ts';
+import type { Collection, SelectionDesign } from '../../../generated/openapi/types.gen.ts';
 import type { KptCollections } from '../../../generated/db/tables.ts';
 
 export type CollectionRow = KptCollections;
@@ -13,6 +13,7 @@ export function collectionFromRow(r: CollectionRow): Collection {
     name: r.name,
     ...(r.description ? { description: r.description } : {}),
     ...(r.selection_method ? { selectionMethod: r.selection_method } : {}),
+    ...(r.selection_design ? { selectionDesign: JSON.parse(r.selection_design) as SelectionDesign } : {}),
     createdBy: r.created_by,
     submitters: JSON.parse(r.submitters) as string[],
     // SQLite keeps a boolean as 0 or 1.
@@ -34,6 +35,7 @@ export class CollectionRepository {
       name: c.name,
       description: c.description ?? null,
       selection_method: c.selectionMethod ?? null,
+      selection_design: c.selectionDesign ? JSON.stringify(c.selectionDesign) : null,
       created_by: c.createdBy,
       submitters: JSON.stringify(c.submitters),
       open_to_all: c.openToAll,
@@ -53,6 +55,11 @@ export class CollectionRepository {
   /** Sets who besides its creator may submit into a collection, or whether every key may. */
   async setAccess(id: string, access: Pick<Collection, 'submitters' | 'openToAll'>): Promise<void> {
     await this.db('kpt_collections').update({ submitters: JSON.stringify(access.submitters), open_to_all: access.openToAll }).where('id', id);
+  }
+
+  /** Declares the design of a collection that has none; false if it has one (a design never changes). */
+  async declareDesign(id: string, design: SelectionDesign): Promise<boolean> {
+    return (await this.db('kpt_collections').update({ selection_design: JSON.stringify(design) }).where('id', id).whereNull('selection_design')) > 0;
   }
 
   /** One page of collections with their `seq` (limit + 1 fetched so the caller knows whether more follow). */

@@ -1,13 +1,14 @@
 // KPT claim collections (campaigns) and their campaign reports.
 import type { Db } from '../../platform/db/index.ts';
-import type { Sql } from '../../platform/db/sql.ts';
+import { inTransaction, type Sql } from '../../platform/db/sql.ts';
 import { isUniqueViolation } from '../../platform/db/index.ts';
 import { SYSTEM_DID } from './collections.ts';
-import { conflictWith, forbiddenAction, invalidInput, notFoundError } from '../../platform/domain-errors.ts';
+import { conflictWith, forbiddenAction, invalidInput, notFoundError, type InputIssue } from '../../platform/domain-errors.ts';
 import type { Principal } from '../../platform/keys/service.ts';
-import type { Collection, CollectionCreateRequest, CollectionPage, CollectionUpdateRequest, KptReport } from '../../../generated/openapi/types.gen.ts';
+import type { Collection, CollectionCreateRequest, CollectionPage, CollectionUpdateRequest, KptReport, SelectionDesign } from '../../../generated/openapi/types.gen.ts';
 import { ClaimRepository } from './claims.repository.ts';
 import { CollectionRepository } from './collections.repository.ts';
+import { DrawRepository } from './draws.repository.ts';
 import { CreationIdempotency, type Created } from '../idempotency.ts';
 import { decodeCursor, pageOf } from '../paging.ts';
 import { buildKptReport } from '../report/report.ts';
@@ -27,7 +28,24 @@ function assertOpenOrSubmitters(access: Pick<Collection, 'openToAll' | 'submitte
   }
 }
 
-export function maySubmitInto(collection: Collection, principalDid: string): boolean {
+/** A design whose parts fit its type: strata for a stratified draw only, the registered households as the frame of a census only. */
+export function assertDesignFits(design: SelectionDesign | undefined): void {
+  if (!design) return;
+  const issues: InputIssue[] = [];
+  const stratified = design.type === 'stratified-random';
+  if (stratified !== (design.strata !== undefined)) {
+    issues.push({ path: ['selectionDesign', 'strata'], message: stratified ? 'a stratified-random design names its strata' : `a ${design.type} design has no strata`, rule: 'design-strata' });
+  }
+  if (design.frameSource === 'registered-households' && design.type !== 'full-population') {
+    issues.push({ path: ['selectionDesign', 'frameSource'], message: 'only a full-population design takes the registered households as its frame; a random draw lists its frame', rule: 'design-frame-source' });
+  }
+  if (issues.length) throw invalidInput('The body is not a valid collection', issues);
+}
+
+/** The design with its default filled in, as the HTTP validator fills it: callers in the process store the same. */
+const designOf = (design: SelectionDesign | undefined): SelectionDesign | undefined => design && { ...design, frameSource: design.frameSource ?? 'draws' };
+
+export function maySubmitInto(collection: Pick<Collection, 'openToAll' | 'createdBy' | 'submitters'>, principalDid: string): boolean {
   return collection.openToAll || collection.createdBy === principalDid || collection.submitters.includes(principalDid);
 }
 
@@ -54,11 +72,14 @@ export class CollectionService {
   async create(principal: Principal, input: CollectionCreateRequest, storeWithCollection?: (sql: Sql) => Promise<void>): Promise<Collection> {
     assertMatchesSchema<CollectionCreateRequest>('CollectionCreateRequest', input, 'collection');
     assertOpenOrSubmitters({ openToAll: input.openToAll ?? false, submitters: input.submitters ?? [] });
+    assertDesignFits(input.selectionDesign);
+    const design = designOf(input.selectionDesign);
     const collection: Collection = {
       id: input.id,
       name: input.name,
       ...(input.description ? { description: input.description } : {}),
       ...(input.selectionMethod ? { selectionMethod: input.selectionMethod } : {}),
+      ...(design ? { selectionDesign: design } : {}),
       createdBy: principal.did,
       submitters: input.submitters ?? [],
       openToAll: input.openToAll ?? false,
@@ -82,19 +103,29 @@ export class CollectionService {
   }
 
   /**
-   * Who may submit into a collection, changed by its creator: `submitters` and `openToAll`, each
-   * when given. The collections the service keeps (`default`, `ussd`) are no one's to change.
+   * A collection changed by its creator: who may submit into it (`submitters`, `openToAll`), each
+   * when given, and its selection design when it has none yet (a declared design never changes).
+   * The collections the service keeps (`default`, `ussd`) are no one's to change.
    */
-  async updateAccess(principal: Principal, id: string, input: CollectionUpdateRequest): Promise<Collection> {
+  async update(principal: Principal, id: string, input: CollectionUpdateRequest): Promise<Collection> {
     assertMatchesSchema<CollectionUpdateRequest>('CollectionUpdateRequest', input, 'collection change');
-    const repo = new CollectionRepository(this.db);
-    const collection = await repo.findById(id);
-    if (!collection) throw notFoundError(`No collection ${id}.`);
-    if (collection.createdBy !== principal.did) throw forbiddenAction(`Collection ${id} was created by ${collection.createdBy}; only its creator may change who submits into it.`);
-    const access = { submitters: input.submitters ?? collection.submitters, openToAll: input.openToAll ?? collection.openToAll };
-    assertOpenOrSubmitters(access);
-    await repo.setAccess(id, access);
-    return { ...collection, ...access };
+    assertDesignFits(input.selectionDesign);
+    const design = designOf(input.selectionDesign);
+    return inTransaction(this.db, async (sql) => {
+      const repo = new CollectionRepository(sql);
+      const collection = await repo.findById(id);
+      if (!collection) throw notFoundError(`No collection ${id}.`);
+      if (collection.createdBy !== principal.did) throw forbiddenAction(`Collection ${id} was created by ${collection.createdBy}; only its creator may change it.`);
+      const access = { submitters: input.submitters ?? collection.submitters, openToAll: input.openToAll ?? collection.openToAll };
+      assertOpenOrSubmitters(access);
+      if (design && !(await repo.declareDesign(id, design))) {
+        throw conflictWith(`Collection ${id} already declares its selection design; a design never changes (a new campaign is a new collection).`, [
+          { path: ['selectionDesign'], message: 'is declared already', rule: 'design-declared-once' },
+        ], 'design-declared-once');
+      }
+      await repo.setAccess(id, access);
+      return { ...collection, ...access, ...(design ? { selectionDesign: design } : {}) };
+    });
   }
 
   /**
@@ -115,10 +146,16 @@ export class CollectionService {
     return pageOf(rows, limit, (r) => r.collection);
   }
 
-  /** The campaign report over the collection's verified claims whose credentials stand. */
+  /** The campaign report over the collection's verified claims whose credentials stand, with how their households were selected. */
   async report(id: string): Promise<KptReport> {
-    await this.get(id);
-    const { counted, withdrawn } = await new ClaimRepository(this.db).findVerifiedInCollection(id);
-    return buildKptReport(id, counted, { withdrawn });
+    const collection = await this.get(id);
+    const claims = new ClaimRepository(this.db);
+    const { counted, withdrawn } = await claims.findVerifiedInCollection(id);
+    const selection = {
+      design: collection.selectionDesign ?? null,
+      draws: await new DrawRepository(this.db).current(id),
+      claimsHeldApart: await claims.countRejectedOnSelection(id),
+    };
+    return buildKptReport(id, counted, { withdrawn, selection });
   }
 }

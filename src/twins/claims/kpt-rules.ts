@@ -16,7 +16,6 @@ export const RULES: Record<RuleId, number> = {
 };
 
 export const MIN_TEST_DAYS = 3;
-export const SELECTION_EVIDENCE_TYPE = 'selection-methodology';
 
 export function otherGroup(g: TestGroup): TestGroup {
   return g === 'reference' ? 'intervention' : 'reference';
@@ -84,8 +83,8 @@ export function measurementConflicts(body: KptClaimRequest, toleranceKg: number)
 }
 
 export interface RuleContext {
-  /** The collection documents its random selection method. */
-  collectionSelectionMethod: boolean;
+  /** Rule 5's verdict on the household under the collection's selection design (selection.ts). */
+  selection: { passed: boolean; message: string };
   /** The collection holds claims of the other group (not rejected, credential standing). */
   otherGroupPresent: boolean;
   /** One of those claims' test period overlaps this claim's. */
@@ -114,10 +113,9 @@ export function evaluateKptRules(body: KptClaimRequest, ctx: RuleContext): RuleO
   if (ef?.season?.trim()) check('seasonal-variations-documented', 'passed', `season: ${ef.season}`);
   else check('seasonal-variations-documented', 'failed', 'externalFactors.season is missing: document the season of the test');
 
-  const selectionEvidence = body.evidence?.some((e) => e.type === SELECTION_EVIDENCE_TYPE);
-  if (selectionEvidence) check('random-selection-verified', 'passed', `evidence of type ${SELECTION_EVIDENCE_TYPE} is attached`);
-  else if (ctx.collectionSelectionMethod) check('random-selection-verified', 'passed', 'the collection documents its selection method');
-  else check('random-selection-verified', 'failed', `no evidence of type ${SELECTION_EVIDENCE_TYPE} and the collection documents no selection method`);
+  // Evidence a claim carries (a selection-methodology document) is documentation, not proof: the
+  // collection's design and draws decide.
+  check('random-selection-verified', ctx.selection.passed ? 'passed' : 'failed', ctx.selection.message);
 
   if (ctx.otherGroupPresent) check('control-group-present', 'passed', `the collection holds ${other} group claims`);
   else check('control-group-present', 'waiting', `no ${other} group claim in the collection yet`);
@@ -141,10 +139,10 @@ export function evaluateKptRules(body: KptClaimRequest, ctx: RuleContext): RuleO
 }
 
 /**
- * Whether a claim could be verified at all: its rules evaluated with a documented selection
- * method and an aligned claim of the other group, the context in which every rule passes most
- * easily. A claim for which this is false is never verified, whatever the collection holds.
+ * Whether a claim could be verified at all: its rules evaluated with its household selected and
+ * an aligned claim of the other group, the context in which every rule passes most easily. A
+ * claim for which this is false is never verified, whatever the collection holds.
  */
 export function canBeVerified(body: KptClaimRequest): boolean {
-  return evaluateKptRules(body, { collectionSelectionMethod: true, otherGroupPresent: true, otherGroupAligned: true }).status === 'verified';
+  return evaluateKptRules(body, { selection: { passed: true, message: '' }, otherGroupPresent: true, otherGroupAligned: true }).status === 'verified';
 }

@@ -16,6 +16,9 @@ const CONFIDENCE = 0.9;
 const TARGET_PRECISION = 0.1;
 const Z_90 = 1.6448536269514722;
 
+/** A report over claims whose collection declares no design (none passes rule 5). */
+const NO_SELECTION: KptReport['selection'] = { design: null, draws: [], claimsHeldApart: 0 };
+
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const sampleVariance = (xs: number[]) => {
   const m = mean(xs);
@@ -58,7 +61,11 @@ function sampleSizeFor(values: number[]): number | null {
  * The report over `claims` (verified, credentials standing); `withdrawn` counts the verified
  * claims left out because their credential is revoked or suspended.
  */
-export function buildKptReport(collectionId: string, claims: ReportClaim[], { withdrawn = 0, now = new Date() } = {}): KptReport {
+export function buildKptReport(
+  collectionId: string,
+  claims: ReportClaim[],
+  { withdrawn = 0, now = new Date(), selection = NO_SELECTION }: { withdrawn?: number; now?: Date; selection?: KptReport['selection'] } = {},
+): KptReport {
   const ref = householdMeans(claims, 'reference');
   const int = householdMeans(claims, 'intervention');
   const reference = groupStatistics(ref.values, ref.days);
@@ -94,6 +101,7 @@ export function buildKptReport(collectionId: string, claims: ReportClaim[], { wi
   return {
     collectionId,
     generatedAt: now.toISOString(),
+    selection,
     claimsCounted: claims.length,
     claimsWithdrawn: withdrawn,
     reference,
