@@ -1,18 +1,16 @@
 // Draws of a campaign's households (KPT rule 5): committed then revealed, every input published,
-// recomputed by an independent implementation (test/twins/draws/recompute_draw.py, Python), a
+// recomputed by an independent implementation (test/twins/draws/recompute-draw.ts), a
 // tampered frame or seed detected, redraws, and every refusal; on SQLite and PostgreSQL.
-import { execFileSync } from 'node:child_process';
 import { expect } from 'chai';
 import { createCollection, createDraw, getCollectionReport, getDraw, revealDraw, submitClaim } from '../../generated/openapi/sdk.gen.ts';
 import type { Draw, DrawCreateRequest, KptClaim, Problem, SelectionDesign } from '../../generated/openapi/types.gen.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
+import { recomputeDraw, type PublishedDraw } from './draws/recompute-draw.ts';
 import { kptClaim, startTwinsHarness, unframedHouseholdDid, type TwinsHarness } from './fixtures.ts';
 
-const RECOMPUTE = new URL('./draws/recompute_draw.py', import.meta.url).pathname;
-
 /** The independent recomputation: the problems it finds in the published inputs, and the households drawn by stratum. */
-const recompute = (draw: unknown) => JSON.parse(execFileSync('python3', [RECOMPUTE], { input: JSON.stringify(draw) }).toString()) as { problems: string[]; drawn: Record<string, string[]> };
+const recompute = (draw: unknown) => recomputeDraw(draw as PublishedDraw);
 
 const STRATIFIED: SelectionDesign = { type: 'stratified-random', frame: 'Programme register', procedure: 'Hearth draws 3 rural and 2 urban households', strata: ['rural', 'urban'] };
 
