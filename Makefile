@@ -27,10 +27,13 @@ sdk: install
 typecheck: install sdk
 	npx --no-install tsc --noEmit
 
-# typescript-eslint's type-checked rules (eslint.config.js), then knip's unused files, exports and
-# dependencies (knip.jsonc). Both need sdk/dist for the types its tests import; both always run.
+# typescript-eslint's type-checked rules (eslint.config.js), knip's unused files, exports and
+# dependencies (knip.jsonc), and madge's import circles in src/ (type imports too: a module's
+# types belong where neither side needs the other). eslint and knip need sdk/dist for the types
+# its tests import; all three always run.
 lint: install sdk
-	status=0; npx --no-install eslint . || status=1; npx --no-install knip || status=1; exit $$status
+	status=0; npx --no-install eslint . || status=1; npx --no-install knip || status=1; \
+	npx --no-install madge --circular --extensions ts src || status=1; exit $$status
 
 # src/ compiled to dist/ (scripts/build.sh): production runs node on dist/src/main.js, not tsx.
 # Rebuilt only when a source changes.

@@ -85,4 +85,5 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
 
 export { EntityService, PROTOCOL_TYPE } from './entities/entities.service.ts';
 export { ClaimService, type Admission, type SubmitResult } from './claims/claims.service.ts';
-export { CollectionService, maySubmitInto } from './claims/collections.service.ts';
+export { CollectionService } from './claims/collections.service.ts';
+export { maySubmitInto } from './claims/collections.ts';

@@ -3,10 +3,10 @@
 import { randomInt } from 'node:crypto';
 import { inTransaction } from '../platform/db/sql.ts';
 import { maskPhone } from '../platform/logging.ts';
-import type { EffectResult, UssdContext } from './machine.ts';
+import type { EffectResult, UssdContext } from './context.ts';
 import type { Account } from './model.ts';
 import { newId } from './repository.ts';
-import type { EffectDeps } from './effects.ts';
+import type { EffectDeps } from './effect-deps.ts';
 
 const MAX_PIN_ATTEMPTS = 3;
 /** Far longer than counting and comparing one PIN takes: an attempt counted this long ago is settled. */

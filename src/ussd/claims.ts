@@ -3,12 +3,12 @@
 // and the plain reason shown for a claim waiting or not accepted.
 import { hash } from 'node:crypto';
 import type { ReasonKey } from './i18n/index.ts';
-import type { ClaimView, EffectResult, UssdContext } from './machine.ts';
+import type { ClaimView, EffectResult, UssdContext } from './context.ts';
 import type { FuelLog } from './model.ts';
 import { markFuelLogsClaimed, storeClaimRef } from './repository.ts';
 import { inTransaction, type Sql } from '../platform/db/sql.ts';
 import { ClaimRefusedError, type ClaimSummary, type UssdTwinsPort } from './twins-port.ts';
-import type { EffectDeps } from './effects.ts';
+import type { EffectDeps } from './effect-deps.ts';
 
 const MIN_CLAIM_DAYS = 3;
 const DAY_MS = 86_400_000;

@@ -1,29 +1,12 @@
 // The menu machine's effects: one typed function for each state tagged EFFECT_TAG, doing that
 // step's database (or area A) work and answering with the outcome the machine takes as DONE.
 // Accounts and PINs are in accounts.ts, claims in claims.ts; the small ones are here.
-import type { Db } from '../platform/db/index.ts';
-import type { Logger } from '../platform/logging.ts';
 import { checkPin, createAccount, phoneIsFree } from './accounts.ts';
 import { claimStatus, prepareClaim, submitClaim } from './claims.ts';
 import { asLanguage, FUEL_DAYS } from './i18n/index.ts';
-import { dateBefore, type EffectResult, type EffectState, type UssdContext } from './machine.ts';
-import type { PinCipher } from './pin.ts';
-import type { UssdRepository } from './repository.ts';
-import type { UssdTwinsPort } from './twins-port.ts';
-
-export interface EffectDeps {
-  /** The database the use cases spanning area A open their units of work on (accounts.ts, claims.ts). */
-  db: Db;
-  repo: UssdRepository;
-  pins: PinCipher;
-  twins: UssdTwinsPort;
-  logger: Logger;
-  now: () => Date;
-  /** IANA zone of the users' calendar day (fuel is logged for "today" there). */
-  timeZone?: string;
-  /** Fuel amounts (kg a day) outside this range are saved only once the household confirms them. */
-  plausibleKg?: { min: number; max: number };
-}
+import { dateBefore, type EffectState } from './machine.ts';
+import type { EffectResult, UssdContext } from './context.ts';
+import type { EffectDeps } from './effect-deps.ts';
 
 /** What an effect is given: the context on entering its state and the input that led there. */
 export interface EffectInput {

@@ -1,7 +1,7 @@
 // The screens of every state, in the session's language (the words are in i18n/<lang>.ts), and
 // the pagination that keeps each reply within one USSD screen.
 import { SegmentedMessage } from 'sms-segments-calculator';
-import type { UssdContext, Notice } from './machine.ts';
+import type { UssdContext, Notice } from './context.ts';
 import { CATALOGUES, LANGUAGES, type Catalogue, type Language } from './i18n/index.ts';
 import { MAX_KG_PER_DAY } from '../config.ts';
 

@@ -5,10 +5,11 @@
 import type { UssdDebugResponse, UssdRequest } from '../../generated/openapi/types.gen.ts';
 import { setBounded } from '../platform/bounded-map.ts';
 import { maskPhone } from '../platform/logging.ts';
-import { createEffects, localDateFormat, localDay, type EffectDeps } from './effects.ts';
+import { createEffects, localDateFormat, localDay } from './effects.ts';
+import type { EffectDeps } from './effect-deps.ts';
 import { SessionBusyError, SessionMismatchError } from './errors.ts';
 import { asLanguage, type Language } from './i18n/index.ts';
-import type { UssdContext } from './machine.ts';
+import type { UssdContext } from './context.ts';
 import { operatorScreen, TEXT } from './menus.ts';
 import { MenuRunner } from './menu-runner.ts';
 import type { Session, TextMark } from './model.ts';

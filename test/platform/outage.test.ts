@@ -15,7 +15,7 @@ import { areaShapes } from '../helpers/area-shapes.ts';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
 import { startPausableProxy, type PausableProxy } from '../helpers/pausable-proxy.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
-import { kptClaim } from '../twins/fixtures.ts';
+import { createCensusCampaign, kptClaim } from '../twins/fixtures.ts';
 
 const QUERY_TIMEOUT_MS = 400;
 const REQUEST_DEADLINE_MS = 2500;
@@ -55,6 +55,8 @@ describe('outage of PostgreSQL [postgres]', function () {
       RETRY_AFTER_SECONDS: '7',
     });
     key = await createTestKey(t.db);
+    // The campaign kptClaim's claims go into.
+    await createCensusCampaign(server, key);
   });
 
   after(async () => {

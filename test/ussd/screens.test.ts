@@ -4,7 +4,8 @@
 import { expect } from 'chai';
 import { SegmentedMessage } from 'sms-segments-calculator';
 import { CATALOGUES, FUEL_DAYS, LANGUAGES, type Language, type ReasonKey } from '../../src/ussd/i18n/index.ts';
-import { EFFECT_TAG, ussdMachine, type Notice, type UssdContext } from '../../src/ussd/machine.ts';
+import { EFFECT_TAG, ussdMachine } from '../../src/ussd/machine.ts';
+import type { Notice, UssdContext } from '../../src/ussd/context.ts';
 import { gsmName, MAX_REPLY_CHARS, operatorScreen, paginate, renderScreen, TEXT } from '../../src/ussd/menus.ts';
 
 const APP_NAME = 'A'.repeat(40); // USSD_APP_NAME's longest

@@ -18,10 +18,9 @@ import type {
   KptClaimRequest,
   ListClaimsData,
 } from '../../../generated/openapi/types.gen.ts';
-import { DEFAULT_COLLECTION_ID } from './collections.ts';
+import { DEFAULT_COLLECTION_ID, maySubmitInto } from './collections.ts';
 import { ClaimRepository, findClaimById, type HouseholdClaim, type IdempotentClaim, type PartnerClaims, type PendingClaimChange, type StoredClaim } from './claims.repository.ts';
 import { findCollection } from './collections.repository.ts';
-import { maySubmitInto } from './collections.service.ts';
 import type { ClaimSeal, CredentialInput, NormalisedClaim, SealedCredential } from './claim-seal.ts';
 import type { ClaimSealer } from './claim-sealer.ts';
 import type { CredentialStatusService } from '../credentials/credential-status.service.ts';

@@ -45,10 +45,6 @@ export function assertDesignFits(design: SelectionDesign | undefined): void {
 /** The design with its default filled in, as the HTTP validator fills it: callers in the process store the same. */
 const designOf = (design: SelectionDesign | undefined): SelectionDesign | undefined => design && { ...design, frameSource: design.frameSource ?? 'draws' };
 
-export function maySubmitInto(collection: Pick<Collection, 'openToAll' | 'createdBy' | 'submitters'>, principalDid: string): boolean {
-  return collection.openToAll || collection.createdBy === principalDid || collection.submitters.includes(principalDid);
-}
-
 export class CollectionService {
   private readonly idempotency: CreationIdempotency;
 

@@ -4,7 +4,7 @@
 import type { Collection, SelectionDesign } from '../../../generated/openapi/types.gen.ts';
 import type { Sql } from '../../platform/db/sql.ts';
 import { findEntityRow } from '../entities/entities.repository.ts';
-import { maySubmitInto } from './collections.service.ts';
+import { maySubmitInto } from './collections.ts';
 import { DrawRepository } from './draws.repository.ts';
 
 /** What a credential states of how its household was selected. */
