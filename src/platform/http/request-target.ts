@@ -1,7 +1,8 @@
 // The one request-target rule, applied before anything reads the path (logging aside). Routing
 // (parseurl: the path before any `?` or `#`) and the OpenAPI validator (the raw target up to
 // `?`) read a target differently; once every target is a plain origin-form path, both see the
-// same string, so a request the validator did not authenticate cannot reach a handler:
+// same string, so a request the pipeline did not resolve (and authenticate) and the validator did
+// not check cannot reach a handler:
 //   - absolute-form (`http://host/path?q`) is reduced to its origin-form (`/path?q`), as RFC 9112
 //     §3.2.2 has servers accept it, and judged as that;
 //   - a fragment (`#...`), the asterisk-form (`*`) or anything not starting with `/` is refused
