@@ -329,7 +329,7 @@ export const getCollectionReportChart = <ThrowOnError extends boolean = false>(o
 /**
  * The Hearth KPT JSON-LD context listed in every KPT credential's @context
  *
- * Public and stable: defines every KPT term (KPTCredential, claimId, totalFuelKg, ...) with a vocabulary URL `<this URL>#<term>`. Shipped in the repository as src/twins/contexts/kpt-v1.jsonld.
+ * Public and fixed: the bytes of the context every KPT credential lists as `https://w3id.org/hearth/kpt/v1`, the same in every deployment, defining every KPT term (KPTCredential, claimId, totalFuelKg, ...) as `https://w3id.org/hearth/kpt#<term>`. Each credential pins it (`relatedResource` with `digestMultibase`); verifiers bundle it (the SDK ships it as `@hearth/sdk/contexts/kpt-v1.jsonld`). Shipped in the repository as src/twins/credentials/contexts/kpt-v1.jsonld.
  */
 export const getKptContext = <ThrowOnError extends boolean = false>(options?: Options<GetKptContextData, ThrowOnError>) => (options?.client ?? client).get<GetKptContextResponses, GetKptContextErrors, ThrowOnError>({ url: '/v1/contexts/kpt-v1.jsonld', ...options });
 

@@ -492,6 +492,18 @@ export type VerifiableCredential = {
      * Bitstring Status List v1.0 entries, one for revocation and one for suspension.
      */
     credentialStatus?: Array<BitstringStatusListEntry>;
+    /**
+     * Resources the credential pins by digest (VC 2.0 section 5.3): a KPT credential pins its JSON-LD context, https://w3id.org/hearth/kpt/v1.
+     */
+    relatedResource?: Array<{
+        id: string;
+        mediaType?: string;
+        /**
+         * Multibase base58btc of the sha2-256 multihash of the resource's bytes.
+         */
+        digestMultibase?: string;
+        [key: string]: unknown;
+    }>;
     proof: DataIntegrityProof;
     [key: string]: unknown;
 };

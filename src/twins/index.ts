@@ -64,7 +64,6 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
     claims,
     collections,
     statuses,
-    base,
     evidence: (cid) => findEvidence(db, cid),
     async verifyCredential(vc) {
       await validatorKey();

@@ -20,7 +20,7 @@ import type { CollectionService } from './claims/collections.service.ts';
 import type { StatusPurpose } from './credentials/credential-status.ts';
 import type { CredentialStatusService } from './credentials/credential-status.service.ts';
 import type { EntityService } from './entities/entities.service.ts';
-import { kptContextDocument, KPT_CONTEXT_PATH, type PublicBase } from './credentials/kpt-context.ts';
+import { KPT_CONTEXT_BYTES, KPT_CONTEXT_PATH } from './credentials/kpt-context.ts';
 import { renderReportSvg } from './report/report.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
 
@@ -29,7 +29,6 @@ export interface TwinsRouteDeps {
   claims: ClaimService;
   collections: CollectionService;
   statuses: CredentialStatusService;
-  base: PublicBase;
   evidence(cid: string): Promise<{ mediaType: string; bytes: Buffer } | undefined>;
   verifyCredential(vc: Record<string, unknown>): Promise<unknown>;
   publicBaseUrl?: string;
@@ -151,9 +150,8 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
     res.json(await deps.statuses.change({ did: principal.did, keyId: principal.keyId }, req.params.id, req.body as CredentialStatusChangeRequest));
   });
 
-  const context = kptContextDocument(deps.base);
   router.get(KPT_CONTEXT_PATH, (_req, res) => {
-    res.type('application/ld+json').set('Cache-Control', 'public, max-age=86400').send(context);
+    res.type('application/ld+json').set('Cache-Control', 'public, max-age=86400').send(KPT_CONTEXT_BYTES);
   });
 
   return router;

@@ -267,6 +267,7 @@ forEachDatabase('credentials and evidence', (t) => {
   const loaderWithKptContext = async (vc: VerifiableCredential) => {
     const res = await fetch(`${server.baseUrl}/v1/contexts/kpt-v1.jsonld`);
     expect(res.status).to.equal(200);
+    expect(vc['@context'][1]).to.equal('https://w3id.org/hearth/kpt/v1');
     return offlineLoader({ [String(vc['@context'][1])]: await res.json() });
   };
 
