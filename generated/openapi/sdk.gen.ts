@@ -336,7 +336,7 @@ export const getKptContext = <ThrowOnError extends boolean = false>(options?: Op
 /**
  * A signed Bitstring Status List v1.0 credential (revocation or suspension)
  *
- * Public: verifiers read a credential's `credentialStatus.statusListCredential` here. The list is signed with eddsa-jcs-2022 by the validator key; bit i set means entry i is revoked (for good) or suspended. `validFrom` is the time of the list's latest change.
+ * Public (CORS open to every origin): verifiers read a credential's `credentialStatus.statusListCredential` here. The list is signed with eddsa-jcs-2022 by the validator key that issued its credentials (a retired key still signs its lists); bit i set means entry i is revoked (for good) or suspended. `validFrom` is the time of the list's latest change; `validUntil` the end of the next UTC day (the list is signed again each day, so a copy cached longer is refused); `credentialSubject.ttl` (milliseconds) is how long a verifier may cache it, as `Cache-Control` says. `ETag` changes with the bytes; `If-None-Match` answers 304 while they are the same.
  */
 export const getStatusListCredential = <ThrowOnError extends boolean = false>(options: Options<GetStatusListCredentialData, ThrowOnError>) => (options.client ?? client).get<GetStatusListCredentialResponses, GetStatusListCredentialErrors, ThrowOnError>({ url: '/v1/credentials/status/{purpose}/{list}', ...options });
 

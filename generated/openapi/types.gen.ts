@@ -577,6 +577,10 @@ export type KptClaim = {
     createdAt: string;
     updatedAt: string;
     verifiedAt?: string;
+    /**
+     * Present with a credential: whether it stands (`valid`), was revoked (final) or is suspended, as its status lists say (see GET /v1/claims/{id}/credential/status for who changed it and why).
+     */
+    credentialState?: 'valid' | 'revoked' | 'suspended';
 };
 
 export type KptClaimPage = {
@@ -708,9 +712,15 @@ export type KptReport = {
     };
 };
 
+/**
+ * The W3C VC API's verify-credential request shape. Hearth's checks take no options: `options` may be sent, empty (a VC API client's default); a member in it is refused (400), since Hearth would not apply it.
+ */
 export type CredentialVerifyRequest = {
     verifiableCredential: {
         [key: string]: unknown;
+    };
+    options?: {
+        [key: string]: never;
     };
 };
 

@@ -110,9 +110,7 @@ for (const kind of TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sq
       expect(fresh).to.deep.equal({ default: await ranAt('100_twins_schema'), ussd: await ranAt('203_ussd_default_collection') });
       for (const at of Object.values(fresh)) expect(Date.parse(at)).to.be.within(before - 1000, Date.now());
       // As a database migrated before them has them: the epoch, and the seeding migrations run a year ago.
-      const config = await migrationConfig(db);
-      await db.migrate.down(config);
-      await db.migrate.down(config);
+      await migrateTo(db, '407_twins_feed_index_for_followers');
       expect(Object.values(await createdAt())).to.deep.equal([new Date(0).toISOString(), new Date(0).toISOString()]);
       const yearAgo = new Date(Date.now() - 365 * 86_400_000);
       await db('knex_migrations').update({ migration_time: yearAgo }).whereIn('name', ['100_twins_schema', '203_ussd_default_collection']);
@@ -163,6 +161,20 @@ for (const kind of TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sq
       const back: Record<string, unknown>[] = await db('twin_credential_statuses').select('*').orderBy('status_list_index');
       expect(back.map((r) => ({ ...r, revoked: Boolean(r.revoked), suspended: Boolean(r.suspended) }))).to.deep.equal(statuses);
       await migrateLatest(db);
+    });
+
+    it('410: the status lists indexes were handed out of become lists of their own, closed and without a key until the next start adopts them; its down migration gives the counter back past them', async () => {
+      await migrateTo(db, '409_ussd_collection_created_at');
+      await db('twin_status_index_counter').update({ next_index: 131_073 }).where('name', 'credentials');
+      const { created_at: createdAt } = await db('twin_status_index_counter').first('created_at');
+      await migrateLatest(db);
+      expect(await db('twin_status_lists').select('list', 'issuer_did', 'base_url', 'position_key', 'next_position', 'created_at').orderBy('list')).to.deep.equal([0, 1].map((list) => (
+        { list, issuer_did: null, base_url: null, position_key: null, next_position: 131_072, created_at: createdAt }
+      )));
+      await migrateTo(db, '409_ussd_collection_created_at');
+      expect(Number((await db('twin_status_index_counter').first('next_index')).next_index)).to.equal(2 * 131_072);
+      await migrateLatest(db);
+      await db('twin_status_lists').delete();
     });
   });
 }
