@@ -73,7 +73,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
     onClose: (fn) => closers.push(fn),
   };
 
-  const twins = createTwinsArea(ctx);
+  const twins = await createTwinsArea(ctx);
   const ussd = await createUssdArea(ctx, deps.ussdTwins ?? ussdTwinsPort(twins, config.USSD_PRINCIPAL_DID, config.USSD_COLLECTION_ID), { now: deps.now });
   const agent = createAgentArea(ctx);
   // Last: it starts the embedded gRPC node, which nothing after it may leave running on a throw.
@@ -102,6 +102,12 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(requestHeaderRules);
   app.use(requestDeadline(config.REQUEST_DEADLINE_MS));
   if (config.METRICS_ENABLED) app.use(httpMetrics(ctx.metrics, routeLabeller(areas)));
+  const publicPrefixes = areas.flatMap((a) => a.publicPrefixes ?? []);
+  if (publicPrefixes.length) {
+    // What wallets and verifiers fetch from a browser: public, so open to every origin (no
+    // credentials are sent with '*'); the rest of its area stays behind API_CORS_ORIGINS.
+    app.use(publicPrefixes, cors({ origins: ['*'], methods: ['GET', 'HEAD', 'POST'], allowHeaders: ['Content-Type', 'If-None-Match'], exposeHeaders: ['ETag'] }));
+  }
   const browserPrefixes = areas.flatMap((a) => a.browserPrefixes ?? []);
   if (config.API_CORS_ORIGINS.length && browserPrefixes.length) {
     const apiCors = cors({

@@ -121,8 +121,12 @@ const twinsSchema = {
       const url = URL.parse(v);
       return !url || (!url.search && !url.hash && !url.username && !url.password);
     }, 'must be a base URL without a query, fragment or user:password')
-    .optional().meta({ description: 'absolute `http://` or `https://` base URL (a path may follow; no query, fragment or user:password) used in links the service hands out, and signed into every new credential: its JSON-LD context, status lists and evidence URLs are under it. Set it in production before the first claim is verified; credentials keep the URL they were signed with', unset: '`http://localhost:<PORT>`' }),
+    .optional().meta({ description: 'absolute `http://` or `https://` base URL (a path may follow; no query, fragment or user:password) used in links the service hands out, and signed into every new credential (its status lists and evidence URLs are under it). The database keeps the one credentials are signed under: the first start records it, every instance uses it, and a start with another value is refused; `move-base-url <url>` moves it (earlier credentials keep verifying). Set it before the first start in production', unset: 'the URL the database recorded; on the first start `http://localhost:<PORT>`' }),
   VALIDATOR_PRIVATE_KEY: key32('an Ed25519 seed').optional().meta({ description: '32-byte Ed25519 seed, hex (64 chars) or base64/base64url, that signs credentials as `did:key:z6Mk...`; a malformed value stops start-up. Set it in production (the generated seed is stored in the database in clear). Keys used earlier stay trusted, so their credentials keep verifying', unset: 'generated once and stored in the database, shared by every instance' }),
+  VALIDATOR_RETIRED_KEYS: list
+    .refine((seeds) => seeds.every((seed) => parse32ByteKey(seed) !== undefined), 'must be comma-separated Ed25519 seeds: 32 bytes each, as 64 hex characters or base64')
+    .default([])
+    .meta({ description: 'comma-separated 32-byte Ed25519 seeds (hex or base64) of earlier `VALIDATOR_PRIVATE_KEY`s: a retired key issues nothing new but still signs its status lists, for the life of its credentials. Start-up is refused while a status list belongs to a key whose seed is neither here nor (generated) in the database', unset: 'no retired configured keys' }),
   KPT_TOTAL_TOLERANCE_KG: decimalNumber.default(0.01).meta({ description: 'allowed difference between `total` and the sum of `dailyLogs`' }),
 };
 

@@ -1,13 +1,14 @@
-// CLI entry: `start` (migrate, then serve), `migrate`, `keys create|list|revoke`.
+// CLI entry: `start` (migrate, then serve), `migrate`, `keys create|list|revoke`, `move-base-url`.
 import { parseArgs } from 'node:util';
 import { createHearth } from './app.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, publicBaseUrl, type Config } from './config.ts';
 import { createDbFromConfig, databaseUnreachable, type Db } from './platform/db/index.ts';
 import { migrateLatest } from './platform/db/migrate.ts';
 import { DomainError, notFoundError } from './platform/domain-errors.ts';
 import { ApiKeyService, SCOPES } from './platform/keys/service.ts';
 import { createLogger } from './platform/logging.ts';
 import { listen } from './platform/server.ts';
+import { moveBaseUrl } from './twins/credentials/public-base-url.ts';
 import { resetUssdPin, unlockUssdAccount, ussdClaimForRef } from './ussd/index.ts';
 import { runDemo, runSimulator, SimulatorConnectionError } from './ussd/simulator.ts';
 
@@ -20,6 +21,8 @@ Commands:
                                  create an API key and print it once
   keys list                      list keys (never the secrets)
   keys revoke <id>               revoke a key
+  move-base-url <url>            sign new credentials under another public base URL (the database's
+                                 PUBLIC_BASE_URL); credentials signed under earlier ones keep verifying
   ussd-sim [--url <base>] [--phone <e164>] [--code <*384#>]
                                  a terminal USSD phone against a running server
   ussd-demo [--url <base>] [--code <*384#>]
@@ -131,6 +134,17 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'keys':
       return keys(config, args);
+    case 'move-base-url': {
+      const [url] = args;
+      if (!url || args.length > 1) throw new UsageError('move-base-url takes one URL');
+      // Checked as PUBLIC_BASE_URL is (a ConfigError naming it), and written as instances write it.
+      const target = publicBaseUrl(loadConfig({ ...process.env, PUBLIC_BASE_URL: url }));
+      const before = await withDb(config, (db) => moveBaseUrl(db, target));
+      console.log(before === target
+        ? `The public base URL is ${target} already.`
+        : `New credentials are signed under ${target}${before ? ` (was ${before}; credentials signed under it keep verifying)` : ''}. Set PUBLIC_BASE_URL=${target} (or leave it unset) on every instance and restart them.`);
+      return;
+    }
     case 'ussd-sim': {
       const { values } = parseArgs({ args, options: { url: { type: 'string' }, phone: { type: 'string' }, code: { type: 'string' } } });
       return runSimulator({

@@ -297,6 +297,23 @@ export interface TwinEvidenceBlobsInsert {
 
 export type TwinEvidenceBlobsUpdate = Partial<TwinEvidenceBlobsInsert>;
 
+export interface TwinPublicBaseUrls {
+  url: string;
+  current_slot: string | null;
+  recorded_at: string;
+  retired_at: string | null;
+}
+
+/** A row to insert into twin_public_base_urls: columns with a default, and nullable ones, may be left out. */
+export interface TwinPublicBaseUrlsInsert {
+  url: string;
+  current_slot?: string | null;
+  recorded_at: string;
+  retired_at?: string | null;
+}
+
+export type TwinPublicBaseUrlsUpdate = Partial<TwinPublicBaseUrlsInsert>;
+
 export interface TwinRelationships {
   subject_did: string;
   role: string;
@@ -312,20 +329,26 @@ export interface TwinRelationshipsInsert {
 
 export type TwinRelationshipsUpdate = Partial<TwinRelationshipsInsert>;
 
-export interface TwinStatusIndexCounter {
-  name: string;
-  next_index: string | number;
+export interface TwinStatusLists {
+  list: number;
+  issuer_did: string | null;
+  base_url: string | null;
+  position_key: string | null;
+  next_position: number;
   created_at: string;
 }
 
-/** A row to insert into twin_status_index_counter: columns with a default, and nullable ones, may be left out. */
-export interface TwinStatusIndexCounterInsert {
-  name: string;
-  next_index: string | number;
+/** A row to insert into twin_status_lists: columns with a default, and nullable ones, may be left out. */
+export interface TwinStatusListsInsert {
+  list?: number;
+  issuer_did?: string | null;
+  base_url?: string | null;
+  position_key?: string | null;
+  next_position: number;
   created_at: string;
 }
 
-export type TwinStatusIndexCounterUpdate = Partial<TwinStatusIndexCounterInsert>;
+export type TwinStatusListsUpdate = Partial<TwinStatusListsInsert>;
 
 export interface TwinValidatorKeys {
   did: string;
@@ -334,6 +357,8 @@ export interface TwinValidatorKeys {
   origin: string;
   generated_slot: string | null;
   created_at: string;
+  current_slot: string | null;
+  retired_at: string | null;
 }
 
 /** A row to insert into twin_validator_keys: columns with a default, and nullable ones, may be left out. */
@@ -344,6 +369,8 @@ export interface TwinValidatorKeysInsert {
   origin: string;
   generated_slot?: string | null;
   created_at: string;
+  current_slot?: string | null;
+  retired_at?: string | null;
 }
 
 export type TwinValidatorKeysUpdate = Partial<TwinValidatorKeysInsert>;
@@ -522,8 +549,9 @@ declare module 'knex/types/tables' {
     twin_credential_status_events: Knex.CompositeTableType<TwinCredentialStatusEvents, TwinCredentialStatusEventsInsert, TwinCredentialStatusEventsUpdate>;
     twin_entities: Knex.CompositeTableType<TwinEntities, TwinEntitiesInsert, TwinEntitiesUpdate>;
     twin_evidence_blobs: Knex.CompositeTableType<TwinEvidenceBlobs, TwinEvidenceBlobsInsert, TwinEvidenceBlobsUpdate>;
+    twin_public_base_urls: Knex.CompositeTableType<TwinPublicBaseUrls, TwinPublicBaseUrlsInsert, TwinPublicBaseUrlsUpdate>;
     twin_relationships: Knex.CompositeTableType<TwinRelationships, TwinRelationshipsInsert, TwinRelationshipsUpdate>;
-    twin_status_index_counter: Knex.CompositeTableType<TwinStatusIndexCounter, TwinStatusIndexCounterInsert, TwinStatusIndexCounterUpdate>;
+    twin_status_lists: Knex.CompositeTableType<TwinStatusLists, TwinStatusListsInsert, TwinStatusListsUpdate>;
     twin_validator_keys: Knex.CompositeTableType<TwinValidatorKeys, TwinValidatorKeysInsert, TwinValidatorKeysUpdate>;
     twins_idempotency_keys: Knex.CompositeTableType<TwinsIdempotencyKeys, TwinsIdempotencyKeysInsert, TwinsIdempotencyKeysUpdate>;
     ussd_accounts: Knex.CompositeTableType<UssdAccounts, UssdAccountsInsert, UssdAccountsUpdate>;

@@ -364,14 +364,14 @@ export const getCollectionReportChart = <ThrowOnError extends boolean = false>(o
 /**
  * The Hearth KPT JSON-LD context listed in every KPT credential's @context
  *
- * Public and stable: defines every KPT term (KPTCredential, claimId, totalFuelKg, ...) with a vocabulary URL `<this URL>#<term>`. Shipped in the repository as src/twins/contexts/kpt-v1.jsonld.
+ * Public and fixed: the bytes of the context every KPT credential lists as `https://w3id.org/hearth/kpt/v1`, the same in every deployment, defining every KPT term (KPTCredential, claimId, totalFuelKg, ...) as `https://w3id.org/hearth/kpt#<term>`. Each credential pins it (`relatedResource` with `digestMultibase`); verifiers bundle it (the SDK ships it as `@hearth/sdk/contexts/kpt-v1.jsonld`). Shipped in the repository as src/twins/credentials/contexts/kpt-v1.jsonld.
  */
 export const getKptContext = <ThrowOnError extends boolean = false>(options?: Options<GetKptContextData, ThrowOnError>) => (options?.client ?? client).get<GetKptContextResponses, GetKptContextErrors, ThrowOnError>({ url: '/v1/contexts/kpt-v1.jsonld', ...options });
 
 /**
  * A signed Bitstring Status List v1.0 credential (revocation or suspension)
  *
- * Public: verifiers read a credential's `credentialStatus.statusListCredential` here. The list is signed with eddsa-jcs-2022 by the validator key; bit i set means entry i is revoked (for good) or suspended. `validFrom` is the time of the list's latest change.
+ * Public (CORS open to every origin): verifiers read a credential's `credentialStatus.statusListCredential` here. The list is signed with eddsa-jcs-2022 by the validator key that issued its credentials (a retired key still signs its lists); bit i set means entry i is revoked (for good) or suspended. `validFrom` is the time of the list's latest change; `validUntil` the end of the next UTC day (the list is signed again each day, so a copy cached longer is refused); `credentialSubject.ttl` (milliseconds) is how long a verifier may cache it, as `Cache-Control` says. `ETag` changes with the bytes; `If-None-Match` answers 304 while they are the same.
  */
 export const getStatusListCredential = <ThrowOnError extends boolean = false>(options: Options<GetStatusListCredentialData, ThrowOnError>) => (options.client ?? client).get<GetStatusListCredentialResponses, GetStatusListCredentialErrors, ThrowOnError>({ url: '/v1/credentials/status/{purpose}/{list}', ...options });
 

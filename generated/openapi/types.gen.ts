@@ -492,6 +492,18 @@ export type VerifiableCredential = {
      * Bitstring Status List v1.0 entries, one for revocation and one for suspension.
      */
     credentialStatus?: Array<BitstringStatusListEntry>;
+    /**
+     * Resources the credential pins by digest (VC 2.0 section 5.3): a KPT credential pins its JSON-LD context, https://w3id.org/hearth/kpt/v1.
+     */
+    relatedResource?: Array<{
+        id: string;
+        mediaType?: string;
+        /**
+         * Multibase base58btc of the sha2-256 multihash of the resource's bytes.
+         */
+        digestMultibase?: string;
+        [key: string]: unknown;
+    }>;
     proof: DataIntegrityProof;
     [key: string]: unknown;
 };
@@ -565,6 +577,10 @@ export type KptClaim = {
     createdAt: string;
     updatedAt: string;
     verifiedAt?: string;
+    /**
+     * Present with a credential: whether it stands (`valid`), was revoked (final) or is suspended, as its status lists say (see GET /v1/claims/{id}/credential/status for who changed it and why).
+     */
+    credentialState?: 'valid' | 'revoked' | 'suspended';
 };
 
 export type KptClaimPage = {
@@ -828,9 +844,15 @@ export type KptReport = {
     };
 };
 
+/**
+ * The W3C VC API's verify-credential request shape. Hearth's checks take no options: `options` may be sent, empty (a VC API client's default); a member in it is refused (400), since Hearth would not apply it.
+ */
 export type CredentialVerifyRequest = {
     verifiableCredential: {
         [key: string]: unknown;
+    };
+    options?: {
+        [key: string]: never;
     };
 };
 

@@ -38,6 +38,8 @@ export interface Area {
   uncontractedRouter?: RequestHandler;
   /** Path prefixes browsers may call when API_CORS_ORIGINS lists their origin. */
   browserPrefixes?: string[];
+  /** Public path prefixes (no key, nothing private) any browser origin may call, whatever API_CORS_ORIGINS says. */
+  publicPrefixes?: string[];
   /** How this area's requests are answered on error; undefined for a request not its own. */
   errorRendererFor?(req: Request): ErrorRenderer | undefined;
   /** The metrics label of one of its requests that resolved to no contract operation. */

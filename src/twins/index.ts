@@ -4,7 +4,6 @@
 import { publicBaseUrl } from '../config.ts';
 import { databaseGauge } from '../platform/metrics.ts';
 import type { Area, AreaContext } from '../platform/area.ts';
-import { dbClientOf } from '../platform/db/index.ts';
 import { ClaimSealer } from './claims/claim-sealer.ts';
 import { ClaimService } from './claims/claims.service.ts';
 import { CollectionService } from './claims/collections.service.ts';
@@ -14,8 +13,9 @@ import { verifyCredential } from './credentials/credentials.ts';
 import { EntityService } from './entities/entities.service.ts';
 import { findEvidence } from './claims/evidence.repository.ts';
 import { twinsRouter } from './routes.ts';
-import type { PublicBase } from './credentials/kpt-context.ts';
-import { knownValidatorDids, loadValidatorKey, type ValidatorKey } from './credentials/validator-key.ts';
+import { KPT_CONTEXT_PATH } from './credentials/kpt-context.ts';
+import { settlePublicBaseUrl } from './credentials/public-base-url.ts';
+import { knownValidatorDids, loadValidatorKeys, type ValidatorKey } from './credentials/validator-key.ts';
 import { twinsReadPort, type TwinsReadPort } from './read-port.ts';
 
 export interface TwinsArea extends Area {
@@ -25,39 +25,32 @@ export interface TwinsArea extends Area {
   claims: ClaimService;
   collections: CollectionService;
   statuses: CredentialStatusService;
-  /** The validator key (loaded, or generated and persisted, on first use). */
+  /** The current validator key (loaded, or generated and persisted, at start-up). */
   validatorKey(): Promise<ValidatorKey>;
 }
 
-export function createTwinsArea(ctx: AreaContext): TwinsArea {
+/**
+ * Area A, once the database's public base URL is settled and the validator keys are loaded
+ * (start-up stops with a ConfigError on a conflicting PUBLIC_BASE_URL or a missing retired key).
+ */
+export async function createTwinsArea(ctx: AreaContext): Promise<TwinsArea> {
   const { db, config, logger } = ctx;
-  let keyPromise: Promise<ValidatorKey> | undefined;
-  const validatorKey = () => {
-    keyPromise ??= loadValidatorKey(db, config.VALIDATOR_PRIVATE_KEY).catch((err) => {
-      keyPromise = undefined;
-      throw err;
-    });
-    return keyPromise;
-  };
-
-  // Signed into every credential (context, status lists, evidence): set PUBLIC_BASE_URL in production.
-  const base: PublicBase = publicBaseUrl(config);
-  // On PostgreSQL instances share the database: each would sign under its own local URL, which
-  // the others do not take for theirs when they verify.
-  if (!config.PUBLIC_BASE_URL && (config.NODE_ENV === 'production' || dbClientOf(db) === 'postgres')) {
-    logger.warn(
-      { base },
-      'PUBLIC_BASE_URL is not set: credentials name their context, status lists and evidence under a local URL, which another instance does not verify',
-    );
+  // Signed into every credential (status lists, evidence): the database's, shared by every instance.
+  const base = await settlePublicBaseUrl(db, config.PUBLIC_BASE_URL && publicBaseUrl(config), publicBaseUrl(config));
+  if (!config.PUBLIC_BASE_URL && config.NODE_ENV === 'production') {
+    logger.warn({ base }, 'PUBLIC_BASE_URL is not set: credentials name their status lists and evidence under the URL this database recorded first');
   }
   if (!config.VALIDATOR_PRIVATE_KEY && config.NODE_ENV === 'production') {
     logger.warn('VALIDATOR_PRIVATE_KEY is not set: credentials are signed with a key generated into the database, where it is stored in clear');
   }
+  const keys = await loadValidatorKeys(db, config.VALIDATOR_PRIVATE_KEY, config.VALIDATOR_RETIRED_KEYS);
+  const validatorKey = () => Promise.resolve(keys.current);
+  const statuses = new CredentialStatusService(db, { base, keys, now: ctx.now });
+  await statuses.start();
   const now = ctx.now ?? (() => new Date());
   const entities = new EntityService(db, ctx.now);
   const sealer = new ClaimSealer(validatorKey, (err) => logger.error({ err }, 'claim sealer thread failed; sealing claims on the request thread'));
   ctx.onClose(() => sealer.close());
-  const statuses = new CredentialStatusService(db, { base, validatorKey });
   const claims = new ClaimService(db, { totalToleranceKg: config.KPT_TOTAL_TOLERANCE_KG, sealer, base, statuses });
   const collections = new CollectionService(db, ctx.now);
   const router = twinsRouter({
@@ -66,7 +59,6 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
     collections,
     draws: new DrawService(db, now),
     statuses,
-    base,
     evidence: (cid) => findEvidence(db, cid),
     async verifyCredential(vc) {
       await validatorKey();
@@ -80,7 +72,18 @@ export function createTwinsArea(ctx: AreaContext): TwinsArea {
     labelNames: ['status'],
     read: async () => (await claims.countByStatus()).map(({ status, count }) => ({ labels: { status }, value: count })),
   });
-  return { routers: [{ router, prefixes: ['/v1'] }], browserPrefixes: ['/v1'], reads: twinsReadPort(db), entities, claims, collections, statuses, validatorKey };
+  return {
+    routers: [{ router, prefixes: ['/v1'] }],
+    browserPrefixes: ['/v1'],
+    // The credential resources a wallet or verifier reads: context, status lists, evidence, verify.
+    publicPrefixes: [KPT_CONTEXT_PATH, '/v1/credentials/status', '/v1/evidence', '/v1/credentials/verify'],
+    reads: twinsReadPort(db),
+    entities,
+    claims,
+    collections,
+    statuses,
+    validatorKey,
+  };
 }
 
 export { EntityService, PROTOCOL_TYPE } from './entities/entities.service.ts';

@@ -1,5 +1,6 @@
 // Area A's HTTP layer: thin handlers over the services. The OpenAPI validator has already
 // checked auth (401/403), parameters and bodies before these run.
+import { createHash } from 'node:crypto';
 import fresh from 'fresh';
 import type { Request, Response, Router } from 'express';
 import { principalOf } from '../platform/http/auth.ts';
@@ -19,10 +20,10 @@ import type {
 import type { ClaimService } from './claims/claims.service.ts';
 import type { CollectionService } from './claims/collections.service.ts';
 import type { DrawService } from './claims/draws.service.ts';
-import type { StatusPurpose } from './credentials/credential-status.ts';
+import { STATUS_LIST_TTL_MS, type StatusPurpose } from './credentials/credential-status.ts';
 import type { CredentialStatusService } from './credentials/credential-status.service.ts';
 import type { EntityService } from './entities/entities.service.ts';
-import { kptContextDocument, KPT_CONTEXT_PATH, type PublicBase } from './credentials/kpt-context.ts';
+import { KPT_CONTEXT_BYTES, KPT_CONTEXT_PATH } from './credentials/kpt-context.ts';
 import { renderReportSvg } from './report/report.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
 
@@ -32,7 +33,6 @@ export interface TwinsRouteDeps {
   collections: CollectionService;
   draws: DrawService;
   statuses: CredentialStatusService;
-  base: PublicBase;
   evidence(cid: string): Promise<{ mediaType: string; bytes: Buffer } | undefined>;
   verifyCredential(vc: Record<string, unknown>): Promise<unknown>;
   publicBaseUrl?: string;
@@ -155,7 +155,14 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
   });
 
   router.get('/v1/credentials/status/:purpose/:list', async (req, res) => {
-    res.json(await deps.statuses.listCredential(req.params.purpose as StatusPurpose, Number(req.params.list)));
+    const body = JSON.stringify(await deps.statuses.listCredential(req.params.purpose as StatusPurpose, Number(req.params.list)));
+    const etag = `"${createHash('sha256').update(body).digest('base64url')}"`;
+    res.set('ETag', etag).set('Cache-Control', `public, max-age=${STATUS_LIST_TTL_MS / 1000}`);
+    if (fresh({ 'if-none-match': req.headers['if-none-match'] }, { etag })) {
+      res.status(304).end();
+      return;
+    }
+    res.type('json').send(body);
   });
 
   router.get('/v1/claims/:id/credential/status', async (req, res) => {
@@ -167,9 +174,8 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
     res.json(await deps.statuses.change({ did: principal.did, keyId: principal.keyId }, req.params.id, req.body as CredentialStatusChangeRequest));
   });
 
-  const context = kptContextDocument(deps.base);
   router.get(KPT_CONTEXT_PATH, (_req, res) => {
-    res.type('application/ld+json').set('Cache-Control', 'public, max-age=86400').send(context);
+    res.type('application/ld+json').set('Cache-Control', 'public, max-age=86400').send(KPT_CONTEXT_BYTES);
   });
 
   return router;

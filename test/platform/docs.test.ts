@@ -119,11 +119,14 @@ describe('API docs: /openapi.json and /docs, /docs/chain-openapi.json and /docs/
     const served = await res.json();
     expect(served.servers).to.deep.equal([{ url: `http://localhost:${server.config.PORT}`, description: 'This Hearth instance' }]);
     expect({ ...served, servers: undefined }).to.deep.equal({ ...loadOpenApiDocument(), servers: undefined });
-    const published = await startTestServer(db.db, { PUBLIC_BASE_URL: 'https://hearth.example.org/' });
+    // A database of its own: this one signs credentials under the first server's URL, and refuses another.
+    const other = await createTestDatabase('sqlite');
+    const published = await startTestServer(other.db, { PUBLIC_BASE_URL: 'https://hearth.example.org/' });
     try {
       expect((await (await fetch(`${published.baseUrl}/openapi.json`)).json()).servers).to.deep.equal([{ url: 'https://hearth.example.org', description: 'This Hearth instance' }]);
     } finally {
       await published.stop();
+      await other.drop();
     }
   });
 

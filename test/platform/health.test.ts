@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:net';
 import FakeTimers from '@sinonjs/fake-timers';
 import { expect } from 'chai';
 import { getHealth, getRoot } from '../../generated/openapi/sdk.gen.ts';
-import { createDb, pingDb } from '../../src/platform/db/index.ts';
+import { createDb, databaseUnreachable, pingDb } from '../../src/platform/db/index.ts';
+import { migrateLatest } from '../../src/platform/db/migrate.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -42,6 +43,8 @@ forEachDatabase('health endpoints', (t) => {
 describe('health with the database unreachable', () => {
   it('GET /health answers 503 disconnected when the SQLite database is closed', async () => {
     const db = createDb({ url: 'sqlite::memory:', dataDir: '.', poolMax: 1 });
+    // Migrated, as `hearth start` leaves it: start-up reads the credentials' base URL and keys.
+    await migrateLatest(db);
     const server = await startTestServer(db);
     try {
       await db.destroy();
@@ -56,17 +59,17 @@ describe('health with the database unreachable', () => {
     }
   });
 
-  it('GET /health answers 503 when PostgreSQL refuses connections', async () => {
+  it('start-up with PostgreSQL refusing connections stops with the error `hearth start` explains (the database is read before serving)', async () => {
     const db = createDb({ url: 'postgres://postgres@127.0.0.1:1/none', dataDir: '.', poolMax: 1 });
-    const server = await startTestServer(db, { DB_HEALTH_TIMEOUT_MS: '3000' });
+    let err: unknown;
     try {
-      const res = await getHealth({ client: server.client });
-      expect(res.response.status).to.equal(503);
-      expect(res.error).to.include({ database: 'disconnected' });
+      await (await startTestServer(db, { DB_HEALTH_TIMEOUT_MS: '3000' })).stop();
+    } catch (e) {
+      err = e;
     } finally {
-      await server.stop();
       await db.destroy();
     }
+    expect(databaseUnreachable(err)).to.match(/^Cannot reach the database \(ECONNREFUSED\)/);
   });
 
   describe('a database that accepts connections but never answers', () => {

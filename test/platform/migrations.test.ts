@@ -181,6 +181,20 @@ for (const kind of TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sq
       expect(back.map((r) => ({ ...r, revoked: Boolean(r.revoked), suspended: Boolean(r.suspended) }))).to.deep.equal(statuses);
       await migrateLatest(db);
     });
+
+    it('412: the status lists indexes were handed out of become lists of their own, closed and without a key until the next start adopts them; its down migration gives the counter back past them', async () => {
+      await migrateTo(db, '411_ussd_collection_full_population');
+      await db('twin_status_index_counter').update({ next_index: 131_073 }).where('name', 'credentials');
+      const { created_at: createdAt } = await db('twin_status_index_counter').first('created_at');
+      await migrateLatest(db);
+      expect(await db('twin_status_lists').select('list', 'issuer_did', 'base_url', 'position_key', 'next_position', 'created_at').orderBy('list')).to.deep.equal([0, 1].map((list) => (
+        { list, issuer_did: null, base_url: null, position_key: null, next_position: 131_072, created_at: createdAt }
+      )));
+      await migrateTo(db, '411_ussd_collection_full_population');
+      expect(Number((await db('twin_status_index_counter').first('next_index')).next_index)).to.equal(2 * 131_072);
+      await migrateLatest(db);
+      await db('twin_status_lists').delete();
+    });
   });
 }
 

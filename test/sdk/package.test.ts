@@ -61,6 +61,15 @@ describe('@hearth/sdk, the built package', () => {
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).to.deep.equal([]);
   });
 
+  it('ships the KPT JSON-LD context, byte for byte the one credentials pin, for offline verifiers', async () => {
+    const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: SDK });
+    const [pack] = JSON.parse(stdout) as [{ files: { path: string }[] }];
+    expect(pack.files.map((f) => f.path)).to.include('contexts/kpt-v1.jsonld');
+    const manifest = JSON.parse(readFileSync(join(SDK, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+    expect(manifest.exports['./contexts/kpt-v1.jsonld']).to.equal('./contexts/kpt-v1.jsonld');
+    expect(readFileSync(join(SDK, 'contexts/kpt-v1.jsonld'))).to.deep.equal(readFileSync(join(ROOT, 'src/twins/credentials/contexts/kpt-v1.jsonld')));
+  });
+
   it('type-checks in a strict NodeNext project: .js specifiers, request unit optional, response unit present', async function () {
     this.timeout(60_000);
     const dir = consumerProject({

@@ -117,7 +117,7 @@ export async function twinsTableContents(db: Db): Promise<Record<string, unknown
 /** Area A's services in-process (as the USSD gateway uses them), closed (its sealer thread too) after `fn`. */
 export async function withTwinsArea<T>(config: Config, db: Db, fn: (area: TwinsArea) => Promise<T>): Promise<T> {
   const closers: (() => unknown)[] = [];
-  const area = createTwinsArea({ config, db, logger: createLogger(config), keys: new ApiKeyService(db), metrics: new Registry(), onClose: (close) => closers.push(close) });
+  const area = await createTwinsArea({ config, db, logger: createLogger(config), keys: new ApiKeyService(db), metrics: new Registry(), onClose: (close) => closers.push(close) });
   try {
     return await fn(area);
   } finally {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
+import { migrateLatest } from '../../src/platform/db/migrate.ts';
 import { pino } from 'pino';
 import { createClient } from 'redis';
 import { createDb } from '../../src/platform/db/index.ts';
@@ -251,6 +252,8 @@ describe('USSD rate limit with an unreachable Redis', () => {
     const db = createDb({ url: 'sqlite::memory:', dataDir: '.', poolMax: 1 });
     let error: unknown;
     try {
+      // Migrated, as `hearth start` leaves it: area A reads its base URL and keys first.
+      await migrateLatest(db);
       await startUssdServer(db, { REDIS_URL: 'redis://127.0.0.1:1' }).catch((e) => (error = e));
       expect(String(error)).to.match(/REDIS_URL/);
     } finally {

@@ -6,7 +6,7 @@ import type { KptClaimRequest, KptCredentialSummary, StoredFuelMeasurements, Ver
 import { statusEntries } from '../credentials/credential-status.ts';
 import { jcs, signCredential, VC_V2_CONTEXT } from '../credentials/credentials.ts';
 import { cidOf, evidenceUrl } from './evidence.ts';
-import { kptContextUrl, type PublicBase } from '../credentials/kpt-context.ts';
+import { KPT_CONTEXT_DIGEST, KPT_CONTEXT_URL, type PublicBase } from '../credentials/kpt-context.ts';
 import { preciseSum } from './kpt-rules.ts';
 import type { SelectionStatement } from './selection.ts';
 import type { ValidatorKey } from '../credentials/validator-key.ts';
@@ -89,7 +89,7 @@ export function sealCredential({ claimId, claimCid, body, now, selection, issuan
   };
   const vc: VerifiableCredential = signCredential(
     {
-      '@context': [VC_V2_CONTEXT, kptContextUrl(base)],
+      '@context': [VC_V2_CONTEXT, KPT_CONTEXT_URL],
       id: credentialIdOf(claimId),
       type: ['VerifiableCredential', 'KPTCredential'],
       issuer: key.did,
@@ -118,6 +118,8 @@ export function sealCredential({ claimId, claimCid, body, now, selection, issuan
         ...(body.evidence ?? []).map((e) => ({ id: e.uri, type: ['Evidence'], evidenceType: e.type, ...(e.description ? { description: e.description } : {}) })),
       ],
       ...(statusIndex === undefined ? {} : { credentialStatus: statusEntries(base, statusIndex) }),
+      // The KPT context pinned (VC 2.0 section 5.3): a verifier checks its bundled copy against it.
+      relatedResource: [{ id: KPT_CONTEXT_URL, mediaType: 'application/ld+json', digestMultibase: KPT_CONTEXT_DIGEST }],
     },
     key,
     new Date(now),

@@ -79,6 +79,10 @@ export class StoredClaim {
   }
 }
 
+// SQLite answers booleans as 0/1; a revoked credential stays revoked whatever its suspension.
+const credentialStateOf = (r: ClaimRow): NonNullable<KptClaim['credentialState']> =>
+  Number(r.credential_revoked) ? 'revoked' : Number(r.credential_suspended) ? 'suspended' : 'valid';
+
 /**
  * The claim as the contract shows it, as JSON text: its JSON columns (checks, reasons and the
  * credential, most of its bytes) are spliced in as stored, not parsed and serialised again.
@@ -107,6 +111,7 @@ function claimJsonOf(r: ClaimRow): string {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     ...(r.verified_at ? { verifiedAt: r.verified_at } : {}),
+    ...(r.credential ? { credentialState: credentialStateOf(r) } : {}),
   } satisfies Partial<KptClaim>);
   const credential = r.credential ? `,"credential":${r.credential}` : '';
   const verifiableCredential = r.verifiable_credential ? `,"verifiableCredential":${r.verifiable_credential}` : '';

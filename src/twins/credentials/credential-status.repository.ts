@@ -1,7 +1,19 @@
-// The only SQL for credential status: the index counter, the state of revoked or suspended
-// indexes, and the audit rows of every change.
+// The only SQL for credential status: the status lists (their keys, base URLs and positions
+// handed out), the state of revoked or suspended indexes, and the audit rows of every change.
 import type { Sql } from '../../platform/db/sql.ts';
-import type { KptClaims, TwinCredentialStatusEvents } from '../../../generated/db/tables.ts';
+import type { KptClaims, TwinCredentialStatusEvents, TwinStatusLists } from '../../../generated/db/tables.ts';
+
+/** One status list: the key that signs it, the base URL its credentials name it under, its positions handed out. */
+export interface StatusList {
+  list: number;
+  /** Null only until the current key adopts a list made before lists had keys. */
+  issuerDid: string | null;
+  baseUrl: string | null;
+  /** Hex secret that spreads its positions; null: handed out in order. */
+  positionKey: string | null;
+  nextPosition: number;
+  createdAt: string;
+}
 
 /** The state of one status list index: its claim's credential, revoked or suspended. */
 export interface IndexState {
@@ -25,7 +37,6 @@ export interface StatusEvent {
 
 type StatusEventRow = Omit<TwinCredentialStatusEvents, 'id'>;
 
-const COUNTER = 'credentials';
 // A credential's status is kept on its claim's row (migration 405).
 const STATUS_COLUMNS = ['id', 'status_list_index', 'credential_revoked', 'credential_suspended', 'credential_status_changed_at'] as const;
 /** Read only where the status has changed (`changed`): its time is set. */
@@ -57,25 +68,54 @@ const eventRowOf = (e: StatusEvent): StatusEventRow => ({
   created_at: e.at,
 });
 
-const counter = (sql: Sql) => sql('twin_status_index_counter').where('name', COUNTER);
+const statusListOf = (r: TwinStatusLists): StatusList => ({
+  list: Number(r.list),
+  issuerDid: r.issuer_did ?? null,
+  baseUrl: r.base_url ?? null,
+  positionKey: r.position_key ?? null,
+  nextPosition: Number(r.next_position),
+  createdAt: r.created_at,
+});
 
 export class CredentialStatusRepository {
   constructor(private readonly sql: Sql) {}
 
-  /** Reserves `count` consecutive indexes; the first. Call in a transaction: the update holds the counter to the commit. */
-  async reserveIndexes(count: number): Promise<number> {
-    await counter(this.sql).increment('next_index', count);
-    return (await this.nextUnreserved()) - count;
+  async findList(list: number): Promise<StatusList | undefined> {
+    const row = await this.sql('twin_status_lists').first().where('list', list);
+    return row && statusListOf(row);
   }
 
-  /** The first index not reserved yet. */
-  async nextUnreserved(): Promise<number> {
-    return Number((await counter(this.sql).first('next_index'))!.next_index);
+  /** The list of this key and base URL that still has positions to hand out, if any. */
+  async openList(issuerDid: string, baseUrl: string, size: number): Promise<StatusList | undefined> {
+    const row = await this.sql('twin_status_lists').first().where({ issuer_did: issuerDid, base_url: baseUrl }).where('next_position', '<', size).orderBy('list');
+    return row && statusListOf(row);
   }
 
-  /** When the lists started: the time of a list nothing has changed yet. */
-  async listsCreatedAt(): Promise<string> {
-    return (await counter(this.sql).first('created_at'))!.created_at;
+  async lastListNumber(): Promise<number | undefined> {
+    const row = (await this.sql('twin_status_lists').max({ list: 'list' }).first()) as { list: number | null } | undefined;
+    return row?.list === null || row?.list === undefined ? undefined : Number(row.list);
+  }
+
+  async addList(list: StatusList): Promise<void> {
+    await this.sql('twin_status_lists').insert({
+      list: list.list, issuer_did: list.issuerDid, base_url: list.baseUrl, position_key: list.positionKey, next_position: list.nextPosition, created_at: list.createdAt,
+    });
+  }
+
+  /** Hands out `count` more positions of a list. */
+  async advance(list: number, count: number): Promise<void> {
+    await this.sql('twin_status_lists').increment('next_position', count).where('list', list);
+  }
+
+  /** Gives the lists made before lists had keys to this key and base URL. */
+  async adoptUnowned(issuerDid: string, baseUrl: string): Promise<void> {
+    await this.sql('twin_status_lists').update({ issuer_did: issuerDid }).whereNull('issuer_did');
+    await this.sql('twin_status_lists').update({ base_url: baseUrl }).whereNull('base_url');
+  }
+
+  /** The keys that sign status lists. */
+  async listIssuers(): Promise<string[]> {
+    return (await this.sql('twin_status_lists').distinct('issuer_did').whereNotNull('issuer_did')).flatMap((r) => (r.issuer_did ? [r.issuer_did] : []));
   }
 
   /** The state of an index whose status has changed; undefined for one that never did. */

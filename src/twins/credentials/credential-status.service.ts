@@ -1,16 +1,18 @@
 // Revocation and suspension of KPT credentials (Bitstring Status List v1.0): index allocation,
 // audited status changes, the signed status list credentials and the status check of verify.
+import { randomBytes } from 'node:crypto';
 import type { Db } from '../../platform/db/index.ts';
-import { inTransaction, type Sql } from '../../platform/db/sql.ts';
+import { inTransaction, lockUntilCommit, type Sql } from '../../platform/db/sql.ts';
 import { conflictWith, notFoundError } from '../../platform/domain-errors.ts';
 import type { CredentialStatus, CredentialStatusChangeRequest, VerifiableCredential } from '../../../generated/openapi/types.gen.ts';
 import { credentialIdOf } from '../claims/claim-seal.ts';
 import { ClaimRepository } from '../claims/claims.repository.ts';
-import { encodeStatusList, indexOfEntry, MAX_STATUS_LIST, STATUS_LIST_SIZE, statusListUrl, type StatusPurpose } from './credential-status.ts';
+import { encodeStatusList, indexOfEntry, MAX_STATUS_LIST, spreadPosition, STATUS_LIST_SIZE, STATUS_LIST_TTL_MS, statusListUrl, statusListValidUntil, type StatusPurpose } from './credential-status.ts';
 import { CredentialStatusRepository, type IndexState } from './credential-status.repository.ts';
 import { signCredential, VC_V2_CONTEXT } from './credentials.ts';
 import type { PublicBase } from './kpt-context.ts';
-import type { ValidatorKey } from './validator-key.ts';
+import type { ValidatorKeys } from './validator-key.ts';
+import { isCurrentKey } from './validator-key.repository.ts';
 
 /** Indexes an instance reserves at a time: one counter update per this many credentials. */
 const BLOCK = 64;
@@ -22,33 +24,70 @@ export interface StatusActor {
 
 export type StatusAction = CredentialStatusChangeRequest['action'];
 
+/** Positions of one list reserved by this instance: the next to hand out, and the end. */
+interface Reservation {
+  list: number;
+  key: Buffer | null;
+  next: number;
+  end: number;
+}
+
+const indexOf = (r: Reservation, n: number) => r.list * STATUS_LIST_SIZE + spreadPosition(r.key, n);
+
 export class CredentialStatusService {
-  private next = 0;
-  private end = 0;
+  private block?: Reservation;
   private reserving?: Promise<void>;
 
   constructor(
     private readonly db: Db,
-    private readonly opts: { base: PublicBase; validatorKey: () => Promise<ValidatorKey> },
+    private readonly opts: { base: PublicBase; keys: ValidatorKeys; now?: () => Date },
   ) {}
+
+  /** At start-up: lists made before lists had keys become the current key's, under this base URL. */
+  async start(): Promise<void> {
+    await new CredentialStatusRepository(this.db).adoptUnowned(this.opts.keys.current.did, this.opts.base);
+  }
 
   /** A status index no other credential has (reserved in blocks; an unused rest is never reused). */
   async nextIndex(): Promise<number> {
-    while (this.next >= this.end) {
-      this.reserving ??= inTransaction(this.db, (sql) => new CredentialStatusRepository(sql).reserveIndexes(BLOCK))
-        .then((first) => {
-          this.next = first;
-          this.end = first + BLOCK;
+    while (!this.block || this.block.next >= this.block.end) {
+      this.reserving ??= inTransaction(this.db, (sql) => this.reserve(sql, BLOCK))
+        .then((block) => {
+          this.block = block;
         })
         .finally(() => (this.reserving = undefined));
       await this.reserving;
     }
-    return this.next++;
+    return indexOf(this.block, this.block.next++);
   }
 
   /** One index, reserved in the caller's transaction. */
-  indexIn(sql: Sql): Promise<number> {
-    return new CredentialStatusRepository(sql).reserveIndexes(1);
+  async indexIn(sql: Sql): Promise<number> {
+    const reserved = await this.reserve(sql, 1);
+    return indexOf(reserved, reserved.next);
+  }
+
+  /**
+   * Up to `count` positions of the current key's open list under this base URL (a new list when
+   * it has none). A retired key issues nothing new: an instance still holding one is refused.
+   */
+  private async reserve(sql: Sql, count: number): Promise<Reservation> {
+    await lockUntilCommit(sql, 'status-lists');
+    const { did } = this.opts.keys.current;
+    if (!(await isCurrentKey(sql, did))) {
+      throw new Error(`the validator key ${did} is retired (an instance started with another VALIDATOR_PRIVATE_KEY): it issues nothing new; restart this instance with the current key`);
+    }
+    const repo = new CredentialStatusRepository(sql);
+    let open = await repo.openList(did, this.opts.base, STATUS_LIST_SIZE);
+    if (!open) {
+      const list = ((await repo.lastListNumber()) ?? -1) + 1;
+      if (list > MAX_STATUS_LIST) throw new Error('every status list number is in use');
+      open = { list, issuerDid: did, baseUrl: this.opts.base, positionKey: randomBytes(32).toString('hex'), nextPosition: 0, createdAt: new Date().toISOString() };
+      await repo.addList(open);
+    }
+    const taken = Math.min(count, STATUS_LIST_SIZE - open.nextPosition);
+    await repo.advance(open.list, taken);
+    return { list: open.list, key: open.positionKey ? Buffer.from(open.positionKey, 'hex') : null, next: open.nextPosition, end: open.nextPosition + taken };
   }
 
   async get(claimId: string): Promise<CredentialStatus> {
@@ -98,16 +137,18 @@ export class CredentialStatusService {
     };
   }
 
-  /** The signed status list credential of one list; the same bytes until the list changes. */
+  /** The signed status list credential of one list, signed by its own key; the same bytes until the list changes or the day does. */
   async listCredential(purpose: StatusPurpose, list: number): Promise<VerifiableCredential> {
     const repo = new CredentialStatusRepository(this.db);
+    const row = list > MAX_STATUS_LIST ? undefined : await repo.findList(list);
+    if (!row?.issuerDid || !row.baseUrl) throw notFoundError(`No ${purpose} status list ${list}.`);
+    const key = this.opts.keys.signer(row.issuerDid);
+    // Made by an instance with a key this one has not been given (another VALIDATOR_PRIVATE_KEY).
+    if (!key) throw new Error(`status list ${list} is signed by ${row.issuerDid}, whose seed this instance does not have (VALIDATOR_RETIRED_KEYS)`);
     const first = list * STATUS_LIST_SIZE;
-    // List 0 exists from the start; a later one once an index in it was handed out.
-    if (list > 0 && (list > MAX_STATUS_LIST || first >= (await repo.nextUnreserved()))) throw notFoundError(`No ${purpose} status list ${list}.`);
     const state = await repo.listState(first, first + STATUS_LIST_SIZE - 1, purpose);
-    const validFrom = state.lastChange ?? (await repo.listsCreatedAt());
-    const url = statusListUrl(this.opts.base, purpose, list);
-    const key = await this.opts.validatorKey();
+    const validFrom = state.lastChange ?? row.createdAt;
+    const url = statusListUrl(row.baseUrl, purpose, list);
     return signCredential(
       {
         '@context': [VC_V2_CONTEXT],
@@ -115,21 +156,33 @@ export class CredentialStatusService {
         type: ['VerifiableCredential', 'BitstringStatusListCredential'],
         issuer: key.did,
         validFrom,
-        credentialSubject: { id: `${url}#list`, type: 'BitstringStatusList', statusPurpose: purpose, encodedList: encodeStatusList(state.set.map((i) => i - first)) },
+        validUntil: statusListValidUntil(this.opts.now?.() ?? new Date()),
+        credentialSubject: { id: `${url}#list`, type: 'BitstringStatusList', statusPurpose: purpose, ttl: STATUS_LIST_TTL_MS, encodedList: encodeStatusList(state.set.map((i) => i - first)) },
       },
       key,
       new Date(validFrom),
     );
   }
 
-  /** The verify endpoint's status check: every credentialStatus entry must name a list of this service and an unset bit. */
+  /**
+   * The verify endpoint's status check: every credentialStatus entry must name a list of this
+   * service under the base URL the list was made under (earlier base URLs too), kept by the
+   * credential's issuer, and an unset bit.
+   */
   async check(credential: Record<string, unknown>): Promise<{ passed: boolean; message?: string }> {
     if (credential.credentialStatus === undefined) return { passed: true };
     const entries = Array.isArray(credential.credentialStatus) ? credential.credentialStatus : [credential.credentialStatus];
+    const issuerField = credential.issuer as { id?: unknown } | string | undefined;
+    const issuer = typeof issuerField === 'string' ? issuerField : issuerField?.id;
     const repo = new CredentialStatusRepository(this.db);
     for (const entry of entries) {
-      const found = indexOfEntry(this.opts.base, entry);
+      const found = indexOfEntry(entry);
       if ('error' in found) return { passed: false, message: found.error };
+      const list = await repo.findList(found.list);
+      if (!list || list.baseUrl !== found.base) {
+        return { passed: false, message: `status list ${statusListUrl(found.base, found.purpose, found.list)} is not a ${found.purpose} list this service publishes, so its status cannot be checked here` };
+      }
+      if (list.issuerDid !== issuer) return { passed: false, message: `status list ${found.list} is kept by ${list.issuerDid}, not by the credential's issuer` };
       const row = await repo.find(found.index);
       if (found.purpose === 'revocation' && row?.revoked) return { passed: false, message: 'the credential is revoked' };
       if (found.purpose === 'suspension' && row?.suspended) return { passed: false, message: 'the credential is suspended' };

@@ -1,11 +1,16 @@
-// The validator's Ed25519 key, whose did:key signs KPT credentials. It comes from
+// The validator's Ed25519 keys, whose did:keys sign KPT credentials. The current key comes from
 // VALIDATOR_PRIVATE_KEY or is generated once and persisted in the database (shared by every
 // instance); an existing key is never replaced, so credentials issued earlier stay verifiable.
+// A key replaced by another (a new VALIDATOR_PRIVATE_KEY) is retired: it issues nothing new but
+// still signs its status lists, from its seed in VALIDATOR_RETIRED_KEYS (or the database's, for
+// the generated key).
 import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { base58btc } from 'multiformats/bases/base58';
 import type { Db } from '../../platform/db/index.ts';
 import { parse32ByteKey } from '../../platform/key-bytes.ts';
-import { findGeneratedSeed, recordConfiguredKey, storeGeneratedKeyIfNone, validatorKeyDids } from './validator-key.repository.ts';
+import { invalidConfig } from '../../config.ts';
+import { CredentialStatusRepository } from './credential-status.repository.ts';
+import { findGeneratedSeed, makeCurrentKey, recordConfiguredKey, storeGeneratedKeyIfNone, validatorKeyDids } from './validator-key.repository.ts';
 
 export interface ValidatorKey {
   did: string;
@@ -89,6 +94,48 @@ export async function loadValidatorKey(db: Db, configuredSeed: string | undefine
   // Two instances starting at once: exactly one generated key is stored; both then read it.
   await storeGeneratedKeyIfNone(db, { did: key.did, publicKey: key.did.slice('did:key:'.length), seedHex: seed.toString('hex'), at: now });
   return keyFromSeed(Buffer.from((await findGeneratedSeed(db))!, 'hex'));
+}
+
+/** The current key, and every key whose seed this instance has: the signers of status lists. */
+export interface ValidatorKeys {
+  current: ValidatorKey;
+  /** The key of `did` when this instance has its seed. */
+  signer(did: string): ValidatorKey | undefined;
+}
+
+/**
+ * The current key, made the database's current key (the one before it is retired), and the
+ * seeds of retired keys: VALIDATOR_RETIRED_KEYS, and the generated key's from the database.
+ * Refused, before anything is written, when a status list belongs to a key whose seed is
+ * neither (its credentials' status could no longer be signed), or a retired seed names a key
+ * this database never used.
+ */
+export async function loadValidatorKeys(db: Db, configuredSeed: string | undefined, retiredSeeds: readonly string[]): Promise<ValidatorKeys> {
+  const keys = new Map<string, ValidatorKey>();
+  const generated = await findGeneratedSeed(db);
+  if (generated) {
+    const key = keyFromSeed(Buffer.from(generated, 'hex'));
+    keys.set(key.did, key);
+  }
+  const known = await knownValidatorDids(db);
+  for (const seed of retiredSeeds) {
+    const key = keyFromSeed(parseSeed(seed));
+    if (!known.has(key.did)) throw invalidConfig('VALIDATOR_RETIRED_KEYS', `${key.did} is not a validator key this database has used`);
+    keys.set(key.did, key);
+  }
+  const configured = configuredSeed ? keyFromSeed(parseSeed(configuredSeed)) : undefined;
+  // Without a configured key the generated one is current: its seed is in the database, or it is new.
+  const unsignable = (await new CredentialStatusRepository(db).listIssuers()).filter((did) => did !== configured?.did && !keys.has(did));
+  if (unsignable.length) {
+    throw invalidConfig(
+      'VALIDATOR_RETIRED_KEYS',
+      `status lists are signed by the validator key ${unsignable.join(', ')}, whose seed this instance is not given; add it (the earlier VALIDATOR_PRIVATE_KEY) so the status of its credentials stays signed by it, or set VALIDATOR_PRIVATE_KEY back to it`,
+    );
+  }
+  const current = await loadValidatorKey(db, configuredSeed);
+  await makeCurrentKey(db, current.did, new Date().toISOString());
+  keys.set(current.did, current);
+  return { current, signer: (did) => keys.get(did) };
 }
 
 /** DIDs of every validator key this service has used: the issuers it vouches for. */
