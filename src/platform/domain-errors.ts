@@ -68,6 +68,14 @@ export const notFoundError = (detail: string) => new DomainError('not-found', de
 export const conflictWith = (detail: string, issues: readonly InputIssue[] = [], type = 'conflict', extensions?: Record<string, unknown>) =>
   new DomainError('conflict', detail, { issues, type, extensions });
 
+/**
+ * What cannot be done now through no fault of the request, and may be once the service has
+ * caught up (an instance mid rolling restart): 503 with Retry-After, never a refusal of the input.
+ */
+export class UnavailableError extends Error {
+  override name = 'UnavailableError';
+}
+
 /** Throws invalidInput when there are issues. */
 export function assertNoIssues(issues: readonly InputIssue[], summary: string): void {
   if (issues.length) throw invalidInput(summary, issues);

@@ -13,8 +13,10 @@ import { moveBaseUrl } from '../../src/twins/credentials/public-base-url.ts';
 import { loadValidatorKeys } from '../../src/twins/credentials/validator-key.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
-import { kptClaim, PARTNER_DID } from './fixtures.ts';
+import { createCensusCampaign, kptClaim, PARTNER_DID } from './fixtures.ts';
 import { didKeyOfSeed, independentStatusCheck } from './independent-verifier.ts';
+import { UnavailableError } from '../../src/platform/domain-errors.ts';
+import { toAppError } from '../../src/platform/http/errors.ts';
 
 const SEED_A = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
 const SEED_B = '4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb';
@@ -72,6 +74,7 @@ forEachDatabase('a validator key change', (t) => {
     keys = await keysOf(t.db);
     const a = await startTestServer(t.db, { PUBLIC_BASE_URL: BASE, VALIDATOR_PRIVATE_KEY: SEED_A });
     try {
+      await createCensusCampaign(a, keys.partner);
       const revoked = await verified(a, keys.partner);
       const standing = await verified(a, keys.partner);
       await changeCredentialStatus({ client: a.client, auth: keys.revoker, path: { id: revoked.id }, body: { action: 'revoke', reason: 'scale found faulty' } });
@@ -138,6 +141,9 @@ forEachDatabase('a validator key change', (t) => {
     let err: Error | undefined;
     await inTransaction(t.db, (sql) => stale.indexIn(sql)).catch((e: Error) => (err = e));
     expect(err?.message).to.match(/validator key did:key:\S+ is retired .*issues nothing new/);
+    // Not the request's fault, nor a fault of the service: 503 with Retry-After, in the area's shape.
+    expect(err).to.be.instanceOf(UnavailableError);
+    expect(toAppError(err).status).to.equal(503);
   });
 });
 
@@ -160,6 +166,10 @@ forEachDatabase('the public base URL is the database’s', (t) => {
   let key: string;
   before(async () => {
     key = (await keysOf(t.db)).partner;
+    // The campaign kptClaim's claims go into (this first start records the base URL the tests expect).
+    const first = await startTestServer(t.db, { PORT: '3101' });
+    await createCensusCampaign(first, key);
+    await first.stop();
   });
 
   it('two instances without PUBLIC_BASE_URL (another PORT each) sign under the same URL, and each verifies the other’s credentials', async () => {

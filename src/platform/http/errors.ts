@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { ProblemFieldError } from '../../../generated/openapi/types.gen.ts';
 import { isDatabaseUnavailable } from '../db/index.ts';
-import { DomainError, listedDetail, type DomainErrorKind, type InputPath } from '../domain-errors.ts';
+import { DomainError, listedDetail, UnavailableError, type DomainErrorKind, type InputPath } from '../domain-errors.ts';
 import { jsonPointer } from '../json-pointer.ts';
 import type { Logger } from '../logging.ts';
 import { requestContextOf } from './request-context.ts';
@@ -119,6 +119,7 @@ export function toAppError(err: unknown, locate?: InputLocator): AppError {
     return badRequest(isJson ? 'The request body must be a JSON object.' : NOT_JSON, undefined, 'malformed-body');
   }
   if (isDatabaseUnavailable(err)) return unavailable(undefined, err);
+  if (err instanceof UnavailableError) return unavailable(err.message, err);
   if (e?.type === 'entity.too.large') return payloadTooLarge();
   if (typeof status === 'number' && status >= 400 && status < 500 && Array.isArray(e.errors)) {
     // express-openapi-validator: path is like /body/fuelMeasurements/total

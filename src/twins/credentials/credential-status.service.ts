@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../platform/db/index.ts';
 import { inTransaction, lockUntilCommit, type Sql } from '../../platform/db/sql.ts';
-import { conflictWith, notFoundError } from '../../platform/domain-errors.ts';
+import { conflictWith, notFoundError, UnavailableError } from '../../platform/domain-errors.ts';
 import type { CredentialStatus, CredentialStatusChangeRequest, VerifiableCredential } from '../../../generated/openapi/types.gen.ts';
 import { credentialIdOf } from '../claims/claim-seal.ts';
 import { ClaimRepository } from '../claims/claims.repository.ts';
@@ -75,7 +75,7 @@ export class CredentialStatusService {
     await lockUntilCommit(sql, 'status-lists');
     const { did } = this.opts.keys.current;
     if (!(await isCurrentKey(sql, did))) {
-      throw new Error(`the validator key ${did} is retired (an instance started with another VALIDATOR_PRIVATE_KEY): it issues nothing new; restart this instance with the current key`);
+      throw new UnavailableError(`This instance's validator key ${did} is retired (an instance started with another VALIDATOR_PRIVATE_KEY): it issues nothing new until this instance restarts with the current key; retry (another instance may answer).`);
     }
     const repo = new CredentialStatusRepository(sql);
     let open = await repo.openList(did, this.opts.base, STATUS_LIST_SIZE);
