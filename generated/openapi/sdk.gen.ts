@@ -290,7 +290,7 @@ export const getCollection = <ThrowOnError extends boolean = false>(options: Opt
 });
 
 /**
- * Change who may submit claims into a collection (its creator only)
+ * Change who may submit claims into a collection, its emission parameters, or declare its selection design (its creator only)
  *
  * Replaces `submitters`, `openToAll` and `emissionParameters`, each when sent, and declares `selectionDesign` for a collection that has none (409 if it has one); nothing else of a collection changes. Only the collection's creator may (403 otherwise, also for `default` and `ussd`, which the service keeps). A collection open to every key names no submitters (400 rule open-or-submitters). A claim already in flight is checked against the access it read.
  */

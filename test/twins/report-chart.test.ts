@@ -122,5 +122,19 @@ describe('KPT report chart', () => {
       expect(all).to.include('p = n/a').and.include('90% CI n/a');
       for (const t of layout.texts) expect(t.right, t.text).to.be.at.most(layout.width);
     });
+
+    it('prints why the emission reductions are not computed inside the picture, the longest reason too', async () => {
+      const single = buildKptReport('single', [...claims('reference', [3]), ...claims('intervention', [1, 1.5])], {
+        emissionParameters: { stovesInProject: 10, fuelType: 'charcoal', fNRB: 0.5, usageRate: 1 },
+      });
+      const { page, layout } = await open(renderReportSvg(single));
+      await page.close();
+      const all = layout.texts.map((t) => t.text).join('\n');
+      expect(all).to.include('Emission reductions: not computed\n(the savings miss 90/10 precision and a group has a single household, so it has no conservative bound)');
+      for (const t of layout.texts) {
+        expect(t.right, t.text).to.be.at.most(layout.width);
+        expect(t.bottom, t.text).to.be.at.most(layout.height);
+      }
+    });
   });
 });

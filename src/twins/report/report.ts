@@ -153,7 +153,7 @@ const sourceLabel = (input: ErInput) => (input.source === 'declared' ? 'declared
 
 /** The emission reductions as the chart prints them: the result, the fuel figures used and every input with where it comes from. */
 function emissionReductionLines(er: EmissionReductions): string[] {
-  if ('notComputed' in er) return [`Emission reductions: not computed (${er.notComputed}).`];
+  if ('notComputed' in er) return ['Emission reductions: not computed', `(${er.notComputed})`];
   const { inputs: i, fuel } = er;
   const basis = fuel.basis === 'means'
     ? '90/10 met: B and P are the group means'
