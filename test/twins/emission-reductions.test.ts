@@ -213,6 +213,10 @@ forEachDatabase('emission parameters of a collection and the report', (t) => {
     const chart = await getCollectionReportChart({ client: h.server.client, auth: h.key, path: { id: 'er-b' }, parseAs: 'text' });
     expect(chart.data).to.include('186.79 tCO2e a year for 500 stoves').and.include('NCV 28 TJ/Gg (declared)');
 
+    // A change refused for another of its fields changes no parameter either (one transaction).
+    const refused = await patch({ emissionParameters: A.parameters, selectionDesign: CENSUS_DESIGN });
+    expect(refused.response.status).to.equal(409);
+    expect((await getCollection({ client: h.server.client, auth: h.key, path: { id: 'er-b' } })).data!.emissionParameters).to.deep.equal(B.parameters);
     const forbidden = await patch({ emissionParameters: A.parameters }, h.otherKey);
     expect(forbidden.response.status).to.equal(403);
     expect((await getCollection({ client: h.server.client, auth: h.key, path: { id: 'er-b' } })).data!.emissionParameters).to.deep.equal(B.parameters);

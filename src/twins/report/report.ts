@@ -1,7 +1,8 @@
 // The KPT campaign report: per group households, household-days, mean and SD of
 // kg/household/day; savings; Welch's unpaired t-test; the 90% confidence interval; the
 // precision reached; and the sample size a 90/10 target (90% confidence, 10% precision) needs,
-// n = (z * CV / e)^2 (Gold Standard RECH / SMEC practice).
+// n = (z * CV / e)^2 (Gold Standard RECH / SMEC practice); and the emission reductions of the
+// savings (emission-reductions.ts).
 import jStat from 'jstat';
 import type { EmissionParameters, EmissionReductions, ErInput, GroupStatistics, KptReport, TestGroup } from '../../../generated/openapi/types.gen.ts';
 import { emissionReductions } from './emission-reductions.ts';
