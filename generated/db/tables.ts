@@ -131,6 +131,7 @@ export interface KptCollections {
   submitters: string;
   open_to_all: boolean | number;
   selection_design: string | null;
+  emission_parameters: string | null;
 }
 
 /** A row to insert into kpt_collections: columns with a default, and nullable ones, may be left out. */
@@ -145,6 +146,7 @@ export interface KptCollectionsInsert {
   submitters?: string;
   open_to_all?: boolean | number;
   selection_design?: string | null;
+  emission_parameters?: string | null;
 }
 
 export type KptCollectionsUpdate = Partial<KptCollectionsInsert>;

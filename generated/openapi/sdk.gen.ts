@@ -290,9 +290,9 @@ export const getCollection = <ThrowOnError extends boolean = false>(options: Opt
 });
 
 /**
- * Change who may submit claims into a collection (its creator only)
+ * Change who may submit claims into a collection, its emission parameters, or declare its selection design (its creator only)
  *
- * Replaces `submitters` and `openToAll`, each when sent, and declares `selectionDesign` for a collection that has none (409 if it has one); nothing else of a collection changes. Only the collection's creator may (403 otherwise, also for `default` and `ussd`, which the service keeps). A collection open to every key names no submitters (400 rule open-or-submitters). A claim already in flight is checked against the access it read.
+ * Replaces `submitters`, `openToAll` and `emissionParameters`, each when sent, and declares `selectionDesign` for a collection that has none (409 if it has one); nothing else of a collection changes. Only the collection's creator may (403 otherwise, also for `default` and `ussd`, which the service keeps). A collection open to every key names no submitters (400 rule open-or-submitters). A claim already in flight is checked against the access it read.
  */
 export const updateCollection = <ThrowOnError extends boolean = false>(options: Options<UpdateCollectionData, ThrowOnError>) => (options.client ?? client).patch<UpdateCollectionResponses, UpdateCollectionErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -342,7 +342,7 @@ export const revealDraw = <ThrowOnError extends boolean = false>(options: Option
 /**
  * KPT campaign report of the collection's verified claims
  *
- * Computed on each request from the collection's verified claims whose credential is neither revoked nor suspended (claimsWithdrawn counts those left out): per group households, household-days, mean and SD of kg/household/day; the savings with the Welch 90% confidence interval and t-test; the precision of that interval against the 90/10 target; and the households each group's own mean needs for 90/10. Figures that cannot be computed yet (too few households) are null.
+ * Computed on each request from the collection's verified claims whose credential is neither revoked nor suspended (claimsWithdrawn counts those left out): per group households, household-days, mean and SD of kg/household/day; the savings with the Welch 90% confidence interval and t-test; the precision of that interval against the 90/10 target; and the households each group's own mean needs for 90/10; and the emission reductions from the savings with the collection's emissionParameters (Gold Standard TPDDTEC v3.1, conservative bounds when 90/10 is not met). Figures that cannot be computed yet (too few households) are null.
  */
 export const getCollectionReport = <ThrowOnError extends boolean = false>(options: Options<GetCollectionReportData, ThrowOnError>) => (options.client ?? client).get<GetCollectionReportResponses, GetCollectionReportErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

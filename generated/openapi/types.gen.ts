@@ -597,6 +597,7 @@ export type CollectionCreateRequest = {
      */
     selectionMethod?: string;
     selectionDesign?: SelectionDesign;
+    emissionParameters?: EmissionParameters;
     /**
      * Principals besides the creator whose keys may submit claims into the collection (a field partner, the USSD gateway's USSD_PRINCIPAL_DID). Omitted: the creator's keys only.
      */
@@ -620,6 +621,10 @@ export type CollectionUpdateRequest = {
      * Declares the design of a collection that has none yet (collections made before designs existed); a declared design never changes (409).
      */
     selectionDesign?: SelectionDesign;
+    /**
+     * The parameters the report's emission reductions are computed with; replaces the ones set before (the report is computed on each request, so it follows them).
+     */
+    emissionParameters?: EmissionParameters;
 };
 
 export type Collection = {
@@ -628,6 +633,7 @@ export type Collection = {
     description?: string;
     selectionMethod?: string;
     selectionDesign?: SelectionDesign;
+    emissionParameters?: EmissionParameters;
     createdBy: Did;
     /**
      * Principals besides the creator whose keys may submit claims into the collection.
@@ -664,6 +670,128 @@ export type SelectionDesign = {
      * The strata of a stratified-random design (and of no other).
      */
     strata?: Array<StratumName>;
+};
+
+/**
+ * What the campaign report's emission reductions are computed with (Gold Standard TPDDTEC v3.1): ER = N · U · (B − P) · D · NCV · (fNRB · EF_CO2 + EF_nonCO2), B and P the fuel used per household-day by the reference (baseline) and intervention (project) groups. NCV and the emission factors default to the IPCC 2006 values for the fuel; fNRB and the usage rate have no default (each campaign shows its own).
+ */
+export type EmissionParameters = {
+    /**
+     * N, the improved stoves in use in the project the campaign samples.
+     */
+    stovesInProject: number;
+    /**
+     * The fuel the claims' kg are of (sets the IPCC 2006 defaults).
+     */
+    fuelType: 'fuelwood' | 'charcoal';
+    /**
+     * Fraction of non-renewable biomass (from an approved study or the CDM default for the country); no default.
+     */
+    fNRB: number;
+    /**
+     * U, the share of the project's stoves in use (from a usage survey); no default.
+     */
+    usageRate: number;
+    /**
+     * Days of use a year (absent, 365).
+     */
+    daysPerYear?: number;
+    /**
+     * Net calorific value of the fuel, TJ/Gg (= MJ/kg); absent, the IPCC 2006 default.
+     */
+    ncvTJPerGg?: number;
+    /**
+     * CO2 emission factor, kg CO2/TJ; absent, the IPCC 2006 default.
+     */
+    efCo2KgPerTJ?: number;
+    /**
+     * Non-CO2 (CH4 and N2O) emission factor, kg CO2e/TJ; absent, the IPCC 2006 residential CH4 and N2O factors of the fuel weighted with the IPCC AR5 GWP-100 (CH4 28, N2O 265).
+     */
+    efNonCo2KgCo2ePerTJ?: number;
+};
+
+export type ErInput = {
+    value: number;
+    unit: string;
+    /**
+     * Where the value comes from ("declared" for the collection's emissionParameters).
+     */
+    source: string;
+};
+
+/**
+ * The emission reductions from the fuel savings, or why they are not computed (notComputed).
+ */
+export type EmissionReductions = {
+    notComputed: string;
+} | {
+    methodology: string;
+    methodologyVersion: string;
+    formula: string;
+    fuelType: 'fuelwood' | 'charcoal';
+    inputs: {
+        stovesInProject: ErInput;
+        usageRate: ErInput;
+        daysPerYear: ErInput;
+        fNRB: ErInput;
+        ncv: ErInput;
+        efCo2: ErInput;
+        efNonCo2: ErInput;
+    };
+    /**
+     * The fuel per household-day used: the group means when the savings meet 90/10 precision; else the conservative bounds (Gold Standard SMEC/RECH practice): the baseline at the lower and the project at the upper bound of each group's one-sided 90% confidence interval, mean ∓ t(0.90, n − 1) · SD / √n.
+     */
+    fuel: {
+        basis: 'means' | 'conservative-bounds';
+        reason: string;
+        meanBaselineKgPerHouseholdDay: number;
+        meanProjectKgPerHouseholdDay: number;
+        /**
+         * Null with a single reference household.
+         */
+        baselineLowerBound90: number | null;
+        /**
+         * Null with a single intervention household.
+         */
+        projectUpperBound90: number | null;
+        /**
+         * B, the baseline used.
+         */
+        baselineKgPerHouseholdDay: number;
+        /**
+         * P, the project figure used.
+         */
+        projectKgPerHouseholdDay: number;
+        /**
+         * B − P; no reductions (0) when it is not above 0.
+         */
+        savingsKgPerHouseholdDay: number;
+    };
+    /**
+     * For one project stove over a year, with the usage rate applied.
+     */
+    perStoveYear: {
+        /**
+         * U · (B − P) · D / 1000.
+         */
+        fuelSavedTonnes: number;
+        /**
+         * Fuel saved (Gg) · NCV.
+         */
+        energySavedTJ: number;
+        /**
+         * Energy saved · (fNRB · EF_CO2 + EF_nonCO2) / 1000.
+         */
+        tCo2e: number;
+    };
+    /**
+     * N · the per stove-year figure.
+     */
+    totalTCo2ePerYear: number;
+    /**
+     * Present when the savings are not above 0 (no reductions are claimed).
+     */
+    note?: string;
 };
 
 export type StratumName = string;
@@ -842,6 +970,7 @@ export type KptReport = {
         referenceHouseholdsNeeded: number | null;
         interventionHouseholdsNeeded: number | null;
     };
+    emissionReductions: EmissionReductions;
 };
 
 /**

@@ -152,6 +152,21 @@ for (const kind of TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sq
       expect((await designs()).find((r) => r.id === 'ussd')).to.deep.equal({ id: 'ussd', selection_method: selfEnrolment.selection_method, selection_design: null });
     });
 
+    it('412: a collection made before sets no emission parameters (its report says so); down drops them', async () => {
+      await migrateTo(db, '411_ussd_collection_full_population');
+      await db('kpt_collections').insert({ id: 'kisumu', name: 'Kisumu', description: null, selection_method: 'Random draw', created_by: 'did:ixo:entity:creator', created_at: AT });
+      await migrateLatest(db);
+      expect(await db('kpt_collections').select('id', 'emission_parameters').orderBy('id')).to.deep.equal([
+        { id: 'default', emission_parameters: null },
+        { id: 'kisumu', emission_parameters: null },
+        { id: 'ussd', emission_parameters: null },
+      ]);
+      await db('kpt_collections').update({ emission_parameters: '{"fNRB":0.3}' }).where('id', 'kisumu');
+      await migrateTo(db, '411_ussd_collection_full_population');
+      expect(await db.schema.hasColumn('kpt_collections', 'emission_parameters')).to.equal(false);
+      expect(await db('kpt_collections').where('id', 'kisumu').first('name')).to.deep.equal({ name: 'Kisumu' });
+    });
+
     it("405: moves every credential status row onto its claim, leaves the others standing, and its down migration gives the rows back", async () => {
       const statuses = [
         { status_list_index: 1, claim_id: 'revoked', revoked: true, suspended: false, updated_at: '2026-03-06T00:00:00.000Z' },

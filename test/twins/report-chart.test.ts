@@ -63,7 +63,9 @@ describe('KPT report chart', () => {
     }
 
     it('keeps every label inside the picture and clear of the others, with the figures printed', async () => {
-      const report = buildKptReport('kisumu-2026-q1', [...claims('reference', REFERENCE), ...claims('intervention', INTERVENTION)]);
+      const report = buildKptReport('kisumu-2026-q1', [...claims('reference', REFERENCE), ...claims('intervention', INTERVENTION)], {
+        emissionParameters: { stovesInProject: 12000, fuelType: 'fuelwood', fNRB: 0.85, usageRate: 0.95, daysPerYear: 365, efNonCo2KgCo2ePerTJ: 9460 },
+      });
       const svg = renderReportSvg(report);
       const { page, layout } = await open(svg);
       const dir = mkdtempSync(join(tmpdir(), 'hearth-chart-'));
@@ -102,6 +104,12 @@ describe('KPT report chart', () => {
       expect(all).to.include(
         `Each group's own mean at 90/10: reference ${report.sampleSize.referenceHouseholdsNeeded} households needed (12 present), intervention ${report.sampleSize.interventionHouseholdsNeeded} households needed (12 present).`,
       );
+      // The emission reductions and each of their inputs, with their sources, inside the picture too.
+      expect(all).to.include('tCO2e a year for 12000 stoves');
+      expect(all).to.include("90/10 not met: B at the baseline's one-sided 90% lower bound, P at the project's upper bound");
+      expect(all).to.include('N = 12000 stoves, U = 0.95, D = 365 days/year (declared), fNRB = 0.85');
+      expect(all).to.include('NCV 15.6 TJ/Gg (IPCC 2006 default), EF_CO2 112000 kg CO2/TJ (IPCC 2006 default)');
+      expect(all).to.include('EF_nonCO2 9460 kg CO2e/TJ (declared)');
       console.log(`      screenshot: ${join(dir, 'report.png')}`);
     });
 
@@ -113,6 +121,20 @@ describe('KPT report chart', () => {
       expect(all).to.include('Reference: 0 households, 0 household-days; no households');
       expect(all).to.include('p = n/a').and.include('90% CI n/a');
       for (const t of layout.texts) expect(t.right, t.text).to.be.at.most(layout.width);
+    });
+
+    it('prints why the emission reductions are not computed inside the picture, the longest reason too', async () => {
+      const single = buildKptReport('single', [...claims('reference', [3]), ...claims('intervention', [1, 1.5])], {
+        emissionParameters: { stovesInProject: 10, fuelType: 'charcoal', fNRB: 0.5, usageRate: 1 },
+      });
+      const { page, layout } = await open(renderReportSvg(single));
+      await page.close();
+      const all = layout.texts.map((t) => t.text).join('\n');
+      expect(all).to.include('Emission reductions: not computed\n(the savings miss 90/10 precision and a group has a single household, so it has no conservative bound)');
+      for (const t of layout.texts) {
+        expect(t.right, t.text).to.be.at.most(layout.width);
+        expect(t.bottom, t.text).to.be.at.most(layout.height);
+      }
     });
   });
 });

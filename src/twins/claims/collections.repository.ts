@@ -2,7 +2,7 @@
 // query node (area C).
 import type { Db } from '../../platform/db/index.ts';
 import { inTransaction, takeSeqTurn, type Sql } from '../../platform/db/sql.ts';
-import type { Collection, SelectionDesign } from '../../../generated/openapi/types.gen.ts';
+import type { Collection, EmissionParameters, SelectionDesign } from '../../../generated/openapi/types.gen.ts';
 import type { KptCollections } from '../../../generated/db/tables.ts';
 
 export type CollectionRow = KptCollections;
@@ -14,6 +14,7 @@ export function collectionFromRow(r: CollectionRow): Collection {
     ...(r.description ? { description: r.description } : {}),
     ...(r.selection_method ? { selectionMethod: r.selection_method } : {}),
     ...(r.selection_design ? { selectionDesign: JSON.parse(r.selection_design) as SelectionDesign } : {}),
+    ...(r.emission_parameters ? { emissionParameters: JSON.parse(r.emission_parameters) as EmissionParameters } : {}),
     createdBy: r.created_by,
     submitters: JSON.parse(r.submitters) as string[],
     // SQLite keeps a boolean as 0 or 1.
@@ -36,6 +37,7 @@ export class CollectionRepository {
       description: c.description ?? null,
       selection_method: c.selectionMethod ?? null,
       selection_design: c.selectionDesign ? JSON.stringify(c.selectionDesign) : null,
+      emission_parameters: c.emissionParameters ? JSON.stringify(c.emissionParameters) : null,
       created_by: c.createdBy,
       submitters: JSON.stringify(c.submitters),
       open_to_all: c.openToAll,
@@ -55,6 +57,11 @@ export class CollectionRepository {
   /** Sets who besides its creator may submit into a collection, or whether every key may. */
   async setAccess(id: string, access: Pick<Collection, 'submitters' | 'openToAll'>): Promise<void> {
     await this.db('kpt_collections').update({ submitters: JSON.stringify(access.submitters), open_to_all: access.openToAll }).where('id', id);
+  }
+
+  /** Sets the parameters the collection's report computes its emission reductions with. */
+  async setEmissionParameters(id: string, parameters: EmissionParameters): Promise<void> {
+    await this.db('kpt_collections').update({ emission_parameters: JSON.stringify(parameters) }).where('id', id);
   }
 
   /** Declares the design of a collection that has none; false if it has one (a design never changes). */

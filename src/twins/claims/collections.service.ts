@@ -11,6 +11,7 @@ import { CollectionRepository } from './collections.repository.ts';
 import { DrawRepository } from './draws.repository.ts';
 import { CreationIdempotency, type Created } from '../idempotency.ts';
 import { decodeCursor, pageOf } from '../paging.ts';
+import { withParameterDefaults } from '../report/emission-reductions.ts';
 import { buildKptReport } from '../report/report.ts';
 import { assertMatchesSchema } from '../schemas.ts';
 
@@ -70,12 +71,14 @@ export class CollectionService {
     assertOpenOrSubmitters({ openToAll: input.openToAll ?? false, submitters: input.submitters ?? [] });
     assertDesignFits(input.selectionDesign);
     const design = designOf(input.selectionDesign);
+    const emissionParameters = input.emissionParameters && withParameterDefaults(input.emissionParameters);
     const collection: Collection = {
       id: input.id,
       name: input.name,
       ...(input.description ? { description: input.description } : {}),
       ...(input.selectionMethod ? { selectionMethod: input.selectionMethod } : {}),
       ...(design ? { selectionDesign: design } : {}),
+      ...(emissionParameters ? { emissionParameters } : {}),
       createdBy: principal.did,
       submitters: input.submitters ?? [],
       openToAll: input.openToAll ?? false,
@@ -100,13 +103,15 @@ export class CollectionService {
 
   /**
    * A collection changed by its creator: who may submit into it (`submitters`, `openToAll`), each
-   * when given, and its selection design when it has none yet (a declared design never changes).
+   * when given, its emission parameters when given, and its selection design when it has none
+   * yet (a declared design never changes).
    * The collections the service keeps (`default`, `ussd`) are no one's to change.
    */
   async update(principal: Principal, id: string, input: CollectionUpdateRequest): Promise<Collection> {
     assertMatchesSchema<CollectionUpdateRequest>('CollectionUpdateRequest', input, 'collection change');
     assertDesignFits(input.selectionDesign);
     const design = designOf(input.selectionDesign);
+    const emissionParameters = input.emissionParameters && withParameterDefaults(input.emissionParameters);
     return inTransaction(this.db, async (sql) => {
       const repo = new CollectionRepository(sql);
       const collection = await repo.findById(id);
@@ -120,7 +125,8 @@ export class CollectionService {
         ], 'design-declared-once');
       }
       await repo.setAccess(id, access);
-      return { ...collection, ...access, ...(design ? { selectionDesign: design } : {}) };
+      if (emissionParameters) await repo.setEmissionParameters(id, emissionParameters);
+      return { ...collection, ...access, ...(design ? { selectionDesign: design } : {}), ...(emissionParameters ? { emissionParameters } : {}) };
     });
   }
 
@@ -152,6 +158,6 @@ export class CollectionService {
       draws: await new DrawRepository(this.db).current(id),
       claimsHeldApart: await claims.countRejectedOnSelection(id),
     };
-    return buildKptReport(id, counted, { withdrawn, selection });
+    return buildKptReport(id, counted, { withdrawn, selection, emissionParameters: collection.emissionParameters });
   }
 }

@@ -1,9 +1,11 @@
 // The KPT campaign report: per group households, household-days, mean and SD of
 // kg/household/day; savings; Welch's unpaired t-test; the 90% confidence interval; the
 // precision reached; and the sample size a 90/10 target (90% confidence, 10% precision) needs,
-// n = (z * CV / e)^2 (Gold Standard RECH / SMEC practice).
+// n = (z * CV / e)^2 (Gold Standard RECH / SMEC practice); and the emission reductions of the
+// savings (emission-reductions.ts).
 import jStat from 'jstat';
-import type { GroupStatistics, KptReport, TestGroup } from '../../../generated/openapi/types.gen.ts';
+import type { EmissionParameters, EmissionReductions, ErInput, GroupStatistics, KptReport, TestGroup } from '../../../generated/openapi/types.gen.ts';
+import { emissionReductions } from './emission-reductions.ts';
 
 export interface ReportClaim {
   household: string;
@@ -64,7 +66,8 @@ function sampleSizeFor(values: number[]): number | null {
 export function buildKptReport(
   collectionId: string,
   claims: ReportClaim[],
-  { withdrawn = 0, now = new Date(), selection = NO_SELECTION }: { withdrawn?: number; now?: Date; selection?: KptReport['selection'] } = {},
+  { withdrawn = 0, now = new Date(), selection = NO_SELECTION, emissionParameters }:
+  { withdrawn?: number; now?: Date; selection?: KptReport['selection']; emissionParameters?: EmissionParameters } = {},
 ): KptReport {
   const ref = householdMeans(claims, 'reference');
   const int = householdMeans(claims, 'intervention');
@@ -98,7 +101,7 @@ export function buildKptReport(
       relative = savingsKg !== 0 ? Math.abs(half / savingsKg) : null;
     }
   }
-  return {
+  const report: Omit<KptReport, 'emissionReductions'> = {
     collectionId,
     generatedAt: now.toISOString(),
     selection,
@@ -116,6 +119,8 @@ export function buildKptReport(
     precision: { relative: relative === null ? null : round(relative, 6), meets90_10: relative !== null && savingsKg! > 0 && relative <= TARGET_PRECISION },
     sampleSize: { target: '90/10', referenceHouseholdsNeeded: sampleSizeFor(ref.values), interventionHouseholdsNeeded: sampleSizeFor(int.values) },
   };
+  const savingsFacts = { baseline: ref.values, project: int.values, meetsPrecision: report.precision.meets90_10 };
+  return { ...report, emissionReductions: emissionReductions(savingsFacts, emissionParameters) };
 }
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -145,11 +150,33 @@ const tickLabel = (ticks: number[]) => {
   return (v: number) => v.toFixed(decimals);
 };
 
+const sourceLabel = (input: ErInput) => (input.source === 'declared' ? 'declared' : input.source.startsWith('2006 IPCC') ? 'IPCC 2006 default' : input.source);
+
+/** The emission reductions as the chart prints them: the result, the fuel figures used and every input with where it comes from. */
+function emissionReductionLines(er: EmissionReductions): string[] {
+  if ('notComputed' in er) return ['Emission reductions: not computed', `(${er.notComputed})`];
+  const { inputs: i, fuel } = er;
+  const basis = fuel.basis === 'means'
+    ? '90/10 met: B and P are the group means'
+    : "90/10 not met: B at the baseline's one-sided 90% lower bound, P at the project's upper bound";
+  const input = (name: string, x: ErInput) => `${name} ${x.value} ${x.unit} (${sourceLabel(x)})`;
+  return [
+    `Emission reductions: ${er.perStoveYear.tCo2e.toFixed(4)} tCO2e per stove-year; ${er.totalTCo2ePerYear.toFixed(2)} tCO2e a year for ${i.stovesInProject.value} stoves`,
+    `Gold Standard TPDDTEC v${er.methodologyVersion}: ${er.formula}`,
+    `Fuel (${er.fuelType}), ${basis}`,
+    `B = ${fuel.baselineKgPerHouseholdDay.toFixed(3)}, P = ${fuel.projectKgPerHouseholdDay.toFixed(3)}, B − P = ${fuel.savingsKgPerHouseholdDay.toFixed(3)} kg/household/day${er.note ? ` (${er.note})` : ''}`,
+    `N = ${i.stovesInProject.value} stoves, U = ${i.usageRate.value}, D = ${i.daysPerYear.value} days/year (${sourceLabel(i.daysPerYear)}), fNRB = ${i.fNRB.value}`,
+    `${input('NCV', i.ncv)}, ${input('EF_CO2', i.efCo2)}`,
+    `${input('EF_nonCO2', i.efNonCo2)}${i.efNonCo2.source === 'declared' ? '' : ', CH4 and N2O with AR5 GWP-100'}`,
+  ];
+}
+
 /**
  * A standalone SVG, readable on paper: each group's household kg/day values as dots on a shared
  * axis with the group mean and a mean ± 1 SD band, every headline figure printed as text (hover
  * titles only repeat them), and a footer that keeps apart the two sample-size figures: the
- * precision of the savings' 90% CI, and the households each group's own mean needs for 90/10.
+ * precision of the savings' 90% CI, and the households each group's own mean needs for 90/10;
+ * below, the emission reductions with every input they are computed from.
  */
 export function renderReportSvg(r: KptReport): string {
   const W = 760;
@@ -224,6 +251,8 @@ export function renderReportSvg(r: KptReport): string {
   parts.push(text(left, axisY + 90,
     `Each group's own mean at 90/10: reference ${need(r.sampleSize.referenceHouseholdsNeeded, r.reference.households)}, intervention ${need(r.sampleSize.interventionHouseholdsNeeded, r.intervention.households)}.`,
     'font-size="12"'));
-  const H = axisY + 104;
+  const erLines = emissionReductionLines(r.emissionReductions);
+  erLines.forEach((line, i) => parts.push(text(left, axisY + 122 + i * 18, line, i === 0 ? 'font-size="13" font-weight="bold"' : 'font-size="12"')));
+  const H = axisY + 122 + erLines.length * 18;
   return `<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" role="img" aria-label="${esc(`KPT report ${r.collectionId}`)}">\n<rect width="100%" height="100%" fill="white"/>\n${parts.join('\n')}\n</svg>\n`;
 }
