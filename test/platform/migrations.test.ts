@@ -152,8 +152,8 @@ for (const kind of TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sq
       expect((await designs()).find((r) => r.id === 'ussd')).to.deep.equal({ id: 'ussd', selection_method: selfEnrolment.selection_method, selection_design: null });
     });
 
-    it('412: a collection made before sets no emission parameters (its report says so); down drops them', async () => {
-      await migrateTo(db, '411_ussd_collection_full_population');
+    it('413: a collection made before sets no emission parameters (its report says so); down drops them', async () => {
+      await migrateTo(db, '412_twins_issuing_keys_and_base_urls');
       await db('kpt_collections').insert({ id: 'kisumu', name: 'Kisumu', description: null, selection_method: 'Random draw', created_by: 'did:ixo:entity:creator', created_at: AT });
       await migrateLatest(db);
       expect(await db('kpt_collections').select('id', 'emission_parameters').orderBy('id')).to.deep.equal([
@@ -162,7 +162,7 @@ for (const kind of TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sq
         { id: 'ussd', emission_parameters: null },
       ]);
       await db('kpt_collections').update({ emission_parameters: '{"fNRB":0.3}' }).where('id', 'kisumu');
-      await migrateTo(db, '411_ussd_collection_full_population');
+      await migrateTo(db, '412_twins_issuing_keys_and_base_urls');
       expect(await db.schema.hasColumn('kpt_collections', 'emission_parameters')).to.equal(false);
       expect(await db('kpt_collections').where('id', 'kisumu').first('name')).to.deep.equal({ name: 'Kisumu' });
     });
