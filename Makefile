@@ -20,8 +20,11 @@ generate: install
 	$(MAKE) sdk
 
 # The partner SDK package (sdk/dist), built from generated/openapi; its tests import it by name.
+# Its copy of the KPT JSON-LD context is the one Hearth serves and pins, copied here so the two
+# cannot differ (CI fails on an uncommitted difference, as for generated/).
 sdk: install
 	rm -rf sdk/dist
+	cp src/twins/credentials/contexts/kpt-v1.jsonld sdk/contexts/kpt-v1.jsonld
 	cd sdk && ../node_modules/.bin/tsc -p tsconfig.json
 
 typecheck: install sdk
