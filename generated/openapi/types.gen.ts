@@ -693,7 +693,7 @@ export type EmissionParameters = {
      */
     usageRate: number;
     /**
-     * Days of use a year (absent, 365).
+     * Days of use a year; 365 when omitted (stored and answered as 365).
      */
     daysPerYear?: number;
     /**
