@@ -1,6 +1,7 @@
 // A benchmark target in its own process (so the load generator does not share its event loop):
 //   tsx test/bench/server.ts baseline  -> a bare Express 5 handler
-//   tsx test/bench/server.ts hearth    -> Hearth on a fresh SQLite file (or BENCH_DATABASE_URL)
+//   tsx test/bench/server.ts hearth    -> Hearth on a fresh SQLite file (or BENCH_DATABASE_URL);
+//                                         BENCH_LOG_LEVEL (default silent) shows its log on stdout
 // Prints one JSON line {port, key, grpcPort} once it listens. Hearth runs as `make start` runs
 // it: the compiled code in dist/ (`make bench` builds it first), not the sources under tsx.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -40,7 +41,7 @@ if (mode === 'baseline') {
   const config = loadConfig({
     ...process.env,
     NODE_ENV: 'production',
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
     DATA_DIR: dataDir,
     DATABASE_URL: process.env.BENCH_DATABASE_URL ?? '',
     GRPC_PORT: '0',
