@@ -1,7 +1,8 @@
 // A benchmark target in its own process (so the load generator does not share its event loop):
 //   tsx test/bench/server.ts baseline  -> a bare Express 5 handler
 //   tsx test/bench/server.ts hearth    -> Hearth on a fresh SQLite file (or BENCH_DATABASE_URL);
-//                                         BENCH_LOG_LEVEL (default silent) shows its log on stdout
+//                                         BENCH_LOG_LEVEL (default silent; warn or error, as the
+//                                         harness reads the first line of stdout) shows its log
 // Prints one JSON line {port, key, grpcPort} once it listens. Hearth runs as `make start` runs
 // it: the compiled code in dist/ (`make bench` builds it first), not the sources under tsx.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';

@@ -414,10 +414,13 @@ export class ClaimService {
   private async complete(sql: Sql, claim: NormalisedClaim, period: { start: string; end: string }, collection: Collection, now: string): Promise<void> {
     const claims = new ClaimRepository(sql);
     const waiting = await claims.lockPendingOverlapping(claim.collectionId, otherGroup(claim.testGroup), period);
-    const changes = await Promise.all(
-      waiting.map(async (c) => this.verdictChange(sql, c, ruleContext(await selectionOf(sql, collection, c.householdId), { present: true, aligned: true }), now)),
-    );
-    await claims.updateIfPending(changes.filter((c) => c !== undefined));
+    // One at a time: a transaction's statements share one connection, which runs one at a time.
+    const changes: PendingClaimChange[] = [];
+    for (const c of waiting) {
+      const change = await this.verdictChange(sql, c, ruleContext(await selectionOf(sql, collection, c.householdId), { present: true, aligned: true }), now);
+      if (change) changes.push(change);
+    }
+    await claims.updateIfPending(changes);
   }
 
   /**
