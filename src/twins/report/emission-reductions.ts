@@ -4,6 +4,7 @@
 // interval, as Gold Standard's SMEC and RECH do; never negative credits.
 import jStat from 'jstat';
 import type { EmissionParameters, EmissionReductions, ErInput } from '../../../generated/openapi/types.gen.ts';
+import { mean, round, sampleSd } from './statistics.ts';
 
 export const METHODOLOGY = 'Gold Standard TPDDTEC (Technologies and Practices to Displace Decentralized Thermal Energy Consumption), RECH/SMEC-style conservative emission reductions';
 export const METHODOLOGY_VERSION = '3.1';
@@ -46,17 +47,11 @@ const IPCC_DEFAULTS: Record<EmissionParameters['fuelType'], FuelDefaults> = {
 };
 
 const DECLARED = 'declared';
-const round = (x: number, digits = 6) => Number(x.toFixed(digits));
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const sd = (xs: number[]) => {
-  const m = mean(xs);
-  return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1));
-};
 
 /** The bound of a group's one-sided 90% confidence interval: mean ∓ t(0.90, n − 1) · SD / √n; null for fewer than 2 values. */
 function oneSidedBound90(values: number[], side: 'lower' | 'upper'): number | null {
   if (values.length < 2) return null;
-  const half = jStat.studentt.inv(0.9, values.length - 1) * sd(values) / Math.sqrt(values.length);
+  const half = jStat.studentt.inv(0.9, values.length - 1) * sampleSd(values) / Math.sqrt(values.length);
   return mean(values) + (side === 'lower' ? -half : half);
 }
 

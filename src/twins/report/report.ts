@@ -6,6 +6,7 @@
 import jStat from 'jstat';
 import type { EmissionParameters, EmissionReductions, ErInput, GroupStatistics, KptReport, TestGroup } from '../../../generated/openapi/types.gen.ts';
 import { emissionReductions } from './emission-reductions.ts';
+import { mean, round, sampleSd, sampleVariance } from './statistics.ts';
 
 export interface ReportClaim {
   household: string;
@@ -21,12 +22,6 @@ const Z_90 = 1.6448536269514722;
 /** A report over claims whose collection declares no design (none passes rule 5). */
 const NO_SELECTION: KptReport['selection'] = { design: null, draws: [], claimsHeldApart: 0 };
 
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const sampleVariance = (xs: number[]) => {
-  const m = mean(xs);
-  return xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1);
-};
-const round = (x: number, digits = 6) => Number(x.toFixed(digits));
 
 /** One value per household: its total kg over its total days (several claims of one household are pooled). */
 function householdMeans(claims: ReportClaim[], group: TestGroup): { values: number[]; days: number } {
@@ -46,7 +41,7 @@ function groupStatistics(values: number[], days: number): GroupStatistics {
     households: values.length,
     householdDays: days,
     meanKgPerHouseholdDay: values.length ? round(mean(values)) : null,
-    sdKgPerHouseholdDay: values.length > 1 ? round(Math.sqrt(sampleVariance(values))) : null,
+    sdKgPerHouseholdDay: values.length > 1 ? round(sampleSd(values)) : null,
     values: values.map((v) => round(v)),
   };
 }
@@ -55,7 +50,7 @@ function sampleSizeFor(values: number[]): number | null {
   if (values.length < 2) return null;
   const m = mean(values);
   if (m <= 0) return null;
-  const cv = Math.sqrt(sampleVariance(values)) / m;
+  const cv = sampleSd(values) / m;
   return Math.max(2, Math.ceil((Z_90 * cv / TARGET_PRECISION) ** 2));
 }
 
