@@ -83,7 +83,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   const app = express();
   app.disable('x-powered-by');
   // No generated ETags (nor the 304s they lead to): the contract documents conditional requests
-  // only for evidence, whose route sets its own ETag.
+  // only for evidence and status lists, whose routes set their own ETags.
   app.set('etag', false);
   // Paths are case-sensitive in the contract; '/V1/claims' is not a route (nor validated as one).
   app.enable('case sensitive routing');

@@ -1,6 +1,6 @@
 // Area A's HTTP layer: thin handlers over the services. The OpenAPI validator has already
 // checked auth (401/403), parameters and bodies before these run.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import fresh from 'fresh';
 import type { Request, Response, Router } from 'express';
 import { principalOf } from '../platform/http/auth.ts';
@@ -40,6 +40,21 @@ export interface TwinsRouteDeps {
 
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 const int = (v: unknown) => (v === undefined ? undefined : Number(v));
+
+/**
+ * Sends `body` with its ETag, or 304 when the request's If-None-Match names it. The origin
+ * evaluates If-None-Match whatever the request's Cache-Control (RFC 9110 §13.2.1; no-cache asks
+ * caches to revalidate, which this is): Express's req.fresh would send the bytes.
+ */
+function sendConditionally(req: Request, res: Response, etag: string, body: string | Buffer, type?: string): void {
+  res.set('ETag', etag);
+  if (fresh({ 'if-none-match': req.headers['if-none-match'] }, { etag })) {
+    res.status(304).end();
+    return;
+  }
+  if (type) res.type(type);
+  res.send(body);
+}
 
 export function twinsRouter(deps: TwinsRouteDeps): Router {
   const router = caseSensitiveRouter();
@@ -139,15 +154,8 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
     const blob = await deps.evidence(req.params.cid);
     if (!blob) throw notFound(`No evidence ${req.params.cid}.`);
     // Content-addressed: the bytes under a CID never change.
-    const etag = `"${req.params.cid}"`;
-    res.set('Content-Type', blob.mediaType).set('ETag', etag).set('Cache-Control', 'public, max-age=31536000, immutable');
-    // The origin evaluates If-None-Match whatever the request's Cache-Control (RFC 9110 §13.2.1;
-    // no-cache asks caches to revalidate, which this is): Express's req.fresh would send the bytes.
-    if (fresh({ 'if-none-match': req.headers['if-none-match'] }, { etag })) {
-      res.status(304).end();
-      return;
-    }
-    res.send(blob.bytes);
+    res.set('Content-Type', blob.mediaType).set('Cache-Control', 'public, max-age=31536000, immutable');
+    sendConditionally(req, res, `"${req.params.cid}"`, blob.bytes);
   });
 
   router.post('/v1/credentials/verify', async (req, res) => {
@@ -156,13 +164,8 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
 
   router.get('/v1/credentials/status/:purpose/:list', async (req, res) => {
     const body = JSON.stringify(await deps.statuses.listCredential(req.params.purpose as StatusPurpose, Number(req.params.list)));
-    const etag = `"${createHash('sha256').update(body).digest('base64url')}"`;
-    res.set('ETag', etag).set('Cache-Control', `public, max-age=${STATUS_LIST_TTL_MS / 1000}`);
-    if (fresh({ 'if-none-match': req.headers['if-none-match'] }, { etag })) {
-      res.status(304).end();
-      return;
-    }
-    res.type('json').send(body);
+    res.set('Cache-Control', `public, max-age=${STATUS_LIST_TTL_MS / 1000}`);
+    sendConditionally(req, res, `"${hash('sha256', body, 'base64url')}"`, body, 'json');
   });
 
   router.get('/v1/claims/:id/credential/status', async (req, res) => {
