@@ -61,7 +61,6 @@ export async function createTwinsArea(ctx: AreaContext): Promise<TwinsArea> {
     statuses,
     evidence: (cid) => findEvidence(db, cid),
     async verifyCredential(vc) {
-      await validatorKey();
       return verifyCredential(vc, { trusted: await knownValidatorDids(db), now: now(), status: (c) => statuses.check(c) });
     },
     publicBaseUrl: config.PUBLIC_BASE_URL,
