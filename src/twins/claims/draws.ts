@@ -11,8 +11,9 @@ export const DRAW_ALGORITHM = 'hearth-draw-sha256-rank/1';
 export const CENSUS_ALGORITHM = 'hearth-census/1';
 
 const sha256hex = (data: string | Buffer) => hash('sha256', data, 'hex');
-/** Ascending by the DID's bytes (DIDs are ASCII, so by UTF-16 code unit too). */
-const byHousehold = (a: FrameMember, b: FrameMember) => (a.household < b.household ? -1 : a.household > b.household ? 1 : 0);
+/** Ascending by UTF-16 code unit (DIDs, strata and hex ranks are ASCII, so by their bytes too). */
+const ascending = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const byHousehold = (a: FrameMember, b: FrameMember) => ascending(a.household, b.household);
 
 /** The frame as published: sorted by household DID. */
 export const sortedFrame = (frame: FrameMember[]): FrameMember[] => [...frame].sort(byHousehold);
@@ -32,8 +33,13 @@ export const rankOf = (seedHex: string, stratum: string, household: string): str
 /** Frame members by stratum ('' for none), strata in ascending order. */
 export function strataOf(frame: FrameMember[]): Map<string, string[]> {
   const strata = new Map<string, string[]>();
-  for (const m of sortedFrame(frame)) strata.set(m.stratum ?? '', [...(strata.get(m.stratum ?? '') ?? []), m.household]);
-  return new Map([...strata].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  for (const m of sortedFrame(frame)) {
+    const stratum = m.stratum ?? '';
+    const households = strata.get(stratum);
+    if (households) households.push(m.household);
+    else strata.set(stratum, [m.household]);
+  }
+  return new Map([...strata].sort(([a], [b]) => ascending(a, b)));
 }
 
 /** The samples of a draw: `sizes` households of each stratum, the smallest ranks under `seedHex` (none drawn without a seed yet). */
@@ -44,7 +50,7 @@ export function drawSamples(frame: FrameMember[], sizes: Record<string, number>,
       ? []
       : households
           .map((household) => ({ household, rank: rankOf(seedHex, stratum, household) }))
-          .sort((a, b) => (a.rank < b.rank ? -1 : a.rank > b.rank ? 1 : 0))
+          .sort((a, b) => ascending(a.rank, b.rank))
           .slice(0, sampleSize)
           .map((m) => m.household);
     return { ...(stratum ? { stratum } : {}), frameSize: households.length, sampleSize, drawn };

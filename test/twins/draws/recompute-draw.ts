@@ -38,7 +38,11 @@ export function recomputeDraw(draw: PublishedDraw): { problems: string[]; drawn:
   if (seed !== undefined && bytesToHex(sha256(hexToBytes(seed))) !== draw.seedCommitment) problems.push('seed commitment');
   const sizes = new Map(draw.samples.map((s) => [s.stratum ?? '', s.sampleSize]));
   const strata = new Map<string, string[]>();
-  for (const m of frame) strata.set(m.stratum ?? '', [...(strata.get(m.stratum ?? '') ?? []), m.household]);
+  for (const m of frame) {
+    const households = strata.get(m.stratum ?? '') ?? [];
+    households.push(m.household);
+    strata.set(m.stratum ?? '', households);
+  }
   const drawn: Record<string, string[]> = {};
   for (const [stratum, households] of strata) {
     if (draw.algorithm === 'hearth-census/1') {
