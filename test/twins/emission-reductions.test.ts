@@ -105,15 +105,23 @@ const claims = (reference: number[], intervention: number[]): ReportClaim[] => [
   ...intervention.map((v, i) => ({ household: `did:x:i${i}`, group: 'intervention' as const, days: 3, totalKg: v * 3 })),
 ];
 
+/**
+ * The report of a worked example built from its households: its SDs, precision and whether it
+ * meets 90/10 as worked out by hand, and its emission reductions (expectWorkedExample).
+ */
+function reportedExample(x: typeof A | typeof B, basis: 'means' | 'conservative-bounds') {
+  const r = buildKptReport('example', claims(x.reference, x.intervention), { emissionParameters: x.parameters });
+  expect(r.reference.sdKgPerHouseholdDay).to.be.closeTo(x.sdB, TOL);
+  expect(r.intervention.sdKgPerHouseholdDay).to.be.closeTo(x.sdP, TOL);
+  expect(r.precision.relative).to.be.closeTo(x.precision, 1e-6);
+  expect(r.precision.meets90_10).to.equal(basis === 'means');
+  expectWorkedExample(r.emissionReductions, x, basis);
+  return r.emissionReductions as Exclude<EmissionReductions, { notComputed: string }>;
+}
+
 describe('emission reductions (report figures)', () => {
   it('uses the group means when the savings meet 90/10 (worked example A)', () => {
-    const r = buildKptReport('a', claims(A.reference, A.intervention), { emissionParameters: A.parameters });
-    expect(r.reference.sdKgPerHouseholdDay).to.be.closeTo(A.sdB, TOL);
-    expect(r.intervention.sdKgPerHouseholdDay).to.be.closeTo(A.sdP, TOL);
-    expect(r.precision.relative).to.be.closeTo(A.precision, 1e-6);
-    expect(r.precision.meets90_10).to.equal(true);
-    expectWorkedExample(r.emissionReductions, A, 'means');
-    const er = r.emissionReductions as Exclude<EmissionReductions, { notComputed: string }>;
+    const er = reportedExample(A, 'means');
     expect(er.fuel).to.include({ baselineKgPerHouseholdDay: 3, projectKgPerHouseholdDay: 1 });
     expect(er.inputs.ncv).to.deep.equal({ value: 15.6, unit: 'TJ/Gg', source: '2006 IPCC Guidelines for National Greenhouse Gas Inventories, Vol. 2 (Energy), ch. 1, table 1.2: wood/wood waste, 15.6 TJ/Gg' });
     expect(er.inputs.efCo2).to.include({ value: 112000 });
@@ -123,13 +131,7 @@ describe('emission reductions (report figures)', () => {
   });
 
   it('uses the baseline lower and project upper one-sided 90% bounds when 90/10 is not met (worked example B)', () => {
-    const r = buildKptReport('b', claims(B.reference, B.intervention), { emissionParameters: B.parameters });
-    expect(r.reference.sdKgPerHouseholdDay).to.be.closeTo(B.sdB, TOL);
-    expect(r.intervention.sdKgPerHouseholdDay).to.be.closeTo(B.sdP, TOL);
-    expect(r.precision.relative).to.be.closeTo(B.precision, 1e-6);
-    expect(r.precision.meets90_10).to.equal(false);
-    expectWorkedExample(r.emissionReductions, B, 'conservative-bounds');
-    const er = r.emissionReductions as Exclude<EmissionReductions, { notComputed: string }>;
+    const er = reportedExample(B, 'conservative-bounds');
     expect(er.fuel.baselineKgPerHouseholdDay).to.equal(er.fuel.baselineLowerBound90);
     expect(er.fuel.projectKgPerHouseholdDay).to.equal(er.fuel.projectUpperBound90);
     expect(er.fuel.reason).to.include('miss 90/10');
