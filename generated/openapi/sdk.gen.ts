@@ -192,7 +192,7 @@ export const getUserPreferences = <ThrowOnError extends boolean = false>(options
 /**
  * List claims with filters and cursor pagination
  *
- * Filters (collection, group, status, household) combine (AND); cursor pagination as for entities. Each item is the full claim, with its checks, reasons and credential.
+ * Filters (collection, group, status, household, updatedSince) combine (AND); cursor pagination as for entities. Each item is the full claim, with its checks, reasons and credential.
  */
 export const listClaims = <ThrowOnError extends boolean = false>(options?: Options<ListClaimsData, ThrowOnError>) => (options?.client ?? client).get<ListClaimsResponses, ListClaimsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -1939,6 +1939,10 @@ export type ListClaimsData = {
         household?: Did;
         group?: TestGroup;
         status?: ClaimStatus;
+        /**
+         * Only claims whose `updatedAt` is at or after this instant: claims stored, verified, rejected, or whose credential was revoked, suspended or reinstated since then. A partner polling for changes passes the time of its previous poll less a margin (clocks of several instances differ, and a change becomes visible when its transaction commits, which may be after the time it records); the change feed (`GET /v1/events`) gives every change exactly in order instead.
+         */
+        updatedSince?: string;
         limit?: number;
         cursor?: Cursor;
     };

@@ -97,7 +97,7 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
     res.json(
       await deps.claims.list({
         collection: str(q.collection), household: str(q.household), group: str(q.group) as TestGroup | undefined,
-        status: str(q.status) as ClaimStatus | undefined, cursor: str(q.cursor), limit: int(q.limit),
+        status: str(q.status) as ClaimStatus | undefined, updatedSince: str(q.updatedSince), cursor: str(q.cursor), limit: int(q.limit),
       }),
     );
   });

@@ -1013,6 +1013,38 @@ forEachDatabase('KPT claims', (t) => {
       expect(ids).to.deep.equal(all.data!.items.map((c) => c.id));
     });
 
+    it('updatedSince keeps the claims stored, verified or whose credential changed at or after an instant, in any time zone', async () => {
+      await createFramedCollection(h.server, h.key, { id: 'since', name: 'Since' });
+      const { ref, int } = await pair({ collectionId: 'since' });
+      // The pair's last change is dated back: the claims a partner polled before.
+      await t.db('kpt_claims').whereIn('id', [ref.claim.id, int.claim.id]).update({ updated_at: '2026-01-01T00:00:00.000Z' });
+      const fresh = await submit(kptClaim({ collectionId: 'since', testGroup: 'intervention' }));
+      const since = async (updatedSince: string) => {
+        const res = await listClaims({ client: h.server.client, auth: h.key, query: { collection: 'since', updatedSince } });
+        expectContractResponse('get', '/v1/claims', { status: res.response.status, headers: res.response.headers, body: res.data ?? res.error });
+        return res.data!.items.map((c) => c.id);
+      };
+      expect(await since('2026-06-01T00:00:00Z')).to.deep.equal([fresh.claim.id]);
+      expect(await since('2026-01-01T03:00:00+03:00'), 'inclusive, and the offset taken into account').to.have.members([ref.claim.id, int.claim.id, fresh.claim.id]);
+      expect(await since('2026-01-01T03:00:00.001+03:00')).to.deep.equal([fresh.claim.id]);
+
+      const revoker = await createTestKey(t.db, { principalDid: 'did:ixo:entity:0000000000000000000000000000eeee', scopes: ['credentials:revoke'] });
+      const revoked = await changeCredentialStatus({ client: h.server.client, auth: revoker, path: { id: int.claim.id }, body: { action: 'revoke', reason: 'scale found faulty' } });
+      expect(revoked.response.status).to.equal(200);
+      expect(await since('2026-06-01T00:00:00Z'), 'a revoked credential changes its claim').to.deep.equal([int.claim.id, fresh.claim.id]);
+      const got = await getClaim({ client: h.server.client, auth: h.key, path: { id: int.claim.id } });
+      expect(got.data!.credentialState).to.equal('revoked');
+      expect(got.data!.updatedAt > '2026-06-01').to.equal(true);
+
+      for (const bad of ['yesterday', '2026-06-01', '2026-12-31T23:59:60Z']) {
+        const res = await fetch(`${h.server.baseUrl}/v1/claims?updatedSince=${encodeURIComponent(bad)}`, { headers: { authorization: `Bearer ${h.key}` } });
+        expect(res.status, bad).to.equal(400);
+        const body = (await res.json()) as Problem;
+        expectContractResponse('get', '/v1/claims', { status: 400, headers: res.headers, body });
+        expect(body.errors![0], bad).to.include({ pointer: '/query/updatedSince' });
+      }
+    });
+
     it('400 for a cursor naming a position no claim has, on either database: an empty last page would read as the end of the list', async () => {
       await submit(kptClaim());
       const max = Number(((await t.db('kpt_claims').max({ m: 'seq' }).first()) as { m: number | string }).m);

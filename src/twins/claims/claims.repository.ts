@@ -185,6 +185,8 @@ export interface ClaimFilter {
   household?: string;
   group?: TestGroup;
   status?: ClaimStatus;
+  /** ISO time in UTC (toISOString's form, which sorts as text): claims updated at or after it. */
+  updatedSince?: string;
   afterSeq?: number;
   limit: number;
 }
@@ -443,6 +445,7 @@ export class ClaimRepository {
     if (f.household) q.where('household_did', f.household);
     if (f.group) q.where('test_group', f.group);
     if (f.status) q.where('status', f.status);
+    if (f.updatedSince) q.where('updated_at', '>=', f.updatedSince);
     if (f.afterSeq !== undefined) {
       const after = order.relativeTo('>', f.afterSeq);
       q.whereRaw(after.sql, after.bindings);

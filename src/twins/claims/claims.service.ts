@@ -550,7 +550,21 @@ export class ClaimService {
 
   async list(filter: ClaimListFilter): Promise<KptClaimPage> {
     const limit = filter.limit ?? 50;
-    const claims = await this.repo.list({ ...filter, afterSeq: decodeCursor(filter.cursor), limit });
+    const claims = await this.repo.list({ ...filter, updatedSince: utcInstant(filter.updatedSince), afterSeq: decodeCursor(filter.cursor), limit });
     return pageOf(claims, limit, (c) => c.toKptClaim());
   }
+}
+
+/**
+ * updatedSince as stored times are written (UTC, toISOString), so that text order is time order:
+ * `2026-03-05T11:30:00+03:00` is `2026-03-05T08:30:00.000Z`. An RFC 3339 time JavaScript cannot
+ * place (a leap second) is refused by name.
+ */
+function utcInstant(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const at = new Date(value);
+  if (Number.isNaN(at.getTime())) {
+    throw refusedInput('updatedSince is not a time this service can compare.', [{ path: ['updatedSince'], message: 'must be an RFC 3339 date-time', rule: 'date-time' }]);
+  }
+  return at.toISOString();
 }

@@ -124,10 +124,15 @@ export class CredentialStatusRepository {
     return row && indexStateOf(row);
   }
 
-  /** Writes the state onto the row of the claim holding the index. */
+  /** Writes the state onto the row of the claim holding the index; the claim shows it (credentialState), so it is updated then too. */
   async save(state: IndexState): Promise<void> {
     await this.sql('kpt_claims')
-      .update({ credential_revoked: state.revoked, credential_suspended: state.suspended, credential_status_changed_at: state.updatedAt })
+      .update({
+        credential_revoked: state.revoked,
+        credential_suspended: state.suspended,
+        credential_status_changed_at: state.updatedAt,
+        updated_at: state.updatedAt,
+      })
       .where('status_list_index', state.index)
       .where('id', state.claimId);
   }
