@@ -4,8 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
 import pg from 'pg';
-import { createDb, type Db, type DbClient } from '../../src/platform/db/index.ts';
+import { createDb, rowsOf, type Db, type DbClient } from '../../src/platform/db/index.ts';
 import { migrateLatest } from '../../src/platform/db/migrate.ts';
 
 export interface TestDatabase {
@@ -88,4 +89,18 @@ export function forEachDatabase(title: string, body: (t: TestDatabase) => void):
       body(handle);
     });
   }
+}
+
+/**
+ * The rows `sql` gives once it gives any (asked every 50 ms, for up to 5 s), else none.
+ * PostgreSQL announces nothing when a backend starts to wait for a lock: a test that needs a
+ * request blocked on one asks pg_locks or pg_stat_activity until it is.
+ */
+export async function untilRows<R>(db: Db, sql: string, bindings: readonly unknown[] = []): Promise<R[]> {
+  for (let i = 0; i < 100; i++) {
+    const rows = await rowsOf<R>(db.raw(sql, bindings as Knex.RawBinding[]));
+    if (rows.length) return rows;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return [];
 }

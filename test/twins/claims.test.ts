@@ -9,7 +9,7 @@ import { conflictWith, DomainError } from '../../src/platform/domain-errors.ts';
 import { toAppError } from '../../src/platform/http/errors.ts';
 import type { Principal } from '../../src/platform/keys/service.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
-import { forEachDatabase } from '../helpers/databases.ts';
+import { forEachDatabase, untilRows } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 import { encodeCursor } from '../../src/twins/paging.ts';
 import { ClaimSealer } from '../../src/twins/claims/claim-sealer.ts';
@@ -204,12 +204,8 @@ forEachDatabase('KPT claims', (t) => {
           pending = submit(kptClaim({ householdId: household }));
           // The submission must be blocked by this transfer, not merely slow (nor waiting on
           // someone else's lock in the same database), before the transfer commits.
-          let waiting = 0;
-          for (let i = 0; i < 100 && !waiting; i++) {
-            await new Promise((r) => setTimeout(r, 50));
-            waiting = (await rowsOf<{ n: number }>(t.db.raw('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [transferPid])))[0]!.n;
-          }
-          expect(waiting, 'a submission waiting on the household row').to.be.greaterThan(0);
+          const waiting = await untilRows(t.db, 'select pid from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [transferPid]);
+          expect(waiting, 'a submission waiting on the household row').to.not.have.length(0);
         } finally {
           await transfer.commit();
         }
@@ -871,14 +867,8 @@ forEachDatabase('KPT claims', (t) => {
     // by a test transaction holding its Idempotency-Key uncommitted (the claim waits to bind it).
     if (t.kind === 'postgres') {
       /** Backends waiting for a lock `pid` holds (up to 5 s until there is one). */
-      const blockedBy = async (pid: number): Promise<number[]> => {
-        for (let i = 0; i < 100; i++) {
-          const rows = await rowsOf<{ pid: number }>(t.db.raw('select pid from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [pid]));
-          if (rows.length) return rows.map((r) => r.pid);
-          await new Promise((r) => setTimeout(r, 50));
-        }
-        return [];
-      };
+      const blockedBy = async (pid: number): Promise<number[]> =>
+        (await untilRows<{ pid: number }>(t.db, 'select pid from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [pid])).map((r) => r.pid);
       /** Submits a claim and holds it in flight until `release`; `pid` is the backend running it. */
       const submitHeld = async (body: KptClaimRequest, idempotencyKey: string) => {
         const anyClaim = (await t.db<{ id: string }>('kpt_claims').first('id'))!.id;
@@ -957,12 +947,8 @@ forEachDatabase('KPT claims', (t) => {
           expect(later.map((r) => [r.status, r.claim.status])).to.deep.equal([[201, 'pending'], [201, 'pending']]);
           // A correction in the collection waits for the reconciles in flight.
           correction = submit({ ...refBody, corrects: later[0]!.claim.id });
-          let waiting = 0;
-          for (let i = 0; i < 100 && !waiting; i++) {
-            waiting = (await rowsOf<{ n: number }>(t.db.raw("select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted")))[0]!.n;
-            if (!waiting) await new Promise((r) => setTimeout(r, 50));
-          }
-          expect(waiting, 'the correction waits for a lock').to.equal(1);
+          const waiting = await untilRows(t.db, "select pid from pg_locks where locktype = 'advisory' and not granted");
+          expect(waiting, 'the correction waits for a lock').to.have.length(1);
         } finally {
           await rowLock.rollback();
           await (released ?? int.release());

@@ -8,12 +8,11 @@ import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { createCollection, createEntity, listClaims, listCollections, listEntities, submitClaim } from '../../generated/openapi/sdk.gen.ts';
 import { ChainRepository } from '../../src/chain/node/repository.ts';
-import { rowsOf } from '../../src/platform/db/index.ts';
 import { LOCK_KEY_SQL, locksUntilCommit, takeSeqTurn } from '../../src/platform/db/sql.ts';
 import { CLAIM_WRITERS } from '../../src/twins/claims/claim-order.ts';
 import { twinsReadPort } from '../../src/twins/read-port.ts';
 import { encodeCursor } from '../../src/twins/paging.ts';
-import { forEachDatabase } from '../helpers/databases.ts';
+import { forEachDatabase, untilRows } from '../helpers/databases.ts';
 import { householdDid, kptClaim, startTwinsHarness, type TwinsHarness } from './fixtures.ts';
 
 type SeqTable = 'twin_entities' | 'kpt_collections';
@@ -44,20 +43,15 @@ forEachDatabase('seq order is commit order', (t) => {
 
   /** Waits (up to 5 s) until a request is blocked on this schema's seq turn for `table`. */
   async function seqTurnWaiters(table: SeqTable): Promise<number> {
-    for (let i = 0; i < 100; i++) {
-      const [{ n }] = (await rowsOf<{ n: number }>(
-        t.db.raw(
-          `with k as (select ${LOCK_KEY_SQL} as key)
-           select count(*)::int as n from pg_locks, k
-           where locktype = 'advisory' and not granted and objsubid = 1
-             and classid = ((key >> 32) & 4294967295)::oid and objid = (key & 4294967295)::oid`,
-          [`seq-order:${table}`],
-        ),
-      )) as [{ n: number }];
-      if (n) return n;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    return 0;
+    const waiting = await untilRows(
+      t.db,
+      `with k as (select ${LOCK_KEY_SQL} as key)
+       select pid from pg_locks, k
+       where locktype = 'advisory' and not granted and objsubid = 1
+         and classid = ((key >> 32) & 4294967295)::oid and objid = (key & 4294967295)::oid`,
+      [`seq-order:${table}`],
+    );
+    return waiting.length;
   }
 
   /**
