@@ -219,7 +219,9 @@ forEachDatabase('credentials and evidence', (t) => {
     expect(new Uint8Array(await changed.arrayBuffer())).to.deep.equal(bytes);
   });
 
-  it('PUBLIC_BASE_URL unset is a start-up warning in production (not on PostgreSQL: instances share the database\'s URL), VALIDATOR_PRIVATE_KEY unset in production', async () => {
+  it('PUBLIC_BASE_URL unset is a start-up warning in production (not on PostgreSQL: instances share the database\'s URL), VALIDATOR_PRIVATE_KEY unset in production', async function () {
+    // Three servers start and stop here, each loading its sealing thread: on a loaded CI machine that outlasts the default.
+    this.timeout(60_000);
     const warnings = async (env: Record<string, string>) => {
       let logs = '';
       const logger = pino({ level: 'warn' }, new Writable({ write: (c, _e, cb) => ((logs += String(c)), cb()) }));
