@@ -115,7 +115,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
       methods: ['GET', 'HEAD', 'POST', 'PATCH'],
       // MCP-Protocol-Version: an MCP client sends it on every request after initialize.
       allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-None-Match', 'X-Request-Id', 'traceparent', 'MCP-Protocol-Version'],
-      exposeHeaders: ['Location', 'ETag', 'Retry-After', 'X-Request-Id', 'traceparent', 'RateLimit', 'RateLimit-Policy', 'WWW-Authenticate'],
+      exposeHeaders: ['Location', 'ETag', 'Idempotent-Replayed', 'Retry-After', 'X-Request-Id', 'traceparent', 'RateLimit', 'RateLimit-Policy', 'WWW-Authenticate'],
     });
     app.use(browserPrefixes, apiCors);
   }

@@ -211,6 +211,8 @@ export interface KptIdempotencyKeys {
   claim_id: string;
   created_at: string;
   request_hash: string | null;
+  response_status: number | null;
+  response_body: string | null;
 }
 
 /** A row to insert into kpt_idempotency_keys: columns with a default, and nullable ones, may be left out. */
@@ -220,6 +222,8 @@ export interface KptIdempotencyKeysInsert {
   claim_id: string;
   created_at: string;
   request_hash?: string | null;
+  response_status?: number | null;
+  response_body?: string | null;
 }
 
 export type KptIdempotencyKeysUpdate = Partial<KptIdempotencyKeysInsert>;
@@ -384,6 +388,8 @@ export interface TwinsIdempotencyKeys {
   request_hash: string;
   resource_id: string;
   created_at: string;
+  response_status: number | null;
+  response_body: string | null;
 }
 
 /** A row to insert into twins_idempotency_keys: columns with a default, and nullable ones, may be left out. */
@@ -394,6 +400,8 @@ export interface TwinsIdempotencyKeysInsert {
   request_hash: string;
   resource_id: string;
   created_at: string;
+  response_status?: number | null;
+  response_body?: string | null;
 }
 
 export type TwinsIdempotencyKeysUpdate = Partial<TwinsIdempotencyKeysInsert>;

@@ -1103,6 +1103,11 @@ export type XRequestId = string;
 export type Traceparent = string;
 
 /**
+ * Makes a creating POST safe to retry (IETF draft httpapi-idempotency-key-header). A retry with the same key and body is answered what the first request was answered, byte for byte (status, body, Location), with `Idempotent-Replayed: true`, instead of creating again; the same key with another body answers 422 and stores nothing. Keys are scoped to the API key's principal and the operation. A key expires 24 hours after its first request (then it may be used again), except on POST /v1/claims, where it stays bound to its claim for as long as the claim is kept.
+ */
+export type IdempotencyKey = string;
+
+/**
  * The room; the user's default room ("default") when omitted.
  */
 export type RoomIdQuery = RoomId;
@@ -1987,7 +1992,7 @@ export type SubmitClaimData = {
     body: KptClaimRequest;
     headers?: {
         /**
-         * Repeating a request with the same key (and body) answers 200 with the claim the first request stored instead of storing again; the same key with another body answers 422. Keys are scoped to the API key's principal and do not expire: a key stays bound to its claim for as long as the claim is kept (unlike the 24-hour keys of entities and collections).
+         * Makes a creating POST safe to retry (IETF draft httpapi-idempotency-key-header). A retry with the same key and body is answered what the first request was answered, byte for byte (status, body, Location), with `Idempotent-Replayed: true`, instead of creating again; the same key with another body answers 422 and stores nothing. Keys are scoped to the API key's principal and the operation. A key expires 24 hours after its first request (then it may be used again), except on POST /v1/claims, where it stays bound to its claim for as long as the claim is kept.
          */
         'Idempotency-Key'?: string;
         /**
@@ -2303,7 +2308,7 @@ export type CreateCollectionData = {
     body: CollectionCreateRequest;
     headers?: {
         /**
-         * Repeating a request with the same key (and body) within 24 hours answers 200 with the collection the first request created instead of creating another; the same key with another body answers 422. Keys are scoped to the API key's principal.
+         * Makes a creating POST safe to retry (IETF draft httpapi-idempotency-key-header). A retry with the same key and body is answered what the first request was answered, byte for byte (status, body, Location), with `Idempotent-Replayed: true`, instead of creating again; the same key with another body answers 422 and stores nothing. Keys are scoped to the API key's principal and the operation. A key expires 24 hours after its first request (then it may be used again), except on POST /v1/claims, where it stays bound to its claim for as long as the claim is kept.
          */
         'Idempotency-Key'?: string;
         /**
@@ -2362,10 +2367,6 @@ export type CreateCollectionErrors = {
 export type CreateCollectionError = CreateCollectionErrors[keyof CreateCollectionErrors];
 
 export type CreateCollectionResponses = {
-    /**
-     * A retry with the same Idempotency-Key and body; the collection the first request created.
-     */
-    200: Collection;
     /**
      * Created.
      */
@@ -2504,6 +2505,10 @@ export type CreateDrawData = {
     body: DrawCreateRequest;
     headers?: {
         /**
+         * Makes a creating POST safe to retry (IETF draft httpapi-idempotency-key-header). A retry with the same key and body is answered what the first request was answered, byte for byte (status, body, Location), with `Idempotent-Replayed: true`, instead of creating again; the same key with another body answers 422 and stores nothing. Keys are scoped to the API key's principal and the operation. A key expires 24 hours after its first request (then it may be used again), except on POST /v1/claims, where it stays bound to its claim for as long as the claim is kept.
+         */
+        'Idempotency-Key'?: string;
+        /**
          * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
          */
         'X-Request-Id'?: string;
@@ -2548,6 +2553,10 @@ export type CreateDrawErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * The Idempotency-Key was already used with a different request body or collection (nothing is stored).
+     */
+    422: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -3016,7 +3025,7 @@ export type CreateEntityData = {
     body: EntityCreateRequest;
     headers?: {
         /**
-         * Repeating a request with the same key (and body) within 24 hours answers 200 with the entity the first request created instead of creating another; the same key with another body answers 422. Keys are scoped to the API key's principal.
+         * Makes a creating POST safe to retry (IETF draft httpapi-idempotency-key-header). A retry with the same key and body is answered what the first request was answered, byte for byte (status, body, Location), with `Idempotent-Replayed: true`, instead of creating again; the same key with another body answers 422 and stores nothing. Keys are scoped to the API key's principal and the operation. A key expires 24 hours after its first request (then it may be used again), except on POST /v1/claims, where it stays bound to its claim for as long as the claim is kept.
          */
         'Idempotency-Key'?: string;
         /**
@@ -3071,10 +3080,6 @@ export type CreateEntityErrors = {
 export type CreateEntityError = CreateEntityErrors[keyof CreateEntityErrors];
 
 export type CreateEntityResponses = {
-    /**
-     * A retry with the same Idempotency-Key and body; the entity the first request created, as it is now.
-     */
-    200: Entity;
     /**
      * Created. Location names the new entity.
      */

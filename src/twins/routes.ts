@@ -24,6 +24,7 @@ import { STATUS_LIST_TTL_MS, type StatusPurpose } from './credentials/credential
 import type { CredentialStatusService } from './credentials/credential-status.service.ts';
 import type { EntityService } from './entities/entities.service.ts';
 import { KPT_CONTEXT_BYTES, KPT_CONTEXT_PATH } from './credentials/kpt-context.ts';
+import type { CreationAnswer } from './idempotency.ts';
 import { renderReportSvg } from './report/report.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
 
@@ -56,13 +57,22 @@ function sendConditionally(req: Request, res: Response, etag: string, body: stri
   res.send(body);
 }
 
+/** The header marking a retry's answer as the first request's again (its status and body, byte for byte). */
+const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/** A creating POST's answer: a retry with the first request's Idempotency-Key gets that request's answer, marked. */
+function sendCreation(res: Response, answer: CreationAnswer, location: string): void {
+  if (answer.replayed) res.set(REPLAYED_HEADER, 'true');
+  res.status(answer.status).location(location).type('json').send(answer.json);
+}
+
 export function twinsRouter(deps: TwinsRouteDeps): Router {
   const router = caseSensitiveRouter();
   const link = (path: string) => `${deps.publicBaseUrl?.replace(/\/$/, '') ?? ''}${path}`;
 
   router.post('/v1/entities', async (req: Request, res: Response) => {
-    const { created, resource } = await deps.entities.createOnce(principalOf(req), req.body as EntityCreateRequest, req.get('Idempotency-Key') || undefined);
-    res.status(created ? 201 : 200).location(link(`/v1/entities/${resource.did}`)).json(resource);
+    const answer = await deps.entities.createOnce(principalOf(req), req.body as EntityCreateRequest, req.get('Idempotency-Key') || undefined);
+    sendCreation(res, answer, link(`/v1/entities/${answer.resourceId}`));
   });
 
   router.get('/v1/entities', async (req, res) => {
@@ -86,10 +96,12 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
   });
 
   router.post('/v1/claims', async (req, res) => {
-    const { created, claim } = await deps.claims.submit(principalOf(req), req.body as KptClaimRequest, {
+    const { created, claim, replayed } = await deps.claims.submit(principalOf(req), req.body as KptClaimRequest, {
       idempotencyKey: req.get('Idempotency-Key') || undefined,
     });
-    res.status(created ? 201 : 200).location(link(`/v1/claims/${claim.id}`)).type('json').send(claim.toJson());
+    const location = link(`/v1/claims/${claim.id}`);
+    if (replayed) sendCreation(res, { ...replayed, resourceId: claim.id, replayed: true }, location);
+    else res.status(created ? 201 : 200).location(location).type('json').send(claim.toJson());
   });
 
   router.get('/v1/claims', async (req, res) => {
@@ -109,8 +121,8 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
   });
 
   router.post('/v1/collections', async (req, res) => {
-    const { created, resource } = await deps.collections.createOnce(principalOf(req), req.body as CollectionCreateRequest, req.get('Idempotency-Key') || undefined);
-    res.status(created ? 201 : 200).location(link(`/v1/collections/${resource.id}`)).json(resource);
+    const answer = await deps.collections.createOnce(principalOf(req), req.body as CollectionCreateRequest, req.get('Idempotency-Key') || undefined);
+    sendCreation(res, answer, link(`/v1/collections/${answer.resourceId}`));
   });
 
   router.get('/v1/collections', async (req, res) => {
@@ -130,8 +142,8 @@ export function twinsRouter(deps: TwinsRouteDeps): Router {
   });
 
   router.post('/v1/collections/:id/draws', async (req, res) => {
-    const draw = await deps.draws.create(principalOf(req), req.params.id, req.body as DrawCreateRequest);
-    res.status(201).location(link(`/v1/collections/${encodeURIComponent(draw.collectionId)}/draws/${draw.id}`)).json(draw);
+    const answer = await deps.draws.createOnce(principalOf(req), req.params.id, req.body as DrawCreateRequest, req.get('Idempotency-Key') || undefined);
+    sendCreation(res, answer, link(`/v1/collections/${encodeURIComponent(req.params.id)}/draws/${answer.resourceId}`));
   });
 
   router.get('/v1/collections/:id/draws/:drawId', async (req, res) => {

@@ -1,13 +1,15 @@
 // Starts a real Hearth on 127.0.0.1 (ephemeral port) for contract tests, with a client of the
 // built partner package @hearth/sdk (make sdk) pointed at it: every contract test's requests go
-// through the package's own client code, as a partner's would.
+// through the package's own client code, as a partner's would, with its retries, timeouts and
+// automatic Idempotency-Keys on. Its retries give up on a Retry-After longer than 100 ms (every
+// one Hearth sends), so tests of 429 and 503 see those answers.
 import { createHearth, type Hearth } from '../../src/app.ts';
 import { configWith, type Config } from '../../src/config.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import { ApiKeyService, type Scope } from '../../src/platform/keys/service.ts';
 import { createLogger, type Logger } from '../../src/platform/logging.ts';
 import { listen } from '../../src/platform/server.ts';
-import { createClient, type Client } from '@hearth/sdk';
+import { createHearthClient, type Client } from '@hearth/sdk';
 
 export interface TestServer {
   config: Config;
@@ -27,7 +29,7 @@ export async function startTestServer(db: Db, env: Record<string, string> = {}, 
     config,
     hearth,
     baseUrl,
-    client: createClient({ baseUrl }),
+    client: createHearthClient({ baseUrl, retry: { maxAttempts: 3, baseDelayMs: 10, maxRetryAfterMs: 100 }, timeoutMs: 60_000 }),
     async stop() {
       await running.stop();
       await hearth.close();

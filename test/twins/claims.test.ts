@@ -129,7 +129,12 @@ forEachDatabase('KPT claims', (t) => {
       expect(again.status).to.equal(200);
       expect(again.claim).to.deep.equal(first.claim);
       expect(again.headers.get('location')).to.equal(`/v1/claims/${first.claim.id}`);
-      expect(await twinsTableContents(t.db)).to.deep.equal(before);
+      // Only the Idempotency-Key the SDK sent is new, bound to the stored claim for its retries.
+      const { kpt_idempotency_keys: keysBefore, ...restBefore } = before;
+      const { kpt_idempotency_keys: keysAfter, ...restAfter } = await twinsTableContents(t.db);
+      expect(restAfter).to.deep.equal(restBefore);
+      const added = keysAfter!.filter((k) => !keysBefore!.includes(k)).map((k) => JSON.parse(k as string) as { claim_id: string; response_status: number });
+      expect(added.map((k) => [k.claim_id, k.response_status])).to.deep.equal([[first.claim.id, 200]]);
     });
 
     it('401 with WWW-Authenticate without a key, 403 for a key without claims:write', async () => {
@@ -637,8 +642,9 @@ forEachDatabase('KPT claims', (t) => {
       const first = await submit(body, { idempotencyKey: 'req-0001' });
       expect(first.status).to.equal(201);
       const again = await submit(body, { idempotencyKey: 'req-0001' });
-      expect(again.status).to.equal(200);
-      expect(again.claim.id).to.equal(first.claim.id);
+      expect(again.status).to.equal(201);
+      expect(again.headers.get('idempotent-replayed')).to.equal('true');
+      expect(again.claim).to.deep.equal(first.claim);
     });
 
     it('422 when the key is reused with another body; keys are per caller', async () => {
@@ -658,7 +664,7 @@ forEachDatabase('KPT claims', (t) => {
       // The same body in another member order is the same request.
       const reordered = Object.fromEntries(Object.entries(body).reverse());
       const again = await submit(reordered, { idempotencyKey: 'req-0004' });
-      expect(again.status).to.equal(200);
+      expect(again.status).to.equal(201);
       expect(again.claim).to.deep.equal(first.claim);
     });
 
@@ -669,8 +675,8 @@ forEachDatabase('KPT claims', (t) => {
       const fixed = await submit({ ...body, externalFactors: { season: 'dry', culturalEvents: ['none'], occupationalFactors: ['none'] } }, { idempotencyKey: 'req-0006' });
       expect(fixed.status).to.equal(201);
       const retry = await submit(body, { idempotencyKey: 'req-0005' });
-      expect(retry.status).to.equal(200);
-      expect(retry.claim.id).to.equal(first.claim.id);
+      expect(retry.status).to.equal(201);
+      expect(retry.claim).to.deep.equal(first.claim);
       expect(retry.claim.status).to.equal('rejected');
     });
 
@@ -686,7 +692,7 @@ forEachDatabase('KPT claims', (t) => {
       expect(p.errors![0]).to.include({ rule: 'idempotency-key-reuse' });
       // ...and the first body with it is still answered with the same claim.
       const again = await submit(x, { idempotencyKey: 'req-0003' });
-      expect(again.status).to.equal(200);
+      expect([again.status, again.headers.get('idempotent-replayed')]).to.deep.equal([200, 'true']);
       expect(again.claim.id).to.equal(created.claim.id);
     });
   });
@@ -733,7 +739,7 @@ forEachDatabase('KPT claims', (t) => {
       }
       for (let k = 0; k < 2; k++) {
         const body = claim(householdDid(), 'intervention');
-        for (let j = 0; j < 3; j++) jobs.push({ name: `key${k}.${j}`, group: `key${k}`, body, idempotencyKey: `burst-key-${k}`, expect: [201, 200] });
+        for (let j = 0; j < 3; j++) jobs.push({ name: `key${k}.${j}`, group: `key${k}`, body, idempotencyKey: `burst-key-${k}`, expect: [201] });
         for (let j = 0; j < 2; j++) jobs.push({ name: `keyOther${k}.${j}`, group: `keyOther${k}`, body: claim(householdDid(), 'intervention'), idempotencyKey: `burst-other-${k}`, expect: [201, 422] });
       }
       try {
@@ -742,11 +748,12 @@ forEachDatabase('KPT claims', (t) => {
         const groups = new Map<string, number[]>();
         jobs.forEach((j, n) => j.group && groups.set(j.group, [...(groups.get(j.group) ?? []), n]));
         for (const [group, members] of groups) {
-          const statuses = members.map((n) => results[n]!.status);
-          expect(statuses.filter((st) => st === 201), `${group}: ${statuses.join(',')}`).to.have.length(1);
+          // A replay of the creation answers 201 too, marked.
+          const statuses = members.map((n) => `${results[n]!.status}${results[n]!.headers.get('idempotent-replayed') ? '*' : ''}`);
+          expect(statuses.filter((st) => st === '201'), `${group}: ${statuses.join(',')}`).to.have.length(1);
           if (!group.startsWith('both') && !group.startsWith('keyOther')) expect(new Set(members.map((n) => results[n]!.claim.id)).size, group).to.equal(1);
         }
-        const created = results.filter((r) => r.status === 201).length;
+        const created = results.filter((r) => r.status === 201 && !r.headers.get('idempotent-replayed')).length;
         const stored = await listClaims({ client: h.server.client, auth: h.key, query: { collection: collectionId, limit: 100 } });
         expect(stored.data!.items).to.have.length(created);
         expect(stored.data!.items.every((c) => c.status === 'verified'), JSON.stringify(stored.data!.items.map((c) => c.reasons))).to.equal(true);
@@ -964,8 +971,9 @@ forEachDatabase('KPT claims', (t) => {
     it('50 concurrent identical submissions with one Idempotency-Key store one claim', async () => {
       const body = kptClaim();
       const results = await Promise.all(Array.from({ length: 50 }, () => submit(body, { idempotencyKey: 'burst-1' })));
-      expect(results.filter((r) => r.status === 201)).to.have.length(1);
-      expect(new Set(results.map((r) => r.claim.id)).size).to.equal(1);
+      expect(results.every((r) => r.status === 201)).to.equal(true);
+      expect(results.filter((r) => !r.headers.get('idempotent-replayed'))).to.have.length(1);
+      expect(new Set(results.map((r) => JSON.stringify(r.claim))).size).to.equal(1);
     });
   });
 

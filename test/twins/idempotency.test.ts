@@ -1,6 +1,7 @@
-// Idempotency-Key on POST /v1/entities and POST /v1/collections (claims: claims.test.ts): a
-// retry is answered with what the first request created, another body with the key is 422,
-// keys are per caller and operation and expire after 24 hours. SQLite and PostgreSQL.
+// Idempotency-Key on POST /v1/entities and POST /v1/collections (claims: claims.test.ts; the
+// replayed answers of every creating POST: idempotent-replay.test.ts): a retry is answered what
+// the first request was, another body with the key is 422, keys are per caller and operation and
+// expire after 24 hours. SQLite and PostgreSQL.
 import { expect } from 'chai';
 import { createCollection, createEntity } from '../../generated/openapi/sdk.gen.ts';
 import type { Problem } from '../../generated/openapi/types.gen.ts';
@@ -23,13 +24,14 @@ forEachDatabase('Idempotency-Key on creating POSTs', (t) => {
   const collection = (key: string | undefined, body: { id: string; name: string }, auth = h.key) =>
     createCollection({ client: h.server.client, auth, body, ...(key ? { headers: { 'Idempotency-Key': key } } : {}) });
 
-  it('POST /v1/entities: a retry with the key gets 200 and the first entity; without a key a retry creates another', async () => {
+  it('POST /v1/entities: a retry with the key gets 201 and the first entity, marked; without a key a retry creates another', async () => {
     const body = { type: 'Stove', properties: { model: 'Jiko Poa' } };
     const first = await entity('ent-0001', body);
     expect(first.response.status).to.equal(201);
     const retry = await entity('ent-0001', { properties: { model: 'Jiko Poa' }, type: 'Stove' });
-    expect(retry.response.status).to.equal(200);
-    expectContractResponse('post', '/v1/entities', { status: 200, headers: retry.response.headers, body: retry.data });
+    expect(retry.response.status).to.equal(201);
+    expect(retry.response.headers.get('idempotent-replayed')).to.equal('true');
+    expectContractResponse('post', '/v1/entities', { status: 201, headers: retry.response.headers, body: retry.data });
     expect(retry.data).to.deep.equal(first.data);
     expect(retry.response.headers.get('location')).to.equal(`/v1/entities/${first.data!.did}`);
     const a = await entity(undefined, body);
@@ -53,17 +55,19 @@ forEachDatabase('Idempotency-Key on creating POSTs', (t) => {
   it('POST /v1/entities: concurrent requests with one key create one entity', async () => {
     const body = { type: 'ConcurrentStove' };
     const answers = await Promise.all([1, 2, 3, 4].map(() => entity('ent-0003', body)));
-    expect(answers.map((a) => a.response.status).sort()).to.deep.equal([200, 200, 200, 201]);
+    expect(answers.map((a) => a.response.status)).to.deep.equal([201, 201, 201, 201]);
+    expect(answers.map((a) => a.response.headers.get('idempotent-replayed')).sort()).to.deep.equal([null, 'true', 'true', 'true']);
     expect(new Set(answers.map((a) => a.data!.did)).size).to.equal(1);
     expect(await t.db('twin_entities').select('did').where('type', 'ConcurrentStove')).to.deep.equal([{ did: answers[0]!.data!.did }]);
   });
 
-  it('POST /v1/collections: a retry with the key gets 200 and the collection (409 without a key); 422 for another body', async () => {
+  it('POST /v1/collections: a retry with the key gets 201 and the collection, marked (409 without a key); 422 for another body', async () => {
     const first = await collection('col-0001', { id: 'idem-1', name: 'Idempotent' });
     expect(first.response.status).to.equal(201);
     const retry = await collection('col-0001', { id: 'idem-1', name: 'Idempotent' });
-    expect(retry.response.status).to.equal(200);
-    expectContractResponse('post', '/v1/collections', { status: 200, headers: retry.response.headers, body: retry.data });
+    expect(retry.response.status).to.equal(201);
+    expect(retry.response.headers.get('idempotent-replayed')).to.equal('true');
+    expectContractResponse('post', '/v1/collections', { status: 201, headers: retry.response.headers, body: retry.data });
     expect(retry.data).to.deep.equal(first.data);
     expect((await collection(undefined, { id: 'idem-1', name: 'Idempotent' })).response.status).to.equal(409);
     const before = await twinsTableContents(t.db);
@@ -83,9 +87,9 @@ forEachDatabase('Idempotency-Key on creating POSTs', (t) => {
     expect(toAppError(stillBound)).to.include({ status: 422 });
     now = new Date(now.getTime() + 1);
     const afterExpiry = await service.createOnce(principal, { type: 'Pan' }, 'ent-expiry');
-    expect(afterExpiry.created).to.equal(true);
-    expect(afterExpiry.resource.did).not.to.equal(first.resource.did);
+    expect(afterExpiry.replayed).to.equal(false);
+    expect(afterExpiry.resourceId).not.to.equal(first.resourceId);
     const retry = await service.createOnce(principal, { type: 'Pan' }, 'ent-expiry');
-    expect(retry).to.deep.equal({ created: false, resource: afterExpiry.resource });
+    expect(retry).to.deep.equal({ ...afterExpiry, replayed: true });
   });
 });

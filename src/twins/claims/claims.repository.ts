@@ -116,14 +116,21 @@ export interface ReconcileReading {
   partners: PartnerClaims;
 }
 
-/** A claim found by Idempotency-Key, with the hash of the request that bound the key (null for keys bound before it was recorded). */
+/**
+ * A claim found by Idempotency-Key, with the hash of the request that bound the key and the
+ * status and JSON body it was answered (each null for keys bound before it was recorded).
+ */
 export interface IdempotentClaim {
   claim: StoredClaim;
   requestHash: string | null;
+  responseStatus: number | null;
+  responseBody: string | null;
 }
 
-const idempotentClaimOf = (row: (ClaimRow & { request_hash: string | null }) | undefined): IdempotentClaim | undefined =>
-  row && { claim: new StoredClaim(row), requestHash: row.request_hash };
+type IdempotentClaimRow = ClaimRow & { request_hash: string | null; response_status: number | null; response_body: string | null };
+
+const idempotentClaimOf = (row: IdempotentClaimRow | undefined): IdempotentClaim | undefined =>
+  row && { claim: new StoredClaim(row), requestHash: row.request_hash, responseStatus: row.response_status, responseBody: row.response_body };
 
 /** A caller's Idempotency-Key. */
 interface KeyOfCaller {
@@ -278,27 +285,40 @@ export class ClaimRepository {
   /** The claim a caller's Idempotency-Key is bound to, with the hash of the request it came with. */
   async findByIdempotencyKey(principalDid: string, key: string): Promise<IdempotentClaim | undefined> {
     const row = (await this.claims()
-      .select('kpt_claims.*', 'k.request_hash')
+      .select('kpt_claims.*', 'k.request_hash', 'k.response_status', 'k.response_body')
       .join('kpt_idempotency_keys as k', 'k.claim_id', 'kpt_claims.id')
       .where('k.principal_did', principalDid)
       .where('k.idempotency_key', key)
-      .first()) as (ClaimRow & { request_hash: string | null }) | undefined;
+      .first()) as IdempotentClaimRow | undefined;
     return idempotentClaimOf(row);
   }
 
   /**
-   * Binds a caller's key to a claim; a key already bound stays as it is (`ifUnbound`: the caller
-   * checks). Otherwise a key bound meanwhile fails the submission (a unique violation).
+   * Binds a caller's key to a claim, with the status it is answered and its body when known
+   * already; a key already bound stays as it is (`ifUnbound`: the caller checks). Otherwise a
+   * key bound meanwhile fails the submission (a unique violation).
    */
-  async bindIdempotencyKey(principalDid: string, key: string, binding: { claimId: string; requestHash: string; at: string }, ifUnbound = false): Promise<void> {
+  async bindIdempotencyKey(
+    principalDid: string,
+    key: string,
+    binding: { claimId: string; requestHash: string; responseStatus: number; responseBody?: string; at: string },
+    ifUnbound = false,
+  ): Promise<void> {
     const insert = this.sql('kpt_idempotency_keys').insert({
       principal_did: principalDid,
       idempotency_key: key,
       claim_id: binding.claimId,
       request_hash: binding.requestHash,
+      response_status: binding.responseStatus,
+      response_body: binding.responseBody ?? null,
       created_at: binding.at,
     });
     await (ifUnbound ? insert.onConflict(['principal_did', 'idempotency_key']).ignore() : insert);
+  }
+
+  /** The body a key's claim was answered, once the answer is known (after the commit); a key bound to another claim is left as it is. */
+  async keepIdempotentAnswer(principalDid: string, key: string, claimId: string, body: string): Promise<void> {
+    await this.sql('kpt_idempotency_keys').update({ response_body: body }).where({ principal_did: principalDid, idempotency_key: key, claim_id: claimId });
   }
 
   /**

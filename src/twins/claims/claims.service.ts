@@ -25,7 +25,7 @@ import type { ClaimSeal, CredentialInput, NormalisedClaim, SealedCredential } fr
 import type { ClaimSealer } from './claim-sealer.ts';
 import type { CredentialStatusService } from '../credentials/credential-status.service.ts';
 import { jcs } from '../credentials/credentials.ts';
-import { idempotencyKeyReused, requestHash } from '../idempotency.ts';
+import { CREATED_STATUS, idempotencyKeyReused, requestHash } from '../idempotency.ts';
 import { evidenceAddressIssues, evidenceRow } from './evidence.ts';
 import type { PublicBase } from '../credentials/kpt-context.ts';
 import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap, type RuleContext } from './kpt-rules.ts';
@@ -41,6 +41,8 @@ export interface SubmitResult {
   created: boolean;
   /** The claim as stored; its contract view is toKptClaim(), or toJson() as text. */
   claim: StoredClaim;
+  /** A retry with the caller's Idempotency-Key: what the first request with it was answered (its status and JSON body), which answers the retry. */
+  replayed?: { status: number; json: string };
 }
 
 export interface SubmitOptions {
@@ -126,8 +128,17 @@ export interface AdmittedClaim {
   partners: PartnerClaims;
 }
 
-/** What `admit` decides: a claim stored before answers the submission (nothing is to be written), or `store` follows. */
-export type Admission = { replay: StoredClaim } | { admitted: AdmittedClaim };
+/**
+ * What `admit` decides: a claim stored before answers the submission (nothing is to be written;
+ * `keyBound` when the caller's Idempotency-Key was bound to it before), or `store` follows.
+ */
+export type Admission = { replay: StoredClaim; keyBound?: IdempotentClaim } | { admitted: AdmittedClaim };
+
+/** What answers a submission that stored nothing: the claim stored before, or the answer kept with the caller's Idempotency-Key. */
+type Replay = { claim: StoredClaim } | { bound: IdempotentClaim };
+
+/** An identical resubmission is answered with the claim stored before, as 200 (a new claim is 201). */
+const STORED_BEFORE_STATUS = 200;
 
 /** What the rules need of the other group's claims. */
 type Partners = Pick<PartnerClaims, 'present' | 'aligned'>;
@@ -175,19 +186,37 @@ export class ClaimService {
    */
   async submit(principal: Principal, body: KptClaimRequest, opts: SubmitOptions = {}): Promise<SubmitResult> {
     const submission = await this.prepare(principal, body, opts);
-    let replay: StoredClaim;
+    let replay: Replay;
     const unitOfWork = async (sql: Sql) => {
       const admission = await this.admit(sql, submission);
       return 'replay' in admission ? admission : { stored: await this.store(sql, submission, admission.admitted) };
     };
     try {
       const outcome = await inTransaction(this.db, unitOfWork);
-      if ('stored' in outcome) return await this.answer(outcome.stored, true);
-      replay = await this.replaying(submission, outcome.replay);
+      if ('stored' in outcome) return await this.keepAnswer(submission, await this.answer(outcome.stored, true), outcome.stored.toJson());
+      replay = outcome.keyBound ? { bound: outcome.keyBound } : { claim: await this.replaying(submission, outcome.replay) };
     } catch (err) {
-      replay = await this.recover(submission, err);
+      replay = await this.recovered(submission, err);
     }
-    return this.answer(replay, false);
+    if ('bound' in replay) return this.replayAnswer(replay.bound);
+    return this.keepAnswer(submission, await this.answer(replay.claim, false));
+  }
+
+  /**
+   * The answer of a submission with an Idempotency-Key, kept with the key for its retries: the
+   * claim's body as answered after its reconcile, unless it is the one bound with the key
+   * (`boundBody`). Kept after the commit, so a retry in between replays the body bound, if any.
+   */
+  private async keepAnswer(submission: ClaimSubmission, result: SubmitResult, boundBody?: string): Promise<SubmitResult> {
+    const json = result.claim.toJson();
+    if (submission.idempotency && json !== boundBody) await this.repo.keepIdempotentAnswer(submission.principal.did, submission.idempotency.key, result.claim.id, json);
+    return result;
+  }
+
+  /** A retry with an Idempotency-Key: the first answer again; a key bound before answers were kept answers its claim as it is now, with the status kept or (keys from before statuses were) as created. */
+  private async replayAnswer(bound: IdempotentClaim): Promise<SubmitResult> {
+    const claim = bound.responseBody === null ? (await this.answer(bound.claim, false)).claim : bound.claim;
+    return { created: false, claim, replayed: { status: bound.responseStatus ?? CREATED_STATUS, json: bound.responseBody ?? claim.toJson() } };
   }
 
   /** Checks the claim against the contract and seals it, before any transaction. Throws DomainError (invalid). */
@@ -238,15 +267,21 @@ export class ClaimService {
    * otherwise `err` is thrown.
    */
   async recover(submission: ClaimSubmission, err: unknown): Promise<StoredClaim> {
+    const replay = await this.recovered(submission, err);
+    return 'bound' in replay ? replay.bound.claim : replay.claim;
+  }
+
+  /** recover, telling a claim bound to the caller's key (whose kept answer answers) from one stored by an identical submission. */
+  private async recovered(submission: ClaimSubmission, err: unknown): Promise<Replay> {
     const { principal, idempotency, claimKey } = submission;
     if (isUniqueViolation(err)) {
       const bound = idempotency && (await this.repo.findByIdempotencyKey(principal.did, idempotency.key));
       if (bound) {
-        if (isSameRequest(bound, idempotency, claimKey)) return bound.claim;
+        if (isSameRequest(bound, idempotency, claimKey)) return { bound };
         throw idempotencyKeyReused(idempotency.key, 'claim');
       }
       const winner = await this.repo.findByClaimKey(claimKey);
-      if (winner) return this.replaying(submission, winner);
+      if (winner) return { claim: await this.replaying(submission, winner) };
     }
     throw err;
   }
@@ -338,7 +373,7 @@ export class ClaimService {
     }
     if (conflicts.length || !seal) throw conflictWith(`The measurement data conflict: ${conflicts.map((c) => c.message).join('; ')}`, conflicts, 'conflicting-measurements');
     if (idempotency && opened.bound) {
-      if (isSameRequest(opened.bound, idempotency, claimKey)) return { replay: opened.bound.claim };
+      if (isSameRequest(opened.bound, idempotency, claimKey)) return { replay: opened.bound.claim, keyBound: opened.bound };
       throw idempotencyKeyReused(idempotency.key, 'claim');
     }
     let { householdClaims, partners } = opened;
@@ -399,7 +434,8 @@ export class ClaimService {
       // Kept while pending, for the credential signed when the claim is verified later.
       statusListIndex: outcome.status === 'rejected' ? null : statusIndex ?? null,
     });
-    if (idempotency) await claims.bindIdempotencyKey(principal.did, idempotency.key, { claimId: id, requestHash: idempotency.requestHash, at: now });
+    // The answer is kept with the key: a retry gets it, not the claim as it is by then.
+    if (idempotency) await claims.bindIdempotencyKey(principal.did, idempotency.key, { claimId: id, requestHash: idempotency.requestHash, responseStatus: CREATED_STATUS, responseBody: stored.toJson(), at: now });
 
     if (outcome.status !== 'rejected' && period && partners.alignedPending) await this.complete(sql, claim, period, collection, now);
     return stored;
@@ -428,7 +464,7 @@ export class ClaimService {
    * too (outside the rolled-back transaction), so reusing it for another body is refused later.
    */
   private async bindReplayedKey(principal: Principal, idempotency: Idempotency, claim: StoredClaim, claimKey: string): Promise<void> {
-    await this.repo.bindIdempotencyKey(principal.did, idempotency.key, { claimId: claim.id, requestHash: idempotency.requestHash, at: new Date().toISOString() }, true);
+    await this.repo.bindIdempotencyKey(principal.did, idempotency.key, { claimId: claim.id, requestHash: idempotency.requestHash, responseStatus: STORED_BEFORE_STATUS, at: new Date().toISOString() }, true);
     const bound = await this.repo.findByIdempotencyKey(principal.did, idempotency.key);
     if (bound && !isSameRequest(bound, idempotency, claimKey)) throw idempotencyKeyReused(idempotency.key, 'claim');
   }

@@ -9,7 +9,7 @@ import type { Collection, CollectionCreateRequest, CollectionPage, CollectionUpd
 import { ClaimRepository } from './claims.repository.ts';
 import { CollectionRepository } from './collections.repository.ts';
 import { DrawRepository } from './draws.repository.ts';
-import { CreationIdempotency, type Created } from '../idempotency.ts';
+import { CreationIdempotency, type CreationAnswer } from '../idempotency.ts';
 import { decodeCursor, pageOf } from '../paging.ts';
 import { withParameterDefaults } from '../report/emission-reductions.ts';
 import { buildKptReport } from '../report/report.ts';
@@ -56,17 +56,20 @@ export class CollectionService {
     this.idempotency = new CreationIdempotency(db, now);
   }
 
-  /** create, unless the caller's Idempotency-Key names a collection already: then that one. */
-  async createOnce(principal: Principal, input: CollectionCreateRequest, idempotencyKey: string | undefined): Promise<Created<Collection>> {
+  /** create, unless the caller's Idempotency-Key was sent before: then the first answer again. */
+  async createOnce(principal: Principal, input: CollectionCreateRequest, idempotencyKey: string | undefined): Promise<CreationAnswer> {
     return this.idempotency.run(
       idempotencyKey === undefined ? undefined : { principalDid: principal.did, operation: 'createCollection', key: idempotencyKey, body: input },
-      (bind) => this.create(principal, input, bind && ((sql) => bind(sql, input.id))),
-      (id) => this.get(id),
+      async (bind) => {
+        const collection = await this.create(principal, input, bind && ((sql, created) => bind(sql, { resourceId: created.id, json: JSON.stringify(created) })));
+        return { resourceId: collection.id, json: JSON.stringify(collection) };
+      },
+      async (id) => JSON.stringify(await this.get(id)),
     );
   }
 
-  /** `storeWithCollection`: the caller's writes in the collection's transaction (both commit or neither). */
-  async create(principal: Principal, input: CollectionCreateRequest, storeWithCollection?: (sql: Sql) => Promise<void>): Promise<Collection> {
+  /** `storeWithCollection`: the caller's writes (given the new collection) in its transaction (both commit or neither). */
+  async create(principal: Principal, input: CollectionCreateRequest, storeWithCollection?: (sql: Sql, collection: Collection) => Promise<void>): Promise<Collection> {
     assertMatchesSchema<CollectionCreateRequest>('CollectionCreateRequest', input, 'collection');
     assertOpenOrSubmitters({ openToAll: input.openToAll ?? false, submitters: input.submitters ?? [] });
     assertDesignFits(input.selectionDesign);
@@ -85,7 +88,7 @@ export class CollectionService {
       createdAt: new Date().toISOString(),
     };
     try {
-      await new CollectionRepository(this.db).insert(collection, storeWithCollection);
+      await new CollectionRepository(this.db).insert(collection, storeWithCollection && ((sql) => storeWithCollection(sql, collection)));
     } catch (err) {
       if (isUniqueViolation(err)) {
         throw conflictWith(`A collection ${input.id} exists.`, [{ path: ['id'], message: 'is taken', rule: 'collection-id-unique' }]);

@@ -8,6 +8,7 @@ import { isUniqueViolation, type Db } from '../../platform/db/index.ts';
 import { inTransaction, type Sql } from '../../platform/db/sql.ts';
 import { conflictWith, forbiddenAction, invalidInput, notFoundError, type InputIssue } from '../../platform/domain-errors.ts';
 import type { Principal } from '../../platform/keys/service.ts';
+import { CreationIdempotency, type CreationAnswer } from '../idempotency.ts';
 import { assertMatchesSchema } from '../schemas.ts';
 import { findCollection } from './collections.repository.ts';
 import { CENSUS_ALGORITHM, censusSamples, DRAW_ALGORITHM, drawSamples, frameDigest, newSeed, seedCommitment, sortedFrame, strataOf } from './draws.ts';
@@ -82,13 +83,34 @@ function sampleSizesOf(design: SelectionDesign, input: DrawCreateRequest): Recor
 }
 
 export class DrawService {
+  private readonly idempotency: CreationIdempotency;
+
   constructor(
     private readonly db: Db,
     private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.idempotency = new CreationIdempotency(db, now);
+  }
 
-  /** A new draw: committed (a random design) or drawn (a census). Throws DomainError: invalid, forbidden, not found, conflict. */
-  async create(principal: Principal, collectionId: string, input: DrawCreateRequest): Promise<Draw> {
+  /** create, unless the caller's Idempotency-Key was sent before (for this collection and body): then the first answer again. */
+  async createOnce(principal: Principal, collectionId: string, input: DrawCreateRequest, idempotencyKey: string | undefined): Promise<CreationAnswer> {
+    return this.idempotency.run(
+      // The collection is part of the request: the key sent for another collection's draw is another body.
+      idempotencyKey === undefined ? undefined : { principalDid: principal.did, operation: 'createDraw', key: idempotencyKey, body: { collectionId, draw: input } },
+      async (bind) => {
+        const draw = await this.create(principal, collectionId, input, bind && ((sql, created) => bind(sql, { resourceId: created.id, json: JSON.stringify(created) })));
+        return { resourceId: draw.id, json: JSON.stringify(draw) };
+      },
+      async (drawId) => JSON.stringify(await this.get(collectionId, drawId)),
+    );
+  }
+
+  /**
+   * A new draw: committed (a random design) or drawn (a census); `storeWithDraw`: the caller's
+   * writes (given the new draw) in its transaction. Throws DomainError: invalid, forbidden, not
+   * found, conflict.
+   */
+  async create(principal: Principal, collectionId: string, input: DrawCreateRequest, storeWithDraw?: (sql: Sql, draw: Draw) => Promise<void>): Promise<Draw> {
     assertMatchesSchema<DrawCreateRequest>('DrawCreateRequest', input, 'draw');
     try {
       return await inTransaction(this.db, async (sql) => {
@@ -126,7 +148,9 @@ export class DrawService {
           frame,
           samples,
         );
-        return toDraw((await draws.find(collectionId, id))!);
+        const draw = toDraw((await draws.find(collectionId, id))!);
+        if (storeWithDraw) await storeWithDraw(sql, draw);
+        return draw;
       });
     } catch (err) {
       // Two redraws of one draw at once: the second finds it replaced.

@@ -13,7 +13,7 @@ import type {
   ListEntitiesData,
   PropertyTypeName,
 } from '../../../generated/openapi/types.gen.ts';
-import { CreationIdempotency, type Created } from '../idempotency.ts';
+import { CreationIdempotency, type CreationAnswer } from '../idempotency.ts';
 import { EntityRepository } from './entities.repository.ts';
 import { decodeCursor, pageOf } from '../paging.ts';
 import { assertMatchesSchema, didIssues } from '../schemas.ts';
@@ -49,19 +49,20 @@ export class EntityService {
     this.idempotency = new CreationIdempotency(db, now);
   }
 
-  /** create, unless the caller's Idempotency-Key names an entity already: then that one. */
-  async createOnce(principal: Principal, input: EntityCreateRequest, idempotencyKey: string | undefined): Promise<Created<Entity>> {
+  /** create, unless the caller's Idempotency-Key was sent before: then the first answer again. */
+  async createOnce(principal: Principal, input: EntityCreateRequest, idempotencyKey: string | undefined): Promise<CreationAnswer> {
     return this.idempotency.run(
       idempotencyKey === undefined ? undefined : { principalDid: principal.did, operation: 'createEntity', key: idempotencyKey, body: input },
       (bind) =>
         inTransaction(this.db, async (trx) => {
           const entity = await this.checkNew(trx, principal, input);
+          const created = { resourceId: entity.did, json: JSON.stringify(entity) };
           // The key binding commits with the entity, before its insert takes the seq turn.
-          if (bind) await bind(trx, entity.did);
+          if (bind) await bind(trx, created);
           await this.insertNew(trx, entity);
-          return entity;
+          return created;
         }),
-      async (did) => (await this.get(did))!,
+      async (did) => JSON.stringify(await this.get(did)),
     );
   }
 
