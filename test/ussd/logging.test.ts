@@ -4,6 +4,26 @@ import { pino } from 'pino';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createAccount, GatewaySession, login, RecordingTwins, startUssdServer } from './helpers.ts';
 
+/** Numbers a log line carries of the process and the connection, which may happen to spell a secret's digits (a port 46813). */
+const MACHINE_NUMBERS = new Set(['time', 'pid', 'port', 'responseTime']);
+
+/** Every key and value of the log lines as text, but for the process's and connection's numbers. */
+function writtenValues(logs: string): string[] {
+  const out: string[] = [];
+  const walk = (value: unknown, key?: string): void => {
+    if (value && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) {
+        out.push(k);
+        walk(v, k);
+      }
+    } else if (!(typeof value === 'number' && key !== undefined && MACHINE_NUMBERS.has(key))) {
+      out.push(String(value));
+    }
+  };
+  for (const line of logs.split('\n').filter(Boolean)) walk(JSON.parse(line) as unknown);
+  return out;
+}
+
 forEachDatabase('USSD logs', (t) => {
   it('carry masked phones and never a PIN, through account creation, wrong PINs and a PIN change', async () => {
     let logs = '';
@@ -20,7 +40,10 @@ forEachDatabase('USSD logs', (t) => {
       expect(logs).to.include('ussd wrong PIN');
       expect(logs).to.include('ussd PIN changed');
       expect(logs).to.include('+254*******32');
-      for (const secret of ['35792', '46813', '80246', '798765432', 'Jane']) expect(logs, secret).to.not.include(secret);
+      const written = writtenValues(logs);
+      for (const secret of ['35792', '46813', '80246', '798765432', 'Jane']) {
+        expect(written.filter((v) => v.includes(secret)), secret).to.deep.equal([]);
+      }
     } finally {
       await server.stop();
     }
