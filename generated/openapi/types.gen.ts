@@ -1189,6 +1189,10 @@ export type BuildAgentContextErrors = {
      */
     415: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -1258,6 +1262,10 @@ export type PostAgentMcpErrors = {
      */
     415: JsonRpcErrorResponse;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -1315,6 +1323,10 @@ export type ListAgentPluginsErrors = {
      */
     403: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -1365,6 +1377,10 @@ export type ListAgentToolsErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -1431,6 +1447,10 @@ export type InvokeAgentToolErrors = {
      */
     415: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -1482,6 +1502,10 @@ export type ListAgentToolsAnthropicErrors = {
      */
     403: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -1532,6 +1556,10 @@ export type ListAgentToolsOpenAiErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -1901,6 +1929,10 @@ export type GetUserPreferencesErrors = {
      */
     404: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -1958,6 +1990,10 @@ export type ListClaimsErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -2030,6 +2066,10 @@ export type SubmitClaimErrors = {
      */
     422: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2091,6 +2131,10 @@ export type GetClaimErrors = {
      */
     404: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2151,6 +2195,10 @@ export type GetCredentialStatusErrors = {
      * The claim has no credential with a status entry.
      */
     409: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -2221,6 +2269,10 @@ export type ChangeCredentialStatusErrors = {
      */
     415: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2274,6 +2326,10 @@ export type ListCollectionsErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -2346,6 +2402,10 @@ export type CreateCollectionErrors = {
      */
     422: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2406,6 +2466,10 @@ export type GetCollectionErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -2476,6 +2540,10 @@ export type UpdateCollectionErrors = {
      */
     415: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2545,6 +2613,10 @@ export type CreateDrawErrors = {
      */
     415: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2602,6 +2674,10 @@ export type GetDrawErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -2661,6 +2737,10 @@ export type RevealDrawErrors = {
      */
     404: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2717,6 +2797,10 @@ export type GetCollectionReportErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -2775,6 +2859,10 @@ export type GetCollectionReportChartErrors = {
      */
     404: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2817,6 +2905,10 @@ export type GetKptContextErrors = {
      * The request is malformed or fails validation.
      */
     400: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -2875,6 +2967,10 @@ export type GetStatusListCredentialErrors = {
      */
     404: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2925,6 +3021,10 @@ export type VerifyCredentialErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -2987,6 +3087,10 @@ export type ListEntitiesErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -3055,6 +3159,10 @@ export type CreateEntityErrors = {
      */
     422: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -3115,6 +3223,10 @@ export type GetEntityErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -3181,6 +3293,10 @@ export type UpdateEntityErrors = {
      */
     415: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -3232,6 +3348,10 @@ export type GetEvidenceErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
