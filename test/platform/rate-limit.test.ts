@@ -7,6 +7,8 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { createClient } from 'redis';
+import { loadChainOpenApiDocument } from '../../src/chain/openapi.ts';
+import { loadOpenApiDocument } from '../../src/platform/contract.ts';
 import { ApiKeyService } from '../../src/platform/keys/service.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase, type TestDatabase } from '../helpers/databases.ts';
@@ -193,6 +195,35 @@ forEachDatabase('rate limits of areas A, C and D', (t) => {
       expect(await refused.json()).to.deep.include({ status: 429, instance: '/v1/evidence/bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy' });
     } finally {
       await server.stop();
+    }
+  });
+
+});
+
+describe('rate limits in the contracts', () => {
+  type Responses = Record<string, { $ref?: string; headers?: Record<string, unknown> }>;
+  type Doc = { paths: Record<string, Record<string, { responses?: Responses }>>; components: { responses: Record<string, { headers?: Record<string, unknown> }> } };
+  const resolve = (doc: Doc, r: { $ref?: string; headers?: Record<string, unknown> }) => (r.$ref ? doc.components.responses[r.$ref.split('/').pop()!]! : r);
+  const operations = (doc: Doc, under: (path: string) => boolean) =>
+    Object.entries(doc.paths).filter(([path]) => under(path)).flatMap(([path, item]) => Object.entries(item).filter(([, op]) => op.responses).map(([method, op]) => ({ where: `${method} ${path}`, responses: op.responses! })));
+
+  it('every operation of areas A, B and D declares a 429 with Retry-After, and RateLimit and RateLimit-Policy on every answer', () => {
+    const doc = loadOpenApiDocument() as unknown as Doc;
+    const ops = operations(doc, (p) => /^\/(v1|agent|user-preferences|api\/ussd)(\/|$)/.test(p));
+    expect(ops.length).to.be.greaterThan(30);
+    for (const { where, responses } of ops) {
+      expect(resolve(doc, responses['429']!).headers, where).to.include.keys('Retry-After', 'RateLimit', 'RateLimit-Policy');
+      for (const [status, response] of Object.entries(responses)) expect(resolve(doc, response).headers, `${where} ${status}`).to.include.keys('RateLimit', 'RateLimit-Policy');
+    }
+  });
+
+  it("area C's generated document declares the 429 (RESOURCE_EXHAUSTED) with Retry-After on every route, and the RateLimit headers on its answers", () => {
+    const doc = loadChainOpenApiDocument() as unknown as Doc;
+    const ops = operations(doc, () => true);
+    expect(ops.length).to.be.greaterThan(10);
+    for (const { where, responses } of ops) {
+      expect(resolve(doc, responses['429']!).headers, where).to.include.keys('Retry-After', 'RateLimit', 'RateLimit-Policy');
+      expect(resolve(doc, responses['200']!).headers, where).to.include.keys('RateLimit', 'RateLimit-Policy');
     }
   });
 });
