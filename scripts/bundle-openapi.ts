@@ -18,6 +18,8 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml') && f !== '
   for (const [path, item] of Object.entries<Doc>(part.paths ?? {})) {
     if (root.paths[path]) throw new Error(`${file}: path ${path} is already defined`);
     for (const op of Object.values<Doc>(item)) {
+      // A file marked x-hearth-rate-limited (its area limits every request) marks each operation.
+      if (part['x-hearth-rate-limited'] && op?.responses) op['x-hearth-rate-limited'] ??= true;
       if (op?.operationId) {
         if (operationIds.has(op.operationId)) throw new Error(`${file}: operationId ${op.operationId} is already defined`);
         operationIds.add(op.operationId);
@@ -39,7 +41,8 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml') && f !== '
 //   - a fault (500) or an outage (503 with Retry-After), unless the operation declares its own or
 //     answers failures in its body;
 //   - X-Request-Id and traceparent, which every request may send and every answer carries;
-//   - the RateLimit headers on every answer of a rate-limited operation (x-hearth-rate-limited).
+//   - the RateLimit headers on every answer of a rate-limited operation (x-hearth-rate-limited),
+//     and its 429 (TooManyRequests, problem+json) unless it declares its own.
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 const REF_PREFIX = '#/components/responses/';
 const traced = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, traceparent: { $ref: '#/components/headers/traceparent' } };
@@ -49,6 +52,13 @@ function withHeaders(response: Doc, headers: Doc): Doc {
   const resolved: Doc = response.$ref ? structuredClone(root.components.responses[String(response.$ref).slice(REF_PREFIX.length)]) : response;
   return { ...resolved, headers: { ...headers, ...resolved.headers } };
 }
+/** A shared response with the RateLimit headers, itself shared (`<name>RateLimited`): one copy, not one per operation. */
+function rateLimited(response: Doc): Doc {
+  if (!response.$ref) return withHeaders(response, { ...traced, ...limited });
+  const name = `${String(response.$ref).slice(REF_PREFIX.length)}RateLimited`;
+  root.components.responses[name] ??= withHeaders(response, limited);
+  return { $ref: `${REF_PREFIX}${name}` };
+}
 for (const item of Object.values<Doc>(root.paths)) {
   for (const [method, op] of Object.entries<Doc>(item)) {
     if (!HTTP_METHODS.has(method)) continue;
@@ -57,9 +67,10 @@ for (const item of Object.values<Doc>(root.paths)) {
       op.responses['500'] ??= { $ref: `${REF_PREFIX}InternalServerError` };
       op.responses['503'] ??= { $ref: `${REF_PREFIX}ServiceUnavailable` };
     }
+    if (op['x-hearth-rate-limited']) op.responses['429'] ??= { $ref: `${REF_PREFIX}TooManyRequests` };
     op.parameters = [...(op.parameters ?? []), { $ref: '#/components/parameters/X-Request-Id' }, { $ref: '#/components/parameters/traceparent' }];
     for (const [status, response] of Object.entries<Doc>(op.responses)) {
-      op.responses[status] = op['x-hearth-rate-limited'] ? withHeaders(response, { ...traced, ...limited }) : response.$ref ? response : withHeaders(response, traced);
+      op.responses[status] = op['x-hearth-rate-limited'] ? rateLimited(response) : response.$ref ? response : withHeaders(response, traced);
     }
   }
 }

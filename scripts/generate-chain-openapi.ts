@@ -142,6 +142,8 @@ function queryParameters(desc: DescMessage, bound: ReadonlySet<string>, prefix =
 }
 
 const errorResponse = (name: string) => ({ $ref: `#/components/responses/${name}` });
+/** Every answer the gateway counts under CHAIN_RATE_LIMIT_PER_MINUTE carries these. */
+const RATE_LIMIT_HEADERS = { RateLimit: { $ref: '#/components/headers/RateLimit' }, 'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' } };
 
 /** `binding`: 0 for the method's own path, n for its nth additional binding. */
 function operation(route: Route, binding: number, primary: Route): Schema {
@@ -153,14 +155,14 @@ function operation(route: Route, binding: number, primary: Route): Schema {
   });
   const full = methodFullName(method);
   const responses: Record<string, unknown> = {
-    '200': { description: `${method.output.typeName}, rendered as the gateway writes it.`, content: { 'application/json': { schema: ref(method.output) } } },
+    '200': { description: `${method.output.typeName}, rendered as the gateway writes it.`, headers: RATE_LIMIT_HEADERS, content: { 'application/json': { schema: ref(method.output) } } },
     '400': errorResponse('BadRequest'),
     '401': errorResponse('Unauthorized'),
     '403': errorResponse('Forbidden'),
   };
   // Only a lookup by key finds nothing: the node answers NOT_FOUND.
   if (variables.length) responses['404'] = errorResponse('NotFound');
-  Object.assign(responses, { '501': errorResponse('NotImplemented'), '503': errorResponse('ServiceUnavailable'), '504': errorResponse('GatewayTimeout'), default: errorResponse('Error') });
+  Object.assign(responses, { '429': errorResponse('TooManyRequests'), '501': errorResponse('NotImplemented'), '503': errorResponse('ServiceUnavailable'), '504': errorResponse('GatewayTimeout'), default: errorResponse('Error') });
   return {
     tags: [method.parent.typeName],
     operationId: binding ? `${full}_${binding + 1}` : full,
@@ -194,6 +196,10 @@ const RESPONSES: Record<string, { description: string; headers?: Schema }> = {
   Unauthorized: { description: 'Only on a gated deployment (CHAIN_GATEWAY_AUTH=apikey): no API key, or an unknown one (code 16, UNAUTHENTICATED).' },
   Forbidden: { description: 'Only on a gated deployment (CHAIN_GATEWAY_AUTH=apikey): the key lacks the scope chain:read (code 7, PERMISSION_DENIED).' },
   NotFound: { description: 'Nothing has this key (code 5, NOT_FOUND).' },
+  TooManyRequests: {
+    description: 'More requests from this client address in the last minute than CHAIN_RATE_LIMIT_PER_MINUTE (code 8, RESOURCE_EXHAUSTED); retry after Retry-After seconds.',
+    headers: { 'Retry-After': { schema: { type: 'integer', minimum: 1 }, description: 'Seconds until the oldest counted request leaves the window, freeing a place.' } },
+  },
   NotImplemented: { description: 'The method is disabled on this gateway (CHAIN_DISABLED_METHODS), or the node does not implement it (code 12, UNIMPLEMENTED).' },
   ServiceUnavailable: {
     description: 'The node cannot be reached, or Hearth itself is out of service (code 14, UNAVAILABLE); retry after Retry-After seconds.',
@@ -213,7 +219,9 @@ cosmos-sdk decimals are strings, enums are names, timestamps RFC 3339 UTC, durat
 (\`"3600s"\`), bytes base64, and an unset message is null.
 - Query parameters set request fields by their proto name or lowerCamel JSON name (pagination.count_total or \
 pagination.countTotal); unknown ones are ignored, one that does not parse is a 400.
-- Errors are \`{"code", "message", "details"}\`, code being the gRPC status code.`;
+- Errors are \`{"code", "message", "details"}\`, code being the gRPC status code.
+- Requests are rate limited per client address (CHAIN_RATE_LIMIT_PER_MINUTE, a sliding window of a minute): \
+answers carry RateLimit and RateLimit-Policy, and one over the limit is 429 with Retry-After (code 8, RESOURCE_EXHAUSTED).`;
 
 const routes = annotatedRoutes();
 const paths: Record<string, Record<string, Schema>> = {};
@@ -241,7 +249,17 @@ const document = {
       bearerAuth: { type: 'http', scheme: 'bearer', description: 'Only on a gated deployment (CHAIN_GATEWAY_AUTH=apikey): an API key with scope chain:read.' },
     },
     schemas: Object.fromEntries([...schemas].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
-    responses: Object.fromEntries(Object.entries(RESPONSES).map(([name, r]) => [name, { ...r, content: errorContent }])),
+    responses: Object.fromEntries(Object.entries(RESPONSES).map(([name, r]) => [name, { ...r, headers: { ...RATE_LIMIT_HEADERS, ...r.headers }, content: errorContent }])),
+    headers: {
+      RateLimit: {
+        description: 'The client address\'s remaining budget in the current sliding window of a minute (IETF draft ratelimit-headers-08): the policy\'s name, the requests left and the seconds until a place frees up, e.g. `"1200-in-1min"; r=1197; t=41`.',
+        schema: { type: 'string' },
+      },
+      'RateLimit-Policy': {
+        description: 'The limit and its window in seconds (IETF draft ratelimit-headers-08), e.g. `"1200-in-1min"; q=1200; w=60; pk=:...:`, the partition key a hash of the client address.',
+        schema: { type: 'string' },
+      },
+    },
   },
 };
 

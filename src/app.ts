@@ -12,6 +12,7 @@ import { errorHandler, notFoundHandler, type ErrorRenderer } from './platform/ht
 import { requireContentTypeForBody, stopAtLimit } from './platform/http/body.ts';
 import { authenticateOperation, operationOf, operationResolver, requestPointer } from './platform/http/operations.ts';
 import { checkFormBody, checkJsonBody, rejectUnstorableInput, requestHeaderRules } from './platform/http/input.ts';
+import { createRateLimitStores } from './platform/http/rate-limit.ts';
 import { requestTargetRule } from './platform/http/request-target.ts';
 import { requestContext } from './platform/http/request-context.ts';
 import { cors } from './platform/http/cors.ts';
@@ -66,11 +67,13 @@ function onlyForOperations(handlers: RequestHandler[]): RequestHandler[] {
 export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   const { config, db, logger } = deps;
   const closers: (() => Promise<void> | void)[] = [];
+  const onClose = (fn: () => Promise<void> | void) => void closers.push(fn);
   const ctx: AreaContext = {
     ...deps,
     keys: new ApiKeyService(db, { cacheTtlMs: config.API_KEY_CACHE_MS, staleIfErrorMs: config.API_KEY_STALE_IF_ERROR_MS }),
     metrics: createMetrics(db),
-    onClose: (fn) => closers.push(fn),
+    onClose,
+    rateLimitStores: await createRateLimitStores(config, logger, onClose),
   };
 
   const twins = await createTwinsArea(ctx);
@@ -127,6 +130,12 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   const contract = loadOpenApiDocument();
   app.use(operationResolver(contract));
   app.use(authenticateOperation(ctx.keys));
+  // The limits counted per API key run here, after authentication, so the key is known; before
+  // it they could only count per address, and every key behind one proxy would share a budget.
+  // A request refused 401/403 is counted per address too (each area's error handler among its
+  // rateLimits), so a flood without a valid key still meets the limit; its key lookup (one
+  // indexed read, or none without a Bearer token) comes first. All of it before the body is read.
+  for (const area of areas) for (const limit of area.rateLimits ?? []) app.use(limit);
   app.use(
     onlyForOperations([
       requireContentTypeForBody,

@@ -86,7 +86,7 @@ const platformSchema = {
   // With TRUST_PROXY_ENABLED, the proxies whose X-Forwarded-For is believed; a client reaching
   // Hearth from any other address is taken at its own address, whatever header it sends.
   TRUST_PROXY: addressList.default(['loopback']).meta({ description: 'with `TRUST_PROXY_ENABLED`: comma-separated addresses or CIDR ranges of your proxies (e.g. `10.0.0.5,10.1.0.0/16`; also `linklocal`, `uniquelocal`). A client reaching Hearth from any other address is taken at its own address, whatever `X-Forwarded-For` it sends' }),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional().meta({ description: '`redis://host:6379` (a database index as its path, `redis://host:6379/7`, keeps two deployments on one Redis apart): rate-limit counters shared by all instances, under keys `hearth:ussd:rl:*`. While Redis is out of reach hops go through uncounted (the limit fails open), logged once a minute' }),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional().meta({ description: '`redis://host:6379` (a database index as its path, `redis://host:6379/7`, keeps two deployments on one Redis apart): rate-limit counters of every area shared by all instances, under keys `hearth:<area>:rl:*` (`ussd`, `twins`, `chain`, `agent`). While Redis is out of reach requests go through uncounted (the limit fails open), logged once a minute' }),
   // A key revoked elsewhere (the CLI, another instance) works here until the longer of these two
   // has passed since its last lookup: each is at most a minute, and seconds by default.
   API_KEY_CACHE_MS: keyTrustMs.default(5000).meta({ description: 'how long a verified API key is trusted without a database lookup (at most 60000); a key revoked from another process stops working within this time (`0` = look up every request)' }),
@@ -128,6 +128,7 @@ const twinsSchema = {
     .default([])
     .meta({ description: 'comma-separated 32-byte Ed25519 seeds (hex or base64) of earlier `VALIDATOR_PRIVATE_KEY`s: a retired key issues nothing new but still signs its status lists, for the life of its credentials. Start-up is refused while a status list belongs to a key whose seed is neither here nor (generated) in the database', unset: 'no retired configured keys' }),
   KPT_TOTAL_TOLERANCE_KG: decimalNumber.default(0.01).meta({ description: 'allowed difference between `total` and the sum of `dailyLogs`' }),
+  TWINS_RATE_LIMIT_PER_MINUTE: positiveInt.default(600).meta({ description: 'requests per minute (sliding window) on area A (`/v1`) per API key, and per client address for requests without a valid key (public routes, 401s); over it 429 problem+json with `Retry-After`' }),
 };
 
 // ---- area B: USSD ------------------------------------------------------------------------------
@@ -212,6 +213,7 @@ const chainSchema = {
   // specification says, or 501 {"code":12} as grpc-gateway v1 on a Cosmos node answers it.
   CHAIN_UNKNOWN_ROUTE_STATUS: z.enum(['404', '501']).default('404').meta({ description: 'the answer for a path under a served prefix that no route has: `404` `{"code":5,"message":"Not Found"}` as the specification\'s error table says, or `501` `{"code":12,"message":"Not Implemented"}`, byte for byte grpc-gateway v1.16 on a Cosmos/IXO node. A disabled or unimplemented method is 501 either way' }),
   CHAIN_CORS_ORIGINS: originList.default([]).meta({ description: 'comma-separated allowed browser origins (as `API_CORS_ORIGINS`), or `*` alone', unset: 'CORS off' }),
+  CHAIN_RATE_LIMIT_PER_MINUTE: positiveInt.default(1200).meta({ description: 'requests per minute (sliding window) per client address on the gateway (area C, every served prefix); over it 429 `{"code":8,"message":...}` (RESOURCE_EXHAUSTED) with `Retry-After`. The gRPC port is not limited' }),
   CHAIN_DISABLED_METHODS: list.default([]).meta({ description: 'comma-separated full method names answered 501, e.g. `ixo.claims.v1beta1.Query.ClaimList`; an unknown name stops start-up' }),
   // Module params answered by the embedded node (a real chain keeps them in governance state).
   CHAIN_TOKEN_IXO1155_CONTRACT_CODE: z
@@ -247,6 +249,7 @@ const agentSchema = {
     .pipe(featuresMapSchema)
     .default({}).meta({ description: 'JSON features map `{"<plugin>": true|false}`, e.g. `{"user-preferences": false}`; not a JSON object of booleans stops start-up naming the variable' }),
   AGENT_FEATURES_FILE: z.string().min(1).optional().meta({ description: 'path of a JSON file with the features map (overrides `AGENT_FEATURES`); unreadable or invalid stops start-up naming the variable' }),
+  AGENT_RATE_LIMIT_PER_MINUTE: positiveInt.default(600).meta({ description: 'requests per minute (sliding window) on area D (`/agent`, `/user-preferences`) per API key, and per client address for requests without a valid key; over it 429 problem+json with `Retry-After`' }),
 };
 
 /** Names of the variables set in the environment: what plugins' requiredEnv is checked against. */

@@ -1194,6 +1194,10 @@ export type BuildAgentContextErrors = {
      */
     415: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -1263,6 +1267,10 @@ export type PostAgentMcpErrors = {
      */
     415: JsonRpcErrorResponse;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -1320,6 +1328,10 @@ export type ListAgentPluginsErrors = {
      */
     403: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -1370,6 +1382,10 @@ export type ListAgentToolsErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -1436,6 +1452,10 @@ export type InvokeAgentToolErrors = {
      */
     415: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -1487,6 +1507,10 @@ export type ListAgentToolsAnthropicErrors = {
      */
     403: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -1537,6 +1561,10 @@ export type ListAgentToolsOpenAiErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -1906,6 +1934,10 @@ export type GetUserPreferencesErrors = {
      */
     404: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -1967,6 +1999,10 @@ export type ListClaimsErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -2039,6 +2075,10 @@ export type SubmitClaimErrors = {
      */
     422: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2100,6 +2140,10 @@ export type GetClaimErrors = {
      */
     404: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2160,6 +2204,10 @@ export type GetCredentialStatusErrors = {
      * The claim has no credential with a status entry.
      */
     409: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -2230,6 +2278,10 @@ export type ChangeCredentialStatusErrors = {
      */
     415: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2283,6 +2335,10 @@ export type ListCollectionsErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -2355,6 +2411,10 @@ export type CreateCollectionErrors = {
      */
     422: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2411,6 +2471,10 @@ export type GetCollectionErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -2480,6 +2544,10 @@ export type UpdateCollectionErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -2558,6 +2626,10 @@ export type CreateDrawErrors = {
      */
     422: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2615,6 +2687,10 @@ export type GetDrawErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -2674,6 +2750,10 @@ export type RevealDrawErrors = {
      */
     404: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2730,6 +2810,10 @@ export type GetCollectionReportErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -2788,6 +2872,10 @@ export type GetCollectionReportChartErrors = {
      */
     404: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2830,6 +2918,10 @@ export type GetKptContextErrors = {
      * The request is malformed or fails validation.
      */
     400: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -2888,6 +2980,10 @@ export type GetStatusListCredentialErrors = {
      */
     404: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -2938,6 +3034,10 @@ export type VerifyCredentialErrors = {
      * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
      */
     415: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -3000,6 +3100,10 @@ export type ListEntitiesErrors = {
      * The API key lacks the scope, or the caller is not allowed on this resource.
      */
     403: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -3068,6 +3172,10 @@ export type CreateEntityErrors = {
      */
     422: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -3124,6 +3232,10 @@ export type GetEntityErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */
@@ -3190,6 +3302,10 @@ export type UpdateEntityErrors = {
      */
     415: Problem;
     /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
      * An unexpected fault; the cause is logged, never sent.
      */
     500: Problem;
@@ -3241,6 +3357,10 @@ export type GetEvidenceErrors = {
      * No such resource.
      */
     404: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
     /**
      * An unexpected fault; the cause is logged, never sent.
      */

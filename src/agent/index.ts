@@ -1,5 +1,7 @@
 // Area D: the agent runtime and its plugins, composed for the app.
 import type { Area, AreaContext } from '../platform/area.ts';
+import { areaRateLimit } from '../platform/http/rate-limit.ts';
+import { isUnder } from '../platform/http/scope.ts';
 import { userPreferencesPlugin } from './plugins/user-preferences/index.ts';
 import { MCP_PATH, mcpErrorRendererFor, mcpRouter } from './mcp.ts';
 import { agentRouter } from './routes.ts';
@@ -18,7 +20,7 @@ export interface AgentArea extends Area {
 }
 
 /** Resolves the plugin set; a bad features map or manifest throws and stops boot. */
-export function createAgentArea(ctx: Pick<AreaContext, 'config' | 'db' | 'logger' | 'keys'>, plugins: readonly AgentPlugin[] = AGENT_PLUGINS): AgentArea {
+export function createAgentArea(ctx: Pick<AreaContext, 'config' | 'db' | 'logger' | 'keys' | 'rateLimitStores'>, plugins: readonly AgentPlugin[] = AGENT_PLUGINS): AgentArea {
   const runtime = new AgentRuntime({
     plugins,
     features: loadFeaturesMap(ctx.config),
@@ -26,8 +28,11 @@ export function createAgentArea(ctx: Pick<AreaContext, 'config' | 'db' | 'logger
     db: ctx.db,
     logger: ctx.logger,
   });
+  const prefixes = ['/agent', ...plugins.flatMap((p) => p.routePaths ?? [])];
+  const limit = areaRateLimit({ area: 'agent', limit: ctx.config.AGENT_RATE_LIMIT_PER_MINUTE, stores: ctx.rateLimitStores, applies: (req) => prefixes.some((p) => isUnder(req.path, p)) });
   return {
     runtime,
+    rateLimits: [limit.count, limit.countRefused],
     // Before the contract (which documents every plugin's routes): 404 for those of plugins that are off.
     gates: [runtime.unloadedRoutesGuard()],
     routers: [
@@ -43,7 +48,7 @@ export function createAgentArea(ctx: Pick<AreaContext, 'config' | 'db' | 'logger
       },
       ...runtime.routers().map((router) => ({ router })),
     ],
-    browserPrefixes: ['/agent', ...plugins.flatMap((p) => p.routePaths ?? [])],
+    browserPrefixes: prefixes,
     errorRendererFor: mcpErrorRendererFor,
   };
 }

@@ -1,6 +1,7 @@
 // Area C: the protocol query node (gRPC) and the HTTP/JSON gateway built from the proto
 // annotations. See docs/chain.md and ../shared/design/chain-gateway.md.
 import type { Area, AreaContext } from '../platform/area.ts';
+import { areaRateLimit } from '../platform/http/rate-limit.ts';
 import { isUnder } from '../platform/http/scope.ts';
 import { cosmosErrorRenderer } from './gateway/errors.ts';
 import { cosmosEdge, gatewayMounts, gatewayRouter } from './gateway/router.ts';
@@ -51,7 +52,11 @@ export async function createChainArea(ctx: AreaContext, twins: TwinsReadPort): P
   else for (const mount of mounts) router.use(mount, gateway);
   const isChainPath = (path: string) => mounts.some((m) => isUnder(path, m));
   const renderError = cosmosErrorRenderer(config.CHAIN_GATEWAY_STYLE);
+  // Per client address, as a gate: the gateway takes no key (unless CHAIN_GATEWAY_AUTH, checked
+  // inside its router), and every request counts, the edge's redirects and 501s too.
+  const limit = areaRateLimit({ area: 'chain', limit: config.CHAIN_RATE_LIMIT_PER_MINUTE, stores: ctx.rateLimitStores, applies: (req) => isChainPath(req.path) });
   return {
+    gates: [limit.count],
     uncontractedRouter: router,
     // Errors before the gateway's router (a bad request target, an outage) on a gateway path, too.
     errorRendererFor: (req) => (isChainPath(req.path) ? renderError : undefined),

@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { Db } from './db/index.ts';
 import type { ErrorRenderer } from './http/errors.ts';
+import type { RateLimitStores } from './http/rate-limit.ts';
 import type { RouterScope } from './http/scope.ts';
 import type { ApiKeyService } from './keys/service.ts';
 import type { Logger } from './logging.ts';
@@ -18,6 +19,8 @@ export interface AreaContext {
   /** Clock for date-dependent rules (fuel log days); tests move it. */
   now?: () => Date;
   keys: ApiKeyService;
+  /** The stores of the areas' rate limits (one Redis connection for all, with REDIS_URL). */
+  rateLimitStores: RateLimitStores;
   /** Prometheus registry: each area registers its own metrics here. */
   metrics: Registry;
   /** Registers cleanup (timers, servers) run by Hearth.close(), in reverse order. */
@@ -32,6 +35,11 @@ export interface RouterMount extends RouterScope {
 export interface Area {
   /** Run before anything reads the request (rate limits, operator switches, guards). */
   gates?: RequestHandler[];
+  /**
+   * Run right after the operation is authenticated and before its body is read: rate limits
+   * that count per API key (an ErrorRequestHandler among them sees the 401s and 403s).
+   */
+  rateLimits?: (RequestHandler | ErrorRequestHandler)[];
   /** Routers of contract operations: each is reached only by requests resolved and validated as one. */
   routers?: RouterMount[];
   /** A router outside the OpenAPI contract, which parses and checks its own requests (area C). */

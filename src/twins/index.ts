@@ -4,6 +4,8 @@
 import { publicBaseUrl } from '../config.ts';
 import { databaseGauge } from '../platform/metrics.ts';
 import type { Area, AreaContext } from '../platform/area.ts';
+import { areaRateLimit } from '../platform/http/rate-limit.ts';
+import { isUnder } from '../platform/http/scope.ts';
 import { ClaimSealer } from './claims/claim-sealer.ts';
 import { ClaimService } from './claims/claims.service.ts';
 import { CollectionService } from './claims/collections.service.ts';
@@ -71,7 +73,9 @@ export async function createTwinsArea(ctx: AreaContext): Promise<TwinsArea> {
     labelNames: ['status'],
     read: async () => (await claims.countByStatus()).map(({ status, count }) => ({ labels: { status }, value: count })),
   });
+  const limit = areaRateLimit({ area: 'twins', limit: config.TWINS_RATE_LIMIT_PER_MINUTE, stores: ctx.rateLimitStores, applies: (req) => isUnder(req.path, '/v1') });
   return {
+    rateLimits: [limit.count, limit.countRefused],
     routers: [{ router, prefixes: ['/v1'] }],
     browserPrefixes: ['/v1'],
     // The credential resources a wallet or verifier reads: context, status lists, evidence, verify.

@@ -158,7 +158,7 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
     logger: logger.child({ area: 'ussd' }),
     now: opts.now,
   });
-  const limits = await ussdRateLimits(config, logger, (fn) => ctx.onClose(fn), (sessionId) => service.sessionLanguage(sessionId));
+  const limits = ussdRateLimits(config, logger, ctx.rateLimitStores, (sessionId) => service.sessionLanguage(sessionId));
 
   const timer = setInterval(() => {
     service.sweep().then(

@@ -48,7 +48,11 @@ if (mode === 'baseline') {
     GRPC_PORT: '0',
     USSD_DEBUG_ENABLED: 'true',
     PIN_ENCRYPTION_KEY: '00'.repeat(32),
+    // The bench sends thousands of requests a second from one key and address: limits it never reaches.
     USSD_RATE_LIMIT_PER_MINUTE: '100000000',
+    TWINS_RATE_LIMIT_PER_MINUTE: '100000000',
+    AGENT_RATE_LIMIT_PER_MINUTE: '100000000',
+    CHAIN_RATE_LIMIT_PER_MINUTE: '100000000',
   });
   const db = createDb({ url: config.DATABASE_URL, dataDir, poolMax: config.DB_POOL_MAX });
   await migrateLatest(db);

@@ -21,7 +21,16 @@ export interface TestServer {
 }
 
 export async function startTestServer(db: Db, env: Record<string, string> = {}, opts: { logger?: Logger } = {}): Promise<TestServer> {
-  const config = configWith({ DATA_DIR: './data/test', GRPC_PORT: '0', ...env });
+  // Suites send many requests from one key and address to one server: limits they never reach,
+  // unless a test sets its own (test/platform/rate-limit.test.ts), as area B's helper does.
+  const config = configWith({
+    DATA_DIR: './data/test',
+    GRPC_PORT: '0',
+    TWINS_RATE_LIMIT_PER_MINUTE: '100000',
+    AGENT_RATE_LIMIT_PER_MINUTE: '100000',
+    CHAIN_RATE_LIMIT_PER_MINUTE: '100000',
+    ...env,
+  });
   const hearth = await createHearth({ config, db, logger: opts.logger ?? createLogger(config) });
   const running = await listen(hearth.app, 0, '127.0.0.1', 1000);
   const baseUrl = `http://127.0.0.1:${running.port}`;

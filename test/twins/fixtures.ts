@@ -10,6 +10,7 @@ import { ApiKeyService, type Scope } from '../../src/platform/keys/service.ts';
 import { createLogger } from '../../src/platform/logging.ts';
 import { createTwinsArea, type TwinsArea } from '../../src/twins/index.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
+import { SlidingWindowMemoryStore } from '../../src/platform/http/sliding-window.ts';
 
 export const PARTNER_DID = 'did:ixo:entity:0000000000000000000000000000aaaa';
 export const OTHER_DID = 'did:ixo:entity:0000000000000000000000000000bbbb';
@@ -117,7 +118,7 @@ export async function twinsTableContents(db: Db): Promise<Record<string, unknown
 /** Area A's services in-process (as the USSD gateway uses them), closed (its sealer thread too) after `fn`. */
 export async function withTwinsArea<T>(config: Config, db: Db, fn: (area: TwinsArea) => Promise<T>): Promise<T> {
   const closers: (() => unknown)[] = [];
-  const area = await createTwinsArea({ config, db, logger: createLogger(config), keys: new ApiKeyService(db), metrics: new Registry(), onClose: (close) => closers.push(close) });
+  const area = await createTwinsArea({ config, db, logger: createLogger(config), keys: new ApiKeyService(db), metrics: new Registry(), onClose: (close) => closers.push(close), rateLimitStores: () => new SlidingWindowMemoryStore() });
   try {
     return await fn(area);
   } finally {

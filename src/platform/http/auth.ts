@@ -38,6 +38,11 @@ export function requireApiKey(keys: ApiKeyService, ...scopes: Scope[]): RequestH
   };
 }
 
+/** The id (never the secret) of the key this request was authenticated with, if it was. */
+export function authenticatedKeyId(req: Request): string | undefined {
+  return principals.get(req)?.keyId;
+}
+
 /** The authenticated principal; only valid behind authenticateOperation or requireApiKey. */
 export function principalOf(req: Request): Principal {
   const p = principals.get(req);
