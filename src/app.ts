@@ -106,10 +106,12 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   app.use(requestDeadline(config.REQUEST_DEADLINE_MS));
   if (config.METRICS_ENABLED) app.use(httpMetrics(ctx.metrics, routeLabeller(areas)));
   const publicPrefixes = areas.flatMap((a) => a.publicPrefixes ?? []);
+  // A wallet's script reads the validators (ETag) and, when it is limited, when to come back.
+  const PUBLIC_EXPOSED_HEADERS = ['ETag', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id'];
   if (publicPrefixes.length) {
     // What wallets and verifiers fetch from a browser: public, so open to every origin (no
     // credentials are sent with '*'); the rest of its area stays behind API_CORS_ORIGINS.
-    app.use(publicPrefixes, cors({ origins: ['*'], methods: ['GET', 'HEAD', 'POST'], allowHeaders: ['Content-Type', 'If-None-Match'], exposeHeaders: ['ETag'] }));
+    app.use(publicPrefixes, cors({ origins: ['*'], methods: ['GET', 'HEAD', 'POST'], allowHeaders: ['Content-Type', 'If-None-Match'], exposeHeaders: PUBLIC_EXPOSED_HEADERS }));
   }
   const browserPrefixes = areas.flatMap((a) => a.browserPrefixes ?? []);
   if (config.API_CORS_ORIGINS.length && browserPrefixes.length) {
