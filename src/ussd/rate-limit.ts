@@ -44,7 +44,7 @@ export function ussdRateLimits(
   const fromGateway = (req: Request) => config.USSD_GATEWAY_ADDRESSES.length > 0 && req.ip !== undefined && gateways(req.ip, 0);
   const common: Partial<Options> = {
     windowMs: RATE_LIMIT_WINDOW_MS,
-    standardHeaders: 'draft-7',
+    standardHeaders: 'draft-8',
     legacyHeaders: false,
     // X-Forwarded-For without TRUST_PROXY_ENABLED is expected (the header is then ignored on
     // purpose); the library would print a console warning for every such deployment.
