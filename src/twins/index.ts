@@ -13,6 +13,8 @@ import { verifyCredential } from './credentials/credentials.ts';
 import { EntityService } from './entities/entities.service.ts';
 import { findEvidence } from './claims/evidence.repository.ts';
 import { twinsRouter } from './routes.ts';
+import { EventService } from './events/events.service.ts';
+import { eventsRouter } from './events/routes.ts';
 import { KPT_CONTEXT_PATH } from './credentials/kpt-context.ts';
 import { settlePublicBaseUrl } from './credentials/public-base-url.ts';
 import { knownValidatorDids, loadValidatorKeys, type ValidatorKey } from './credentials/validator-key.ts';
@@ -71,8 +73,9 @@ export async function createTwinsArea(ctx: AreaContext): Promise<TwinsArea> {
     labelNames: ['status'],
     read: async () => (await claims.countByStatus()).map(({ status, count }) => ({ labels: { status }, value: count })),
   });
+  const events = eventsRouter({ events: new EventService(db) });
   return {
-    routers: [{ router, prefixes: ['/v1'] }],
+    routers: [{ router, prefixes: ['/v1'] }, { router: events, prefixes: ['/v1/events', '/v1/webhooks'] }],
     browserPrefixes: ['/v1'],
     // The credential resources a wallet or verifier reads: context, status lists, evidence, verify.
     publicPrefixes: [KPT_CONTEXT_PATH, '/v1/credentials/status', '/v1/evidence', '/v1/credentials/verify'],
