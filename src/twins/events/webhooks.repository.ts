@@ -58,6 +58,8 @@ export interface SubscriptionChange {
   at: string;
 }
 
+type LeaseRow = { id: string; attempts: number; subscription_id: string; url: string; secret: string; event_id: string; type: string; occurred_at: string; data: string };
+
 /** A delivery leased to this instance, with what it sends. */
 export interface LeasedDelivery {
   id: string;
@@ -123,8 +125,11 @@ export class WebhookRepository {
   }
 
   async delivery(subscriptionId: string, id: string): Promise<WebhookDelivery | undefined> {
-    const row = await this.db('twin_webhook_deliveries as d').join('twin_events as e', 'e.id', 'd.event_id').where({ 'd.id': id, 'd.subscription_id': subscriptionId }).first('d.*', 'e.type');
-    return row && toDelivery(row as DeliveryRow & { type: string });
+    const row = await this.db('twin_webhook_deliveries as d')
+      .join('twin_events as e', 'e.id', 'd.event_id')
+      .where({ 'd.id': id, 'd.subscription_id': subscriptionId })
+      .first<(DeliveryRow & { type: string }) | undefined>('d.*', 'e.type');
+    return row && toDelivery(row);
   }
 
   /** Makes a delivery pending again, due at `at` (its attempts count on). */
@@ -167,14 +172,14 @@ export class WebhookRepository {
    * it; a lease left by a crashed instance expires and the delivery is taken again.
    */
   async leaseDue(now: string, lease: string, limit: number): Promise<LeasedDelivery[]> {
-    const due = (await this.db('twin_webhook_deliveries as d')
+    const due = await this.db('twin_webhook_deliveries as d')
       .join('twin_webhook_subscriptions as s', 's.id', 'd.subscription_id')
       .where({ 'd.status': 'pending', 's.enabled': true })
       .where('d.next_attempt_at', '<=', now)
       .where((w) => void w.whereNull('d.locked_until').orWhere('d.locked_until', '<=', now))
       .orderBy('d.next_attempt_at')
       .limit(limit)
-      .select('d.id')) as { id: string }[];
+      .select<{ id: string }[]>('d.id');
     const leased: LeasedDelivery[] = [];
     for (const { id } of due) {
       const taken = await this.db('twin_webhook_deliveries')
@@ -182,13 +187,11 @@ export class WebhookRepository {
         .where((w) => void w.whereNull('locked_until').orWhere('locked_until', '<=', now))
         .update({ locked_until: lease });
       if (!taken) continue;
-      const row = (await this.db('twin_webhook_deliveries as d')
+      const row = await this.db('twin_webhook_deliveries as d')
         .join('twin_webhook_subscriptions as s', 's.id', 'd.subscription_id')
         .join('twin_events as e', 'e.id', 'd.event_id')
         .where('d.id', id)
-        .first('d.id', 'd.attempts', 's.id as subscription_id', 's.url', 's.secret', 'e.id as event_id', 'e.type', 'e.occurred_at', 'e.data')) as
-        | { id: string; attempts: number; subscription_id: string; url: string; secret: string; event_id: string; type: string; occurred_at: string; data: string }
-        | undefined;
+        .first<LeaseRow | undefined>('d.id', 'd.attempts', 's.id as subscription_id', 's.url', 's.secret', 'e.id as event_id', 'e.type', 'e.occurred_at', 'e.data');
       if (!row) continue;
       leased.push({
         id: row.id,
