@@ -1116,7 +1116,7 @@ export type WebhookDelivery = {
     eventId: EventId;
     eventType: EventType;
     /**
-     * pending: to be sent (again) at nextAttemptAt; succeeded: answered 2xx; failed: given up after WEBHOOK_MAX_ATTEMPTS, or its subscription was disabled.
+     * pending: to be sent (again) at nextAttemptAt (while its subscription is enabled); succeeded: answered 2xx; failed: given up after WEBHOOK_MAX_ATTEMPTS attempts (redeliver it to send it again).
      */
     status: 'pending' | 'succeeded' | 'failed';
     attempts: number;
