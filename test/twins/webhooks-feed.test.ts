@@ -70,6 +70,20 @@ forEachDatabase('change feed', (t) => {
     const created = (await follow(h.key, start)).items[0]!;
     expect(created.data).to.deep.equal({ claimId: reference.id, collectionId, householdId: reference.householdId, testGroup: 'reference', status: 'pending', submittedBy: PARTNER_DID });
 
+    // A correction: in its one transaction the earlier claim is rejected and its credential revoked.
+    const { cursor: beforeCorrection } = await follow(h.otherKey, otherStart);
+    const correction = (await submitClaim({
+      client: h.server.client, auth: h.key,
+      body: kptClaim({ collectionId, householdId: intervention.householdId, testGroup: 'intervention', corrects: intervention.id, fuelMeasurements: { total: 4.2, dailyLogs: [1.4, 1.4, 1.4] } }),
+    })).data!;
+    expect((await follow(h.otherKey, beforeCorrection)).items.map((e) => [e.type, (e.data as { claimId: string }).claimId])).to.deep.equal([
+      ['claim.rejected', intervention.id],
+      ['credential.revoked', intervention.id],
+      ['claim.created', correction.id],
+    ]);
+    // The reference claim's credential is suspended: it counts as no control group.
+    expect(correction.status).to.equal('pending');
+
     // A third principal sees none of it.
     const stranger = await createTestKey(t.db, { principalDid: 'did:ixo:entity:0000000000000000000000000000cccc', scopes: ['claims:read'] });
     expect((await follow(stranger)).items).to.deep.equal([]);
