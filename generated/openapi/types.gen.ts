@@ -1100,7 +1100,18 @@ export type Webhook = {
     updatedAt: string;
 };
 
-export type WebhookWithSecret = Webhook & {
+/**
+ * A subscription just made, with its signing secret.
+ */
+export type WebhookWithSecret = {
+    id: WebhookId;
+    url: string;
+    eventTypes: Array<EventType>;
+    enabled: boolean;
+    disabledReason?: string;
+    consecutiveFailures: number;
+    createdAt: string;
+    updatedAt: string;
     /**
      * The Standard Webhooks signing secret; shown only in this answer.
      */

@@ -3,13 +3,14 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { changeCredentialStatus, listEvents, submitClaim } from '../../generated/openapi/sdk.gen.ts';
+import { changeCredentialStatus, createCollection, createDraw, listEvents, revealDraw, submitClaim } from '../../generated/openapi/sdk.gen.ts';
 import type { EventType } from '../../generated/openapi/types.gen.ts';
 import { createTestKey } from '../helpers/server.ts';
 import { inTransaction } from '../../src/platform/db/sql.ts';
 import { openEventWrites, recordEvents } from '../../src/twins/events/events.repository.ts';
 import { drawPublished } from '../../src/twins/events/events.ts';
 import { encodeCursor } from '../../src/twins/paging.ts';
+import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createFramedCollection, kptClaim, PARTNER_DID, startTwinsHarness, type TwinsHarness } from './fixtures.ts';
 
@@ -27,6 +28,7 @@ forEachDatabase('change feed', (t) => {
   const feed = async (key: string, query: { after?: string; limit?: number; types?: EventType[] } = {}) => {
     const r = await listEvents({ client: h.server.client, auth: key, query });
     expect(r.response.status, JSON.stringify(r.error)).to.equal(200);
+    expectContractResponse('get', '/v1/events', { status: r.response.status, headers: r.response.headers, body: r.data });
     return r.data!;
   };
   /** Every event of the caller's after `after`, page by page. */
@@ -89,6 +91,22 @@ forEachDatabase('change feed', (t) => {
     expect((await follow(stranger)).items).to.deep.equal([]);
     // Filtered by type.
     expect((await follow(h.otherKey, otherStart, ['credential.suspended'])).items.map((e) => e.type)).to.deep.equal(['credential.suspended']);
+  });
+
+  it('reports a draw published when it is revealed (not when it is committed), to the collection creator', async () => {
+    const { cursor } = await follow(h.key, undefined, ['draw.published']);
+    const id = `drawn-${randomBytes(4).toString('hex')}`;
+    await createCollection({ client: h.server.client, auth: h.key, body: { id, name: id, selectionDesign: { type: 'simple-random', frame: 'Register', procedure: 'Hearth draws 1' } } });
+    const frame = [{ household: 'did:ixo:entity:00000000000000000000000000000001' }, { household: 'did:ixo:entity:00000000000000000000000000000002' }];
+    const committed = (await createDraw({ client: h.server.client, auth: h.key, path: { id }, body: { frame, sampleSize: 1 } })).data!;
+    expect((await follow(h.key, cursor, ['draw.published'])).items).to.deep.equal([]);
+    expect((await revealDraw({ client: h.server.client, auth: h.key, path: { id, drawId: committed.id } })).response.status).to.equal(200);
+    const { items } = await follow(h.key, cursor, ['draw.published']);
+    expect(items.map((e) => e.data)).to.deep.equal([{ drawId: committed.id, collectionId: id }]);
+    // Revealed again: answered as it is, nothing new to report.
+    await revealDraw({ client: h.server.client, auth: h.key, path: { id, drawId: committed.id } });
+    expect((await follow(h.key, cursor, ['draw.published'])).items).to.have.length(1);
+    expect((await follow(h.otherKey, undefined, ['draw.published'])).items.filter((e) => (e.data as { collectionId: string }).collectionId === id)).to.deep.equal([]);
   });
 
   it('an empty page answers the same cursor, and the next event follows it', async () => {

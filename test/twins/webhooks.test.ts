@@ -11,6 +11,7 @@ import { createLogger } from '../../src/platform/logging.ts';
 import { NetworkGuard } from '../../src/twins/events/network-guard.ts';
 import { retryDelayMs, WebhookDispatcher } from '../../src/twins/events/webhook-dispatcher.ts';
 import { WebhookRepository } from '../../src/twins/events/webhooks.repository.ts';
+import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { kptClaim, PARTNER_DID, startTwinsHarness, type TwinsHarness } from './fixtures.ts';
@@ -48,15 +49,23 @@ forEachDatabase('webhooks', (t) => {
   async function subscribe(r: Receiver, eventTypes: EventType[], key = h.key): Promise<Webhook> {
     const created = await createWebhook({ client: h.server.client, auth: key, body: { url: r.url, eventTypes } });
     expect(created.response.status, JSON.stringify(created.error)).to.equal(201);
+    expectContractResponse('post', '/v1/webhooks', { status: 201, headers: created.response.headers, body: created.data });
     expect(created.response.headers.get('location')).to.equal(`/v1/webhooks/${created.data!.id}`);
     r.secret = created.data!.secret;
     const { secret: _secret, ...webhook } = created.data!;
     return webhook;
   }
   const claim = async () => (await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim() })).data!;
-  const deliveries = async (id = subscription.id): Promise<WebhookDelivery[]> =>
-    (await listWebhookDeliveries({ client: h.server.client, auth: h.key, path: { id } })).data!.items;
-  const webhook = async (id = subscription.id) => (await getWebhook({ client: h.server.client, auth: h.key, path: { id } })).data!;
+  const deliveries = async (id = subscription.id): Promise<WebhookDelivery[]> => {
+    const r = await listWebhookDeliveries({ client: h.server.client, auth: h.key, path: { id } });
+    expectContractResponse('get', '/v1/webhooks/{id}/deliveries', { status: r.response.status, headers: r.response.headers, body: r.data });
+    return r.data!.items;
+  };
+  const webhook = async (id = subscription.id) => {
+    const r = await getWebhook({ client: h.server.client, auth: h.key, path: { id } });
+    expectContractResponse('get', '/v1/webhooks/{id}', { status: r.response.status, headers: r.response.headers, body: r.data });
+    return r.data!;
+  };
 
   it('sends each event signed (webhook-id, webhook-timestamp, webhook-signature), with the id the feed gives it', async () => {
     expect(subscription.id).to.match(/^whk_[0-9a-f]{32}$/);
@@ -139,6 +148,7 @@ forEachDatabase('webhooks', (t) => {
     // Redelivery waits for it to be enabled.
     const refused = await redeliverWebhook({ client: h.server.client, auth: h.key, path: { id: subscription.id, deliveryId: (await deliveries())[0]!.id } });
     expect(refused.response.status).to.equal(409);
+    expectContractResponse('post', '/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', { status: 409, headers: refused.response.headers, body: refused.error });
     const enabled = await updateWebhook({ client: h.server.client, auth: h.key, path: { id: subscription.id }, body: { enabled: true } });
     expect(enabled.data).to.include({ enabled: true, consecutiveFailures: 0 });
     expect(enabled.data).not.to.have.property('disabledReason');
@@ -166,6 +176,7 @@ forEachDatabase('webhooks', (t) => {
     const [sent] = await deliveries();
     const again = await redeliverWebhook({ client: h.server.client, auth: h.key, path: { id: subscription.id, deliveryId: sent!.id } });
     expect(again.response.status).to.equal(202);
+    expectContractResponse('post', '/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', { status: 202, headers: again.response.headers, body: again.data });
     expect(again.data).to.include({ id: sent!.id, status: 'pending' });
     // Due at the server's time, which the test's clock has not reached yet.
     advance(60_000);
@@ -218,6 +229,7 @@ forEachDatabase('webhooks', (t) => {
       for (const url of ['ftp://example.org/hook', 'file:///etc/passwd', 'http://user:pw@127.0.0.1/']) {
         const r = await refusal(h.server, url);
         expect(r.status, url).to.equal(400);
+        expect(r.error.type, url).to.be.a('string');
         expect(r.error.errors![0]!.pointer, url).to.equal('/body/url');
       }
       for (const url of [
