@@ -158,11 +158,13 @@ forEachDatabase('change feed', (t) => {
     const { cursor } = await follow(h.key);
     const held: Knex.Transaction = await t.db.transaction();
     const heldId = `evt_${randomBytes(16).toString('hex')}`;
+    const claimId = `kpt_${randomBytes(16).toString('hex')}`;
+    const heldData = { claimId, collectionId: 'default', credentialId: `urn:hearth:credential:${claimId}`, action: 'revoke', reason: 'held' };
     let createdId: string;
     try {
       // As a credential change or a draw does: the lock first, then the event.
       await openEventWrites(held);
-      await held('twin_events').insert({ id: heldId, type: 'credential.revoked', occurred_at: new Date().toISOString(), submitted_by: PARTNER_DID, collection_owner: PARTNER_DID, data: '{}' });
+      await held('twin_events').insert({ id: heldId, type: 'credential.revoked', occurred_at: new Date().toISOString(), submitted_by: PARTNER_DID, collection_owner: PARTNER_DID, data: JSON.stringify(heldData) });
       const created = await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim() });
       expect(created.response.status, 'stored while the event insert is in flight').to.equal(201);
       createdId = created.data!.id;
