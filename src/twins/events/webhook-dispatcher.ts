@@ -53,10 +53,11 @@ export class WebhookDispatcher {
       this.running = this.runOnce()
         .then(() => undefined, (err: unknown) => this.opts.logger.warn({ err }, 'webhook dispatch failed; trying again at the next poll'))
         .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(tick, this.opts.pollMs);
+          if (!this.stopped) this.timer = setTimeout(tick, this.opts.pollMs).unref();
         });
     };
-    this.timer = setTimeout(tick, 0);
+    // Unref'd: polling alone keeps no process alive (the server's listener does).
+    this.timer = setTimeout(tick, 0).unref();
   }
 
   async stop(): Promise<void> {
