@@ -34,6 +34,10 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml') && f !== '
       root.components[kind][name] = value;
     }
   }
+  for (const [name, item] of Object.entries<Doc>(part.webhooks ?? {})) {
+    if (root.webhooks?.[name]) throw new Error(`${file}: webhook ${name} is already defined`);
+    root.webhooks = { ...root.webhooks, [name]: item };
+  }
   if (part.tags) root.tags = [...(root.tags ?? []), ...part.tags];
 }
 

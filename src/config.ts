@@ -129,6 +129,13 @@ const twinsSchema = {
     .meta({ description: 'comma-separated 32-byte Ed25519 seeds (hex or base64) of earlier `VALIDATOR_PRIVATE_KEY`s: a retired key issues nothing new but still signs its status lists, for the life of its credentials. Start-up is refused while a status list belongs to a key whose seed is neither here nor (generated) in the database', unset: 'no retired configured keys' }),
   KPT_TOTAL_TOLERANCE_KG: decimalNumber.default(0.01).meta({ description: 'allowed difference between `total` and the sum of `dailyLogs`' }),
   TWINS_RATE_LIMIT_PER_MINUTE: positiveInt.default(600).meta({ description: 'requests per minute (sliding window) on area A (`/v1`) per API key, and per client address for requests without a valid key (public routes, 401s); over it 429 problem+json with `Retry-After`' }),
+  WEBHOOK_POLL_MS: nonNegativeInt.pipe(z.number().max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (a timer's limit)`)).default(1000).meta({ description: 'how often this instance looks for webhook deliveries due (and fans new events out into deliveries), in ms; `0`: this instance sends none (others sharing the database still do)' }),
+  WEBHOOK_TIMEOUT_MS: timerMs.default(10_000).meta({ description: 'how long one webhook request may take (connect, send, answer) before the attempt counts as failed, in ms' }),
+  WEBHOOK_RETRY_BASE_MS: timerMs.default(10_000).meta({ description: 'delay before the first retry of a failed webhook delivery, in ms; each further retry waits twice as long, up to `WEBHOOK_RETRY_MAX_MS`' }),
+  WEBHOOK_RETRY_MAX_MS: timerMs.default(6 * 3600_000).meta({ description: 'the longest delay between two attempts of a webhook delivery, in ms' }),
+  WEBHOOK_MAX_ATTEMPTS: positiveInt.default(12).meta({ description: 'attempts of one webhook delivery before it is given up (`failed`; it can still be redelivered by hand)' }),
+  WEBHOOK_MAX_CONSECUTIVE_FAILURES: positiveInt.default(30).meta({ description: 'failed attempts in a row (any of its deliveries) after which a webhook subscription is disabled; its owner enables it again with PATCH' }),
+  WEBHOOK_ALLOWED_NETWORKS: addressList.default([]).meta({ description: 'comma-separated addresses or CIDR ranges (or `loopback`, `linklocal`, `uniquelocal`) webhooks may be sent to although they are not public; every other private, loopback, link-local or reserved address is refused at subscription and checked again at each connection (DNS rebinding)', unset: 'webhooks reach public addresses only' }),
 };
 
 // ---- area B: USSD ------------------------------------------------------------------------------

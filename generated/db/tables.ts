@@ -284,6 +284,29 @@ export interface TwinEntitiesInsert {
 
 export type TwinEntitiesUpdate = Partial<TwinEntitiesInsert>;
 
+export interface TwinEvents {
+  seq: number;
+  id: string;
+  type: string;
+  occurred_at: string;
+  submitted_by: string | null;
+  collection_owner: string | null;
+  data: string;
+}
+
+/** A row to insert into twin_events: columns with a default, and nullable ones, may be left out. */
+export interface TwinEventsInsert {
+  seq?: number;
+  id: string;
+  type: string;
+  occurred_at: string;
+  submitted_by?: string | null;
+  collection_owner?: string | null;
+  data: string;
+}
+
+export type TwinEventsUpdate = Partial<TwinEventsInsert>;
+
 export interface TwinEvidenceBlobs {
   cid: string;
   media_type: string;
@@ -380,6 +403,81 @@ export interface TwinValidatorKeysInsert {
 }
 
 export type TwinValidatorKeysUpdate = Partial<TwinValidatorKeysInsert>;
+
+export interface TwinWebhookDeliveries {
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: string;
+  locked_until: string | null;
+  last_attempt_at: string | null;
+  response_status: number | null;
+  error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
+/** A row to insert into twin_webhook_deliveries: columns with a default, and nullable ones, may be left out. */
+export interface TwinWebhookDeliveriesInsert {
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: string;
+  locked_until?: string | null;
+  last_attempt_at?: string | null;
+  response_status?: number | null;
+  error?: string | null;
+  created_at: string;
+  delivered_at?: string | null;
+}
+
+export type TwinWebhookDeliveriesUpdate = Partial<TwinWebhookDeliveriesInsert>;
+
+export interface TwinWebhookFanout {
+  name: string;
+  after_seq: number | null;
+}
+
+/** A row to insert into twin_webhook_fanout: columns with a default, and nullable ones, may be left out. */
+export interface TwinWebhookFanoutInsert {
+  name: string;
+  after_seq?: number | null;
+}
+
+export type TwinWebhookFanoutUpdate = Partial<TwinWebhookFanoutInsert>;
+
+export interface TwinWebhookSubscriptions {
+  id: string;
+  principal_did: string;
+  url: string;
+  event_types: string;
+  secret: string;
+  enabled: boolean | number;
+  consecutive_failures: number;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A row to insert into twin_webhook_subscriptions: columns with a default, and nullable ones, may be left out. */
+export interface TwinWebhookSubscriptionsInsert {
+  id: string;
+  principal_did: string;
+  url: string;
+  event_types: string;
+  secret: string;
+  enabled: boolean | number;
+  consecutive_failures: number;
+  disabled_reason?: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type TwinWebhookSubscriptionsUpdate = Partial<TwinWebhookSubscriptionsInsert>;
 
 export interface TwinsIdempotencyKeys {
   principal_did: string;
@@ -558,11 +656,15 @@ declare module 'knex/types/tables' {
     kpt_idempotency_keys: Knex.CompositeTableType<KptIdempotencyKeys, KptIdempotencyKeysInsert, KptIdempotencyKeysUpdate>;
     twin_credential_status_events: Knex.CompositeTableType<TwinCredentialStatusEvents, TwinCredentialStatusEventsInsert, TwinCredentialStatusEventsUpdate>;
     twin_entities: Knex.CompositeTableType<TwinEntities, TwinEntitiesInsert, TwinEntitiesUpdate>;
+    twin_events: Knex.CompositeTableType<TwinEvents, TwinEventsInsert, TwinEventsUpdate>;
     twin_evidence_blobs: Knex.CompositeTableType<TwinEvidenceBlobs, TwinEvidenceBlobsInsert, TwinEvidenceBlobsUpdate>;
     twin_public_base_urls: Knex.CompositeTableType<TwinPublicBaseUrls, TwinPublicBaseUrlsInsert, TwinPublicBaseUrlsUpdate>;
     twin_relationships: Knex.CompositeTableType<TwinRelationships, TwinRelationshipsInsert, TwinRelationshipsUpdate>;
     twin_status_lists: Knex.CompositeTableType<TwinStatusLists, TwinStatusListsInsert, TwinStatusListsUpdate>;
     twin_validator_keys: Knex.CompositeTableType<TwinValidatorKeys, TwinValidatorKeysInsert, TwinValidatorKeysUpdate>;
+    twin_webhook_deliveries: Knex.CompositeTableType<TwinWebhookDeliveries, TwinWebhookDeliveriesInsert, TwinWebhookDeliveriesUpdate>;
+    twin_webhook_fanout: Knex.CompositeTableType<TwinWebhookFanout, TwinWebhookFanoutInsert, TwinWebhookFanoutUpdate>;
+    twin_webhook_subscriptions: Knex.CompositeTableType<TwinWebhookSubscriptions, TwinWebhookSubscriptionsInsert, TwinWebhookSubscriptionsUpdate>;
     twins_idempotency_keys: Knex.CompositeTableType<TwinsIdempotencyKeys, TwinsIdempotencyKeysInsert, TwinsIdempotencyKeysUpdate>;
     ussd_accounts: Knex.CompositeTableType<UssdAccounts, UssdAccountsInsert, UssdAccountsUpdate>;
     ussd_claim_refs: Knex.CompositeTableType<UssdClaimRefs, UssdClaimRefsInsert, UssdClaimRefsUpdate>;

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { BuildAgentContextData, BuildAgentContextErrors, BuildAgentContextResponses, ChangeCredentialStatusData, ChangeCredentialStatusErrors, ChangeCredentialStatusResponses, CreateCollectionData, CreateCollectionErrors, CreateCollectionResponses, CreateDrawData, CreateDrawErrors, CreateDrawResponses, CreateEntityData, CreateEntityErrors, CreateEntityResponses, GetClaimData, GetClaimErrors, GetClaimResponses, GetCollectionData, GetCollectionErrors, GetCollectionReportChartData, GetCollectionReportChartErrors, GetCollectionReportChartResponses, GetCollectionReportData, GetCollectionReportErrors, GetCollectionReportResponses, GetCollectionResponses, GetCredentialStatusData, GetCredentialStatusErrors, GetCredentialStatusResponses, GetDrawData, GetDrawErrors, GetDrawResponses, GetEntityData, GetEntityErrors, GetEntityResponses, GetEvidenceData, GetEvidenceErrors, GetEvidenceResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetKptContextData, GetKptContextErrors, GetKptContextResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetRootData, GetRootErrors, GetRootResponses, GetStatusListCredentialData, GetStatusListCredentialErrors, GetStatusListCredentialResponses, GetUserPreferencesData, GetUserPreferencesErrors, GetUserPreferencesResponses, GetUssdSessionDebugData, GetUssdSessionDebugErrors, GetUssdSessionDebugResponses, InvokeAgentToolData, InvokeAgentToolErrors, InvokeAgentToolResponses, ListAgentPluginsData, ListAgentPluginsErrors, ListAgentPluginsResponses, ListAgentToolsAnthropicData, ListAgentToolsAnthropicErrors, ListAgentToolsAnthropicResponses, ListAgentToolsData, ListAgentToolsErrors, ListAgentToolsOpenAiData, ListAgentToolsOpenAiErrors, ListAgentToolsOpenAiResponses, ListAgentToolsResponses, ListClaimsData, ListClaimsErrors, ListClaimsResponses, ListCollectionsData, ListCollectionsErrors, ListCollectionsResponses, ListEntitiesData, ListEntitiesErrors, ListEntitiesResponses, ListUssdSessionsData, ListUssdSessionsErrors, ListUssdSessionsResponses, PostAgentMcpData, PostAgentMcpErrors, PostAgentMcpResponses, PostUssdData, PostUssdErrors, PostUssdResponses, PostUssdSessionEventData, PostUssdSessionEventErrors, PostUssdSessionEventResponses, RevealDrawData, RevealDrawErrors, RevealDrawResponses, SubmitClaimData, SubmitClaimErrors, SubmitClaimResponses, UpdateCollectionData, UpdateCollectionErrors, UpdateCollectionResponses, UpdateEntityData, UpdateEntityErrors, UpdateEntityResponses, VerifyCredentialData, VerifyCredentialErrors, VerifyCredentialResponses } from './types.gen.js';
+import type { BuildAgentContextData, BuildAgentContextErrors, BuildAgentContextResponses, ChangeCredentialStatusData, ChangeCredentialStatusErrors, ChangeCredentialStatusResponses, CreateCollectionData, CreateCollectionErrors, CreateCollectionResponses, CreateDrawData, CreateDrawErrors, CreateDrawResponses, CreateEntityData, CreateEntityErrors, CreateEntityResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, GetClaimData, GetClaimErrors, GetClaimResponses, GetCollectionData, GetCollectionErrors, GetCollectionReportChartData, GetCollectionReportChartErrors, GetCollectionReportChartResponses, GetCollectionReportData, GetCollectionReportErrors, GetCollectionReportResponses, GetCollectionResponses, GetCredentialStatusData, GetCredentialStatusErrors, GetCredentialStatusResponses, GetDrawData, GetDrawErrors, GetDrawResponses, GetEntityData, GetEntityErrors, GetEntityResponses, GetEvidenceData, GetEvidenceErrors, GetEvidenceResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetKptContextData, GetKptContextErrors, GetKptContextResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetRootData, GetRootErrors, GetRootResponses, GetStatusListCredentialData, GetStatusListCredentialErrors, GetStatusListCredentialResponses, GetUserPreferencesData, GetUserPreferencesErrors, GetUserPreferencesResponses, GetUssdSessionDebugData, GetUssdSessionDebugErrors, GetUssdSessionDebugResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, InvokeAgentToolData, InvokeAgentToolErrors, InvokeAgentToolResponses, ListAgentPluginsData, ListAgentPluginsErrors, ListAgentPluginsResponses, ListAgentToolsAnthropicData, ListAgentToolsAnthropicErrors, ListAgentToolsAnthropicResponses, ListAgentToolsData, ListAgentToolsErrors, ListAgentToolsOpenAiData, ListAgentToolsOpenAiErrors, ListAgentToolsOpenAiResponses, ListAgentToolsResponses, ListClaimsData, ListClaimsErrors, ListClaimsResponses, ListCollectionsData, ListCollectionsErrors, ListCollectionsResponses, ListEntitiesData, ListEntitiesErrors, ListEntitiesResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListUssdSessionsData, ListUssdSessionsErrors, ListUssdSessionsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, PostAgentMcpData, PostAgentMcpErrors, PostAgentMcpResponses, PostUssdData, PostUssdErrors, PostUssdResponses, PostUssdSessionEventData, PostUssdSessionEventErrors, PostUssdSessionEventResponses, RedeliverWebhookData, RedeliverWebhookErrors, RedeliverWebhookResponses, RevealDrawData, RevealDrawErrors, RevealDrawResponses, SubmitClaimData, SubmitClaimErrors, SubmitClaimResponses, UpdateCollectionData, UpdateCollectionErrors, UpdateCollectionResponses, UpdateEntityData, UpdateEntityErrors, UpdateEntityResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses, VerifyCredentialData, VerifyCredentialErrors, VerifyCredentialResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -442,8 +442,95 @@ export const updateEntity = <ThrowOnError extends boolean = false>(options: Opti
 });
 
 /**
+ * The change feed (the caller's events in commit order, by cursor)
+ *
+ * The events the webhooks deliver (claims created, verified, rejected; credentials revoked, suspended, reinstated; draws published), for partners who poll instead. An event is the caller's when its principal submitted the claim it is about or created its collection. Events come in the order their transactions committed; a follower passing each page's `nextCursor` as `after` never skips one, even when transactions commit out of order. An empty page means nothing new yet: poll again with the same `after`.
+ */
+export const listEvents = <ThrowOnError extends boolean = false>(options?: Options<ListEventsData, ThrowOnError>) => (options?.client ?? client).get<ListEventsResponses, ListEventsErrors, ThrowOnError>({
+    querySerializer: { parameters: { types: { array: { explode: false } } } },
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/events',
+    ...options
+});
+
+/**
  * The stored bytes of a content-addressed evidence blob (byte for byte)
  *
  * The canonical JSON of a claim, byte for byte, as stored under the CIDv1 a credential's evidence names (ipfs://<cid>); hash it to check the CID. Public, so a third party holding a credential can read the evidence it lists (its `evidenceUrl`). The CID is the capability: it hashes a record holding a random claim id, so it cannot be guessed, and it is only handed out inside claims and credentials.
  */
 export const getEvidence = <ThrowOnError extends boolean = false>(options: Options<GetEvidenceData, ThrowOnError>) => (options.client ?? client).get<GetEvidenceResponses, GetEvidenceErrors, ThrowOnError>({ url: '/v1/evidence/{cid}', ...options });
+
+/**
+ * The caller's subscriptions
+ */
+export const listWebhooks = <ThrowOnError extends boolean = false>(options?: Options<ListWebhooksData, ThrowOnError>) => (options?.client ?? client).get<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/webhooks',
+    ...options
+});
+
+/**
+ * Subscribe a URL to events (the signing secret is answered once)
+ *
+ * The URL receives, signed per Standard Webhooks, each event of the given types that is the caller's (see listEvents) committed after the subscription. The answer carries the signing secret (`whsec_...`), shown this once. The URL must be http or https and name a public address (unless the operator allows private networks).
+ */
+export const createWebhook = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookData, ThrowOnError>) => (options.client ?? client).post<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/webhooks',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a subscription and its delivery log
+ */
+export const deleteWebhook = <ThrowOnError extends boolean = false>(options: Options<DeleteWebhookData, ThrowOnError>) => (options.client ?? client).delete<DeleteWebhookResponses, DeleteWebhookErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/webhooks/{id}',
+    ...options
+});
+
+/**
+ * One of the caller's subscriptions
+ */
+export const getWebhook = <ThrowOnError extends boolean = false>(options: Options<GetWebhookData, ThrowOnError>) => (options.client ?? client).get<GetWebhookResponses, GetWebhookErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/webhooks/{id}',
+    ...options
+});
+
+/**
+ * Change a subscription's URL, event types, or enable or disable it
+ *
+ * Each member sent replaces the stored one. Enabling a subscription (also one disabled after failures) resets its count of consecutive failures; its deliveries given up stay so (redeliver them).
+ */
+export const updateWebhook = <ThrowOnError extends boolean = false>(options: Options<UpdateWebhookData, ThrowOnError>) => (options.client ?? client).patch<UpdateWebhookResponses, UpdateWebhookErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/webhooks/{id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * A subscription's delivery log, newest first
+ */
+export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(options: Options<ListWebhookDeliveriesData, ThrowOnError>) => (options.client ?? client).get<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/webhooks/{id}/deliveries',
+    ...options
+});
+
+/**
+ * Send a delivery again now (same event id, so receivers can de-duplicate)
+ */
+export const redeliverWebhook = <ThrowOnError extends boolean = false>(options: Options<RedeliverWebhookData, ThrowOnError>) => (options.client ?? client).post<RedeliverWebhookResponses, RedeliverWebhookErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver',
+    ...options
+});

@@ -4,6 +4,8 @@ export type ClientOptions = {
     baseUrl: 'http://localhost:3000' | (string & {});
 };
 
+export type Webhooks = ReceiveEventWebhookRequest;
+
 /**
  * RFC 9457 problem details, the error shape of areas A and D.
  */
@@ -1000,6 +1002,151 @@ export type CredentialVerifyResult = {
         passed: boolean;
         message?: string;
     }>;
+};
+
+export type EventType = 'claim.created' | 'claim.verified' | 'claim.rejected' | 'credential.revoked' | 'credential.suspended' | 'credential.reinstated' | 'draw.published';
+
+/**
+ * The event's id, the same in every delivery of it and in the feed (webhook-id); de-duplicate on it.
+ */
+export type EventId = string;
+
+/**
+ * A claim created, or whose status became verified or rejected.
+ */
+export type ClaimEventData = {
+    claimId: ClaimId;
+    collectionId: CollectionId;
+    householdId: Did;
+    testGroup: TestGroup;
+    status: ClaimStatus;
+    submittedBy: Did;
+};
+
+/**
+ * A claim's credential revoked, suspended or reinstated.
+ */
+export type CredentialEventData = {
+    claimId: ClaimId;
+    collectionId: CollectionId;
+    credentialId: string;
+    action: 'revoke' | 'suspend' | 'reinstate';
+    reason: string;
+};
+
+/**
+ * A draw published (a census drawn, or a committed draw revealed).
+ */
+export type DrawEventData = {
+    drawId: DrawId;
+    collectionId: CollectionId;
+};
+
+/**
+ * One event, as the feed answers it and as a webhook's body (Standard Webhooks payload shape: type, timestamp, data).
+ */
+export type Event = {
+    id: EventId;
+    type: EventType;
+    /**
+     * When the change was made.
+     */
+    timestamp: string;
+    data: ClaimEventData | CredentialEventData | DrawEventData;
+};
+
+export type EventPage = {
+    items: Array<Event>;
+    /**
+     * Pass as `after` for the events after these; absent only when there are none yet and no `after` was given.
+     */
+    nextCursor?: string;
+};
+
+export type WebhookId = string;
+
+export type WebhookDeliveryId = string;
+
+/**
+ * An http or https URL naming a public address (a host that resolves to one).
+ */
+export type WebhookUrl = string;
+
+export type WebhookCreateRequest = {
+    url: WebhookUrl;
+    eventTypes: Array<EventType>;
+};
+
+export type WebhookUpdateRequest = {
+    url?: WebhookUrl;
+    eventTypes?: Array<EventType>;
+    enabled?: boolean;
+};
+
+export type Webhook = {
+    id: WebhookId;
+    url: string;
+    eventTypes: Array<EventType>;
+    enabled: boolean;
+    /**
+     * Why Hearth disabled it (consecutive failures); absent when enabled or disabled by its owner.
+     */
+    disabledReason?: string;
+    /**
+     * Attempts that failed in a row; WEBHOOK_MAX_CONSECUTIVE_FAILURES of them disable the subscription.
+     */
+    consecutiveFailures: number;
+    createdAt: string;
+    updatedAt: string;
+};
+
+/**
+ * A subscription just made, with its signing secret.
+ */
+export type WebhookWithSecret = {
+    id: WebhookId;
+    url: string;
+    eventTypes: Array<EventType>;
+    enabled: boolean;
+    disabledReason?: string;
+    consecutiveFailures: number;
+    createdAt: string;
+    updatedAt: string;
+    /**
+     * The Standard Webhooks signing secret; shown only in this answer.
+     */
+    secret: string;
+};
+
+export type WebhookList = {
+    items: Array<Webhook>;
+};
+
+export type WebhookDelivery = {
+    id: WebhookDeliveryId;
+    eventId: EventId;
+    eventType: EventType;
+    /**
+     * pending: to be sent (again) at nextAttemptAt (while its subscription is enabled); succeeded: answered 2xx; failed: given up after WEBHOOK_MAX_ATTEMPTS attempts (redeliver it to send it again).
+     */
+    status: 'pending' | 'succeeded' | 'failed';
+    attempts: number;
+    nextAttemptAt?: string;
+    lastAttemptAt?: string;
+    /**
+     * The HTTP status of the last attempt's answer, when it got one.
+     */
+    responseStatus?: number;
+    /**
+     * Why the last attempt failed.
+     */
+    error?: string;
+    createdAt: string;
+    deliveredAt?: string;
+};
+
+export type WebhookDeliveryList = {
+    items: Array<WebhookDelivery>;
 };
 
 /**
@@ -3326,6 +3473,74 @@ export type UpdateEntityResponses = {
 
 export type UpdateEntityResponse = UpdateEntityResponses[keyof UpdateEntityResponses];
 
+export type ListEventsData = {
+    body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
+    path?: never;
+    query?: {
+        /**
+         * The `nextCursor` of the previous page; omitted, the feed starts at its first event.
+         */
+        after?: Cursor;
+        /**
+         * Events per page, 1 to 200; omitted, 50.
+         */
+        limit?: number;
+        /**
+         * Only events of these types (comma-separated); omitted, every type.
+         */
+        types?: Array<EventType>;
+    };
+    url: '/v1/events';
+};
+
+export type ListEventsErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type ListEventsError = ListEventsErrors[keyof ListEventsErrors];
+
+export type ListEventsResponses = {
+    /**
+     * One page of events.
+     */
+    200: EventPage;
+};
+
+export type ListEventsResponse = ListEventsResponses[keyof ListEventsResponses];
+
 export type GetEvidenceData = {
     body?: never;
     headers?: {
@@ -3378,4 +3593,458 @@ export type GetEvidenceResponses = {
      * The exact stored bytes; their CIDv1 (sha2-256, raw) is the path parameter.
      */
     200: unknown;
+};
+
+export type ListWebhooksData = {
+    body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/webhooks';
+};
+
+export type ListWebhooksErrors = {
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type ListWebhooksError = ListWebhooksErrors[keyof ListWebhooksErrors];
+
+export type ListWebhooksResponses = {
+    /**
+     * Every subscription of the caller's principal, oldest first.
+     */
+    200: WebhookList;
+};
+
+export type ListWebhooksResponse = ListWebhooksResponses[keyof ListWebhooksResponses];
+
+export type CreateWebhookData = {
+    body: WebhookCreateRequest;
+    headers?: {
+        /**
+         * Makes a creating POST safe to retry (IETF draft httpapi-idempotency-key-header). A retry with the same key and body is answered what the first request was answered, byte for byte (status, body, Location), with `Idempotent-Replayed: true`, instead of creating again; the same key with another body answers 422 and stores nothing. Keys are scoped to the API key's principal and the operation. A key expires 24 hours after its first request (then it may be used again), except on POST /v1/claims, where it stays bound to its claim for as long as the claim is kept.
+         */
+        'Idempotency-Key'?: string;
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/webhooks';
+};
+
+export type CreateWebhookErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * The request body is larger than BODY_LIMIT.
+     */
+    413: Problem;
+    /**
+     * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
+     */
+    415: Problem;
+    /**
+     * The Idempotency-Key was already used with a different request body (nothing is stored).
+     */
+    422: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type CreateWebhookError = CreateWebhookErrors[keyof CreateWebhookErrors];
+
+export type CreateWebhookResponses = {
+    /**
+     * Created, with its secret. Location names it. A retry with the first request's Idempotency-Key gets this answer again, secret included (it is the answer a lost response lost), marked Idempotent-Replayed.
+     */
+    201: WebhookWithSecret;
+};
+
+export type CreateWebhookResponse = CreateWebhookResponses[keyof CreateWebhookResponses];
+
+export type DeleteWebhookData = {
+    body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
+    path: {
+        id: WebhookId;
+    };
+    query?: never;
+    url: '/v1/webhooks/{id}';
+};
+
+export type DeleteWebhookErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type DeleteWebhookError = DeleteWebhookErrors[keyof DeleteWebhookErrors];
+
+export type DeleteWebhookResponses = {
+    /**
+     * Deleted; nothing more is sent to it.
+     */
+    204: void;
+};
+
+export type DeleteWebhookResponse = DeleteWebhookResponses[keyof DeleteWebhookResponses];
+
+export type GetWebhookData = {
+    body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
+    path: {
+        id: WebhookId;
+    };
+    query?: never;
+    url: '/v1/webhooks/{id}';
+};
+
+export type GetWebhookErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type GetWebhookError = GetWebhookErrors[keyof GetWebhookErrors];
+
+export type GetWebhookResponses = {
+    /**
+     * The subscription (without its secret).
+     */
+    200: Webhook;
+};
+
+export type GetWebhookResponse = GetWebhookResponses[keyof GetWebhookResponses];
+
+export type UpdateWebhookData = {
+    body: WebhookUpdateRequest;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
+    path: {
+        id: WebhookId;
+    };
+    query?: never;
+    url: '/v1/webhooks/{id}';
+};
+
+export type UpdateWebhookErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+    /**
+     * The request body is larger than BODY_LIMIT.
+     */
+    413: Problem;
+    /**
+     * The body is not application/json (or sent without a Content-Type), or its charset is not one JSON allows.
+     */
+    415: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type UpdateWebhookError = UpdateWebhookErrors[keyof UpdateWebhookErrors];
+
+export type UpdateWebhookResponses = {
+    /**
+     * The subscription after the change.
+     */
+    200: Webhook;
+};
+
+export type UpdateWebhookResponse = UpdateWebhookResponses[keyof UpdateWebhookResponses];
+
+export type ListWebhookDeliveriesData = {
+    body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
+    path: {
+        id: WebhookId;
+    };
+    query?: {
+        /**
+         * Deliveries to answer, 1 to 200; omitted, 50.
+         */
+        limit?: number;
+    };
+    url: '/v1/webhooks/{id}/deliveries';
+};
+
+export type ListWebhookDeliveriesErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type ListWebhookDeliveriesError = ListWebhookDeliveriesErrors[keyof ListWebhookDeliveriesErrors];
+
+export type ListWebhookDeliveriesResponses = {
+    /**
+     * The newest deliveries of the subscription.
+     */
+    200: WebhookDeliveryList;
+};
+
+export type ListWebhookDeliveriesResponse = ListWebhookDeliveriesResponses[keyof ListWebhookDeliveriesResponses];
+
+export type RedeliverWebhookData = {
+    body?: never;
+    headers?: {
+        /**
+         * The caller's id for this request (1 to 128 of `A-Z a-z 0-9 . _ : @ / + = -`). Echoed in the answer's X-Request-Id, logged, and put in problem bodies (requestId). Another value is not refused: the request gets a new UUID instead.
+         */
+        'X-Request-Id'?: string;
+        /**
+         * W3C Trace Context (level 1). A valid one is continued: the answer's traceparent keeps its trace id with Hearth's own span. Without one, or with an invalid one (not refused), Hearth starts a trace.
+         */
+        traceparent?: string;
+    };
+    path: {
+        id: WebhookId;
+        deliveryId: WebhookDeliveryId;
+    };
+    query?: never;
+    url: '/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver';
+};
+
+export type RedeliverWebhookErrors = {
+    /**
+     * The request is malformed or fails validation.
+     */
+    400: Problem;
+    /**
+     * Missing or unknown API key.
+     */
+    401: Problem;
+    /**
+     * The API key lacks the scope, or the caller is not allowed on this resource.
+     */
+    403: Problem;
+    /**
+     * No such resource.
+     */
+    404: Problem;
+    /**
+     * The subscription is disabled (enable it first).
+     */
+    409: Problem;
+    /**
+     * The caller's budget is spent: more requests in the last minute than the area's limit (TWINS_RATE_LIMIT_PER_MINUTE, AGENT_RATE_LIMIT_PER_MINUTE), counted per API key, or per client address for a request without a valid key. Problem type `urn:hearth:problem:rate-limited`; nothing was done. Retry after Retry-After seconds.
+     */
+    429: Problem;
+    /**
+     * An unexpected fault; the cause is logged, never sent.
+     */
+    500: Problem;
+    /**
+     * The database is out of reach or did not answer within DB_QUERY_TIMEOUT_MS, or the request was not answered within REQUEST_DEADLINE_MS. Nothing was half-written; retry after Retry-After seconds (with the same Idempotency-Key where the operation takes one).
+     */
+    503: Problem;
+};
+
+export type RedeliverWebhookError = RedeliverWebhookErrors[keyof RedeliverWebhookErrors];
+
+export type RedeliverWebhookResponses = {
+    /**
+     * The delivery is pending again, due now.
+     */
+    202: WebhookDelivery;
+};
+
+export type RedeliverWebhookResponse = RedeliverWebhookResponses[keyof RedeliverWebhookResponses];
+
+export type ReceiveEventWebhookPayload = Event;
+
+export type ReceiveEventWebhookRequest = {
+    body: ReceiveEventWebhookPayload;
+    key: 'event';
+    path?: never;
+    query?: never;
 };

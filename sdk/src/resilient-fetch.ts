@@ -30,7 +30,7 @@ export interface ResilienceOptions {
  * The creating POSTs, which take an Idempotency-Key: /v1/entities, /v1/claims, /v1/collections
  * and /v1/collections/{id}/draws (at the end of the URL's path, after any base path).
  */
-export const CREATING_POST_PATH = /\/v1\/(?:entities|claims|collections|collections\/[^/]+\/draws)$/;
+export const CREATING_POST_PATH = /\/v1\/(?:entities|claims|collections|collections\/[^/]+\/draws|webhooks)$/;
 
 const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 

@@ -14,13 +14,13 @@ export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
 export interface IdempotentRequest {
   principalDid: string;
-  operation: 'createEntity' | 'createCollection' | 'createDraw';
+  operation: 'createEntity' | 'createCollection' | 'createDraw' | 'createWebhook';
   key: string;
   /** The request body; its canonical form (RFC 8785) is what "the same body" means. */
   body: unknown;
 }
 
-const WHAT: Record<IdempotentRequest['operation'], string> = { createEntity: 'entity', createCollection: 'collection', createDraw: 'draw' };
+const WHAT: Record<IdempotentRequest['operation'], string> = { createEntity: 'entity', createCollection: 'collection', createDraw: 'draw', createWebhook: 'webhook' };
 
 /** The status of a creation's answer (and of its replays). */
 export const CREATED_STATUS = 201;

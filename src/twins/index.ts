@@ -15,6 +15,11 @@ import { verifyCredential } from './credentials/credentials.ts';
 import { EntityService } from './entities/entities.service.ts';
 import { findEvidence } from './claims/evidence.repository.ts';
 import { twinsRouter } from './routes.ts';
+import { EventService } from './events/events.service.ts';
+import { eventsRouter } from './events/routes.ts';
+import { NetworkGuard } from './events/network-guard.ts';
+import { WebhookDispatcher } from './events/webhook-dispatcher.ts';
+import { WebhookService } from './events/webhooks.service.ts';
 import { KPT_CONTEXT_PATH } from './credentials/kpt-context.ts';
 import { settlePublicBaseUrl } from './credentials/public-base-url.ts';
 import { knownValidatorDids, loadValidatorKeys, type ValidatorKey } from './credentials/validator-key.ts';
@@ -73,10 +78,24 @@ export async function createTwinsArea(ctx: AreaContext): Promise<TwinsArea> {
     labelNames: ['status'],
     read: async () => (await claims.countByStatus()).map(({ status, count }) => ({ labels: { status }, value: count })),
   });
+  const guard = new NetworkGuard(config.WEBHOOK_ALLOWED_NETWORKS);
+  const dispatcher = new WebhookDispatcher(db, {
+    pollMs: config.WEBHOOK_POLL_MS,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    retryBaseMs: config.WEBHOOK_RETRY_BASE_MS,
+    retryMaxMs: config.WEBHOOK_RETRY_MAX_MS,
+    maxAttempts: config.WEBHOOK_MAX_ATTEMPTS,
+    maxConsecutiveFailures: config.WEBHOOK_MAX_CONSECUTIVE_FAILURES,
+    guard,
+    logger,
+  });
+  dispatcher.start();
+  ctx.onClose(() => dispatcher.stop());
+  const events = eventsRouter({ events: new EventService(db), webhooks: new WebhookService(db, guard) });
   const limit = areaRateLimit({ area: 'twins', limit: config.TWINS_RATE_LIMIT_PER_MINUTE, stores: ctx.rateLimitStores, applies: (req) => isUnder(req.path, '/v1') });
   return {
     rateLimits: [limit.count, limit.countRefused],
-    routers: [{ router, prefixes: ['/v1'] }],
+    routers: [{ router, prefixes: ['/v1'] }, { router: events, prefixes: ['/v1/events', '/v1/webhooks'] }],
     browserPrefixes: ['/v1'],
     // The credential resources a wallet or verifier reads: context, status lists, evidence, verify.
     publicPrefixes: [KPT_CONTEXT_PATH, '/v1/credentials/status', '/v1/evidence', '/v1/credentials/verify'],

@@ -13,14 +13,14 @@ export function encodeCursor(seq: number): string {
 }
 
 /** 400 naming the parameter: a cursor this service did not issue. */
-export const cursorNotIssued = () =>
-  refusedInput('The cursor is not one this service issued.', [{ path: ['cursor'], message: 'is not a cursor returned by a previous page', rule: 'cursor' }]);
+export const cursorNotIssued = (param = 'cursor') =>
+  refusedInput('The cursor is not one this service issued.', [{ path: [param], message: 'is not a cursor returned by a previous page', rule: 'cursor' }]);
 
 /** The sequence number a cursor stands for, in the one spelling encodeCursor gives; 400 when it is not ours. */
-export function decodeCursor(cursor: string | undefined): number | undefined {
+export function decodeCursor(cursor: string | undefined, param = 'cursor'): number | undefined {
   if (cursor === undefined) return undefined;
   const m = /^s:(0|[1-9]\d{0,9})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m || Number(m[1]) > MAX_SEQ || encodeCursor(Number(m[1])) !== cursor) throw cursorNotIssued();
+  if (!m || Number(m[1]) > MAX_SEQ || encodeCursor(Number(m[1])) !== cursor) throw cursorNotIssued(param);
   return Number(m[1]);
 }
 

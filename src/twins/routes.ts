@@ -61,7 +61,7 @@ function sendConditionally(req: Request, res: Response, etag: string, body: stri
 const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 /** A creating POST's answer: a retry with the first request's Idempotency-Key gets that request's answer, marked. */
-function sendCreation(res: Response, answer: CreationAnswer, location: string): void {
+export function sendCreation(res: Response, answer: CreationAnswer, location: string): void {
   if (answer.replayed) res.set(REPLAYED_HEADER, 'true');
   res.status(answer.status).location(location).type('json').send(answer.json);
 }

@@ -239,8 +239,11 @@ describe('API docs: /openapi.json and /docs, /docs/chain-openapi.json and /docs/
         expect(page.path).to.equal('/docs');
         expect(page.title).to.equal('Hearth API reference');
         for (const op of ops) expect(page.text, `${path}: ${op.method} ${op.path}`).to.include(op.summary ?? op.operationId);
-        // Every operation has its own section in the rendered document.
-        expect(page.sections, path).to.equal(ops.length);
+        // Every operation has its own section in the rendered document, and so has each webhook Hearth sends.
+        const webhooks = operations({ paths: loadOpenApiDocument().webhooks ?? {} } as OpenApiDocument);
+        expect(webhooks.map((w) => w.operationId), 'the webhooks section').to.deep.equal(['receiveEvent']);
+        for (const w of webhooks) expect(page.text, `${path}: webhook ${w.operationId}`).to.include(w.summary ?? w.operationId);
+        expect(page.sections, path).to.equal(ops.length + webhooks.length);
         expect(page.text, path).to.include('Chain gateway (area C)');
       }
     });

@@ -126,9 +126,9 @@ describe('@hearth/sdk client: retries, timeouts, Idempotency-Keys', () => {
     const keyed = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item).filter(([, op]) => op?.parameters?.some((p) => p.$ref?.endsWith('/Idempotency-Key') || p.name === 'Idempotency-Key')).map(([method]) => `${method} ${path}`),
     );
-    expect(keyed.sort()).to.deep.equal(['post /v1/claims', 'post /v1/collections', 'post /v1/collections/{id}/draws', 'post /v1/entities']);
+    expect(keyed.sort()).to.deep.equal(['post /v1/claims', 'post /v1/collections', 'post /v1/collections/{id}/draws', 'post /v1/entities', 'post /v1/webhooks']);
     const posts = Object.entries(doc.paths).filter(([, item]) => item.post).map(([path]) => path.replace(/\{[^}]+\}/g, 'x'));
-    expect(posts.filter((p) => CREATING_POST_PATH.test(p)).sort()).to.deep.equal(['/v1/claims', '/v1/collections', '/v1/collections/x/draws', '/v1/entities']);
+    expect(posts.filter((p) => CREATING_POST_PATH.test(p)).sort()).to.deep.equal(['/v1/claims', '/v1/collections', '/v1/collections/x/draws', '/v1/entities', '/v1/webhooks']);
   });
 
   it('times out an attempt (timeoutMs): a HearthRequestError with timedOut, after the attempts allowed', async () => {

@@ -108,7 +108,7 @@ export async function startTwinsHarness(db: Db, env: Record<string, string> = {}
  */
 export async function twinsTableContents(db: Db): Promise<Record<string, unknown[]>> {
   const out: Record<string, unknown[]> = {};
-  for (const table of ['twin_entities', 'twin_relationships', 'kpt_collections', 'kpt_claims', 'kpt_idempotency_keys', 'twins_idempotency_keys', 'twin_evidence_blobs', 'twin_credential_status_events']) {
+  for (const table of ['twin_entities', 'twin_relationships', 'kpt_collections', 'kpt_claims', 'kpt_idempotency_keys', 'twins_idempotency_keys', 'twin_evidence_blobs', 'twin_credential_status_events', 'twin_events']) {
     const rows: Record<string, unknown>[] = await db(table);
     out[table] = rows.map((r) => JSON.stringify(r, Object.keys(r).sort())).sort();
   }

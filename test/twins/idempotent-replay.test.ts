@@ -65,6 +65,24 @@ forEachDatabase('Idempotent replay of creating POSTs', (t) => {
     });
   });
 
+  it('POST /v1/webhooks: 201 and the first answer with its secret (the answer a lost response lost), though the subscription was disabled since', async () => {
+    // A public address by its literal (no name to resolve); disabled, then deleted, before any event could go to it.
+    const body = { url: 'https://8.8.8.8/hearth-replay', eventTypes: ['draw.published'] };
+    const first = await firstAndReplay('/v1/webhooks', '/v1/webhooks', body, 'replay-webhook-1', async (created) => {
+      const id = (JSON.parse(created.text) as { id: string }).id;
+      expect((await send('PATCH', `/v1/webhooks/${id}`, { enabled: false })).status).to.equal(200);
+    });
+    const created = JSON.parse(first.text) as { id: string; secret: string; enabled: boolean };
+    expect(created).to.include({ enabled: true });
+    expect(created.secret).to.match(/^whsec_/);
+    const other = await send('POST', '/v1/webhooks', { ...body, eventTypes: ['claim.created'] }, 'replay-webhook-1');
+    expect(other.status).to.equal(422);
+    expectContractResponse('post', '/v1/webhooks', { status: 422, headers: other.headers, body: JSON.parse(other.text) });
+    const res = await fetch(`${h.server.baseUrl}/v1/webhooks/${created.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${h.key}` } });
+    expect(res.status).to.equal(204);
+    expect((await t.db('twin_webhook_subscriptions').where('id', created.id)).length, 'one subscription made, and deleted').to.equal(0);
+  });
+
   it('POST /v1/collections/{id}/draws: 201, the committed draw as first answered though it was revealed since; another collection with the key is 422', async () => {
     const design = { type: 'simple-random', frame: 'Register', procedure: 'Hearth draws' };
     for (const id of ['replay-draw-1', 'replay-draw-2']) expect((await send('POST', '/v1/collections', { id, name: id, selectionDesign: design })).status).to.equal(201);

@@ -64,7 +64,7 @@ export interface CommitOrder {
    * Set when relativeTo places rows against a row that exists only (no row, no rows): a page
    * from a `seq` no row has is refused, lest a made-up cursor read as the end of the list.
    */
-  anchoredTo?: 'kpt_claims';
+  anchoredTo?: 'kpt_claims' | 'twin_events';
 }
 
 export const SEQ_ORDER: CommitOrder = {
@@ -102,4 +102,40 @@ export async function locksUntilCommit(db: Sql, locks: AdvisoryLock[]): Promise<
   if (dbClientOf(db) !== 'postgres' || !locks.length) return;
   const calls = locks.map(({ mode }) => `pg_advisory_xact_lock${mode === 'shared' ? '_shared' : ''}(${LOCK_KEY_SQL})`);
   await db.raw(`select ${calls.join(', ')}`, locks.map((l) => l.name));
+}
+
+/**
+ * The oldest transaction id a row of a table written under `writers` not yet visible to this
+ * statement can have: among the transactions its snapshot sees in flight, the oldest that holds
+ * the lock now, or that has ended since (it may have been one); else the snapshot's next id. One
+ * in flight that holds no such lock took its id before any insert and holds it to its end, so
+ * inserts none. The holders are read before any end is checked (the subquery is built at its
+ * first use), so a writer ending in between is caught by the second test. Its one bound value is
+ * the lock's name.
+ */
+const WRITERS_HORIZON = `select coalesce((select min(x) from pg_snapshot_xip(q.s) x
+    where x::text::bigint % 4294967296 in (
+        select t.transactionid::text::bigint from pg_locks w join pg_locks t on t.pid = w.pid
+        where w.locktype = 'advisory' and w.granted and w.objsubid = 1
+          and w.database = (select oid from pg_database where datname = current_database())
+          and w.classid = ((k.key >> 32) & 4294967295)::oid and w.objid = (k.key & 4294967295)::oid
+          and t.locktype = 'transactionid' and t.mode = 'ExclusiveLock' and t.granted)
+      or pg_xact_status(x) <> 'in progress'), pg_snapshot_xmax(q.s))
+  from (select pg_current_snapshot() as s) q, (select ${LOCK_KEY_SQL} as key) k`;
+
+/**
+ * PostgreSQL: the commit order of a table whose rows record their inserting transaction (a `tx`
+ * column defaulting to pg_current_xact_id()) and whose every inserting transaction holds
+ * `writers` (shared) from before it takes a transaction id (its first write or row lock) to its
+ * end. Rows are ordered by `tx`, then `seq`, and a reader is given only rows of transactions older
+ * than every writer still in flight: inserts never wait for each other, and nothing committed
+ * later sorts before a row a follower was given.
+ */
+export function byInsertingTransaction(table: 'kpt_claims' | 'twin_events', writers: AdvisoryLock): CommitOrder {
+  return {
+    orderBy: (direction) => `tx ${direction}, seq ${direction}`,
+    horizon: { sql: `tx < (${WRITERS_HORIZON})`, bindings: [writers.name] },
+    relativeTo: (op, seq) => ({ sql: `(tx, seq) ${op} (select p.tx, p.seq from ${table} p where p.seq = ?)`, bindings: [seq] }),
+    anchoredTo: table,
+  };
 }

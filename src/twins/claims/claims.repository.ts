@@ -4,6 +4,7 @@ import { bundledContract, contractSchema } from '../../platform/contract.ts';
 import { rowsOf, type Db } from '../../platform/db/index.ts';
 import { locksUntilCommit, writesOneAtATime, type Sql } from '../../platform/db/sql.ts';
 import { CLAIM_WRITERS, commitOrder, missingAnchor } from './claim-order.ts';
+import { EVENT_WRITERS } from '../events/events.ts';
 import { cursorNotIssued } from '../paging.ts';
 import type { ClaimStatus, Collection, Entity, KptClaim, TestGroup } from '../../../generated/openapi/types.gen.ts';
 import type { NormalisedClaim, SealedCredential } from './claim-seal.ts';
@@ -332,7 +333,7 @@ export class ClaimRepository {
    * submissions to a collection never wait for each other here. A correction (rare) changes a
    * claim other submissions may re-evaluate: it runs alone in its collection instead. The reads
    * come after the locks, so they see every claim committed while the locks were waited for.
-   * CLAIM_WRITERS comes before the row lock, which gives the transaction its id.
+   * CLAIM_WRITERS and EVENT_WRITERS come before the row lock, which gives the transaction its id.
    */
   async openSubmission(s: SubmissionToOpen): Promise<OpenedSubmission> {
     const household = { name: householdLockName(s.householdDid), mode: 'exclusive' } as const;
@@ -340,8 +341,8 @@ export class ClaimRepository {
     await locksUntilCommit(
       this.sql,
       s.correction
-        ? [CLAIM_WRITERS, household, exclusive(groupLockName(s.collectionId, 'reference')), exclusive(groupLockName(s.collectionId, 'intervention')), exclusive(reconcileLockName(s.collectionId))]
-        : [CLAIM_WRITERS, household, { name: groupLockName(s.collectionId, s.group), mode: 'shared' }],
+        ? [CLAIM_WRITERS, EVENT_WRITERS, household, exclusive(groupLockName(s.collectionId, 'reference')), exclusive(groupLockName(s.collectionId, 'intervention')), exclusive(reconcileLockName(s.collectionId))]
+        : [CLAIM_WRITERS, EVENT_WRITERS, household, { name: groupLockName(s.collectionId, s.group), mode: 'shared' }],
     );
     const { household: householdClaims, partners } = await this.householdAndPartners(s.householdDid, s.collectionId, s.countedGroup, s.period);
     return {
@@ -372,9 +373,12 @@ export class ClaimRepository {
     return { current, collection, partners: await this.findPartnerClaims(collectionId, group, period) };
   }
 
-  /** Holds corrections in the collection back until the transaction ends (and waits for one in flight); other reconciles and submissions go on. */
+  /**
+   * Holds corrections in the collection back until the transaction ends (and waits for one in
+   * flight); other reconciles and submissions go on. First in its transaction: it opens event writes.
+   */
   async holdCorrectionsBack(collectionId: string): Promise<void> {
-    await locksUntilCommit(this.sql, [{ name: reconcileLockName(collectionId), mode: 'shared' }]);
+    await locksUntilCommit(this.sql, [EVENT_WRITERS, { name: reconcileLockName(collectionId), mode: 'shared' }]);
   }
 
   /** Every claim of a household, in any collection, with what the conflict rules compare. */
@@ -449,11 +453,17 @@ export class ClaimRepository {
     await this.claims().update(claimUpdateOf(change)).where('id', id);
   }
 
-  /** Updates claims only while they are still pending: of two transactions re-evaluating one claim at once, the later waits for the earlier and then changes nothing. */
-  async updateIfPending(changes: readonly PendingClaimChange[]): Promise<void> {
-    for (const { id, change } of changes) {
-      await this.claims().update({ ...claimUpdateOf(change), status_list_index: change.statusListIndex }).where({ id, status: 'pending' });
+  /**
+   * Updates claims only while they are still pending: of two transactions re-evaluating one claim
+   * at once, the later waits for the earlier and then changes nothing. The changes applied.
+   */
+  async updateIfPending(changes: readonly PendingClaimChange[]): Promise<PendingClaimChange[]> {
+    const applied: PendingClaimChange[] = [];
+    for (const c of changes) {
+      const n = await this.claims().update({ ...claimUpdateOf(c.change), status_list_index: c.change.statusListIndex }).where({ id: c.id, status: 'pending' });
+      if (n) applied.push(c);
     }
+    return applied;
   }
 
   /** One page (and one row more, to tell whether another follows) of the claims a filter matches. */

@@ -31,6 +31,8 @@ import type { PublicBase } from '../credentials/kpt-context.ts';
 import { canBeVerified, evaluateKptRules, measurementConflicts, otherGroup, periodsOverlap, type RuleContext } from './kpt-rules.ts';
 import { selectionOf, type SelectionStatement, type SelectionVerdict } from './selection.ts';
 import { decodeCursor, pageOf } from '../paging.ts';
+import { claimEvent, newClaimEvents } from '../events/events.ts';
+import { collectionOwner, recordEvents } from '../events/events.repository.ts';
 import { assertMatchesSchema } from '../schemas.ts';
 
 /** The query of GET /v1/claims, as the contract states it. */
@@ -436,6 +438,7 @@ export class ClaimService {
     });
     // The answer is kept with the key: a retry gets it, not the claim as it is by then.
     if (idempotency) await claims.bindIdempotencyKey(principal.did, idempotency.key, { claimId: id, requestHash: idempotency.requestHash, responseStatus: CREATED_STATUS, responseBody: stored.toJson(), at: now });
+    await recordEvents(sql, newClaimEvents(stored, collection.createdBy), now);
 
     if (outcome.status !== 'rejected' && period && partners.alignedPending) await this.complete(sql, claim, period, collection, now);
     return stored;
@@ -456,7 +459,13 @@ export class ClaimService {
       const change = await this.verdictChange(sql, c, ruleContext(await selectionOf(sql, collection, c.householdId), { present: true, aligned: true }), now);
       if (change) changes.push(change);
     }
-    await claims.updateIfPending(changes);
+    await this.recordVerdicts(sql, waiting, await claims.updateIfPending(changes), collection, now);
+  }
+
+  /** The events of pending claims whose verdict changed (`applied`, of `claims`). */
+  private async recordVerdicts(sql: Sql, claims: readonly StoredClaim[], applied: readonly PendingClaimChange[], collection: Collection, now: string): Promise<void> {
+    const events = applied.map(({ id, change }) => claimEvent('status', { ...claims.find((c) => c.id === id)!, status: change.status }, collection.createdBy));
+    await recordEvents(sql, events.filter((e) => e !== undefined), now);
   }
 
   /**
@@ -479,7 +488,7 @@ export class ClaimService {
     const claims = new ClaimRepository(sql);
     const partners = await claims.findPartnerClaims(stored.collectionId, otherGroup(stored.testGroup), periodOf(stored.request));
     const change = await this.verdictChange(sql, stored, ruleContext(await selectionOf(sql, collection, stored.householdId), partners), now);
-    if (change) await claims.updateIfPending([change]);
+    if (change) await this.recordVerdicts(sql, [stored], await claims.updateIfPending([change]), collection, now);
   }
 
   /** A pending claim's change under the rules in `context` (with its credential when verified); none if its status stays. */
@@ -534,6 +543,7 @@ export class ClaimService {
       updatedAt: now,
     });
     await claims.releaseClaimKey(original.id, sha256hex(`superseded:${original.id}`));
+    await recordEvents(sql, [claimEvent('status', { ...original, status: 'rejected' }, await collectionOwner(sql, original.collectionId))!], now);
     if (credential && original.statusListIndex !== null) {
       await this.opts.statuses.revokeIn(sql, { did: principal.did, keyId: principal.keyId }, original.id, reason);
     }

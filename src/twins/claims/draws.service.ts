@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto';
 import type { Draw, DrawCreateRequest, DrawSample, FrameMember, SelectionDesign } from '../../../generated/openapi/types.gen.ts';
 import { isUniqueViolation, type Db } from '../../platform/db/index.ts';
 import { inTransaction, type Sql } from '../../platform/db/sql.ts';
+import { drawPublished } from '../events/events.ts';
+import { collectionOwner, openEventWrites, recordEvents } from '../events/events.repository.ts';
 import { conflictWith, forbiddenAction, invalidInput, notFoundError, type InputIssue } from '../../platform/domain-errors.ts';
 import type { Principal } from '../../platform/keys/service.ts';
 import { CreationIdempotency, type CreationAnswer } from '../idempotency.ts';
@@ -114,6 +116,7 @@ export class DrawService {
     assertMatchesSchema<DrawCreateRequest>('DrawCreateRequest', input, 'draw');
     try {
       return await inTransaction(this.db, async (sql) => {
+        await openEventWrites(sql);
         const design = await this.designToDraw(sql, principal, collectionId);
         const sizes = sampleSizesOf(design, input);
         const draws = new DrawRepository(sql);
@@ -148,6 +151,7 @@ export class DrawService {
           frame,
           samples,
         );
+        if (census) await recordEvents(sql, [drawPublished(id, collectionId, principal.did)], at);
         const draw = toDraw((await draws.find(collectionId, id))!);
         if (storeWithDraw) await storeWithDraw(sql, draw);
         return draw;
@@ -162,13 +166,16 @@ export class DrawService {
   /** Publishes a committed draw's seed and the households it draws; a drawn draw is answered as it is. */
   async reveal(principal: Principal, collectionId: string, drawId: string): Promise<Draw> {
     return inTransaction(this.db, async (sql) => {
+      await openEventWrites(sql);
       const draws = new DrawRepository(sql);
       const row = await draws.findForUpdate(collectionId, drawId);
       if (!row) throw notFoundError(`No draw ${drawId} in collection ${collectionId}.`);
       if (row.created_by !== principal.did) throw forbiddenAction(`Draw ${drawId} was made by ${row.created_by}; only it reveals the draw.`);
       if (row.status === 'committed') {
         const stored = (await draws.find(collectionId, drawId))!;
-        await draws.reveal(drawId, this.now().toISOString(), drawSamples(stored.frame, JSON.parse(row.sample_sizes) as Record<string, number>, row.seed!));
+        const at = this.now().toISOString();
+        await draws.reveal(drawId, at, drawSamples(stored.frame, JSON.parse(row.sample_sizes) as Record<string, number>, row.seed!));
+        await recordEvents(sql, [drawPublished(drawId, collectionId, await collectionOwner(sql, collectionId))], at);
       }
       return toDraw((await draws.find(collectionId, drawId))!);
     });

@@ -6,7 +6,9 @@ import { inTransaction, lockUntilCommit, type Sql } from '../../platform/db/sql.
 import { conflictWith, notFoundError, UnavailableError } from '../../platform/domain-errors.ts';
 import type { CredentialStatus, CredentialStatusChangeRequest, VerifiableCredential } from '../../../generated/openapi/types.gen.ts';
 import { credentialIdOf } from '../claims/claim-seal.ts';
-import { ClaimRepository } from '../claims/claims.repository.ts';
+import { ClaimRepository, type StoredClaim } from '../claims/claims.repository.ts';
+import { credentialEvent } from '../events/events.ts';
+import { collectionOwner, openEventWrites, recordEvents } from '../events/events.repository.ts';
 import { encodeStatusList, indexOfEntry, MAX_STATUS_LIST, spreadPosition, STATUS_LIST_SIZE, STATUS_LIST_TTL_MS, statusListUrl, statusListValidUntil, type StatusPurpose } from './credential-status.ts';
 import { CredentialStatusRepository, type IndexState } from './credential-status.repository.ts';
 import { signCredential, VC_V2_CONTEXT } from './credentials.ts';
@@ -98,6 +100,7 @@ export class CredentialStatusService {
 
   async change(actor: StatusActor, claimId: string, request: CredentialStatusChangeRequest): Promise<CredentialStatus> {
     return inTransaction(this.db, async (sql) => {
+      await openEventWrites(sql);
       const index = await this.changeIn(sql, actor, claimId, request.action, request.reason);
       return this.view(new CredentialStatusRepository(sql), claimId, index);
     });
@@ -198,14 +201,18 @@ export class CredentialStatusService {
  * changes read the same state and the later write undid the earlier (a revocation lost to a
  * suspension).
  */
-async function currentStatus(sql: Sql, claimId: string): Promise<IndexState> {
-  const index = await statusIndexOfClaim(sql, claimId, 'update');
+async function currentStatus(sql: Sql, claimId: string): Promise<CurrentStatus> {
+  const claim = await claimWithStatus(sql, claimId, 'update');
+  const index = claim.statusListIndex!;
   const stored = await new CredentialStatusRepository(sql).find(index);
-  return stored ?? { index, claimId, revoked: false, suspended: false, updatedAt: new Date().toISOString() };
+  return { ...(stored ?? { index, claimId, revoked: false, suspended: false, updatedAt: new Date().toISOString() }), claim };
 }
 
+/** A credential's status with the claim it is of (whose events report its changes). */
+type CurrentStatus = IndexState & { claim: StoredClaim };
+
 /** Writes the state `action` leaves, and who took it and why. */
-async function applyChange(sql: Sql, actor: StatusActor, current: IndexState, action: StatusAction, reason: string): Promise<void> {
+async function applyChange(sql: Sql, actor: StatusActor, { claim, ...current }: CurrentStatus, action: StatusAction, reason: string): Promise<void> {
   const repo = new CredentialStatusRepository(sql);
   const now = new Date().toISOString();
   await repo.save({
@@ -215,18 +222,22 @@ async function applyChange(sql: Sql, actor: StatusActor, current: IndexState, ac
     updatedAt: now,
   });
   await repo.addEvent({ claimId: current.claimId, index: current.index, action, reason, actorDid: actor.did, apiKeyId: actor.keyId ?? null, at: now });
+  const about = { id: claim.id, collectionId: claim.collectionId, submittedBy: claim.submittedBy, credentialId: credentialIdOf(claim.id) };
+  await recordEvents(sql, [credentialEvent(action, about, await collectionOwner(sql, claim.collectionId), reason)], now);
 }
 
-/**
- * The status index of a claim's credential: 404 without the claim, 409 without a credential that
- * has one. `update`: the claim's row stays locked until the transaction ends.
- */
-async function statusIndexOfClaim(sql: Sql, claimId: string, lock?: 'update'): Promise<number> {
+/** The status index of a claim's credential: 404 without the claim, 409 without a credential that has one. */
+async function statusIndexOfClaim(sql: Sql, claimId: string): Promise<number> {
+  return (await claimWithStatus(sql, claimId)).statusListIndex!;
+}
+
+/** The claim of statusIndexOfClaim (it has a status index). `update`: its row stays locked until the transaction ends. */
+async function claimWithStatus(sql: Sql, claimId: string, lock?: 'update'): Promise<StoredClaim> {
   const claims = new ClaimRepository(sql);
   const claim = await (lock ? claims.findByIdForUpdate(claimId) : claims.findById(claimId));
   if (!claim) throw notFoundError(`No claim ${claimId}.`);
   if (!claim.credential || claim.statusListIndex === null) {
     throw conflictWith(`Claim ${claimId} has no credential with a status entry (it is not verified, or was verified before status lists).`, undefined, 'no-credential-status');
   }
-  return claim.statusListIndex;
+  return claim;
 }
