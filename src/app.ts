@@ -117,7 +117,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   if (config.API_CORS_ORIGINS.length && browserPrefixes.length) {
     const apiCors = cors({
       origins: config.API_CORS_ORIGINS,
-      methods: ['GET', 'HEAD', 'POST', 'PATCH'],
+      methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
       // MCP-Protocol-Version: an MCP client sends it on every request after initialize.
       allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-None-Match', 'X-Request-Id', 'traceparent', 'MCP-Protocol-Version'],
       exposeHeaders: ['Location', 'ETag', 'Idempotent-Replayed', 'Retry-After', 'X-Request-Id', 'traceparent', 'RateLimit', 'RateLimit-Policy', 'WWW-Authenticate'],

@@ -116,7 +116,8 @@ forEachDatabase('request ids, trace context and metrics', (t) => {
     });
     expect(preflight.status).to.equal(204);
     expect(preflight.headers.get('access-control-allow-origin')).to.equal('https://app.example');
-    expect(preflight.headers.get('access-control-allow-methods')).to.include('POST');
+    // Every method of the contract's operations (DELETE: a webhook subscription).
+    expect(preflight.headers.get('access-control-allow-methods')?.split(', ')).to.include.members(['GET', 'POST', 'PATCH', 'DELETE']);
     expect(preflight.headers.get('access-control-allow-headers')).to.include('Authorization');
     // An MCP client in a page at a listed origin sends MCP-Protocol-Version after initialize.
     const mcp = await fetch(`${server.baseUrl}/agent/mcp`, {
