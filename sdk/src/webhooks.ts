@@ -1,6 +1,7 @@
 // Checks a webhook Hearth sent (Standard Webhooks: webhook-id, webhook-timestamp and
 // webhook-signature headers, an HMAC-SHA256 of `id.timestamp.body`) before its payload is trusted.
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import type { Event } from '../../generated/openapi/types.gen.js';
 
 /** A webhook whose signature, timestamp (within 5 minutes) or headers do not check out: it is not Hearth's, or was altered or replayed. */
 export class HearthWebhookError extends Error {
@@ -23,7 +24,7 @@ function headerRecord(headers: WebhookHeaders): Record<string, string> {
  * received (a string or the raw bytes; never a parsed and re-serialised object). Throws
  * HearthWebhookError when it does not verify.
  */
-export function verifyWebhook<TEvent = unknown>(payload: string | Uint8Array, headers: WebhookHeaders, secret: string): TEvent {
+export function verifyWebhook<TEvent = Event>(payload: string | Uint8Array, headers: WebhookHeaders, secret: string): TEvent {
   const body = typeof payload === 'string' ? payload : new TextDecoder().decode(payload);
   try {
     return new Webhook(secret).verify(body, headerRecord(headers)) as TEvent;

@@ -1,9 +1,11 @@
 // A webhook receiver for tests: a plain node http server on 127.0.0.1 that checks each request's
-// signature with the standardwebhooks library itself and answers the statuses it is told to.
+// signature with the standardwebhooks library itself (and with the SDK's verifyWebhook, as a
+// partner would) and answers the statuses it is told to.
 import http from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { verifyWebhook } from '@hearth/sdk';
 import type { Event } from '../../generated/openapi/types.gen.ts';
 
 export interface Received {
@@ -39,6 +41,8 @@ export async function startReceiver(): Promise<Receiver> {
       let event: Event;
       try {
         event = new Webhook(receiver.secret!).verify(body, req.headers as Record<string, string>) as Event;
+        // A partner's check, with Hearth's SDK (IncomingHttpHeaders as they come): it must read the same event.
+        if (JSON.stringify(verifyWebhook(body, req.headers, receiver.secret!)) !== JSON.stringify(event)) throw new Error('the SDK read another event');
       } catch {
         receiver.forged++;
         res.writeHead(400).end();
