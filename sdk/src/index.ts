@@ -10,7 +10,7 @@ export * from '../../generated/openapi/index.js';
 export { client } from '../../generated/openapi/client.gen.js';
 export { createClient, createConfig, type Auth, type Client, type Config, type RequestResult } from '../../generated/openapi/client/index.js';
 export { HearthApiError, HearthRequestError } from './errors.js';
-export { allClaims, allCollections, allEntities, paginate, type Page } from './paginate.js';
+export { allClaims, allCollections, allEntities, allEvents, eventPages, paginate, type Page } from './paginate.js';
 export { CREATING_POST_PATH, retryAfterMs, type RetryOptions } from './resilient-fetch.js';
 export { HearthWebhookError, verifyWebhook, type WebhookHeaders } from './webhooks.js';
 

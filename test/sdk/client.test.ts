@@ -9,12 +9,13 @@ import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import {
   allCollections, allEntities, createCollection, createEntity, createHearthClient, CREATING_POST_PATH, getClaim, getHealth, HearthApiError,
-  HearthRequestError, HearthWebhookError, listCollections, paginate, retryAfterMs, submitClaim, verifyCredential, verifyWebhook,
+  HearthRequestError, HearthWebhookError, listCollections, listEvents, paginate, retryAfterMs, submitClaim, verifyCredential, verifyWebhook,
+  allEvents, eventPages,
 } from '@hearth/sdk';
 import { loadOpenApiDocument } from '../../src/platform/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
-import { PARTNER_DID } from '../twins/fixtures.ts';
+import { householdDid, kptClaim, PARTNER_DID } from '../twins/fixtures.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
 
@@ -229,6 +230,26 @@ forEachDatabase('@hearth/sdk client against Hearth', (t) => {
     const stoves: string[] = [];
     for await (const entity of allEntities({ client, query: { type: 'PagedStove', limit: 1 } })) stoves.push(entity.type);
     expect(stoves).to.deep.equal(['PagedStove']);
+  });
+
+  it('allEvents and eventPages: the change feed to its end, page by page, and on from the last cursor later', async () => {
+    const client = createHearthClient({ baseUrl: server.baseUrl, apiKey: key });
+    expect((await createCollection({ client, body: { id: 'sdk-events', name: 'SDK events' } })).response.status).to.equal(201);
+    // Stored, and rejected on rule 5 (no selection design): two events each.
+    const submitted = async () => (await submitClaim({ client, body: kptClaim({ collectionId: 'sdk-events', householdId: householdDid() }) })).data!.id;
+    const first = [await submitted(), await submitted()];
+    const whole = (await listEvents({ client, query: { limit: 200 } })).data!;
+    const events: string[] = [];
+    for await (const event of allEvents({ client, query: { limit: 1 } })) events.push(event.id);
+    expect(events).to.deep.equal(whole.items.map((e) => e.id));
+    expect(events.length).to.be.at.least(2 * first.length);
+    let cursor: string | undefined;
+    for await (const page of eventPages({ client, query: { limit: 3 } })) cursor = page.nextCursor;
+    const later = await submitted();
+    const after: { type: string; claim?: string }[] = [];
+    for await (const event of allEvents({ client, query: { after: cursor } })) after.push({ type: event.type, claim: 'claimId' in event.data ? event.data.claimId : undefined });
+    expect(after.map((e) => e.type)).to.deep.equal(['claim.created', 'claim.rejected']);
+    expect(after.every((e) => e.claim === later)).to.equal(true);
   });
 
   it('an answer lost on the way: the retry sends the same key, and Hearth replays the entity it created once', async () => {
