@@ -22,13 +22,16 @@ export interface TestServer {
 
 export async function startTestServer(db: Db, env: Record<string, string> = {}, opts: { logger?: Logger } = {}): Promise<TestServer> {
   // Suites send many requests from one key and address to one server: limits they never reach,
-  // unless a test sets its own (test/platform/rate-limit.test.ts), as area B's helper does.
+  // unless a test sets its own (test/platform/rate-limit.test.ts), as area B's helper does. No
+  // webhook dispatcher polling the suite's database in the background, unless a test asks for one
+  // (the webhook tests drive theirs, or run servers as processes).
   const config = configWith({
     DATA_DIR: './data/test',
     GRPC_PORT: '0',
     TWINS_RATE_LIMIT_PER_MINUTE: '100000',
     AGENT_RATE_LIMIT_PER_MINUTE: '100000',
     CHAIN_RATE_LIMIT_PER_MINUTE: '100000',
+    WEBHOOK_POLL_MS: '0',
     ...env,
   });
   const hearth = await createHearth({ config, db, logger: opts.logger ?? createLogger(config) });

@@ -53,9 +53,6 @@ describe('outage of PostgreSQL [postgres]', function () {
       API_KEY_STALE_IF_ERROR_MS: '60000',
       DB_HEALTH_TIMEOUT_MS: '300',
       RETRY_AFTER_SECONDS: '7',
-      // No webhook dispatcher: its polls share the 400 ms statement deadline, and one caught behind
-      // the first request's validator compilation (the event loop busy) timed out and opened the breaker.
-      WEBHOOK_POLL_MS: '0',
     });
     key = await createTestKey(t.db);
     // The campaign kptClaim's claims go into.

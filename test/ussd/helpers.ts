@@ -28,7 +28,8 @@ export async function startUssdServer(
   env: Record<string, string> = {},
   opts: { twins?: UssdTwinsPort; clock?: { now: Date }; logger?: Logger } = {},
 ): Promise<UssdTestServer> {
-  const config = configWith({ DATA_DIR: './data/test', GRPC_PORT: '0', PIN_ENCRYPTION_KEY: TEST_PIN_KEY, USSD_RATE_LIMIT_PER_MINUTE: '100000', ...env });
+  // No webhook dispatcher polling the suite's database in the background (as startTestServer).
+  const config = configWith({ DATA_DIR: './data/test', GRPC_PORT: '0', PIN_ENCRYPTION_KEY: TEST_PIN_KEY, USSD_RATE_LIMIT_PER_MINUTE: '100000', WEBHOOK_POLL_MS: '0', ...env });
   const clock = opts.clock ?? { now: new Date('2026-03-02T08:00:00Z') };
   const hearth = await createHearth({ config, db, logger: opts.logger ?? createLogger(config), now: () => clock.now, ussdTwins: opts.twins });
   const running = await listen(hearth.app, 0, '127.0.0.1', 1000);
