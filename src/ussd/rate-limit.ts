@@ -7,12 +7,12 @@
 // With REDIS_URL the counters live in Redis so every instance shares them (the stores are the
 // platform's, platform/http/rate-limit.ts).
 import type { Request, RequestHandler } from 'express';
-import { rateLimit, type Options } from 'express-rate-limit';
+import { rateLimit } from 'express-rate-limit';
 import proxyaddr from 'proxy-addr';
 import type { UssdRequest } from '../../generated/openapi/types.gen.ts';
 import type { Config } from '../config.ts';
 import { sendUssdText } from './reply.ts';
-import { RATE_LIMIT_WINDOW_MS, type RateLimitStores } from '../platform/http/rate-limit.ts';
+import { SLIDING_MINUTE, type RateLimitStores } from '../platform/http/rate-limit.ts';
 import type { Logger } from '../platform/logging.ts';
 import { CATALOGUES, type Language } from './i18n/index.ts';
 
@@ -42,16 +42,8 @@ export function ussdRateLimits(
   const reply = replyIn(config.USSD_DEFAULT_LANGUAGE);
   const gateways = proxyaddr.compile(config.USSD_GATEWAY_ADDRESSES);
   const fromGateway = (req: Request) => config.USSD_GATEWAY_ADDRESSES.length > 0 && req.ip !== undefined && gateways(req.ip, 0);
-  const common: Partial<Options> = {
-    windowMs: RATE_LIMIT_WINDOW_MS,
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    // X-Forwarded-For without TRUST_PROXY_ENABLED is expected (the header is then ignored on
-    // purpose); the library would print a console warning for every such deployment.
-    validate: { xForwardedForHeader: false },
-  };
   const perAddress = rateLimit({
-    ...common,
+    ...SLIDING_MINUTE,
     limit: config.USSD_RATE_LIMIT_PER_MINUTE,
     store: storeFor(REDIS_PREFIX),
     skip: fromGateway,
@@ -61,7 +53,7 @@ export function ussdRateLimits(
     },
   });
   const perPhone = rateLimit({
-    ...common,
+    ...SLIDING_MINUTE,
     limit: config.USSD_PHONE_RATE_LIMIT_PER_MINUTE,
     store: storeFor(PHONE_REDIS_PREFIX),
     skip: (req) => !fromGateway(req),

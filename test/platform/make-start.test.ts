@@ -4,21 +4,12 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect } from 'chai';
+import { freePort } from '../helpers/server-process.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-
-async function freePort(): Promise<number> {
-  const s = createServer().listen(0, '127.0.0.1');
-  await once(s, 'listening');
-  const { port } = s.address() as { port: number };
-  s.close();
-  await once(s, 'close');
-  return port;
-}
 
 async function health(port: number): Promise<number | null> {
   try {

@@ -12,7 +12,17 @@ import { AppError } from './errors.ts';
 import { SlidingWindowMemoryStore, SlidingWindowRedisStore } from './sliding-window.ts';
 
 /** Every limit counts in a sliding window of a minute (the variables are per minute). */
-export const RATE_LIMIT_WINDOW_MS = 60_000;
+const RATE_LIMIT_WINDOW_MS = 60_000;
+
+/** What every area's limiters share: the minute, the draft-8 RateLimit headers and nothing older. */
+export const SLIDING_MINUTE = {
+  windowMs: RATE_LIMIT_WINDOW_MS,
+  standardHeaders: 'draft-8',
+  legacyHeaders: false,
+  // X-Forwarded-For without TRUST_PROXY_ENABLED is expected (the header is then ignored on
+  // purpose); the library would print a console warning for every such deployment.
+  validate: { xForwardedForHeader: false },
+} as const satisfies Partial<Options>;
 const REDIS_CONNECT_TIMEOUT_MS = 5000;
 /** How often a Redis outage is logged while it lasts: its first failure, then one a minute. */
 const OUTAGE_LOG_INTERVAL_MS = 60_000;
@@ -133,13 +143,8 @@ export interface AreaRateLimit {
  */
 export function areaRateLimit(opts: { area: string; limit: number; stores: RateLimitStores; applies: (req: Request) => boolean }): AreaRateLimit {
   const limiter = rateLimit({
-    windowMs: RATE_LIMIT_WINDOW_MS,
+    ...SLIDING_MINUTE,
     limit: opts.limit,
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    // X-Forwarded-For without TRUST_PROXY_ENABLED is expected (the header is then ignored on
-    // purpose); the library would print a console warning for every such deployment.
-    validate: { xForwardedForHeader: false },
     store: opts.stores(`hearth:${opts.area}:rl:`, { area: opts.area, message: `${opts.area} rate limit not counted: its store failed; requests go through uncounted` }),
     skip: (req) => !opts.applies(req),
     keyGenerator: (req) => {
