@@ -2,21 +2,27 @@
 # The service is compiled (scripts/build.sh, as `make build`) in a stage with every dependency;
 # the final stage gets the compiled dist/ and the production dependencies only.
 #
-# Node 24, the active LTS, on Debian bookworm, pinned by the digest of the official image's index
-# (node:24.18.0-bookworm-slim, also tagged krypton-slim), so a rebuild gets the same base. To move
-# to a newer patch release, replace tag and digest together (docker buildx imagetools inspect).
-# Not past 24.18 while better-sqlite3 is at 12: compiled against the headers of Node 24.19 or
-# later, its statements abort the process when collected (nodejs/node#65446).
-ARG NODE_IMAGE=node:24.18.0-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
+# Node 24 LTS on Debian bookworm, pinned by the digest of the official image's index
+# (node:24.19.0-bookworm-slim, also tagged 24-bookworm-slim), so a rebuild gets the same base. To
+# move to a newer patch release, replace tag and digest together (docker buildx imagetools inspect).
+# 24.19 is the first 24.x whose CommonJS export lexer does not abort the process while many modules
+# load at once (nodejs/node#63323; it aborted a CI run on 24.18.0).
+ARG NODE_IMAGE=node:24.19.0-bookworm-slim@sha256:a9f5f7c91a432850b2a8a7797adf5eadb6c733ceed61167806cee7ea7fbc29df
+# better-sqlite3 12 is compiled against the Node 24.18.1 headers: from 24.19 on, the headers'
+# node::ObjectWrap registers a cleanup hook whose removal aborts the process when a statement is
+# collected (nodejs/node#65446, open). Every 24.x shares one ABI, so the addon runs on the image's
+# Node; scripts/test-on-container-node.sh tests exactly this pairing.
+ARG ADDON_NODE_HEADERS=24.18.1
 
-# better-sqlite3 is compiled here, against this image's own Node headers (/usr/local/include),
-# rather than fetched prebuilt against headers of unknown version: python3, make, g++.
+# better-sqlite3 is compiled here, against the headers named above (node-gyp fetches them), rather
+# than fetched prebuilt against headers of unknown version: python3, make, g++.
 FROM ${NODE_IMAGE} AS toolchain
+ARG ADDON_NODE_HEADERS
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 ENV npm_config_build_from_source=better-sqlite3 \
-    npm_config_nodedir=/usr/local
+    npm_config_target=${ADDON_NODE_HEADERS}
 
 FROM toolchain AS build
 WORKDIR /app
