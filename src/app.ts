@@ -126,8 +126,9 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   }
   // The areas' gates (rate limits, operator switches, guards) come before anything reads the request.
   for (const area of areas) for (const gate of area.gates ?? []) app.use(gate);
-  // The pipeline: resolve the operation, authenticate it, parse its body, validate it; the
-  // handler runs (contractOnly) only for what was resolved and validated as the same operation.
+  // The pipeline: resolve the operation (the one match), authenticate it, parse its body,
+  // validate it with that operation's validator; the handler runs (contractOnly) only for what
+  // was resolved and validated.
   // Area C is not in the OpenAPI document: it parses and checks its own requests.
   const contract = loadOpenApiDocument();
   app.use(operationResolver(contract));

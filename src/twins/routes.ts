@@ -1,5 +1,5 @@
-// Area A's HTTP layer: thin handlers over the services. The OpenAPI validator has already
-// checked auth (401/403), parameters and bodies before these run.
+// Area A's HTTP layer: thin handlers over the services. The pipeline has already authenticated
+// the operation (401/403) and the validator has checked its parameters and body before these run.
 import { hash } from 'node:crypto';
 import fresh from 'fresh';
 import type { Request, Response, Router } from 'express';

@@ -1,5 +1,5 @@
 // Area A's change feed and webhook subscriptions over HTTP: thin handlers over the services. The
-// OpenAPI validator has already checked auth (401/403), parameters and bodies.
+// pipeline has already authenticated the operation (401/403) and validated its parameters and bodies.
 import type { Router } from 'express';
 import type { EventType, WebhookCreateRequest, WebhookUpdateRequest } from '../../../generated/openapi/types.gen.ts';
 import { principalOf } from '../../platform/http/auth.ts';
