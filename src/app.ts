@@ -10,6 +10,7 @@ import { DOCS_PATHS, docsRouter } from './platform/docs.ts';
 import { healthRouter } from './platform/health.ts';
 import { errorHandler, notFoundHandler, type ErrorRenderer } from './platform/http/errors.ts';
 import { requireContentTypeForBody, stopAtLimit } from './platform/http/body.ts';
+import { operationDispatcher, type HandlerTable } from './platform/http/handlers.ts';
 import { authenticateOperation, operationOf, operationResolver, requestPointer } from './platform/http/operations.ts';
 import { checkFormBody, checkJsonBody, rejectUnstorableInput, requestHeaderRules } from './platform/http/input.ts';
 import { createRateLimitStores } from './platform/http/rate-limit.ts';
@@ -156,6 +157,9 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   if (config.METRICS_ENABLED) app.use(contractOnly(scopedRouter(metricsRouter(ctx.metrics, config.METRICS_TOKEN), { paths: ['/metrics'] })));
   // Static, public and outside the contract: the reference page and the contract itself.
   app.use(scopedRouter(docsRouter(publicBaseUrl(config), chain.openApiDocument), { paths: DOCS_PATHS }));
+  const handlers: HandlerTable = {};
+  for (const area of areas) Object.assign(handlers, area.handlers);
+  app.use(operationDispatcher(handlers));
   for (const area of areas) {
     for (const { router, ...scope } of area.routers ?? []) app.use(contractOnly(scope.paths || scope.prefixes ? scopedRouter(router, scope) : router));
     if (area.uncontractedRouter) app.use(area.uncontractedRouter);

@@ -4,7 +4,7 @@ import { areaRateLimit } from '../platform/http/rate-limit.ts';
 import { isUnder } from '../platform/http/scope.ts';
 import { userPreferencesPlugin } from './plugins/user-preferences/index.ts';
 import { MCP_PATH, mcpErrorRendererFor, mcpRouter } from './mcp.ts';
-import { agentRouter } from './routes.ts';
+import { agentHandlers } from './routes.ts';
 import { loadFeaturesMap } from './runtime/features.ts';
 import type { AgentPlugin } from './runtime/plugin.ts';
 import { AgentRuntime } from './runtime/runtime.ts';
@@ -35,8 +35,8 @@ export function createAgentArea(ctx: Pick<AreaContext, 'config' | 'db' | 'logger
     rateLimits: [limit.count, limit.countRefused],
     // Before the contract (which documents every plugin's routes): 404 for those of plugins that are off.
     gates: [runtime.unloadedRoutesGuard()],
+    handlers: agentHandlers(runtime),
     routers: [
-      { router: agentRouter(runtime), prefixes: ['/agent'] },
       {
         router: mcpRouter(runtime, {
           version: MCP_SERVER_VERSION,
