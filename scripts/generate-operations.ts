@@ -1,6 +1,6 @@
 // Writes generated/operations.gen.ts: each operation of the bundled contract by operationId, with
-// its tag, whether it asks for a key, and the request (`<Id>Data`) and answer (`<Id>Responses`)
-// types @hey-api/openapi-ts generated for it, which keeps no such map of its own. The areas' handler
+// its tag, whether it asks for a key, and the request (`<Id>Data`) and answer (`<Id>Responses`,
+// `<Id>Errors`) types @hey-api/openapi-ts generated for it, which keeps no such map of its own. The areas' handler
 // objects are typed from it (src/platform/http/handlers.ts).
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { OpenApiDocument } from '../src/platform/contract.ts';
@@ -30,8 +30,9 @@ for (const [template, item] of Object.entries(doc.paths ?? {})) {
     const secured = security.length > 0 && security.every((r) => Object.keys(r).length > 0);
     const data = typeName(id, 'Data');
     const responses = typeName(id, 'Responses');
-    imports.push(data, responses);
-    entries.push(`  ${id}: { tag: '${tag}'; secured: ${secured}; data: ${data}; responses: ${responses} };`);
+    const errors = typeName(id, 'Errors');
+    imports.push(data, responses, errors);
+    entries.push(`  ${id}: { tag: '${tag}'; secured: ${secured}; data: ${data}; responses: ${responses}; errors: ${errors} };`);
   }
 }
 entries.sort();
@@ -44,7 +45,7 @@ import type {
 ${imports.map((name) => `  ${name},`).join('\n')}
 } from './openapi/types.gen.ts';
 
-/** Each operation of the contract: its first tag, whether it asks for a key, its request and answer types. */
+/** Each operation of the contract: its first tag, whether it asks for a key, its request, answer and error answer types. */
 export interface Operations {
 ${entries.join('\n')}
 }

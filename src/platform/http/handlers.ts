@@ -6,6 +6,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Operations } from '../../../generated/operations.gen.ts';
 import type { Principal } from '../keys/service.ts';
 import { principalIfAny } from './auth.ts';
+import { toAppError } from './errors.ts';
 import { operationOf, type ResolvedOperation } from './operations.ts';
 
 export type OperationId = keyof Operations;
@@ -14,7 +15,6 @@ export type OperationId = keyof Operations;
 export type OperationsTagged<Tag extends string> = { [Id in OperationId]: Operations[Id]['tag'] extends Tag ? Id : never }[OperationId];
 
 type Data<Id extends OperationId> = Operations[Id]['data'];
-type Responses<Id extends OperationId> = Operations[Id]['responses'];
 /** A request part the operation may lack: an empty object then (the request has none). */
 type Part<T> = [Exclude<T, undefined>] extends [never] ? Record<string, never> : Exclude<T, undefined>;
 
@@ -32,13 +32,13 @@ export interface HandlerInput<Id extends OperationId> {
   res: Response;
 }
 
-/** An answer of the operation, sent as JSON (none for a body-less status, e.g. 204). */
-export type Reply<Id extends OperationId> = {
-  [S in keyof Responses<Id>]: { status: S; body: Responses<Id>[S]; headers?: Record<string, string> };
-}[keyof Responses<Id>];
+type ReplyOf<R> = { [S in keyof R]: { status: S; body: R[S]; headers?: Record<string, string> } }[keyof R];
+
+/** An answer the contract documents for the operation, sent as JSON (none for a body-less status, e.g. 204). */
+export type Reply<Id extends OperationId> = ReplyOf<Operations[Id]['responses']> | ReplyOf<Operations[Id]['errors']>;
 
 /** Returned by a handler that wrote its answer to `res` itself. */
-export const SENT = Symbol('sent');
+export const SENT = Object.freeze({ sent: true as const });
 
 type Handler<Id extends OperationId> = (input: HandlerInput<Id>) => Reply<Id> | typeof SENT | Promise<Reply<Id> | typeof SENT>;
 
@@ -90,7 +90,7 @@ export function operationDispatcher(table: HandlerTable): RequestHandler {
     const handler = op && (table[op.operationId as OperationId] as ((input: UntypedInput) => UntypedReply | Promise<UntypedReply>) | undefined);
     if (!op || !handler || !validatedAs(req, op)) return next();
     const reply = await handler({ path: pathOf(req), query: req.query, headers: headersOf(req, op), body: req.body as unknown, principal: principalIfAny(req), req, res });
-    if (reply === SENT) return;
+    if ('sent' in reply) return;
     if (reply.headers) res.set(reply.headers);
     res.status(reply.status);
     if (reply.body === undefined) res.end();
@@ -105,7 +105,7 @@ export function operationDispatcher(table: HandlerTable): RequestHandler {
  */
 export function passes(middleware: RequestHandler, req: Request, res: Response): Promise<boolean> {
   return new Promise((resolve, reject) => {
-    const ran: unknown = middleware(req, res, (err?: Error) => (err ? reject(err) : resolve(true)));
+    const ran: unknown = middleware(req, res, (err?: unknown) => (err ? reject(err instanceof Error ? err : toAppError(err)) : resolve(true)));
     Promise.resolve(ran).then(() => resolve(false), reject);
   });
 }
