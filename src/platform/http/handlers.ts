@@ -40,7 +40,7 @@ export type Reply<Id extends OperationId> = ReplyOf<Operations[Id]['responses']>
 /** Returned by a handler that wrote its answer to `res` itself. */
 export const SENT = Object.freeze({ sent: true as const });
 
-type Handler<Id extends OperationId> = (input: HandlerInput<Id>) => Reply<Id> | typeof SENT | Promise<Reply<Id> | typeof SENT>;
+export type Handler<Id extends OperationId> = (input: HandlerInput<Id>) => Reply<Id> | typeof SENT | Promise<Reply<Id> | typeof SENT>;
 
 /** One handler for each of the operations `Ids`, and none other (with `satisfies`). */
 export type Handlers<Ids extends OperationId> = { [Id in Ids]: Handler<Id> };
