@@ -1,11 +1,13 @@
 // The orchestrator's HTTP surface of the runtime (/agent/...). Thin: the runtime does the work.
-// POST /agent/mcp is the MCP router's (mcp.ts), which answers in JSON-RPC's shape of its own.
-import type { Handlers, OperationsTagged } from '../platform/http/handlers.ts';
+// POST /agent/mcp is mcp.ts's, which answers in JSON-RPC's shape of its own.
+import type { Handler, Handlers, OperationsTagged } from '../platform/http/handlers.ts';
 import { DEFAULT_ROOM_ID } from './runtime/plugin.ts';
 import type { AgentRuntime } from './runtime/runtime.ts';
 
-export function agentHandlers(runtime: AgentRuntime) {
+export function agentHandlers(runtime: AgentRuntime, mcp: Handler<'postAgentMcp'>) {
   return {
+    postAgentMcp: mcp,
+
     listAgentPlugins: () => ({ status: 200, body: runtime.report() }),
 
     listAgentTools: () => ({ status: 200, body: { tools: runtime.toolSchemas() } }),
@@ -28,5 +30,5 @@ export function agentHandlers(runtime: AgentRuntime) {
       body: await runtime.buildContext({ userDid: principal.did, roomId: body?.roomId ?? DEFAULT_ROOM_ID }),
       headers: { 'Cache-Control': 'private, no-store' },
     }),
-  } satisfies Handlers<Exclude<OperationsTagged<'agent'>, 'postAgentMcp'>>;
+  } satisfies Handlers<OperationsTagged<'agent'>>;
 }
