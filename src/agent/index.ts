@@ -35,18 +35,19 @@ export function createAgentArea(ctx: Pick<AreaContext, 'config' | 'db' | 'logger
     rateLimits: [limit.count, limit.countRefused],
     // Before the contract (which documents every plugin's routes): 404 for those of plugins that are off.
     gates: [runtime.unloadedRoutesGuard()],
-    handlers: agentHandlers(
-      runtime,
-      mcpHandler(runtime, {
-        version: MCP_SERVER_VERSION,
-        corsOrigins: ctx.config.API_CORS_ORIGINS,
-        retryAfterSeconds: ctx.config.RETRY_AFTER_SECONDS,
-        logger: ctx.logger.child({ area: 'agent' }),
-      }),
-    ),
-    routers: [
-      ...runtime.routers().map((router) => ({ router })),
-    ],
+    handlers: {
+      ...agentHandlers(
+        runtime,
+        mcpHandler(runtime, {
+          version: MCP_SERVER_VERSION,
+          corsOrigins: ctx.config.API_CORS_ORIGINS,
+          retryAfterSeconds: ctx.config.RETRY_AFTER_SECONDS,
+          logger: ctx.logger.child({ area: 'agent' }),
+        }),
+      ),
+      ...runtime.handlers(),
+    },
+    routers: runtime.routers().map((router) => ({ router })),
     browserPrefixes: prefixes,
     errorRendererFor: mcpErrorRendererFor,
   };
