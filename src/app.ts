@@ -161,7 +161,7 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
     getMetrics: config.METRICS_ENABLED ? metricsHandler(ctx.metrics, config.METRICS_TOKEN) : ({ req }) => { throw noRoute(req); },
   } satisfies Handlers<OperationsTagged<'health'>>;
   for (const area of areas) Object.assign(handlers, area.handlers);
-  app.use(operationDispatcher(handlers));
+  app.use(contractOnly(operationDispatcher(handlers)));
   for (const area of areas) {
     for (const { router, ...scope } of area.routers ?? []) app.use(contractOnly(scope.paths || scope.prefixes ? scopedRouter(router, scope) : router));
     if (area.uncontractedRouter) app.use(area.uncontractedRouter);

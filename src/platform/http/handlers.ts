@@ -74,21 +74,17 @@ function headersOf(req: Request, op: ResolvedOperation): Record<string, string> 
   return headers;
 }
 
-/** Whether the validator read the request as the resolved operation (its one path matched too). */
-function validatedAs(req: Request, op: ResolvedOperation): boolean {
-  return (req as { openapi?: { openApiRoute?: string } }).openapi?.openApiRoute === op.template;
-}
-
 /**
- * Runs the handler of the request's resolved and validated operation; other requests pass on.
- * HEAD runs the GET's handler (it resolved as the GET), and Node sends its headers alone.
+ * Runs the handler of the request's resolved operation; other requests pass on. Mounted behind
+ * contractOnly (openapi.ts), so only for a request its operation's validator validated. HEAD
+ * runs the GET's handler (it resolved as the GET), and Node sends its headers alone.
  */
 export function operationDispatcher(table: HandlerTable): RequestHandler {
   return async (req, res, next) => {
     const op = operationOf(req);
     // The one place the validated request meets the contract's types: the validator has checked them.
     const handler = op && (table[op.operationId as OperationId] as ((input: UntypedInput) => UntypedReply | Promise<UntypedReply>) | undefined);
-    if (!op || !handler || !validatedAs(req, op)) return next();
+    if (!op || !handler) return next();
     const reply = await handler({ path: pathOf(req), query: req.query, headers: headersOf(req, op), body: req.body as unknown, principal: principalIfAny(req), req, res });
     if ('sent' in reply) return;
     if (reply.headers) res.set(reply.headers);

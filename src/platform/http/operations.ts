@@ -14,8 +14,6 @@ import { authorizeRequest } from './auth.ts';
 export interface ResolvedOperation {
   /** The contract's operationId, e.g. getClaim: what validates the request and which handler runs. */
   operationId: string;
-  /** The contract's method of the operation, lower case: `get` for a HEAD request. */
-  method: string;
   /** The document's path template, e.g. /v1/claims/{id}. */
   template: string;
   /** Scopes of the bearerAuth requirement; null for a public operation. */
@@ -85,7 +83,7 @@ export function operationResolver(doc: OpenApiDocument): RequestHandler {
       if (!op) continue;
       const scopes = scopesOf(op.security ?? doc.security ?? [], `${method.toUpperCase()} ${template}`);
       const list = byMethod.get(method.toUpperCase()) ?? [];
-      list.push({ operationId: operationIdOf(method, template, op), method, template, scopes, pattern, parameters: parameterPointers(doc, item.parameters, op.parameters) });
+      list.push({ operationId: operationIdOf(method, template, op), template, scopes, pattern, parameters: parameterPointers(doc, item.parameters, op.parameters) });
       byMethod.set(method.toUpperCase(), list);
     }
   }
