@@ -19,7 +19,11 @@ function refsUnder(value: unknown, into: Set<string>): Set<string> {
   return into;
 }
 
-/** The components `pathItem` refers to, directly or through other components, and the security schemes. */
+/**
+ * The components `pathItem` refers to, directly or through other components, and the security
+ * schemes: each validator copies and dereferences its document, so each holds only what its
+ * operation needs (with every component, one per operation took seconds to load).
+ */
 function componentsOf(doc: OpenApiDocument, pathItem: unknown): Record<string, Record<string, unknown>> {
   const all = doc.components as Record<string, Record<string, unknown> | undefined> | undefined;
   const components: Record<string, Record<string, unknown>> = all?.securitySchemes ? { securitySchemes: all.securitySchemes } : {};
