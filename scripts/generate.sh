@@ -11,5 +11,6 @@ npx --no-install openapi-ts --file openapi-ts.config.ts >/dev/null
 npx --no-install buf generate
 # After buf: it reads the descriptors buf has just written.
 npx --no-install tsx scripts/generate-chain-openapi.ts
+npx --no-install tsx scripts/generate-operations.ts
 npx --no-install tsx scripts/generate-db-types.ts
 npx --no-install tsx scripts/generate-config-doc.ts

@@ -7,16 +7,17 @@ import { createAgentArea } from './agent/index.ts';
 import { createChainArea } from './chain/index.ts';
 import type { Area, AreaContext } from './platform/area.ts';
 import { DOCS_PATHS, docsRouter } from './platform/docs.ts';
-import { healthRouter } from './platform/health.ts';
-import { errorHandler, notFoundHandler, type ErrorRenderer } from './platform/http/errors.ts';
+import { healthHandlers } from './platform/health.ts';
+import { errorHandler, noRoute, notFoundHandler, type ErrorRenderer } from './platform/http/errors.ts';
 import { requireContentTypeForBody, stopAtLimit } from './platform/http/body.ts';
+import { operationDispatcher, type HandlerTable, type Handlers, type OperationsTagged } from './platform/http/handlers.ts';
 import { authenticateOperation, operationOf, operationResolver, requestPointer } from './platform/http/operations.ts';
 import { checkFormBody, checkJsonBody, rejectUnstorableInput, requestHeaderRules } from './platform/http/input.ts';
 import { createRateLimitStores } from './platform/http/rate-limit.ts';
 import { requestTargetRule } from './platform/http/request-target.ts';
 import { requestContext } from './platform/http/request-context.ts';
 import { cors } from './platform/http/cors.ts';
-import { createMetrics, httpMetrics, metricsRouter, type RouteLabeller } from './platform/metrics.ts';
+import { createMetrics, httpMetrics, metricsHandler, type RouteLabeller } from './platform/metrics.ts';
 import { requestDeadline } from './platform/http/deadline.ts';
 import { scopedRouter } from './platform/http/scope.ts';
 import { ApiKeyService } from './platform/keys/service.ts';
@@ -126,8 +127,9 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   }
   // The areas' gates (rate limits, operator switches, guards) come before anything reads the request.
   for (const area of areas) for (const gate of area.gates ?? []) app.use(gate);
-  // The pipeline: resolve the operation, authenticate it, parse its body, validate it; the
-  // handler runs (contractOnly) only for what was resolved and validated as the same operation.
+  // The pipeline: resolve the operation (the one match), authenticate it, parse its body,
+  // validate it with that operation's validator; the handler runs (contractOnly) only for what
+  // was resolved and validated.
   // Area C is not in the OpenAPI document: it parses and checks its own requests.
   const contract = loadOpenApiDocument();
   app.use(operationResolver(contract));
@@ -151,10 +153,15 @@ export async function createHearth(deps: HearthDeps): Promise<Hearth> {
   // OPTIONS before the routers, which would answer it themselves (200 with Allow).
   app.use((req, res, next) => (req.method === 'OPTIONS' ? methodNotAllowed(req, res, next) : next()));
 
-  app.use(contractOnly(scopedRouter(healthRouter(db, { appName: config.USSD_APP_NAME, environment: config.NODE_ENV, timeoutMs: config.DB_HEALTH_TIMEOUT_MS }), { paths: ['/health', '/'] })));
-  if (config.METRICS_ENABLED) app.use(contractOnly(scopedRouter(metricsRouter(ctx.metrics, config.METRICS_TOKEN), { paths: ['/metrics'] })));
   // Static, public and outside the contract: the reference page and the contract itself.
   app.use(scopedRouter(docsRouter(publicBaseUrl(config), chain.openApiDocument), { paths: DOCS_PATHS }));
+  // The platform's own operations; /metrics is no route while metrics are off.
+  const handlers: HandlerTable = {
+    ...healthHandlers(db, { appName: config.USSD_APP_NAME, environment: config.NODE_ENV, timeoutMs: config.DB_HEALTH_TIMEOUT_MS }),
+    getMetrics: config.METRICS_ENABLED ? metricsHandler(ctx.metrics, config.METRICS_TOKEN) : ({ req }) => { throw noRoute(req); },
+  } satisfies Handlers<OperationsTagged<'health'>>;
+  for (const area of areas) Object.assign(handlers, area.handlers);
+  app.use(contractOnly(operationDispatcher(handlers)));
   for (const area of areas) {
     for (const { router, ...scope } of area.routers ?? []) app.use(contractOnly(scope.paths || scope.prefixes ? scopedRouter(router, scope) : router));
     if (area.uncontractedRouter) app.use(area.uncontractedRouter);

@@ -3,8 +3,8 @@ import type { Area, AreaContext } from '../platform/area.ts';
 import { areaRateLimit } from '../platform/http/rate-limit.ts';
 import { isUnder } from '../platform/http/scope.ts';
 import { userPreferencesPlugin } from './plugins/user-preferences/index.ts';
-import { MCP_PATH, mcpErrorRendererFor, mcpRouter } from './mcp.ts';
-import { agentRouter } from './routes.ts';
+import { mcpErrorRendererFor, mcpHandler } from './mcp.ts';
+import { agentHandlers } from './routes.ts';
 import { loadFeaturesMap } from './runtime/features.ts';
 import type { AgentPlugin } from './runtime/plugin.ts';
 import { AgentRuntime } from './runtime/runtime.ts';
@@ -35,19 +35,19 @@ export function createAgentArea(ctx: Pick<AreaContext, 'config' | 'db' | 'logger
     rateLimits: [limit.count, limit.countRefused],
     // Before the contract (which documents every plugin's routes): 404 for those of plugins that are off.
     gates: [runtime.unloadedRoutesGuard()],
-    routers: [
-      { router: agentRouter(runtime), prefixes: ['/agent'] },
-      {
-        router: mcpRouter(runtime, {
+    handlers: {
+      ...agentHandlers(
+        runtime,
+        mcpHandler(runtime, {
           version: MCP_SERVER_VERSION,
           corsOrigins: ctx.config.API_CORS_ORIGINS,
           retryAfterSeconds: ctx.config.RETRY_AFTER_SECONDS,
           logger: ctx.logger.child({ area: 'agent' }),
         }),
-        paths: [MCP_PATH],
-      },
-      ...runtime.routers().map((router) => ({ router })),
-    ],
+      ),
+      ...runtime.handlers(),
+    },
+    routers: runtime.routers().map((router) => ({ router })),
     browserPrefixes: prefixes,
     errorRendererFor: mcpErrorRendererFor,
   };

@@ -12,12 +12,12 @@ import {
   LATEST_PROTOCOL_VERSION, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, PingRequestSchema, ReadResourceRequestSchema, SUPPORTED_PROTOCOL_VERSIONS,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Request, Response, Router } from 'express';
+import type { Request, Response } from 'express';
 import { isDatabaseUnavailable } from '../platform/db/index.ts';
-import { assertScopes, principalOf } from '../platform/http/auth.ts';
+import { assertScopes } from '../platform/http/auth.ts';
 import { DomainError } from '../platform/domain-errors.ts';
 import { domainToAppError, forbidden, NOT_JSON, renderProblem, type ErrorRenderer } from '../platform/http/errors.ts';
-import { caseSensitiveRouter } from '../platform/http/scope.ts';
+import { SENT, type Handler } from '../platform/http/handlers.ts';
 import { contractValidator } from '../platform/contract-validators.ts';
 import { unstorableValue } from '../platform/http/input.ts';
 import type { Principal } from '../platform/keys/service.ts';
@@ -264,11 +264,9 @@ function admitMessage(req: Request, res: Response, principal: Principal, corsOri
   return true;
 }
 
-export function mcpRouter(runtime: AgentRuntime, opts: McpOptions): Router {
-  const router = caseSensitiveRouter();
-  router.post(MCP_PATH, async (req, res) => {
-    const principal = principalOf(req);
-    if (!admitMessage(req, res, principal, opts.corsOrigins)) return;
+export function mcpHandler(runtime: AgentRuntime, opts: McpOptions): Handler<'postAgentMcp'> {
+  return async ({ principal, body, req, res }) => {
+    if (!admitMessage(req, res, principal, opts.corsOrigins)) return SENT;
     const server = mcpServer(runtime, principal, opts);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
@@ -276,7 +274,7 @@ export function mcpRouter(runtime: AgentRuntime, opts: McpOptions): Router {
       void server.close();
     });
     await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
-  });
-  return router;
+    await transport.handleRequest(req, res, body);
+    return SENT;
+  };
 }

@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { Db } from './db/index.ts';
 import type { ErrorRenderer } from './http/errors.ts';
+import type { HandlerTable } from './http/handlers.ts';
 import type { RateLimitStores } from './http/rate-limit.ts';
 import type { RouterScope } from './http/scope.ts';
 import type { ApiKeyService } from './keys/service.ts';
@@ -40,7 +41,9 @@ export interface Area {
    * that count per API key (an ErrorRequestHandler among them sees the 401s and 403s).
    */
   rateLimits?: (RequestHandler | ErrorRequestHandler)[];
-  /** Routers of contract operations: each is reached only by requests resolved and validated as one. */
+  /** Handlers of its contract operations by operationId (see http/handlers.ts), run for requests resolved and validated as that operation. */
+  handlers?: HandlerTable;
+  /** Routers of contract operations a handler object does not serve: each is reached only by requests resolved and validated as one. */
   routers?: RouterMount[];
   /** A router outside the OpenAPI contract, which parses and checks its own requests (area C). */
   uncontractedRouter?: RequestHandler;

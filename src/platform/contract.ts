@@ -7,6 +7,7 @@ export const OPENAPI_PATH = fileURLToPath(new URL('../../generated/openapi.json'
 
 /** An operation of the contract, as far as Hearth reads it; the validator and Ajv read the rest. */
 export interface OpenApiOperation {
+  operationId?: string;
   security?: Record<string, string[]>[];
   parameters?: OpenApiParameter[];
   [key: string]: unknown;

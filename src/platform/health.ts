@@ -1,8 +1,7 @@
 // GET /health and GET / (spec B5). `database` comes from a real query with a timeout.
-import type { Router } from 'express';
 import type { Health, RootStatus } from '../../generated/openapi/types.gen.ts';
 import { pingDb, type Db } from './db/index.ts';
-import { caseSensitiveRouter } from './http/scope.ts';
+import type { Handlers } from './http/handlers.ts';
 
 const startedAt = Date.now();
 
@@ -34,14 +33,13 @@ function rootStatus(opts: HealthOptions): RootStatus {
   };
 }
 
-export function healthRouter(db: Db, opts: HealthOptions): Router {
-  const router = caseSensitiveRouter();
-  router.get('/health', async (_req, res) => {
-    const report = await healthReport(db, opts);
-    res.status(report.database === 'connected' ? 200 : 503).set('Cache-Control', 'no-store').json(report);
-  });
-  router.get('/', (_req, res) => {
-    res.set('Cache-Control', 'no-store').json(rootStatus(opts));
-  });
-  return router;
+export function healthHandlers(db: Db, opts: HealthOptions) {
+  return {
+    getHealth: async () => {
+      const report = await healthReport(db, opts);
+      const headers = { 'Cache-Control': 'no-store' };
+      return report.database === 'connected' ? { status: 200, body: report, headers } : { status: 503, body: report, headers };
+    },
+    getRoot: () => ({ status: 200, body: rootStatus(opts), headers: { 'Cache-Control': 'no-store' } }),
+  } satisfies Handlers<'getHealth' | 'getRoot'>;
 }

@@ -3,11 +3,11 @@
 // registers its own metrics on the same registry (AreaContext.metrics). Labels hold only
 // templates, methods and statuses, never ids, so their number stays bounded.
 import { timingSafeEqual } from 'node:crypto';
-import type { Request, RequestHandler, Router } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { poolStats, type Db } from './db/index.ts';
 import { unauthorized } from './http/errors.ts';
-import { caseSensitiveRouter } from './http/scope.ts';
+import { SENT, type Handler } from './http/handlers.ts';
 
 /** The operation a request was resolved to, as the contract writes it, else its area's catch-all. */
 export type RouteLabeller = (req: Request) => string;
@@ -142,10 +142,9 @@ export function httpMetrics(registry: Registry, routeOf: RouteLabeller): Request
 }
 
 /** GET /metrics in the Prometheus text format; with a token, only for `Authorization: Bearer <token>`. */
-export function metricsRouter(registry: Registry, token: string | undefined): Router {
-  const router = caseSensitiveRouter();
+export function metricsHandler(registry: Registry, token: string | undefined): Handler<'getMetrics'> {
   const expected = token ? Buffer.from(`Bearer ${token}`) : undefined;
-  router.get('/metrics', async (req, res) => {
+  return async ({ req, res }) => {
     if (expected) {
       const given = Buffer.from(req.headers.authorization ?? '');
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw unauthorized('GET /metrics needs Authorization: Bearer <METRICS_TOKEN>.');
@@ -154,6 +153,6 @@ export function metricsRouter(registry: Registry, token: string | undefined): Ro
     await Promise.all((databaseReads.get(registry) ?? []).map((read) => read()));
     res.setHeader('Cache-Control', 'no-store');
     res.type('text/plain').send(await registry.metrics());
-  });
-  return router;
+    return SENT;
+  };
 }

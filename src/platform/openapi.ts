@@ -5,64 +5,89 @@ import { AppError } from './http/errors.ts';
 import type { OpenApiDocument, OpenApiParameter } from './contract.ts';
 import { didPatternFailure } from './did.ts';
 import { valueAtPointer } from './json-pointer.ts';
-import { operationOf, templatePattern } from './http/operations.ts';
+import { METHODS, operationIdOf, operationOf, templatePattern } from './http/operations.ts';
 
-/** The literal leading segments of a path (at most two, none after a `{template}`): its validator group. */
-function groupKeyOf(path: string): string {
-  const literal: string[] = [];
-  for (const segment of path.split('/').slice(1, 3)) {
-    if (segment.includes('{')) break;
-    literal.push(segment);
+/** Every `$ref` under `value`. */
+function refsUnder(value: unknown, into: Set<string>): Set<string> {
+  if (Array.isArray(value)) for (const v of value) refsUnder(v, into);
+  else if (value && typeof value === 'object') {
+    for (const [key, v] of Object.entries(value)) {
+      if (key === '$ref' && typeof v === 'string') into.add(v);
+      else refsUnder(v, into);
+    }
   }
-  return literal.join('/');
+  return into;
 }
 
 /**
- * Validates every request the document describes; routes it does not describe pass through.
+ * The components `pathItem` refers to, directly or through other components, and the security
+ * schemes: each validator copies and dereferences its document, so each holds only what its
+ * operation needs (with every component, one per operation took seconds to load).
+ */
+function componentsOf(doc: OpenApiDocument, pathItem: unknown): Record<string, Record<string, unknown>> {
+  const all = doc.components as Record<string, Record<string, unknown> | undefined> | undefined;
+  const components: Record<string, Record<string, unknown>> = all?.securitySchemes ? { securitySchemes: all.securitySchemes } : {};
+  const pending = [...refsUnder(pathItem, new Set())];
+  const seen = new Set<string>();
+  for (let ref = pending.pop(); ref !== undefined; ref = pending.pop()) {
+    if (seen.has(ref)) continue;
+    seen.add(ref);
+    const [, , kind = '', name = ''] = ref.split('/');
+    const target = all?.[kind]?.[name];
+    (components[kind] ??= {})[name] = target;
+    pending.push(...refsUnder(target, new Set()));
+  }
+  return components;
+}
+
+/**
+ * One operation's validator: a document holding that operation alone (its path item's
+ * parameters, the components it refers to), so the validator has one path to match, the one
+ * the resolver chose. A GET is also described as HEAD, which Hearth answers as that GET: a HEAD
+ * request is validated as such, its method untouched.
+ */
+function operationValidator(doc: OpenApiDocument, template: string, method: string): RequestHandler {
+  const item = doc.paths![template]!;
+  const operation = item[method]!;
+  const pathItem = {
+    ...(item.parameters ? { parameters: item.parameters } : {}),
+    [method]: operation,
+    ...(method === 'get' ? { head: operation } : {}),
+  };
+  const router = Router();
+  router.use(
+    OpenApiValidator.middleware({
+      // Not the document's webhooks: they are what Hearth sends, and refer to components of their own.
+      apiSpec: { openapi: doc.openapi, info: doc.info, servers: doc.servers, paths: { [template]: pathItem }, components: componentsOf(doc, pathItem) } as unknown as Parameters<typeof OpenApiValidator.middleware>[0]['apiSpec'],
+      // Query and path parameters are always coerced by the library; bodies are checked as sent.
+      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
+      validateResponses: false,
+      validateSecurity: false,
+      ignoreUndocumented: true,
+      validateFormats: true,
+    }) as unknown as RequestHandler[],
+  );
+  return router;
+}
+
+/**
+ * Validates each request resolved to an operation (operations.ts) with that operation's own
+ * validator; requests resolved to none (area C, undocumented methods) pass through. The
+ * validator never searches the document for the operation: the resolver has chosen it.
  * Authentication is not its job (operations.ts runs it before the body is parsed).
- * express-openapi-validator matches a request by compiling each documented path's pattern in
- * turn, per request; so there is one validator per group of paths sharing their first two
- * segments (`v1/claims`, `api/ussd`, ...), holding only that group's few paths, and a request
- * outside every group (area C) skips validation without scanning the document at all.
  */
 export function openApiRequestValidator(doc: OpenApiDocument): RequestHandler {
-  const groups = new Map<string, Record<string, unknown>>();
-  for (const [path, item] of Object.entries(doc.paths ?? {})) {
-    const key = groupKeyOf(path);
-    groups.set(key, { ...groups.get(key), [path]: item });
-  }
-  const validators = new Map<string, Router>();
-  for (const [key, paths] of groups) {
-    const router = Router();
-    router.use(
-      OpenApiValidator.middleware({
-        apiSpec: { ...doc, paths } as unknown as Parameters<typeof OpenApiValidator.middleware>[0]['apiSpec'],
-        // Query and path parameters are always coerced by the library; bodies are checked as sent.
-        validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
-        validateResponses: false,
-        validateSecurity: false,
-        ignoreUndocumented: true,
-        validateFormats: true,
-      }) as unknown as RequestHandler[],
-    );
-    validators.set(key, router);
+  const validators = new Map<string, RequestHandler>();
+  for (const [template, item] of Object.entries(doc.paths ?? {})) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (operation) validators.set(operationIdOf(method, template, operation), operationValidator(doc, template, method));
+    }
   }
   return (req, res, next) => {
-    // The longest group key that the request's own leading segments spell.
-    const [, first = '', second] = req.path.split('/', 3);
-    const validator = (second !== undefined && validators.get(`${first}/${second}`)) || validators.get(first);
+    const validator = validators.get(operationOf(req)?.operationId ?? '');
     if (!validator) return next();
-    const done = (err?: unknown) => next(err ? restateRuleFailures(err, req) : integersAsWritten(req, doc));
-    // Express answers HEAD with the GET handler, but the document describes no HEAD operations,
-    // so the validator would pass HEAD through unvalidated: it is checked as the GET it runs.
-    if (req.method === 'HEAD') {
-      req.method = 'GET';
-      return validator(req, res, (err?: unknown) => {
-        req.method = 'HEAD';
-        done(err);
-      });
-    }
-    validator(req, res, done);
+    validator(req, res, (err?: unknown) => next(err ? restateRuleFailures(err, req) : integersAsWritten(req, doc)));
   };
 }
 
@@ -150,8 +175,8 @@ export function methodNotAllowedHandler(doc: OpenApiDocument, readOnlyPaths: rea
 
 /**
  * `router`, reached only by requests that the pipeline resolved (and so authenticated) and the
- * validator validated as the same operation of the contract: a request the two read differently
- * falls through to the 405/404 handlers instead of reaching a handler unchecked.
+ * resolved operation's validator validated: its one path matched the request too (a path it
+ * reads otherwise, say with an undecodable parameter, falls through to the 405/404 handlers).
  */
 export function contractOnly(router: RequestHandler): RequestHandler {
   return (req, res, next) => {

@@ -14,9 +14,9 @@ import { CredentialStatusService } from './credentials/credential-status.service
 import { verifyCredential } from './credentials/credentials.ts';
 import { EntityService } from './entities/entities.service.ts';
 import { findEvidence } from './claims/evidence.repository.ts';
-import { twinsRouter } from './routes.ts';
+import { twinsHandlers } from './routes.ts';
 import { EventService } from './events/events.service.ts';
-import { eventsRouter } from './events/routes.ts';
+import { eventHandlers } from './events/routes.ts';
 import { NetworkGuard } from './events/network-guard.ts';
 import { WebhookDispatcher } from './events/webhook-dispatcher.ts';
 import { WebhookService } from './events/webhooks.service.ts';
@@ -60,7 +60,7 @@ export async function createTwinsArea(ctx: AreaContext): Promise<TwinsArea> {
   ctx.onClose(() => sealer.close());
   const claims = new ClaimService(db, { totalToleranceKg: config.KPT_TOTAL_TOLERANCE_KG, sealer, base, statuses });
   const collections = new CollectionService(db, ctx.now);
-  const router = twinsRouter({
+  const handlers = twinsHandlers({
     entities,
     claims,
     collections,
@@ -91,11 +91,11 @@ export async function createTwinsArea(ctx: AreaContext): Promise<TwinsArea> {
   });
   dispatcher.start();
   ctx.onClose(() => dispatcher.stop());
-  const events = eventsRouter({ events: new EventService(db), webhooks: new WebhookService(db, guard) });
+  const events = eventHandlers({ events: new EventService(db), webhooks: new WebhookService(db, guard) });
   const limit = areaRateLimit({ area: 'twins', limit: config.TWINS_RATE_LIMIT_PER_MINUTE, stores: ctx.rateLimitStores, applies: (req) => isUnder(req.path, '/v1') });
   return {
     rateLimits: [limit.count, limit.countRefused],
-    routers: [{ router, prefixes: ['/v1'] }, { router: events, prefixes: ['/v1/events', '/v1/webhooks'] }],
+    handlers: { ...handlers, ...events },
     browserPrefixes: ['/v1'],
     // The credential resources a wallet or verifier reads: context, status lists, evidence, verify.
     publicPrefixes: [KPT_CONTEXT_PATH, '/v1/credentials/status', '/v1/evidence', '/v1/credentials/verify'],

@@ -31,7 +31,7 @@ import { PIN_LENGTH, PinCipher, pinProblem, resolvePinKey } from './pin.ts';
 import { ussdRateLimits } from './rate-limit.ts';
 import { UssdRepository } from './repository.ts';
 import { ussdErrorRendererFor } from './reply.ts';
-import { ussdGate, ussdRefusalLog, ussdRouter } from './routes.ts';
+import { ussdGate, ussdHandlers, ussdRefusalLog } from './routes.ts';
 import { UssdService } from './service.ts';
 import type { UssdTwinsPort } from './twins-port.ts';
 
@@ -178,7 +178,7 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
   return {
     // Rate limits and the operator switch, before anything reads the request.
     gates: [ussdGate(limits.perAddress, config.USSD_DEBUG_ENABLED)],
-    routers: [{ router: ussdRouter(service, limits.perPhone, (reply) => hops.inc({ reply: reply.slice(0, 3) })), prefixes: ['/api/ussd'] }],
+    handlers: ussdHandlers(service, limits.perPhone, (reply) => hops.inc({ reply: reply.slice(0, 3) })),
     errorRendererFor: ussdErrorRendererFor((req) => service.sessionLanguage((req.body as { sessionId?: unknown } | undefined)?.sessionId) ?? config.USSD_DEFAULT_LANGUAGE),
     errorObservers: [ussdRefusalLog(logger.child({ area: 'ussd' }))],
     service,

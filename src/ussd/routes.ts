@@ -1,11 +1,9 @@
-// HTTP edge of area B. The OpenAPI validator has already checked the request (its failures
-// render as `END Invalid input...`); handlers call the service and send its reply, and map the
-// area's errors to HTTP errors (the app's error handler renders those as END replies).
+// HTTP edge of area B. The pipeline has already validated the request (its failures render as
+// `END Invalid input...`); handlers call the service and send its reply, and map the area's
+// errors to HTTP errors (the app's error handler renders those as END replies).
 import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
-import type {
-  UssdDebugResponse, UssdRequest, UssdSessionEvent, UssdSessionEventRecorded, UssdSessionsResponse,
-} from '../../generated/openapi/types.gen.ts';
 import { badRequest, noRoute, toAppError, unavailable } from '../platform/http/errors.ts';
+import { passes, SENT, type Handlers, type OperationsTagged } from '../platform/http/handlers.ts';
 import { sendUssdText } from './reply.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
 import type { Logger } from '../platform/logging.ts';
@@ -29,62 +27,53 @@ export function ussdGate(rateLimit: RequestHandler, debugEnabled: boolean): Rout
   return router;
 }
 
-export function ussdRouter(service: UssdService, perPhoneLimit: RequestHandler, onReply: (reply: string) => void): Router {
-  const router = caseSensitiveRouter();
+/** The area's operations: the gateway's hop and session end, and the operator's views. */
+export function ussdHandlers(service: UssdService, perPhoneLimit: RequestHandler, onReply: (reply: string) => void) {
+  return {
+    // A plain-text reply (the gateway shows it as is), after the per-phone limit the body names.
+    postUssd: async ({ body, req, res }) => {
+      if (!(await passes(perPhoneLimit, req, res))) return SENT;
+      const reply = await service
+        .handle({
+          sessionId: body.sessionId,
+          serviceCode: body.serviceCode,
+          phoneNumber: body.phoneNumber,
+          text: body.text,
+          ...(body.networkCode !== undefined ? { networkCode: body.networkCode } : {}),
+        })
+        .catch((err: unknown) => {
+          throw httpErrorOf(err);
+        });
+      onReply(reply);
+      sendUssdText(res, 200, reply);
+      return SENT;
+    },
 
-  router.post('/api/ussd', perPhoneLimit, async (req, res) => {
-    const body = req.body as UssdRequest;
-    const reply = await service
-      .handle({
-        sessionId: body.sessionId,
-        serviceCode: body.serviceCode,
-        phoneNumber: body.phoneNumber,
-        text: body.text,
-        ...(body.networkCode !== undefined ? { networkCode: body.networkCode } : {}),
-      })
-      .catch((err: unknown) => {
-        throw httpErrorOf(err);
+    postUssdSessionEvent: async ({ body }) => {
+      const recorded = await service.recordSessionEnd(body.sessionId, body.phoneNumber, {
+        status: body.status,
+        ...(body.durationInMillis !== undefined ? { durationMs: Number(body.durationInMillis) } : {}),
+        ...(body.errorMessage ? { error: body.errorMessage.slice(0, 200) } : {}),
       });
-    onReply(reply);
-    sendUssdText(res, 200, reply);
-  });
+      if (!recorded) return { status: 404, body: { error: 'Session not found' } };
+      return { status: 200, body: { sessionId: body.sessionId, recorded: true } };
+    },
 
-  router.post('/api/ussd/events', async (req, res) => {
-    const body = req.body as UssdSessionEvent;
-    const recorded = await service.recordSessionEnd(body.sessionId, body.phoneNumber, {
-      status: body.status,
-      ...(body.durationInMillis !== undefined ? { durationMs: Number(body.durationInMillis) } : {}),
-      ...(body.errorMessage ? { error: body.errorMessage.slice(0, 200) } : {}),
-    });
-    if (!recorded) {
-      res.status(404).json({ error: 'Session not found' });
-      return;
-    }
-    const answer: UssdSessionEventRecorded = { sessionId: body.sessionId, recorded: true };
-    res.json(answer);
-  });
+    getUssdSessionDebug: async ({ path }) => {
+      const [debug, activeSessions] = await Promise.all([service.debug(path.sessionId), service.activeSessions()]);
+      if (!debug) return { status: 404, body: { error: 'Session not found' } };
+      return {
+        status: 200,
+        body: { sessionId: debug.sessionId, debugInfo: { state: debug.state, context: debug.context, status: 'active' }, activeSessions },
+        headers: { 'Cache-Control': 'no-store' },
+      };
+    },
 
-  router.get('/api/ussd/debug/:sessionId', async (req, res) => {
-    const [debug, activeSessions] = await Promise.all([service.debug(req.params.sessionId), service.activeSessions()]);
-    if (!debug) {
-      res.status(404).json({ error: 'Session not found' });
-      return;
-    }
-    const body: UssdDebugResponse = {
-      sessionId: debug.sessionId,
-      debugInfo: { state: debug.state, context: debug.context, status: 'active' },
-      activeSessions,
-    };
-    res.set('Cache-Control', 'no-store').json(body);
-  });
-
-  router.get('/api/ussd/sessions', async (_req, res) => {
-    const activeSessions = await service.activeSessions();
-    const body: UssdSessionsResponse = { activeSessions, count: activeSessions.length };
-    res.set('Cache-Control', 'no-store').json(body);
-  });
-
-  return router;
+    listUssdSessions: async () => {
+      const activeSessions = await service.activeSessions();
+      return { status: 200, body: { activeSessions, count: activeSessions.length }, headers: { 'Cache-Control': 'no-store' } };
+    },
+  } satisfies Handlers<OperationsTagged<'ussd'>>;
 }
 
 /**

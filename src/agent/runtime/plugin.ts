@@ -2,6 +2,7 @@
 // runtime decides from the manifest and the features map whether it loads, and only a loaded
 // plugin's tools, routes, state and prompt section exist.
 import type { Router } from 'express';
+import type { HandlerTable } from '../../platform/http/handlers.ts';
 import type { PromptSection } from '../../../generated/openapi/types.gen.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { Logger } from '../../platform/logging.ts';
@@ -41,7 +42,9 @@ export type PromptSectionContent = Omit<PromptSection, 'plugin'>;
 /** What a loaded plugin contributes; every part is optional. */
 export interface PluginInstance {
   tools?: ToolDefinition[];
-  /** HTTP routes; their paths must be declared in the plugin's `routePaths`. */
+  /** Handlers of the contract operations it serves; their paths must be declared in the plugin's `routePaths`. */
+  handlers?: HandlerTable;
+  /** HTTP routes outside handlers; their paths must be declared in the plugin's `routePaths`. */
   router?: Router;
   state?: StateHydrator;
   /** Renders the plugin's system-prompt section from the hydrated state; none when empty. */

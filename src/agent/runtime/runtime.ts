@@ -4,6 +4,7 @@
 import type { RequestHandler } from 'express';
 import type { AgentContext, AgentPlugins, ExcludedPlugin, PromptSection, ToolDefinition as ToolSchema } from '../../../generated/openapi/types.gen.ts';
 import { noRoute } from '../../platform/http/errors.ts';
+import type { HandlerTable } from '../../platform/http/handlers.ts';
 import { scopedRouter } from '../../platform/http/scope.ts';
 import type { Logger } from '../../platform/logging.ts';
 import { resolvePlugins, type FeaturesSource } from './features.ts';
@@ -122,6 +123,13 @@ export class AgentRuntime {
       this.logger.warn({ err, stateKey: h.key, roomId: ctx.roomId }, 'agent state could not be loaded; the turn goes on without it');
       return h.fallback;
     }
+  }
+
+  /** The loaded plugins' handlers of contract operations. */
+  handlers(): HandlerTable {
+    const handlers: HandlerTable = {};
+    for (const p of this.active) Object.assign(handlers, p.instance.handlers);
+    return handlers;
   }
 
   /** The loaded plugins' routers, each reached only on the paths its plugin declares (`routePaths`). */

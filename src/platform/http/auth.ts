@@ -43,6 +43,11 @@ export function authenticatedKeyId(req: Request): string | undefined {
   return principals.get(req)?.keyId;
 }
 
+/** The authenticated principal, if the request was authenticated. */
+export function principalIfAny(req: Request): Principal | undefined {
+  return principals.get(req);
+}
+
 /** The authenticated principal; only valid behind authenticateOperation or requireApiKey. */
 export function principalOf(req: Request): Principal {
   const p = principals.get(req);

@@ -2,16 +2,18 @@
 //   1. resolve the request to an operation of the contract (method and path template);
 //   2. authenticate it and check its scopes as that operation's `security` demands;
 // then (app.ts) parse the body, validate the request against the operation, run the handler.
-// A handler runs only when this resolution and the validator's agree on the operation
-// (contractOnly), so no reading of a path can reach a handler unauthenticated.
+// The operation resolved here is the only match: the validator run is the one built for it
+// (openapi.ts), and contractOnly only confirms that the validator read the same path.
 import type { Request, RequestHandler } from 'express';
-import type { OpenApiDocument, OpenApiParameter } from '../contract.ts';
+import type { OpenApiDocument, OpenApiOperation, OpenApiParameter } from '../contract.ts';
 import type { InputPath } from '../domain-errors.ts';
 import { jsonPointer } from '../json-pointer.ts';
 import type { ApiKeyService } from '../keys/service.ts';
 import { authorizeRequest } from './auth.ts';
 
 export interface ResolvedOperation {
+  /** The contract's operationId, e.g. getClaim: what validates the request and which handler runs. */
+  operationId: string;
   /** The document's path template, e.g. /v1/claims/{id}. */
   template: string;
   /** Scopes of the bearerAuth requirement; null for a public operation. */
@@ -55,7 +57,12 @@ export function templatePattern(template: string): RegExp {
   return new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
 }
 
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'patch', 'trace'];
+export const METHODS = ['get', 'put', 'post', 'delete', 'options', 'patch', 'trace'];
+
+/** An operation's operationId; `GET /x` for one without (the contract gives each one). */
+export function operationIdOf(method: string, template: string, op: OpenApiOperation): string {
+  return op.operationId ?? `${method.toUpperCase()} ${template}`;
+}
 
 /** The scopes an operation's security requirements ask for, or null when any caller may call it. */
 function scopesOf(security: Record<string, string[]>[], where: string): readonly string[] | null {
@@ -76,7 +83,7 @@ export function operationResolver(doc: OpenApiDocument): RequestHandler {
       if (!op) continue;
       const scopes = scopesOf(op.security ?? doc.security ?? [], `${method.toUpperCase()} ${template}`);
       const list = byMethod.get(method.toUpperCase()) ?? [];
-      list.push({ template, scopes, pattern, parameters: parameterPointers(doc, item.parameters, op.parameters) });
+      list.push({ operationId: operationIdOf(method, template, op), template, scopes, pattern, parameters: parameterPointers(doc, item.parameters, op.parameters) });
       byMethod.set(method.toUpperCase(), list);
     }
   }

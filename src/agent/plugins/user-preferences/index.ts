@@ -2,7 +2,7 @@
 import type { AgentPlugin } from '../../runtime/plugin.ts';
 import { renderUserPreferences, PROMPT_SECTION_TITLE } from './prompt.ts';
 import type { UserPreferences } from './record.ts';
-import { USER_PREFERENCES_PATH, userPreferencesRouter } from './routes.ts';
+import { USER_PREFERENCES_PATH, userPreferencesHandlers } from './routes.ts';
 import { UserPreferencesService } from './service.ts';
 import { SET_USER_PREFERENCES, setUserPreferencesTool } from './tool.ts';
 
@@ -41,7 +41,7 @@ export const userPreferencesPlugin: AgentPlugin = {
     const service = new UserPreferencesService(db);
     return {
       tools: [setUserPreferencesTool(service)],
-      router: userPreferencesRouter(service),
+      handlers: userPreferencesHandlers(service),
       state: {
         key: 'userPreferences',
         load: ({ userDid, roomId }) => service.get(userDid, roomId),
