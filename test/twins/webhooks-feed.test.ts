@@ -152,6 +152,17 @@ forEachDatabase('change feed', (t) => {
     expect((await follow(h.key, cursor, ['draw.published'])).items).to.deep.equal([]);
   });
 
+  it('a transaction writing more events than one insert statement holds keeps them all, in their order', async () => {
+    const prefix = `drw_bulk${randomBytes(4).toString('hex')}`;
+    const drawIds = Array.from({ length: 1200 }, (_, i) => `${prefix}_${i}`);
+    await inTransaction(t.db, async (sql) => {
+      await openEventWrites(sql);
+      await recordEvents(sql, drawIds.map((id) => drawPublished(id, 'default', PARTNER_DID)), new Date().toISOString());
+    });
+    const rows: { data: string }[] = await t.db('twin_events').where('type', 'draw.published').andWhere('data', 'like', `%${prefix}%`).orderBy('seq').select('data');
+    expect(rows.map((r) => (JSON.parse(r.data) as { drawId: string }).drawId)).to.deep.equal(drawIds);
+  });
+
   // PostgreSQL hands out `seq` at insert: an event with a larger seq can commit first. A follower
   // must not be given it before the one still in flight, and claims must not wait for it.
   if (t.kind === 'postgres') it('a follower never skips an event committed out of order, and claims do not wait for an event write in flight', async () => {

@@ -26,19 +26,24 @@ export async function collectionOwner(sql: Sql, collectionId: string): Promise<s
   return (await findCollection(sql, collectionId))?.createdBy ?? null;
 }
 
-/** Writes events in the caller's transaction (opened with openEventWrites). */
+/**
+ * Events per insert statement. A claim completing a large group's pending claims writes one
+ * event each: Knex writes a multi-row insert on SQLite as one compound SELECT, which SQLite
+ * refuses past 500 terms (and both databases bound their statements' parameters).
+ */
+const EVENTS_PER_INSERT = 100;
+
+/** Writes events in the caller's transaction (opened with openEventWrites), in their order. */
 export async function recordEvents(sql: Sql, events: readonly NewEvent[], at: string): Promise<void> {
-  if (!events.length) return;
-  await sql('twin_events').insert(
-    events.map((e) => ({
-      id: newEventId(),
-      type: e.type,
-      occurred_at: at,
-      submitted_by: e.submittedBy,
-      collection_owner: e.collectionOwner,
-      data: JSON.stringify(e.data),
-    })),
-  );
+  const rows = events.map((e) => ({
+    id: newEventId(),
+    type: e.type,
+    occurred_at: at,
+    submitted_by: e.submittedBy,
+    collection_owner: e.collectionOwner,
+    data: JSON.stringify(e.data),
+  }));
+  for (let i = 0; i < rows.length; i += EVENTS_PER_INSERT) await sql('twin_events').insert(rows.slice(i, i + EVENTS_PER_INSERT));
 }
 
 type EventRow = Pick<TwinEvents, 'seq' | 'id' | 'type' | 'occurred_at' | 'submitted_by' | 'collection_owner' | 'data'>;
