@@ -163,6 +163,26 @@ forEachDatabase('change feed', (t) => {
     expect(rows.map((r) => (JSON.parse(r.data) as { drawId: string }).drawId)).to.deep.equal(drawIds);
   });
 
+  it('an intervention claim completing 600 pending reference claims verifies each, with an event each (more than one insert statement holds)', async function () {
+    this.timeout(120_000);
+    const collectionId = `bulk-${randomBytes(4).toString('hex')}`;
+    await createFramedCollection(h.server, h.key, { id: collectionId, name: 'Bulk' });
+    const pending: string[] = [];
+    for (let i = 0; i < 600; i += 20) {
+      const batch = await Promise.all(Array.from({ length: 20 }, () => submitClaim({ client: h.server.client, auth: h.key, body: kptClaim({ collectionId }) })));
+      pending.push(...batch.map((r) => r.data!.id));
+    }
+    const before = Number((await t.db('twin_events').max({ seq: 'seq' }).first())?.seq ?? 0);
+    const intervention = await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim({ collectionId, testGroup: 'intervention', fuelMeasurements: { total: 4.5, dailyLogs: [1.5, 1.4, 1.6] } }) });
+    expect(intervention.response.status, JSON.stringify(intervention.error)).to.equal(201);
+    expect(intervention.data!.status, JSON.stringify(intervention.data!.reasons)).to.equal('verified');
+    const statuses: { status: string }[] = await t.db('kpt_claims').whereIn('id', pending).select('status');
+    expect(statuses.map((c) => c.status)).to.deep.equal(pending.map(() => 'verified'));
+    const verified: { data: string }[] = await t.db('twin_events').where('type', 'claim.verified').andWhere('seq', '>', before).select('data');
+    const ids = new Set(verified.map((e) => (JSON.parse(e.data) as { claimId: string }).claimId));
+    expect(pending.filter((id) => !ids.has(id))).to.deep.equal([]);
+  });
+
   // PostgreSQL hands out `seq` at insert: an event with a larger seq can commit first. A follower
   // must not be given it before the one still in flight, and claims must not wait for it.
   if (t.kind === 'postgres') it('a follower never skips an event committed out of order, and claims do not wait for an event write in flight', async () => {
