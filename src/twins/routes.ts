@@ -64,13 +64,8 @@ export function twinsHandlers(deps: TwinsRouteDeps) {
       return SENT;
     },
 
-    listEntities: async ({ query: q }) => ({
-      status: 200,
-      body: await deps.entities.list({
-        type: q.type, protocol: q.protocol, controller: q.controller,
-        relatedTo: q.relatedTo, role: q.role, cursor: q.cursor, limit: q.limit,
-      }),
-    }),
+    // The services take the contract's query as their filter; the validator admits no other parameter.
+    listEntities: async ({ query }) => ({ status: 200, body: await deps.entities.list(query) }),
 
     getEntity: async ({ path }) => {
       const entity = await deps.entities.get(path.did);
@@ -89,13 +84,7 @@ export function twinsHandlers(deps: TwinsRouteDeps) {
       return SENT;
     },
 
-    listClaims: async ({ query: q }) => ({
-      status: 200,
-      body: await deps.claims.list({
-        collection: q.collection, household: q.household, group: q.group,
-        status: q.status, updatedSince: q.updatedSince, cursor: q.cursor, limit: q.limit,
-      }),
-    }),
+    listClaims: async ({ query }) => ({ status: 200, body: await deps.claims.list(query) }),
 
     getClaim: async ({ path, res }) => {
       const claim = await deps.claims.getJson(path.id);
