@@ -4,7 +4,7 @@
 // objects are typed from it (src/platform/http/handlers.ts).
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { OpenApiDocument } from '../src/platform/contract.ts';
-import { METHODS } from '../src/platform/http/operations.ts';
+import { METHODS, scopesOf } from '../src/platform/http/operations.ts';
 
 const OUT = 'generated/operations.gen.ts';
 const doc = JSON.parse(readFileSync('generated/openapi.json', 'utf8')) as OpenApiDocument;
@@ -26,8 +26,8 @@ for (const [template, item] of Object.entries(doc.paths ?? {})) {
     const id = op.operationId;
     const tag = (op.tags as string[] | undefined)?.[0];
     if (!id || !tag) throw new Error(`${method.toUpperCase()} ${template} needs an operationId and a tag`);
-    const security = op.security ?? doc.security ?? [];
-    const secured = security.length > 0 && security.every((r) => Object.keys(r).length > 0);
+    // As the pipeline decides it: an operation asks for a key when it has scopes to check.
+    const secured = scopesOf(op.security ?? doc.security ?? [], `${method.toUpperCase()} ${template}`) !== null;
     const data = typeName(id, 'Data');
     const responses = typeName(id, 'Responses');
     const errors = typeName(id, 'Errors');

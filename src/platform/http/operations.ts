@@ -65,7 +65,7 @@ export function operationIdOf(method: string, template: string, op: OpenApiOpera
 }
 
 /** The scopes an operation's security requirements ask for, or null when any caller may call it. */
-function scopesOf(security: Record<string, string[]>[], where: string): readonly string[] | null {
+export function scopesOf(security: Record<string, string[]>[], where: string): readonly string[] | null {
   if (!security.length || security.some((r) => Object.keys(r).length === 0)) return null;
   if (security.length !== 1 || Object.keys(security[0]!).join() !== 'bearerAuth') {
     throw new Error(`${where}: only "security: []" or one bearerAuth requirement is supported`);
