@@ -10,7 +10,7 @@ import { DOCS_PATHS, docsRouter } from './platform/docs.ts';
 import { healthHandlers } from './platform/health.ts';
 import { errorHandler, noRoute, notFoundHandler, type ErrorRenderer } from './platform/http/errors.ts';
 import { requireContentTypeForBody, stopAtLimit } from './platform/http/body.ts';
-import { operationDispatcher, type HandlerTable, type Handlers, type OperationsTagged } from './platform/http/handlers.ts';
+import { operationDispatcher, type EveryOperation, type HandlerTable, type Handlers, type OperationsTagged } from './platform/http/handlers.ts';
 import { authenticateOperation, operationOf, operationResolver, requestPointer } from './platform/http/operations.ts';
 import { checkFormBody, checkJsonBody, rejectUnstorableInput, requestHeaderRules } from './platform/http/input.ts';
 import { createRateLimitStores } from './platform/http/rate-limit.ts';
@@ -27,6 +27,23 @@ import { contractOnly, methodNotAllowedHandler, openApiRequestValidator } from '
 import { createTwinsArea } from './twins/index.ts';
 import { createUssdArea, type UssdTwinsPort } from './ussd/index.ts';
 import { ussdTwinsPort } from './ussd/twins-adapter.ts';
+import type { agentHandlers } from './agent/routes.ts';
+import type { userPreferencesHandlers } from './agent/plugins/user-preferences/routes.ts';
+import type { eventHandlers } from './twins/events/routes.ts';
+import type { twinsHandlers } from './twins/routes.ts';
+import type { ussdHandlers } from './ussd/routes.ts';
+
+// Every operation of the contract has its handler in one of the areas' objects (the user-preferences
+// plugin's too, registered only while the plugin is on): `make typecheck` names any that has none.
+type _EveryOperationHandled = EveryOperation<
+  ReturnType<typeof healthHandlers> &
+    { getMetrics: ReturnType<typeof metricsHandler> } &
+    ReturnType<typeof twinsHandlers> &
+    ReturnType<typeof eventHandlers> &
+    ReturnType<typeof ussdHandlers> &
+    ReturnType<typeof agentHandlers> &
+    ReturnType<typeof userPreferencesHandlers>
+>;
 
 export interface HearthDeps {
   config: Config;

@@ -20,6 +20,7 @@ import { domainToAppError, forbidden, NOT_JSON, renderProblem, type ErrorRendere
 import { SENT, type Handler } from '../platform/http/handlers.ts';
 import { contractValidator } from '../platform/contract-validators.ts';
 import { unstorableValue } from '../platform/http/input.ts';
+import type { PostAgentMcpData } from '../../generated/openapi/types.gen.ts';
 import type { Principal } from '../platform/keys/service.ts';
 import type { Logger } from '../platform/logging.ts';
 import { DEFAULT_ROOM_ID } from './runtime/plugin.ts';
@@ -229,11 +230,13 @@ function mcpServer(runtime: AgentRuntime, principal: Principal, opts: McpOptions
   return server;
 }
 
+type McpBody = PostAgentMcpData['body'];
+
 /**
- * The checks before the SDK sees a message: true when it may go on, else the answer is sent or
- * thrown (403 problems for the Origin and the scope).
+ * The checks before the SDK sees a message: the message to hand it when it may go on, else
+ * undefined with the answer sent, or thrown (403 problems for the Origin and the scope).
  */
-function admitMessage(req: Request, res: Response, principal: Principal, corsOrigins: readonly string[]): boolean {
+function admitMessage(body: McpBody, req: Request, res: Response, principal: Principal, corsOrigins: readonly string[]): McpBody | undefined {
   const origin = req.headers.origin;
   if (origin !== undefined && !originAccepted(origin, req, corsOrigins)) {
     throw forbidden(`Pages at ${origin} may not call the MCP endpoint: list the origin in API_CORS_ORIGINS.`);
@@ -241,32 +244,33 @@ function admitMessage(req: Request, res: Response, principal: Principal, corsOri
   const version = req.headers['mcp-protocol-version'];
   if (typeof version === 'string' && !PROTOCOL_VERSIONS.includes(version)) {
     sendJsonRpcError(res, 400, null, UNSUPPORTED_PROTOCOL_VERSION, `Bad Request: Unsupported protocol version (supported versions: ${PROTOCOL_VERSIONS.join(', ')})`);
-    return false;
+    return undefined;
   }
-  const message = JSONRPCMessageSchema.safeParse(req.body);
+  const message = JSONRPCMessageSchema.safeParse(body);
   if (!message.success) {
     sendJsonRpcError(res, 400, null, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response.');
-    return false;
+    return undefined;
   }
-  if (!isJSONRPCRequest(message.data)) return true;
+  if (!isJSONRPCRequest(message.data)) return body;
   const { id, method } = message.data;
   const checked = REQUEST_SCHEMAS.get(method)?.safeParse(message.data);
   if (checked && !checked.success) {
     sendJsonRpcError(res, 200, id, ErrorCode.InvalidParams, `Invalid params: ${paramsIssues(checked.error.issues)}`);
-    return false;
+    return undefined;
   }
   if (method === 'tools/call') assertScopes(principal, ['agent:write']);
   // A client asking for an older version is offered the latest (MCP lifecycle: the server answers
   // with a version it supports); the SDK would agree to 2025-03-26, which requires batches.
   if (method === 'initialize' && !PROTOCOL_VERSIONS.includes(String(message.data.params?.protocolVersion))) {
-    (req.body as { params: { protocolVersion: string } }).params.protocolVersion = LATEST_PROTOCOL_VERSION;
+    return { ...body, params: { ...message.data.params, protocolVersion: LATEST_PROTOCOL_VERSION } };
   }
-  return true;
+  return body;
 }
 
 export function mcpHandler(runtime: AgentRuntime, opts: McpOptions): Handler<'postAgentMcp'> {
   return async ({ principal, body, req, res }) => {
-    if (!admitMessage(req, res, principal, opts.corsOrigins)) return SENT;
+    const admitted = admitMessage(body, req, res, principal, opts.corsOrigins);
+    if (!admitted) return SENT;
     const server = mcpServer(runtime, principal, opts);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
@@ -274,7 +278,7 @@ export function mcpHandler(runtime: AgentRuntime, opts: McpOptions): Handler<'po
       void server.close();
     });
     await server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    await transport.handleRequest(req, res, admitted);
     return SENT;
   };
 }

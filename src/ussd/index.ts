@@ -137,6 +137,11 @@ function assertOpens(pins: PinCipher, sealed: string): void {
   }
 }
 
+/** The session id a hop names, if any: the error renderer also sees bodies that failed validation. */
+function sessionIdOf(body: unknown): unknown {
+  return typeof body === 'object' && body !== null && 'sessionId' in body ? body.sessionId : undefined;
+}
+
 export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opts: { now?: () => Date } = {}): Promise<UssdArea> {
   const { config, db, logger } = ctx;
   if (config.USSD_FUEL_KG_MIN >= config.USSD_FUEL_KG_MAX) {
@@ -179,7 +184,7 @@ export async function createUssdArea(ctx: AreaContext, twins: UssdTwinsPort, opt
     // Rate limits and the operator switch, before anything reads the request.
     gates: [ussdGate(limits.perAddress, config.USSD_DEBUG_ENABLED)],
     handlers: ussdHandlers(service, limits.perPhone, (reply) => hops.inc({ reply: reply.slice(0, 3) })),
-    errorRendererFor: ussdErrorRendererFor((req) => service.sessionLanguage((req.body as { sessionId?: unknown } | undefined)?.sessionId) ?? config.USSD_DEFAULT_LANGUAGE),
+    errorRendererFor: ussdErrorRendererFor((req) => service.sessionLanguage(sessionIdOf(req.body)) ?? config.USSD_DEFAULT_LANGUAGE),
     errorObservers: [ussdRefusalLog(logger.child({ area: 'ussd' }))],
     service,
   };

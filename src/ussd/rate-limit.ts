@@ -6,12 +6,13 @@
 //     only answer a gateway shows to its user rather than dropping the session.
 // With REDIS_URL the counters live in Redis so every instance shares them (the stores are the
 // platform's, platform/http/rate-limit.ts).
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import proxyaddr from 'proxy-addr';
 import type { UssdRequest } from '../../generated/openapi/types.gen.ts';
 import type { Config } from '../config.ts';
 import { sendUssdText } from './reply.ts';
+import { passes } from '../platform/http/handlers.ts';
 import { SLIDING_MINUTE, type RateLimitStores } from '../platform/http/rate-limit.ts';
 import type { Logger } from '../platform/logging.ts';
 import { CATALOGUES, type Language } from './i18n/index.ts';
@@ -25,8 +26,8 @@ const OUTAGE = { area: 'ussd', message: 'USSD rate limit not counted: its store 
 export interface UssdRateLimits {
   /** Before body parsing: every area B request but the gateways', per address. */
   perAddress: RequestHandler;
-  /** On the hop route, after validation: the gateways' hops, per phone number. */
-  perPhone: RequestHandler;
+  /** In the hop's handler, with its validated body: the gateways' hops, per phone number. */
+  perPhone: (hop: UssdRequest, req: Request, res: Response) => Promise<boolean>;
 }
 
 export function ussdRateLimits(
@@ -52,16 +53,28 @@ export function ussdRateLimits(
       else res.status(options.statusCode).json({ error: 'Too many requests' });
     },
   });
-  const perPhone = rateLimit({
+  // express-rate-limit hands its callbacks the Express request; the hop it counts is the one
+  // the handler validated, looked up by request rather than read again from req.body.
+  const hops = new WeakMap<Request, UssdRequest>();
+  const hopOf = (req: Request): UssdRequest => {
+    const hop = hops.get(req);
+    if (!hop) throw new Error('per-phone rate limit run without its hop');
+    return hop;
+  };
+  const perPhoneLimit = rateLimit({
     ...SLIDING_MINUTE,
     limit: config.USSD_PHONE_RATE_LIMIT_PER_MINUTE,
     store: storeFor(PHONE_REDIS_PREFIX),
     skip: (req) => !fromGateway(req),
-    keyGenerator: (req) => (req.body as UssdRequest).phoneNumber,
+    keyGenerator: (req) => hopOf(req).phoneNumber,
     handler: (req, res) => {
       logger.warn({ area: 'ussd', gateway: req.ip }, 'ussd hop refused: phone over its rate limit');
-      sendUssdText(res, 200, replyIn(sessionLanguage((req.body as UssdRequest).sessionId) ?? config.USSD_DEFAULT_LANGUAGE));
+      sendUssdText(res, 200, replyIn(sessionLanguage(hopOf(req).sessionId) ?? config.USSD_DEFAULT_LANGUAGE));
     },
   });
+  const perPhone = (hop: UssdRequest, req: Request, res: Response) => {
+    hops.set(req, hop);
+    return passes(perPhoneLimit, req, res);
+  };
   return { perAddress, perPhone };
 }

@@ -3,11 +3,12 @@
 // errors to HTTP errors (the app's error handler renders those as END replies).
 import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
 import { badRequest, noRoute, toAppError, unavailable } from '../platform/http/errors.ts';
-import { passes, SENT, type Handlers, type OperationsTagged } from '../platform/http/handlers.ts';
+import { SENT, type Handlers, type OperationsTagged } from '../platform/http/handlers.ts';
 import { sendUssdText } from './reply.ts';
 import { caseSensitiveRouter } from '../platform/http/scope.ts';
 import type { Logger } from '../platform/logging.ts';
 import { SessionBusyError, SessionMismatchError } from './errors.ts';
+import type { UssdRateLimits } from './rate-limit.ts';
 import type { UssdService } from './service.ts';
 
 /** The HTTP error for one of the area's errors; anything else as it is. */
@@ -28,11 +29,11 @@ export function ussdGate(rateLimit: RequestHandler, debugEnabled: boolean): Rout
 }
 
 /** The area's operations: the gateway's hop and session end, and the operator's views. */
-export function ussdHandlers(service: UssdService, perPhoneLimit: RequestHandler, onReply: (reply: string) => void) {
+export function ussdHandlers(service: UssdService, perPhoneLimit: UssdRateLimits['perPhone'], onReply: (reply: string) => void) {
   return {
     // A plain-text reply (the gateway shows it as is), after the per-phone limit the body names.
     postUssd: async ({ body, req, res }) => {
-      if (!(await passes(perPhoneLimit, req, res))) return SENT;
+      if (!(await perPhoneLimit(body, req, res))) return SENT;
       const reply = await service
         .handle({
           sessionId: body.sessionId,

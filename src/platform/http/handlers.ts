@@ -45,6 +45,9 @@ export type Handler<Id extends OperationId> = (input: HandlerInput<Id>) => Reply
 /** One handler for each of the operations `Ids`, and none other (with `satisfies`). */
 export type Handlers<Ids extends OperationId> = { [Id in Ids]: Handler<Id> };
 
+/** Compiles only when `T` holds a handler for every operation of the contract; the error names a missing one. */
+export type EveryOperation<T extends { [Id in OperationId]: unknown }> = T;
+
 /** The app's handler of each operation, the areas' objects together. */
 export type HandlerTable = { [Id in OperationId]?: Handler<Id> };
 
