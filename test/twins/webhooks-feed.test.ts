@@ -9,6 +9,7 @@ import { createTestKey } from '../helpers/server.ts';
 import { inTransaction } from '../../src/platform/db/sql.ts';
 import { openEventWrites, recordEvents } from '../../src/twins/events/events.repository.ts';
 import { drawPublished } from '../../src/twins/events/events.ts';
+import { WebhookRepository } from '../../src/twins/events/webhooks.repository.ts';
 import { encodeCursor } from '../../src/twins/paging.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
@@ -161,6 +162,22 @@ forEachDatabase('change feed', (t) => {
     });
     const rows: { data: string }[] = await t.db('twin_events').where('type', 'draw.published').andWhere('data', 'like', `%${prefix}%`).orderBy('seq').select('data');
     expect(rows.map((r) => (JSON.parse(r.data) as { drawId: string }).drawId)).to.deep.equal(drawIds);
+  });
+
+  it('a fan-out making more deliveries than one insert statement holds makes each once', async () => {
+    const repo = new WebhookRepository(t.db);
+    const at = new Date().toISOString();
+    const ids = Array.from({ length: 3 }, () => `whk_${randomBytes(16).toString('hex')}`);
+    for (const id of ids) await repo.insert({ id, principal: PARTNER_DID, url: 'https://hooks.example/bulk', eventTypes: ['draw.published'], secret: `whsec_${Buffer.alloc(32, 9).toString('base64')}`, at });
+    const drawIds = Array.from({ length: 400 }, (_, i) => `drw_fan${randomBytes(4).toString('hex')}_${i}`);
+    await inTransaction(t.db, async (sql) => {
+      await openEventWrites(sql);
+      await recordEvents(sql, drawIds.map((id) => drawPublished(id, 'default', PARTNER_DID)), new Date().toISOString());
+    });
+    while ((await repo.fanOut(1000, new Date().toISOString())) > 0);
+    const made: { n: number | string }[] = await t.db('twin_webhook_deliveries').whereIn('subscription_id', ids).count({ n: '*' });
+    expect(Number(made[0]!.n)).to.equal(ids.length * drawIds.length);
+    for (const id of ids) await repo.delete(id);
   });
 
   it('an intervention claim completing 600 pending reference claims verifies each, with an event each (more than one insert statement holds)', async function () {

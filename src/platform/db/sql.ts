@@ -27,6 +27,17 @@ export function inTransaction<T>(db: Db, fn: (sql: Sql) => Promise<T>): Promise<
  */
 export const writesOneAtATime = (db: Db): boolean => dbClientOf(db) === 'sqlite';
 
+/**
+ * Rows per multi-row insert. Knex writes one on SQLite as a single compound SELECT, which SQLite
+ * refuses past 500 terms, and both databases bound a statement's parameters.
+ */
+const ROWS_PER_INSERT = 500;
+
+/** Inserts `rows` with `insert`, in statements of at most ROWS_PER_INSERT rows, in their order. */
+export async function insertInSlices<R>(rows: readonly R[], insert: (slice: R[]) => PromiseLike<unknown>): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) await insert(rows.slice(i, i + ROWS_PER_INSERT));
+}
+
 /** A fragment of SQL with its bound values, for Knex's `whereRaw` / `orderByRaw`. */
 export interface SqlFragment {
   sql: string;

@@ -2,10 +2,7 @@
 // drawn, once drawn), and which draws count for KPT rule 5.
 import type { DrawSample, FrameMember } from '../../../generated/openapi/types.gen.ts';
 import type { KptDraws } from '../../../generated/db/tables.ts';
-import type { Sql } from '../../platform/db/sql.ts';
-
-/** Households per insert: four values each, well under SQLite's and PostgreSQL's bound parameters. */
-const CHUNK = 500;
+import { insertInSlices, type Sql } from '../../platform/db/sql.ts';
 
 export type DrawRow = KptDraws;
 
@@ -31,7 +28,7 @@ export class DrawRepository {
     await this.sql('kpt_draws').insert(row);
     const places = placesOf(samples);
     const rows = frame.map((m) => ({ draw_id: row.id, household_did: m.household, stratum: m.stratum ?? '', drawn_rank: places.get(m.household) ?? null }));
-    for (let i = 0; i < rows.length; i += CHUNK) await this.sql('kpt_draw_households').insert(rows.slice(i, i + CHUNK));
+    await insertInSlices(rows, (slice) => this.sql('kpt_draw_households').insert(slice));
   }
 
   /** The draw, locked until the transaction ends (PostgreSQL; SQLite has one writer). */

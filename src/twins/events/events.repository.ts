@@ -1,7 +1,7 @@
 // The outbox of area A's events (twin_events): written in the transaction of each change, paged
 // by followers in commit order (the change feed, the webhook fan-out).
 import { dbClientOf, type Db } from '../../platform/db/index.ts';
-import { byInsertingTransaction, locksUntilCommit, SEQ_ORDER, type CommitOrder, type Sql } from '../../platform/db/sql.ts';
+import { byInsertingTransaction, insertInSlices, locksUntilCommit, SEQ_ORDER, type CommitOrder, type Sql } from '../../platform/db/sql.ts';
 import type { TwinEvents } from '../../../generated/db/tables.ts';
 import type { Event, EventType } from '../../../generated/openapi/types.gen.ts';
 import { findCollection } from '../claims/collections.repository.ts';
@@ -26,13 +26,6 @@ export async function collectionOwner(sql: Sql, collectionId: string): Promise<s
   return (await findCollection(sql, collectionId))?.createdBy ?? null;
 }
 
-/**
- * Events per insert statement. A claim completing a large group's pending claims writes one
- * event each: Knex writes a multi-row insert on SQLite as one compound SELECT, which SQLite
- * refuses past 500 terms (and both databases bound their statements' parameters).
- */
-const EVENTS_PER_INSERT = 100;
-
 /** Writes events in the caller's transaction (opened with openEventWrites), in their order. */
 export async function recordEvents(sql: Sql, events: readonly NewEvent[], at: string): Promise<void> {
   const rows = events.map((e) => ({
@@ -43,7 +36,8 @@ export async function recordEvents(sql: Sql, events: readonly NewEvent[], at: st
     collection_owner: e.collectionOwner,
     data: JSON.stringify(e.data),
   }));
-  for (let i = 0; i < rows.length; i += EVENTS_PER_INSERT) await sql('twin_events').insert(rows.slice(i, i + EVENTS_PER_INSERT));
+  // A claim completing a large group's pending claims writes one event each.
+  await insertInSlices(rows, (slice) => sql('twin_events').insert(slice));
 }
 
 type EventRow = Pick<TwinEvents, 'seq' | 'id' | 'type' | 'occurred_at' | 'submitted_by' | 'collection_owner' | 'data'>;

@@ -2,7 +2,7 @@
 // from the outbox by a fan-out that follows it in commit order (one at a time across instances:
 // its position's row is locked), and are sent by whichever instance leases them first.
 import type { Db } from '../../platform/db/index.ts';
-import { inTransaction, type Sql } from '../../platform/db/sql.ts';
+import { inTransaction, insertInSlices, type Sql } from '../../platform/db/sql.ts';
 import type { TwinWebhookDeliveries, TwinWebhookSubscriptions } from '../../../generated/db/tables.ts';
 import type { Event, EventType, Webhook, WebhookDelivery } from '../../../generated/openapi/types.gen.ts';
 import { eventsAfter, toEvent } from './events.repository.ts';
@@ -160,7 +160,7 @@ export class WebhookRepository {
           .filter((s) => (s.principal === e.submittedBy || s.principal === e.collectionOwner) && s.eventTypes.includes(e.event.type) && e.event.timestamp >= s.createdAt)
           .map((s) => ({ id: newDeliveryId(), subscription_id: s.id, event_id: e.event.id, status: 'pending', attempts: 0, next_attempt_at: at, created_at: at })),
       );
-      for (let i = 0; i < rows.length; i += 100) await sql('twin_webhook_deliveries').insert(rows.slice(i, i + 100)).onConflict(['subscription_id', 'event_id']).ignore();
+      await insertInSlices(rows, (slice) => sql('twin_webhook_deliveries').insert(slice).onConflict(['subscription_id', 'event_id']).ignore());
       await sql('twin_webhook_fanout').where('name', 'events').update({ after_seq: events.at(-1)!.seq });
       return events.length;
     });
