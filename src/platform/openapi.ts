@@ -62,6 +62,10 @@ function operationValidator(doc: OpenApiDocument, template: string, method: stri
       // Query and path parameters are always coerced by the library; bodies are checked as sent.
       validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
       validateResponses: false,
+      // The bundled contract is checked once, by an independent validator in the tests
+      // (docs.test.ts); each operation's validator checking its slice would compile the OpenAPI
+      // schema again, blocking the event loop for seconds after start-up.
+      validateApiSpec: false,
       validateSecurity: false,
       ignoreUndocumented: true,
       validateFormats: true,
@@ -77,15 +81,25 @@ function operationValidator(doc: OpenApiDocument, template: string, method: stri
  * Authentication is not its job (operations.ts runs it before the body is parsed).
  */
 export function openApiRequestValidator(doc: OpenApiDocument): RequestHandler {
-  const validators = new Map<string, RequestHandler>();
+  const operations = new Map<string, { template: string; method: string }>();
   for (const [template, item] of Object.entries(doc.paths ?? {})) {
     for (const method of METHODS) {
       const operation = item[method];
-      if (operation) validators.set(operationIdOf(method, template, operation), operationValidator(doc, template, method));
+      if (operation) operations.set(operationIdOf(method, template, operation), { template, method });
     }
   }
+  // Built on an operation's first request: each costs tens of milliseconds of CPU (the library
+  // compiles the OpenAPI schema for every validator), which all at start-up would hold the event
+  // loop for seconds, long enough for a database call in flight to pass its deadline.
+  const validators = new Map<string, RequestHandler>();
+  const validatorOf = (operationId: string): RequestHandler | undefined => {
+    let validator = validators.get(operationId);
+    const operation = operations.get(operationId);
+    if (!validator && operation) validators.set(operationId, (validator = operationValidator(doc, operation.template, operation.method)));
+    return validator;
+  };
   return (req, res, next) => {
-    const validator = validators.get(operationOf(req)?.operationId ?? '');
+    const validator = validatorOf(operationOf(req)?.operationId ?? '');
     if (!validator) return next();
     validator(req, res, (err?: unknown) => next(err ? restateRuleFailures(err, req) : integersAsWritten(req, doc)));
   };
