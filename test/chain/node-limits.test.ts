@@ -4,6 +4,7 @@
 // half-sent message held its stream open for good).
 import { connect, type ClientHttp2Session } from 'node:http2';
 import { gzipSync } from 'node:zlib';
+import FakeTimers from '@sinonjs/fake-timers';
 import { expect } from 'chai';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { QueryClaimListRequestSchema, QueryCollectionRequestSchema } from '../../generated/proto/ixo/claims/v1beta1/query_pb.ts';
@@ -25,7 +26,10 @@ interface Outcome {
   closedMs: number;
 }
 
-/** Sends `frames` (then ends the request when `end`) and reads the call's grpc-status, from trailers or a trailers-only answer. */
+/**
+ * Sends `frames` (then ends the request when `end`) and reads the call's grpc-status, from trailers
+ * or a trailers-only answer. Its times are a fake clock's (see onTheClock) when one is installed.
+ */
 function call(session: ClientHttp2Session, frames: Buffer[], opts: { end: boolean; headers?: Record<string, string>; path?: string }): Promise<Outcome> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
@@ -66,6 +70,28 @@ describe('the embedded node holds a Cosmos node’s limits', function () {
   let server: TestServer;
   let session: ClientHttp2Session;
 
+  /**
+   * Sends a call with the node's deadlines (its setTimeout) and the call's times (Date) on a fake
+   * clock, moved 1 ms a turn of the event loop until the call's stream has closed: a deadline
+   * fires at its own time on that clock, and what needs no deadline is answered a few turns in,
+   * however loaded the machine (HTTP/2's own timers are Node's internal ones, left real).
+   */
+  async function onTheClock(...args: Parameters<typeof call>): Promise<Outcome> {
+    const clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now(), shouldClearNativeTimers: true });
+    try {
+      const started = clock.now;
+      let settled = false;
+      const outcome = call(...args).finally(() => {
+        settled = true;
+      });
+      while (!settled && clock.now - started < 10 * REQUEST_DEADLINE_MS) await clock.tickAsync(1);
+      expect(settled, 'the call was not closed').to.equal(true);
+      return await outcome;
+    } finally {
+      clock.uninstall();
+    }
+  }
+
   before(async () => {
     t = await createTestDatabase('sqlite');
     server = await startTestServer(t.db, { REQUEST_DEADLINE_MS: String(REQUEST_DEADLINE_MS) });
@@ -82,7 +108,7 @@ describe('the embedded node holds a Cosmos node’s limits', function () {
   });
 
   it('RESOURCE_EXHAUSTED for a message over 4 MiB, refused on its length before its bytes are taken', async () => {
-    const over = await call(session, [frame(Buffer.alloc(16), false, MAX_MESSAGE_BYTES + 1)], { end: false });
+    const over = await onTheClock(session, [frame(Buffer.alloc(16), false, MAX_MESSAGE_BYTES + 1)], { end: false });
     expect(over.status).to.equal('8');
     expect(over.ms).to.be.lessThan(REQUEST_DEADLINE_MS);
     // Answered, the stream is reset so the client stops sending, not held to the deadline.
@@ -98,14 +124,14 @@ describe('the embedded node holds a Cosmos node’s limits', function () {
   });
 
   it('DEADLINE_EXCEEDED at grpc-timeout for a message that stops arriving, and its stream closed', async () => {
-    const res = await call(session, [frame(Buffer.alloc(10), false, 1000).subarray(0, 15)], { end: false, headers: { 'grpc-timeout': '200m' } });
+    const res = await onTheClock(session, [frame(Buffer.alloc(10), false, 1000).subarray(0, 15)], { end: false, headers: { 'grpc-timeout': '200m' } });
     expect(res.status).to.equal(String(4));
     expect(res.ms).to.be.within(150, REQUEST_DEADLINE_MS);
   });
 
   it('without a grpc-timeout (or a longer one), at REQUEST_DEADLINE_MS', async () => {
     for (const headers of [{}, { 'grpc-timeout': '10S' }] as Record<string, string>[]) {
-      const res = await call(session, [frame(Buffer.alloc(10), false, 1000).subarray(0, 15)], { end: false, headers });
+      const res = await onTheClock(session, [frame(Buffer.alloc(10), false, 1000).subarray(0, 15)], { end: false, headers });
       expect(res.status).to.equal('4');
       expect(res.ms).to.be.within(REQUEST_DEADLINE_MS - 50, REQUEST_DEADLINE_MS + 1000);
     }
