@@ -4,12 +4,12 @@
 // half-sent message held its stream open for good).
 import { connect, type ClientHttp2Session } from 'node:http2';
 import { gzipSync } from 'node:zlib';
-import FakeTimers from '@sinonjs/fake-timers';
 import { expect } from 'chai';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { QueryClaimListRequestSchema, QueryCollectionRequestSchema } from '../../generated/proto/ixo/claims/v1beta1/query_pb.ts';
 import { grpcMessageOnTheWire, MAX_MESSAGE_BYTES } from '../../src/chain/node/server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { onTheClock as clocked } from '../helpers/fake-clock.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const PARAMS = '/ixo.token.v1beta1.Query/Params';
@@ -28,7 +28,7 @@ interface Outcome {
 
 /**
  * Sends `frames` (then ends the request when `end`) and reads the call's grpc-status, from trailers
- * or a trailers-only answer. Its times are a fake clock's (see onTheClock) when one is installed.
+ * or a trailers-only answer. Its times are a fake clock's when one is installed (onTheClock).
  */
 function call(session: ClientHttp2Session, frames: Buffer[], opts: { end: boolean; headers?: Record<string, string>; path?: string }): Promise<Outcome> {
   const started = Date.now();
@@ -70,27 +70,8 @@ describe('the embedded node holds a Cosmos node’s limits', function () {
   let server: TestServer;
   let session: ClientHttp2Session;
 
-  /**
-   * Sends a call with the node's deadlines (its setTimeout) and the call's times (Date) on a fake
-   * clock, moved 1 ms a turn of the event loop until the call's stream has closed: a deadline
-   * fires at its own time on that clock, and what needs no deadline is answered a few turns in,
-   * however loaded the machine (HTTP/2's own timers are Node's internal ones, left real).
-   */
-  async function onTheClock(...args: Parameters<typeof call>): Promise<Outcome> {
-    const clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now(), shouldClearNativeTimers: true });
-    try {
-      const started = clock.now;
-      let settled = false;
-      const outcome = call(...args).finally(() => {
-        settled = true;
-      });
-      while (!settled && clock.now - started < 10 * REQUEST_DEADLINE_MS) await clock.tickAsync(1);
-      expect(settled, 'the call was not closed').to.equal(true);
-      return await outcome;
-    } finally {
-      clock.uninstall();
-    }
-  }
+  /** A call with the node's deadlines and the call's times on the fake clock (test/helpers/fake-clock.ts). */
+  const onTheClock = (...args: Parameters<typeof call>) => clocked(() => call(...args), 10 * REQUEST_DEADLINE_MS);
 
   before(async () => {
     t = await createTestDatabase('sqlite');
