@@ -90,15 +90,21 @@ describe('outage of PostgreSQL [postgres]', function () {
   }
 
   async function expectOutageAnswers(label: string): Promise<void> {
-    const [claims, prefs, context, chain, health, ussd, unknownKey] = await Promise.all([
-      call('GET', '/v1/claims'),
-      call('GET', '/user-preferences'),
-      call('POST', '/agent/context', { roomId: 'kitchen' }),
-      call('GET', '/chain/claims/claims'),
-      call('GET', '/health'),
-      call('POST', '/api/ussd', dial(`outage-${label}`)),
-      call('GET', '/v1/entities', undefined, 'hth_never-seen-key-0000000000000000000000000000'),
-    ]);
+    // Timed on the fake clock (test/helpers/fake-clock.ts): the server's deadlines fire at their
+    // own time on it, whatever the load of the machine.
+    const [claims, prefs, context, chain, health, ussd, unknownKey] = await onTheClock(
+      () =>
+        Promise.all([
+          call('GET', '/v1/claims'),
+          call('GET', '/user-preferences'),
+          call('POST', '/agent/context', { roomId: 'kitchen' }),
+          call('GET', '/chain/claims/claims'),
+          call('GET', '/health'),
+          call('POST', '/api/ussd', dial(`outage-${label}`)),
+          call('GET', '/v1/entities', undefined, 'hth_never-seen-key-0000000000000000000000000000'),
+        ]),
+      10 * REQUEST_DEADLINE_MS,
+    );
     for (const [name, a] of Object.entries({ claims, prefs, context, chain, health, ussd, unknownKey })) {
       expect(a.ms, `${label}: ${name} took ${a.ms} ms`).to.be.lessThan(REQUEST_DEADLINE_MS + 1000);
     }
@@ -200,7 +206,8 @@ describe('outage of PostgreSQL [postgres]', function () {
     proxy.freeze();
     let answers: Answer[];
     try {
-      answers = await Promise.all(claims.map((c) => call('POST', '/v1/claims', c)));
+      // Timed on the fake clock, as expectOutageAnswers.
+      answers = await onTheClock(() => Promise.all(claims.map((c) => call('POST', '/v1/claims', c))), 10 * REQUEST_DEADLINE_MS);
     } finally {
       proxy.thaw();
     }
