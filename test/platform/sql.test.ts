@@ -140,11 +140,11 @@ describe('SQLite write lock held by another process', function () {
       new Promise<void>((resolve, reject) => {
         const read = (chunk: Buffer) => {
           if (String(chunk).includes(word)) {
-            child.stdout!.off('data', read);
+            child.stdout.off('data', read);
             resolve();
           }
         };
-        child.stdout!.on('data', read);
+        child.stdout.on('data', read);
         child.once('error', reject);
         child.once('close', () => reject(new Error(`the lock holder ended before saying ${word}`)));
       });
@@ -152,7 +152,7 @@ describe('SQLite write lock held by another process', function () {
     return {
       release() {
         const released = said('released');
-        child.stdin!.write('release\n');
+        child.stdin.write('release\n');
         return released;
       },
     };
