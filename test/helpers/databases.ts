@@ -94,7 +94,10 @@ export function forEachDatabase(title: string, body: (t: TestDatabase) => void):
 /**
  * The rows `sql` gives once it gives any (asked every 50 ms, for up to 5 s), else none.
  * PostgreSQL announces nothing when a backend starts to wait for a lock: a test that needs a
- * request blocked on one asks pg_locks or pg_stat_activity until it is.
+ * request blocked on one asks pg_locks or pg_stat_activity until it is. Knex's 'query' event
+ * says only that the statement was sent, before the server has reached the lock (and
+ * log_lock_waits writes to the server's log, after deadlock_timeout). The 5 s only bound a
+ * wait that never comes; no test reads time from it.
  */
 export async function untilRows<R>(db: Db, sql: string, bindings: readonly unknown[] = []): Promise<R[]> {
   for (let i = 0; i < 100; i++) {

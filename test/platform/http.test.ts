@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -274,11 +275,13 @@ describe('DID syntax', () => {
 });
 
 /** A pino destination that keeps every line written to it. */
+/** A log destination keeping its lines; it emits 'line' for each, so a test can wait for one. */
 function logSink() {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
       lines.push(String(chunk));
+      this.emit('line');
       cb();
     },
   });
@@ -380,7 +383,8 @@ describe('logging', () => {
       await arrival;
       client.abort();
       await call;
-      for (let i = 0; i < 50 && !lines.length; i++) await new Promise((r) => setTimeout(r, 10));
+      // The server logs once it sees the connection close, after the client's abort has settled.
+      if (!lines.length) await once(sink, 'line');
       expect(lines.map((l) => JSON.parse(l)).map((e) => [e.level, e.msg])).to.deep.equal([[40, 'request aborted']]);
     } finally {
       running.server.closeAllConnections();

@@ -10,9 +10,11 @@ import { errorHandler } from '../../src/platform/http/errors.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import { createDb, isDatabaseUnavailable, rowsOf } from '../../src/platform/db/index.ts';
 import { BrokenCircuitError } from 'cockatiel';
+import { PG_READ_TIMEOUT } from '../../src/platform/db/clients.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { areaShapes } from '../helpers/area-shapes.ts';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
+import { onTheClock } from '../helpers/fake-clock.ts';
 import { startPausableProxy, type PausableProxy } from '../helpers/pausable-proxy.ts';
 import { createTestKey, startTestServer, type TestServer } from '../helpers/server.ts';
 import { createCensusCampaign, kptClaim } from '../twins/fixtures.ts';
@@ -88,15 +90,21 @@ describe('outage of PostgreSQL [postgres]', function () {
   }
 
   async function expectOutageAnswers(label: string): Promise<void> {
-    const [claims, prefs, context, chain, health, ussd, unknownKey] = await Promise.all([
-      call('GET', '/v1/claims'),
-      call('GET', '/user-preferences'),
-      call('POST', '/agent/context', { roomId: 'kitchen' }),
-      call('GET', '/chain/claims/claims'),
-      call('GET', '/health'),
-      call('POST', '/api/ussd', dial(`outage-${label}`)),
-      call('GET', '/v1/entities', undefined, 'hth_never-seen-key-0000000000000000000000000000'),
-    ]);
+    // Timed on the fake clock (test/helpers/fake-clock.ts): the server's deadlines fire at their
+    // own time on it, whatever the load of the machine.
+    const [claims, prefs, context, chain, health, ussd, unknownKey] = await onTheClock(
+      () =>
+        Promise.all([
+          call('GET', '/v1/claims'),
+          call('GET', '/user-preferences'),
+          call('POST', '/agent/context', { roomId: 'kitchen' }),
+          call('GET', '/chain/claims/claims'),
+          call('GET', '/health'),
+          call('POST', '/api/ussd', dial(`outage-${label}`)),
+          call('GET', '/v1/entities', undefined, 'hth_never-seen-key-0000000000000000000000000000'),
+        ]),
+      10 * REQUEST_DEADLINE_MS,
+    );
     for (const [name, a] of Object.entries({ claims, prefs, context, chain, health, ussd, unknownKey })) {
       expect(a.ms, `${label}: ${name} took ${a.ms} ms`).to.be.lessThan(REQUEST_DEADLINE_MS + 1000);
     }
@@ -138,10 +146,24 @@ describe('outage of PostgreSQL [postgres]', function () {
     expect((await call('GET', '/v1/claims')).status).to.equal(200);
     proxy.freeze();
     try {
-      // The key lookup waits for the frozen server (the client-side deadline: QUERY_TIMEOUT_MS + 500).
-      const first = call('GET', '/v1/claims');
-      await new Promise((resolve) => setTimeout(resolve, QUERY_TIMEOUT_MS + 700));
-      const [claims, later] = await Promise.all([first, call('GET', '/user-preferences')]);
+      // On the fake clock (test/helpers/fake-clock.ts): the server's deadlines fire at their own
+      // time on it, and the answers are timed by it, not by how loaded the machine is.
+      const [claims, later] = await onTheClock(async () => {
+        // The key lookup waits for the frozen server until its client-side deadline
+        // (QUERY_TIMEOUT_MS + 500); its failure (knex's 'query-error', emitted once the breaker
+        // has counted it) says the server is known out of reach.
+        const timedOut = new Promise<void>((resolve) => {
+          const seen = (err: Error) => {
+            if (!err.message.endsWith(PG_READ_TIMEOUT)) return;
+            db.off('query-error', seen);
+            resolve();
+          };
+          db.on('query-error', seen);
+        });
+        const first = call('GET', '/v1/claims');
+        await timedOut;
+        return Promise.all([first, call('GET', '/user-preferences')]);
+      }, 10 * REQUEST_DEADLINE_MS);
       expect(claims.status, claims.text).to.equal(503);
       expect(claims.ms, 'the request waited for the server twice').to.be.lessThan(2 * QUERY_TIMEOUT_MS + 500);
       // Arrived while the server was known out of reach: answered at once.
@@ -184,7 +206,8 @@ describe('outage of PostgreSQL [postgres]', function () {
     proxy.freeze();
     let answers: Answer[];
     try {
-      answers = await Promise.all(claims.map((c) => call('POST', '/v1/claims', c)));
+      // Timed on the fake clock, as expectOutageAnswers.
+      answers = await onTheClock(() => Promise.all(claims.map((c) => call('POST', '/v1/claims', c))), 10 * REQUEST_DEADLINE_MS);
     } finally {
       proxy.thaw();
     }

@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { syncBuiltinESMExports } from 'node:module';
+import FakeTimers from '@sinonjs/fake-timers';
 import { expect } from 'chai';
 import express from 'express';
 import request from 'supertest';
@@ -124,15 +127,45 @@ describe('SQLite write lock held by another process', function () {
     await t.drop();
   });
 
-  /** Another process takes the write lock and holds it for `ms`; resolves once it holds it. */
-  function holdWriteLock(file: string, ms: number): Promise<void> {
+  /**
+   * Another process takes the write lock and holds it until told to let go; resolves once it holds
+   * it. `release()` resolves once the other process has committed: from then on the lock is free.
+   */
+  async function holdWriteLock(file: string): Promise<{ release(): Promise<void> }> {
     const script = `const D = require('better-sqlite3'); const d = new D(process.argv[1]); d.exec('begin immediate');
-      process.stdout.write('held\\n'); setTimeout(() => { d.exec('commit'); d.close(); }, Number(process.argv[2]));`;
-    holder = spawn(process.execPath, ['-e', script, file, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    return new Promise((resolve, reject) => {
-      holder!.stdout!.once('data', () => resolve());
-      holder!.once('error', reject);
+      process.stdout.write('held\\n'); process.stdin.once('data', () => { d.exec('commit'); d.close(); process.stdout.write('released\\n'); process.exit(0); });`;
+    const child = spawn(process.execPath, ['-e', script, file], { stdio: ['pipe', 'pipe', 'inherit'] });
+    holder = child;
+    const said = (word: string) =>
+      new Promise<void>((resolve, reject) => {
+        const read = (chunk: Buffer) => {
+          if (String(chunk).includes(word)) {
+            child.stdout.off('data', read);
+            resolve();
+          }
+        };
+        child.stdout.on('data', read);
+        child.once('error', reject);
+        child.once('close', () => reject(new Error(`the lock holder ended before saying ${word}`)));
+      });
+    await said('held');
+    return {
+      release() {
+        const released = said('released');
+        child.stdin.write('release\n');
+        return released;
+      },
+    };
+  }
+
+  /** Whether `p` has settled, either way: a promise that settles with it, and a flag set once it has. */
+  function watched<T>(p: Promise<T>): { done: Promise<T>; settled: () => boolean } {
+    let settled = false;
+    const done = p.finally(() => {
+      settled = true;
     });
+    done.catch(() => undefined);
+    return { done, settled: () => settled };
   }
 
   it('a waiting write does not stop the server: other requests are answered meanwhile, and the write lands once the lock is free', async () => {
@@ -141,21 +174,25 @@ describe('SQLite write lock held by another process', function () {
     try {
       const app = express();
       app.get('/ping', (_req, res) => res.send('pong'));
-      await holdWriteLock(file, 1500);
-      const started = Date.now();
-      const write = db('lock_wait_t').insert({ id: 'after-wait' });
-      // While the write waits for the other process, the event loop serves requests at once.
+      const lock = await holdWriteLock(file);
+      const write = watched(Promise.resolve(db('lock_wait_t').insert({ id: 'after-wait' })));
+      // While the write waits for the other process, the event loop serves requests: each is
+      // answered with the lock still held and the write still waiting (a synchronous wait for the
+      // lock, better-sqlite3's busy timeout, would answer them only once the write had settled).
       for (let i = 0; i < 5; i++) {
-        const asked = Date.now();
         expect((await request(app).get('/ping')).text).to.equal('pong');
-        expect(Date.now() - asked, 'a request waited for the lock').to.be.lessThan(500);
+        expect(write.settled(), 'a request waited for the lock').to.equal(false);
       }
-      await write;
-      expect(Date.now() - started).to.be.at.least(1000);
+      await lock.release();
+      await write.done;
       expect(await db('lock_wait_t').where('id', 'after-wait').first()).to.deep.equal({ id: 'after-wait' });
       // A transaction waits the same way (its BEGIN IMMEDIATE), and commits once the lock is free.
-      await holdWriteLock(file, 800);
-      await inTransaction(db, (trx) => trx('lock_wait_t').insert({ id: 'in-transaction' }));
+      const again = await holdWriteLock(file);
+      const transaction = watched(inTransaction(db, (trx) => trx('lock_wait_t').insert({ id: 'in-transaction' })));
+      expect((await request(app).get('/ping')).text).to.equal('pong');
+      expect(transaction.settled(), 'the transaction committed while the lock was held').to.equal(false);
+      await again.release();
+      await transaction.done;
       expect(await db('lock_wait_t').where('id', 'in-transaction').first()).to.deep.equal({ id: 'in-transaction' });
     } finally {
       await db.destroy();
@@ -165,13 +202,30 @@ describe('SQLite write lock held by another process', function () {
   it('a lock held past the database deadline fails the write as unavailable (SQLITE_BUSY), not a hang', async () => {
     const file = t.url.slice('sqlite:'.length);
     const db = createDb({ url: t.url, dataDir: '.', poolMax: 1, queryTimeoutMs: 300 });
+    const lock = await holdWriteLock(file);
+    // The waits between tries (node:timers/promises) and the deadline (Date) on a fake clock: the
+    // write's answer is timed by the clock alone. The ESM bindings of node:timers/promises follow
+    // the patched module only once synced.
+    const clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now() });
+    syncBuiltinESMExports();
     try {
-      await holdWriteLock(file, 2000);
-      const started = Date.now();
-      const failed = await db('lock_wait_t').insert({ id: 'never' }).then(() => undefined, (err: { code?: string }) => err);
+      const asked = once(db, 'query');
+      const write = watched(Promise.resolve(db('lock_wait_t').insert({ id: 'never' })));
+      // The statement is sent (and its deadline set) at the clock's start.
+      await asked;
+      // It gives up once the next wait would pass the deadline: not before 250 ms.
+      await clock.tickAsync(249);
+      expect(write.settled(), 'the write gave up before 250 ms').to.equal(false);
+      await clock.tickAsync(1000 - 249);
+      expect(write.settled(), 'the write still waited at 1000 ms').to.equal(true);
+      const failed = await write.done.then(() => undefined, (err: { code?: string }) => err);
       expect(failed?.code).to.match(/^SQLITE_BUSY/);
-      expect(Date.now() - started).to.be.within(250, 1000);
     } finally {
+      // A write still waiting (the test failed) ends once the lock is free and its timers run.
+      await lock.release();
+      await clock.runAllAsync();
+      clock.uninstall();
+      syncBuiltinESMExports();
       await db.destroy();
     }
   });

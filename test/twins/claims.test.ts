@@ -944,14 +944,20 @@ forEachDatabase('KPT claims', (t) => {
           const refId = ((await t.db('kpt_claims').first('id').where({ collection_id: collectionId, test_group: 'reference' })) as { id: string }).id;
           await rowLock.raw('select id from kpt_claims where id = ? for update', [refId]);
           await (released = int.release());
-          expect(await blockedBy(await backendPid(rowLock)), 'a reconcile waits for the held row').to.not.have.length(0);
-          // Meanwhile claims of either group are stored and answered, their reconciles too: well
-          // before the held reconciles' statements would time out (DB_QUERY_TIMEOUT_MS, 3 s) and free what they hold.
-          const within = <T>(answer: Promise<T>) => Promise.race([answer, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('not answered within 1.5 s')), 1500))]);
+          const rowHolder = await backendPid(rowLock);
+          expect(await blockedBy(rowHolder), 'a reconcile waits for the held row').to.not.have.length(0);
+          // The statements waiting for the held row, each by its backend and its start.
+          const waitingForRow = () =>
+            rowsOf<{ pid: number; started: string }>(t.db.raw('select pid, query_start::text as started from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [rowHolder]));
+          const heldBefore = await waitingForRow();
+          // Meanwhile claims of either group are stored and answered, their reconciles too: while
+          // the held reconciles' statements still wait, not once they time out (DB_QUERY_TIMEOUT_MS,
+          // 3 s) and free what they hold.
           const otherPeriod = (month: string) => ({ testPeriod: { startDate: `2026-${month}-01`, endDate: `2026-${month}-03`, durationDays: 3 } });
           const refBody = kptClaim({ collectionId, testGroup: 'reference', ...otherPeriod('05') });
-          const later = [await within(submit(refBody)), await within(submit(kptClaim({ collectionId, testGroup: 'intervention', ...otherPeriod('07') })))];
+          const later = [await submit(refBody), await submit(kptClaim({ collectionId, testGroup: 'intervention', ...otherPeriod('07') }))];
           expect(later.map((r) => [r.status, r.claim.status])).to.deep.equal([[201, 'pending'], [201, 'pending']]);
+          expect(await waitingForRow(), 'the held reconciles still wait, the same statements').to.deep.include.members(heldBefore);
           // A correction in the collection waits for the reconciles in flight.
           correction = submit({ ...refBody, corrects: later[0]!.claim.id });
           const waiting = await untilRows(t.db, "select pid from pg_locks where locktype = 'advisory' and not granted");
