@@ -9,7 +9,7 @@ import { create, toBinary } from '@bufbuild/protobuf';
 import { QueryClaimListRequestSchema, QueryCollectionRequestSchema } from '../../generated/proto/ixo/claims/v1beta1/query_pb.ts';
 import { grpcMessageOnTheWire, MAX_MESSAGE_BYTES } from '../../src/chain/node/server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
-import { onTheClock as clocked } from '../helpers/fake-clock.ts';
+import { onTheClock } from '../helpers/fake-clock.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const PARAMS = '/ixo.token.v1beta1.Query/Params';
@@ -71,7 +71,7 @@ describe('the embedded node holds a Cosmos node’s limits', function () {
   let session: ClientHttp2Session;
 
   /** A call with the node's deadlines and the call's times on the fake clock (test/helpers/fake-clock.ts). */
-  const onTheClock = (...args: Parameters<typeof call>) => clocked(() => call(...args), 10 * REQUEST_DEADLINE_MS);
+  const clockedCall = (...args: Parameters<typeof call>) => onTheClock(() => call(...args), 10 * REQUEST_DEADLINE_MS);
 
   before(async () => {
     t = await createTestDatabase('sqlite');
@@ -89,7 +89,7 @@ describe('the embedded node holds a Cosmos node’s limits', function () {
   });
 
   it('RESOURCE_EXHAUSTED for a message over 4 MiB, refused on its length before its bytes are taken', async () => {
-    const over = await onTheClock(session, [frame(Buffer.alloc(16), false, MAX_MESSAGE_BYTES + 1)], { end: false });
+    const over = await clockedCall(session, [frame(Buffer.alloc(16), false, MAX_MESSAGE_BYTES + 1)], { end: false });
     expect(over.status).to.equal('8');
     expect(over.ms).to.be.lessThan(REQUEST_DEADLINE_MS);
     // Answered, the stream is reset so the client stops sending, not held to the deadline.
@@ -105,14 +105,14 @@ describe('the embedded node holds a Cosmos node’s limits', function () {
   });
 
   it('DEADLINE_EXCEEDED at grpc-timeout for a message that stops arriving, and its stream closed', async () => {
-    const res = await onTheClock(session, [frame(Buffer.alloc(10), false, 1000).subarray(0, 15)], { end: false, headers: { 'grpc-timeout': '200m' } });
+    const res = await clockedCall(session, [frame(Buffer.alloc(10), false, 1000).subarray(0, 15)], { end: false, headers: { 'grpc-timeout': '200m' } });
     expect(res.status).to.equal(String(4));
     expect(res.ms).to.be.within(150, REQUEST_DEADLINE_MS);
   });
 
   it('without a grpc-timeout (or a longer one), at REQUEST_DEADLINE_MS', async () => {
     for (const headers of [{}, { 'grpc-timeout': '10S' }] as Record<string, string>[]) {
-      const res = await onTheClock(session, [frame(Buffer.alloc(10), false, 1000).subarray(0, 15)], { end: false, headers });
+      const res = await clockedCall(session, [frame(Buffer.alloc(10), false, 1000).subarray(0, 15)], { end: false, headers });
       expect(res.status).to.equal('4');
       expect(res.ms).to.be.within(REQUEST_DEADLINE_MS - 50, REQUEST_DEADLINE_MS + 1000);
     }

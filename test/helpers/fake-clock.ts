@@ -10,15 +10,21 @@ export async function onTheClock<T>(work: () => Promise<T>, limitMs: number): Pr
   const clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now(), shouldClearNativeTimers: true });
   try {
     const started = clock.now;
-    let settled = false;
-    const done = work().finally(() => {
-      settled = true;
-    });
-    done.catch(() => undefined);
-    while (!settled && clock.now - started < limitMs) await clock.tickAsync(1);
-    if (!settled) throw new Error(`not settled within ${limitMs} ms on the fake clock`);
+    const { done, settled } = watched(work());
+    while (!settled() && clock.now - started < limitMs) await clock.tickAsync(1);
+    if (!settled()) throw new Error(`not settled within ${limitMs} ms on the fake clock`);
     return await done;
   } finally {
     clock.uninstall();
   }
+}
+
+/** Whether `p` has settled, either way: a promise that settles with it, and a flag set once it has. */
+export function watched<T>(p: Promise<T>): { done: Promise<T>; settled: () => boolean } {
+  let settled = false;
+  const done = p.finally(() => {
+    settled = true;
+  });
+  done.catch(() => undefined);
+  return { done, settled: () => settled };
 }

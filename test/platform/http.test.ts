@@ -274,7 +274,6 @@ describe('DID syntax', () => {
   });
 });
 
-/** A pino destination that keeps every line written to it. */
 /** A log destination keeping its lines; it emits 'line' for each, so a test can wait for one. */
 function logSink() {
   const lines: string[] = [];

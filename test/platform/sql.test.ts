@@ -8,6 +8,7 @@ import request from 'supertest';
 import { createDb, type Db } from '../../src/platform/db/index.ts';
 import { inTransaction } from '../../src/platform/db/sql.ts';
 import { createTestDatabase, forEachDatabase } from '../helpers/databases.ts';
+import { watched } from '../helpers/fake-clock.ts';
 
 forEachDatabase('the Knex data layer', (t) => {
   let db: Db;
@@ -158,15 +159,6 @@ describe('SQLite write lock held by another process', function () {
     };
   }
 
-  /** Whether `p` has settled, either way: a promise that settles with it, and a flag set once it has. */
-  function watched<T>(p: Promise<T>): { done: Promise<T>; settled: () => boolean } {
-    let settled = false;
-    const done = p.finally(() => {
-      settled = true;
-    });
-    done.catch(() => undefined);
-    return { done, settled: () => settled };
-  }
 
   it('a waiting write does not stop the server: other requests are answered meanwhile, and the write lands once the lock is free', async () => {
     const file = t.url.slice('sqlite:'.length);
