@@ -233,8 +233,10 @@ describe('outage of PostgreSQL [postgres]', function () {
       expect(a.ms).to.be.lessThan(REQUEST_DEADLINE_MS + 1000);
     }
     await recovered();
-    // Wait out the late answers of the frozen calls: nothing they did may have been kept.
-    await new Promise((resolve) => setTimeout(resolve, QUERY_TIMEOUT_MS * 3));
+    // The frozen calls' statements reach the server after the thaw, their callers long answered:
+    // once it has run them all (proxy.quiet(): each connection answered or closed), nothing
+    // they did may have been kept.
+    await proxy.quiet();
     const resent = await Promise.all(claims.map((c) => call('POST', '/v1/claims', c)));
     expect(resent.map((a) => a.status), resent.map((a) => a.text).join('\n')).to.deep.equal(claims.map(() => 201));
   });
