@@ -1,16 +1,16 @@
 // A TCP proxy in front of a real server that a test can freeze (bytes are held, connections
-// stay open: what a SIGSTOPped PostgreSQL looks like to its clients; the proxy holds what
-// clients send, so it knows of it), thaw, or take down
-// (every connection cut, new ones refused). It names the local ports of its connections to the
-// server, so a test can find their backends (pg_stat_activity.client_port) and terminate them.
+// stay open: what a SIGSTOPped PostgreSQL looks like to its clients), thaw, or take down (every
+// connection cut, new ones refused). It names the local ports of its connections to the server,
+// so a test can find their backends (pg_stat_activity.client_port) and terminate them.
 //
 // It also tells when a PostgreSQL server has finished with everything it was sent (quiet()):
 // statements written during a freeze reach it after the thaw, after their caller has given up
 // (pg's query_timeout fails the query but leaves the connection open; Knex ends it only when it
-// next takes it from the pool). A connection owes nothing once the server's last bytes end in
-// ReadyForQuery. A client that leaves does not cut the server off: it gets a FIN after the bytes
-// already forwarded, and a backend runs every message it read before EOF, then exits, so the
-// connection's close says the server is done with it.
+// next takes it from the pool). What clients send during a freeze is held by the proxy, not left
+// unread in the kernel, so that it counts. A connection owes nothing once the server's last
+// bytes end in ReadyForQuery. A client that leaves does not cut the server off: the server gets
+// a FIN after the bytes already forwarded, and a backend runs every message it read before EOF,
+// then exits, so the connection's close says the server is done with it.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 export interface PausableProxy {
@@ -101,6 +101,7 @@ export async function startPausableProxy(target: { host: string; port: number })
       frozen = false;
       for (const pair of pairs) {
         const { upstream } = pair;
+        if (upstream.destroyed) continue;
         for (const chunk of pair.held.splice(0)) upstream.write(chunk);
         if (pair.left) upstream.end();
         upstream.resume();

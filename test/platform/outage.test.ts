@@ -86,11 +86,11 @@ describe('outage of PostgreSQL [postgres]', function () {
   /**
    * Asks until the database serves again; recovery needs no restart. The breaker's pause passes
    * on a fake Date (cockatiel reads Date.now()), moved a pause on after each refusal so that the
-   * next call is its trial; the bound is so many pauses, not the machine's time. Timers stay
-   * real: a trial waits for a PostgreSQL backend to start, which a fake clock moved a turn of the
-   * event loop at a time (onTheClock) outruns, past the fake connect deadline. The trial is
-   * /health, which needs no key: a key verified on the fake Date would be stamped ahead of the
-   * real one and count as fresh (not looked up) afterwards. Then the claims are served.
+   * next call is the breaker's trial; the bound is so many pauses, not the machine's time.
+   * Timers stay real: a trial waits for a PostgreSQL backend to start, and a clock moved a turn
+   * of the event loop at a time (onTheClock) passes the fake connect deadline first. The trial
+   * is /health, which takes no key: a key verified on the fake Date is stamped ahead of the real
+   * one, and would count as fresh (not looked up) once the clock is gone.
    */
   async function recovered(): Promise<void> {
     const clock = FakeTimers.install({ toFake: ['Date'], now: Date.now() });
