@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 import { createDb, rowsOf, type Db, type DbClient } from '../../src/platform/db/index.ts';
 import { migrateLatest } from '../../src/platform/db/migrate.ts';
+import { watched } from './fake-clock.ts';
 
 export interface TestDatabase {
   kind: DbClient;
@@ -92,18 +93,20 @@ export function forEachDatabase(title: string, body: (t: TestDatabase) => void):
 }
 
 /**
- * The rows `sql` gives once it gives any (asked every 50 ms, for up to 5 s), else none.
- * PostgreSQL announces nothing when a backend starts to wait for a lock: a test that needs a
- * request blocked on one asks pg_locks or pg_stat_activity until it is. Knex's 'query' event
- * says only that the statement was sent, before the server has reached the lock (and
- * log_lock_waits writes to the server's log, after deadlock_timeout). The 5 s only bound a
- * wait that never comes; no test reads time from it.
+ * The rows `sql` gives once it gives any, asked again as soon as each answer arrives, while
+ * `request` (the one expected to block) is in flight; none once it has settled. PostgreSQL
+ * announces nothing when a backend starts to wait for a lock: a test that needs a request
+ * blocked on one asks pg_locks or pg_stat_activity until it is (as PostgreSQL's own
+ * isolationtester does). Knex's 'query' event says only that the statement was sent, before the
+ * server has reached the lock (and log_lock_waits writes to the server's log, after
+ * deadlock_timeout). The wait ends on the request's own answer, not on a clock: a request that
+ * never blocks answers, and the test's assertion on the rows fails.
  */
-export async function untilRows<R>(db: Db, sql: string, bindings: readonly unknown[] = []): Promise<R[]> {
-  for (let i = 0; i < 100; i++) {
+export async function untilRows<R>(db: Db, request: Promise<unknown>, sql: string, bindings: readonly unknown[] = []): Promise<R[]> {
+  const { settled } = watched(request);
+  while (!settled()) {
     const rows = await rowsOf<R>(db.raw(sql, bindings as Knex.RawBinding[]));
     if (rows.length) return rows;
-    await new Promise((r) => setTimeout(r, 50));
   }
   return [];
 }

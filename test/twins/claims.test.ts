@@ -209,7 +209,7 @@ forEachDatabase('KPT claims', (t) => {
           pending = submit(kptClaim({ householdId: household }));
           // The submission must be blocked by this transfer, not merely slow (nor waiting on
           // someone else's lock in the same database), before the transfer commits.
-          const waiting = await untilRows(t.db, 'select pid from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [transferPid]);
+          const waiting = await untilRows(t.db, pending, 'select pid from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [transferPid]);
           expect(waiting, 'a submission waiting on the household row').to.not.have.length(0);
         } finally {
           await transfer.commit();
@@ -873,9 +873,9 @@ forEachDatabase('KPT claims', (t) => {
     // PostgreSQL: a claim is held in flight after it counted the other group and stored itself,
     // by a test transaction holding its Idempotency-Key uncommitted (the claim waits to bind it).
     if (t.kind === 'postgres') {
-      /** Backends waiting for a lock `pid` holds (up to 5 s until there is one). */
-      const blockedBy = async (pid: number): Promise<number[]> =>
-        (await untilRows<{ pid: number }>(t.db, 'select pid from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [pid])).map((r) => r.pid);
+      /** Backends waiting for a lock `pid` holds, once there is one; none if `request` (the one that should wait) answers first. */
+      const blockedBy = async (pid: number, request: Promise<unknown>): Promise<number[]> =>
+        (await untilRows<{ pid: number }>(t.db, request, 'select pid from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [pid])).map((r) => r.pid);
       /** Submits a claim and holds it in flight until `release`; `pid` is the backend running it. */
       const submitHeld = async (body: KptClaimRequest, idempotencyKey: string) => {
         const anyClaim = (await t.db<{ id: string }>('kpt_claims').first('id'))!.id;
@@ -883,7 +883,7 @@ forEachDatabase('KPT claims', (t) => {
         await hold('kpt_idempotency_keys').insert({ principal_did: PARTNER_DID, idempotency_key: idempotencyKey, claim_id: anyClaim, request_hash: 'held', created_at: new Date().toISOString() });
         const holder = await backendPid(hold);
         const result = submit(body, { idempotencyKey });
-        const [pid] = await blockedBy(holder);
+        const [pid] = await blockedBy(holder, result);
         return { result, pid, release: () => hold.rollback() };
       };
 
@@ -898,7 +898,7 @@ forEachDatabase('KPT claims', (t) => {
           // It counts no reference claim (the held one is not committed), and must not finish
           // pending before the reference claim commits.
           int = submit(kptClaim({ collectionId, testGroup: 'intervention' }));
-          expect(await blockedBy(ref.pid!), 'the intervention claim waits for the reference claim in flight').to.have.length(1);
+          expect(await blockedBy(ref.pid!, int), 'the intervention claim waits for the reference claim in flight').to.have.length(1);
         } finally {
           await ref.release();
         }
@@ -940,12 +940,12 @@ forEachDatabase('KPT claims', (t) => {
         try {
           expect(int.pid, 'the intervention claim is held after storing itself').to.be.a('number');
           ref = submit(kptClaim({ collectionId, testGroup: 'reference' }));
-          expect(await blockedBy(int.pid!), "the reference claim's reconcile waits for the intervention claim").to.have.length(1);
+          expect(await blockedBy(int.pid!, ref), "the reference claim's reconcile waits for the intervention claim").to.have.length(1);
           const refId = ((await t.db('kpt_claims').first('id').where({ collection_id: collectionId, test_group: 'reference' })) as { id: string }).id;
           await rowLock.raw('select id from kpt_claims where id = ? for update', [refId]);
           await (released = int.release());
           const rowHolder = await backendPid(rowLock);
-          expect(await blockedBy(rowHolder), 'a reconcile waits for the held row').to.not.have.length(0);
+          expect(await blockedBy(rowHolder, ref), 'a reconcile waits for the held row').to.not.have.length(0);
           // The statements waiting for the held row, each by its backend and its start.
           const waitingForRow = () =>
             rowsOf<{ pid: number; started: string }>(t.db.raw('select pid, query_start::text as started from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [rowHolder]));
@@ -960,7 +960,7 @@ forEachDatabase('KPT claims', (t) => {
           expect(await waitingForRow(), 'the held reconciles still wait, the same statements').to.deep.include.members(heldBefore);
           // A correction in the collection waits for the reconciles in flight.
           correction = submit({ ...refBody, corrects: later[0]!.claim.id });
-          const waiting = await untilRows(t.db, "select pid from pg_locks where locktype = 'advisory' and not granted");
+          const waiting = await untilRows(t.db, correction, "select pid from pg_locks where locktype = 'advisory' and not granted");
           expect(waiting, 'the correction waits for a lock').to.have.length(1);
         } finally {
           await rowLock.rollback();

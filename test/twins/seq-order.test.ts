@@ -41,10 +41,11 @@ forEachDatabase('seq order is commit order', (t) => {
     return (await t.db.table(table).where(key, value).first()) as Record<string, unknown>;
   }
 
-  /** Waits (up to 5 s) until a request is blocked on this schema's seq turn for `table`. */
-  async function seqTurnWaiters(table: SeqTable): Promise<number> {
+  /** Waits until a request is blocked on this schema's seq turn for `table`; 0 if `request` (the one that should wait) answers first. */
+  async function seqTurnWaiters(table: SeqTable, request: Promise<unknown>): Promise<number> {
     const waiting = await untilRows(
       t.db,
+      request,
       `with k as (select ${LOCK_KEY_SQL} as key)
        select pid from pg_locks, k
        where locktype = 'advisory' and not granted and objsubid = 1
@@ -71,7 +72,7 @@ forEachDatabase('seq order is commit order', (t) => {
     try {
       created = create();
       created.then(() => (settled = true), () => (settled = true));
-      expect(await seqTurnWaiters(table), 'the create waits for the insert in flight').to.be.greaterThan(0);
+      expect(await seqTurnWaiters(table, created), 'the create waits for the insert in flight').to.be.greaterThan(0);
       expect(settled, 'the create has not finished').to.equal(false);
       // What a follower sees meanwhile: neither row, so its position cannot pass the held one.
       expect(await list()).to.deep.equal(before);
