@@ -83,6 +83,20 @@ forEachDatabase('API keys', (t) => {
       }
     });
 
+    it('a verification stamped ahead of the clock (the wall clock stepped back) is not trusted: the key is looked up again', async () => {
+      const cached = new ApiKeyService(t.db, { cacheTtlMs: 60_000, staleIfErrorMs: 60_000 });
+      const { key, info } = await cached.create({ name: 'clock-stepped-back', principalDid: 'did:ixo:entity:abc' });
+      const clock = FakeTimers.install({ toFake: ['Date'], now: Date.now() });
+      try {
+        expect((await cached.authenticate(key))?.keyId).to.equal(info.id);
+        await new ApiKeyService(t.db).revoke(info.id);
+        clock.setSystemTime(Date.now() - 1000);
+        expect(await cached.authenticate(key)).to.equal(undefined);
+      } finally {
+        clock.uninstall();
+      }
+    });
+
     it('by default, honours a key revoked by the CLI for seconds, not minutes, while the database cannot be asked', async () => {
       const config = configWith();
       const service = new ApiKeyService(t.db, { cacheTtlMs: config.API_KEY_CACHE_MS, staleIfErrorMs: config.API_KEY_STALE_IF_ERROR_MS });

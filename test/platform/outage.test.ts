@@ -11,7 +11,7 @@ import { errorHandler } from '../../src/platform/http/errors.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import { createDb, isDatabaseUnavailable, rowsOf } from '../../src/platform/db/index.ts';
 import { BrokenCircuitError } from 'cockatiel';
-import { PG_READ_TIMEOUT } from '../../src/platform/db/clients.ts';
+import { OUT_OF_REACH_PAUSE_MS, PG_READ_TIMEOUT } from '../../src/platform/db/clients.ts';
 import { expectContractResponse } from '../helpers/contract.ts';
 import { areaShapes } from '../helpers/area-shapes.ts';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/databases.ts';
@@ -22,8 +22,6 @@ import { createCensusCampaign, kptClaim } from '../twins/fixtures.ts';
 
 const QUERY_TIMEOUT_MS = 400;
 const REQUEST_DEADLINE_MS = 2500;
-/** How long the app's breaker refuses calls once the server was out of reach (OUT_OF_REACH_PAUSE_MS, src/platform/db/clients.ts). */
-const OUT_OF_REACH_PAUSE_MS = 1000;
 
 interface Answer {
   status: number;

@@ -145,7 +145,7 @@ export const CONNECT_TIMEOUT = 'timeout expired';
 /** The message of pg's client-side `query_timeout` error. */
 export const PG_READ_TIMEOUT = 'Query read timeout';
 /** How long every call fails at once after the server was found out of reach, before one tries it again. */
-const OUT_OF_REACH_PAUSE_MS = 1000;
+export const OUT_OF_REACH_PAUSE_MS = 1000;
 
 
 /**

@@ -110,12 +110,14 @@ export class ApiKeyService {
     const hash = hashKey(key);
     const now = Date.now();
     const cached = this.cache.get(hash);
-    if (cached && now - cached.verifiedAt < this.cacheTtlMs) return cached.principal;
+    // A verification stamped ahead of now (the wall clock stepped back) is not fresh for any time.
+    const age = cached ? now - cached.verifiedAt : -1;
+    if (cached && age >= 0 && age < this.cacheTtlMs) return cached.principal;
     let row: ApiKeyRow | undefined;
     try {
       row = await this.repo.findActiveByHash(hash);
     } catch (err) {
-      if (cached && isDatabaseUnavailable(err) && now - cached.verifiedAt < this.staleIfErrorMs) return cached.principal;
+      if (cached && isDatabaseUnavailable(err) && age >= 0 && age < this.staleIfErrorMs) return cached.principal;
       throw err;
     }
     if (!row) {
