@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import pg from 'pg';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -43,6 +44,17 @@ export async function startLatencyProxy(url: string): Promise<{ url: string; chi
   proxied.hostname = '127.0.0.1';
   proxied.port = String(port);
   return { url: proxied.toString(), child };
+}
+
+/** Runs ANALYZE on the PostgreSQL database at `url`: the planner's statistics of every table as they are now. */
+export async function analyzePostgres(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('ANALYZE');
+  } finally {
+    await client.end();
+  }
 }
 
 /** A bench script in its own process; it prints one JSON line once it is ready. */

@@ -6,14 +6,16 @@
 // The cases run on SQLite (or BENCH_DATABASE_URL). With a PostgreSQL URL (BENCH_DATABASE_URL, else
 // TEST_DATABASE_URL), every case runs again on it: on one instance, then on two instances of the
 // same database sharing the connections (their aggregate throughput); then a new verified claim
-// runs once more with PostgreSQL behind a proxy adding 2 ms each way (a database on another host),
-// on one and on two instances: claims that are not serialised keep most of their throughput there.
+// runs once more without, then with PostgreSQL behind a proxy adding 2 ms each way (a database on
+// another host), on one and on two instances: claims that are not serialised keep most of their
+// throughput there.
 import { readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BenchCase } from './case.ts';
-import { addStatuses, connections, countOf, describeNon2xx, duration, latencyPercentiles, measureHttp, startLatencyProxy, startTarget, type Row, type Target } from './harness.ts';
+import type autocannon from 'autocannon';
+import type { BenchCase, BenchTarget } from './case.ts';
+import { addStatuses, analyzePostgres, connections, countOf, describeNon2xx, duration, latencyPercentiles, measureHttp, startLatencyProxy, startTarget, type Row, type Target } from './harness.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.env.BENCH_ONLY;
@@ -34,6 +36,16 @@ async function loadCases(): Promise<BenchCase[]> {
 const fmt = (n: number, w: number) => n.toFixed(n >= 100 ? 0 : 1).padStart(w);
 
 const benchTarget = (t: Target, database: string) => ({ baseUrl: `http://127.0.0.1:${t.port}`, key: t.key!, database, pid: t.child.pid! });
+
+/**
+ * The case's options once its data is stored; on PostgreSQL, with the planner's statistics
+ * brought up to date, as autovacuum does on a server that runs it (the test server has it off).
+ */
+async function prepared(c: BenchCase, target: BenchTarget): Promise<Partial<autocannon.Options>> {
+  const options = await c.prepare(target);
+  if (target.database.startsWith('postgres')) await analyzePostgres(target.database);
+  return options;
+}
 
 const CPU_WIDTH = 34;
 
@@ -57,7 +69,7 @@ function judge(c: BenchCase, row: CaseRow, baseline: Row): CaseRow {
 
 /** The same case on several instances at once, the connections split between them: one row of their sum. */
 async function measureInstances(name: string, c: BenchCase, targets: ReturnType<typeof benchTarget>[]): Promise<CaseRow> {
-  const options = await Promise.all(targets.map((t) => c.prepare(t)));
+  const options = await Promise.all(targets.map((t) => prepared(c, t)));
   const share = Math.ceil(connections / targets.length);
   // The runs' windows start and end together: the first one's CPU reading counts every instance.
   const everyInstance = { serverPids: targets.map((t) => t.pid) };
@@ -83,7 +95,7 @@ async function postgresRows(cases: BenchCase[], baseline: Row): Promise<CaseRow[
   let second: Target | undefined;
   try {
     const one = benchTarget(first, postgresUrl!);
-    for (const c of cases) rows.push(judge(c, await measureHttp(`${c.name} [PostgreSQL]`, await c.prepare(one), { serverPids: [one.pid] }), baseline));
+    for (const c of cases) rows.push(judge(c, await measureHttp(`${c.name} [PostgreSQL]`, await prepared(c, one), { serverPids: [one.pid] }), baseline));
     second = await startTarget('hearth', env);
     const two = [one, benchTarget(second, postgresUrl!)];
     for (const c of cases) rows.push(judge(c, await measureInstances(`${c.name} [PostgreSQL, 2 instances]`, c, two), baseline));
@@ -94,27 +106,39 @@ async function postgresRows(cases: BenchCase[], baseline: Row): Promise<CaseRow[
   return rows;
 }
 
-/** The case measured again with PostgreSQL behind the latency proxy: rows noted with their share of `direct` (the same case without the proxy). */
+/** The case measured with PostgreSQL behind the latency proxy, each row noted with its share of the row before it. */
 const LATENCY_CASE = 'POST /v1/claims (new verified claim)';
 
-async function latencyRows(cases: BenchCase[], baseline: Row, direct: Row | undefined): Promise<CaseRow[]> {
+/**
+ * The latency case on PostgreSQL without the proxy, then behind it on one and on two instances.
+ * The rows before these have grown the database (every claim row's claims, events and census):
+ * the row without the proxy is measured again here, next to the proxy's, on the same database as
+ * it is now, so the share compares the proxy alone.
+ */
+async function latencyRows(cases: BenchCase[], baseline: Row): Promise<CaseRow[]> {
   const c = cases.find((k) => k.name === LATENCY_CASE);
   if (!c) return [];
   const proxy = await startLatencyProxy(postgresUrl!);
-  const env = { BENCH_DATABASE_URL: proxy.url };
   const targets: Target[] = [];
   const rows: CaseRow[] = [];
-  const note = (row: CaseRow, of: Row | undefined, what: string) => {
-    row.verdict = [row.verdict, of ? `${((row.rps / of.rps) * 100).toFixed(0)}% of ${what}` : ''].filter(Boolean).join('; ');
+  const note = (row: CaseRow, of: Row, what: string) => {
+    row.verdict = [row.verdict, `${((row.rps / of.rps) * 100).toFixed(0)}% of ${what}`].filter(Boolean).join('; ');
     return row;
   };
+  /** A new instance on `url`, measured as one row; the same database throughout, so its collections are prepared once. */
+  const measureOne = async (name: string, url: string) => {
+    const started = await startTarget('hearth', { BENCH_DATABASE_URL: url });
+    targets.push(started);
+    const one = benchTarget(started, postgresUrl!);
+    return { one, row: judge(c, await measureHttp(name, await prepared(c, one), { serverPids: [one.pid] }), baseline) };
+  };
   try {
-    targets.push(await startTarget('hearth', env));
-    // The same database as the rows without the proxy: its collections are prepared once.
-    const one = benchTarget(targets[0]!, postgresUrl!);
-    const single = note(judge(c, await measureHttp(`${c.name} [PostgreSQL +2 ms each way]`, await c.prepare(one), { serverPids: [one.pid] }), baseline), direct, 'the row without the proxy');
-    rows.push(single);
-    targets.push(await startTarget('hearth', env));
+    const direct = (await measureOne(`${c.name} [PostgreSQL, again next to the proxy's rows]`, postgresUrl!)).row;
+    targets.pop()!.child.kill();
+    rows.push(direct);
+    const { one, row: single } = await measureOne(`${c.name} [PostgreSQL +2 ms each way]`, proxy.url);
+    rows.push(note(single, direct, 'the row before, without the proxy'));
+    targets.push(await startTarget('hearth', { BENCH_DATABASE_URL: proxy.url }));
     const two = [one, benchTarget(targets[1]!, postgresUrl!)];
     rows.push(note(judge(c, await measureInstances(`${c.name} [PostgreSQL +2 ms each way, 2 instances]`, c, two), baseline), single, 'one instance'));
   } finally {
@@ -135,13 +159,13 @@ async function main() {
   const target = benchTarget(hearth, process.env.BENCH_DATABASE_URL || 'sqlite');
   const rows: CaseRow[] = [baseline];
   try {
-    for (const c of cases) rows.push(judge(c, await measureHttp(c.name, await c.prepare(target), { serverPids: [target.pid] }), baseline));
+    for (const c of cases) rows.push(judge(c, await measureHttp(c.name, await prepared(c, target), { serverPids: [target.pid] }), baseline));
   } finally {
     hearth.child.kill();
   }
   if (postgresUrl && cases.length) {
     const postgres = await postgresRows(cases, baseline);
-    rows.push(...postgres, ...(await latencyRows(cases, baseline, postgres.find((r) => r.name === `${LATENCY_CASE} [PostgreSQL]`))));
+    rows.push(...postgres, ...(await latencyRows(cases, baseline)));
   }
 
   const w = Math.max(...rows.map((r) => r.name.length));
