@@ -38,12 +38,17 @@ const fmt = (n: number, w: number) => n.toFixed(n >= 100 ? 0 : 1).padStart(w);
 const benchTarget = (t: Target, database: string) => ({ baseUrl: `http://127.0.0.1:${t.port}`, key: t.key!, database, pid: t.child.pid! });
 
 /**
- * The case's options once its data is stored; on PostgreSQL, with the planner's statistics
- * brought up to date, as autovacuum does on a server that runs it (the test server has it off).
+ * On PostgreSQL, the planner's statistics brought up to date once a case's data is stored, as
+ * autovacuum does on a server that runs it (the test server has it off).
  */
+async function statisticsUpdated(database: string): Promise<void> {
+  if (database.startsWith('postgres')) await analyzePostgres(database);
+}
+
+/** The case's options once its data is stored and its statistics updated. */
 async function prepared(c: BenchCase, target: BenchTarget): Promise<Partial<autocannon.Options>> {
   const options = await c.prepare(target);
-  if (target.database.startsWith('postgres')) await analyzePostgres(target.database);
+  await statisticsUpdated(target.database);
   return options;
 }
 
@@ -69,7 +74,9 @@ function judge(c: BenchCase, row: CaseRow, baseline: Row): CaseRow {
 
 /** The same case on several instances at once, the connections split between them: one row of their sum. */
 async function measureInstances(name: string, c: BenchCase, targets: ReturnType<typeof benchTarget>[]): Promise<CaseRow> {
-  const options = await Promise.all(targets.map((t) => prepared(c, t)));
+  const options = await Promise.all(targets.map((t) => c.prepare(t)));
+  // The instances share one database: its statistics are updated once.
+  await statisticsUpdated(targets[0]!.database);
   const share = Math.ceil(connections / targets.length);
   // The runs' windows start and end together: the first one's CPU reading counts every instance.
   const everyInstance = { serverPids: targets.map((t) => t.pid) };

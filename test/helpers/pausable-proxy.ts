@@ -66,7 +66,7 @@ export async function startPausableProxy(target: { host: string; port: number })
     client.on('error', clientGone);
     client.on('close', clientGone);
     upstream.on('data', (chunk: Buffer) => {
-      pair.tail = Buffer.concat([pair.tail, chunk]).subarray(-6);
+      pair.tail = Buffer.concat([pair.tail, chunk.subarray(-6)]).subarray(-6);
       if (pair.tail.length === 6 && pair.tail[0] === READY_FOR_QUERY && pair.tail.readInt32BE(1) === 5) pair.owes = false;
       if (!client.destroyed) client.write(chunk);
       settleQuiet();

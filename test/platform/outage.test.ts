@@ -87,8 +87,7 @@ describe('outage of PostgreSQL [postgres]', function () {
    * next call is the breaker's trial; the bound is so many pauses, not the machine's time.
    * Timers stay real: a trial waits for a PostgreSQL backend to start, and a clock moved a turn
    * of the event loop at a time (onTheClock) passes the fake connect deadline first. The trial
-   * is /health, which takes no key: a key verified on the fake Date is stamped ahead of the real
-   * one, and would count as fresh (not looked up) once the clock is gone.
+   * is /health, which takes no key, so no key verification is stamped on the fake Date.
    */
   async function recovered(): Promise<void> {
     const clock = FakeTimers.install({ toFake: ['Date'], now: Date.now() });

@@ -13,6 +13,7 @@ import { CLAIM_WRITERS } from '../../src/twins/claims/claim-order.ts';
 import { twinsReadPort } from '../../src/twins/read-port.ts';
 import { encodeCursor } from '../../src/twins/paging.ts';
 import { forEachDatabase, untilRows } from '../helpers/databases.ts';
+import { watched } from '../helpers/fake-clock.ts';
 import { householdDid, kptClaim, startTwinsHarness, type TwinsHarness } from './fixtures.ts';
 
 type SeqTable = 'twin_entities' | 'kpt_collections';
@@ -67,19 +68,17 @@ forEachDatabase('seq order is commit order', (t) => {
   ) {
     const before = await list();
     const { trx, id: heldId } = await held();
-    let created: Promise<string> | undefined;
-    let settled = false;
+    let created: ReturnType<typeof watched<string>> | undefined;
     try {
-      created = create();
-      created.then(() => (settled = true), () => (settled = true));
-      expect(await seqTurnWaiters(table, created), 'the create waits for the insert in flight').to.be.greaterThan(0);
-      expect(settled, 'the create has not finished').to.equal(false);
+      created = watched(create());
+      expect(await seqTurnWaiters(table, created.done), 'the create waits for the insert in flight').to.be.greaterThan(0);
+      expect(created.settled(), 'the create has not finished').to.equal(false);
       // What a follower sees meanwhile: neither row, so its position cannot pass the held one.
       expect(await list()).to.deep.equal(before);
     } finally {
       await trx.commit();
     }
-    const createdId = await created;
+    const createdId = await created.done;
     const listed = await list();
     expect(listed.indexOf(heldId), 'held row listed').to.be.greaterThan(-1);
     expect(listed.indexOf(createdId)).to.be.greaterThan(listed.indexOf(heldId));
