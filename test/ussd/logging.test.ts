@@ -7,7 +7,14 @@ import { createAccount, GatewaySession, login, RecordingTwins, startUssdServer }
 /** Numbers a log line carries of the process and the connection, which may happen to spell a secret's digits (a port 46813). */
 const MACHINE_NUMBERS = new Set(['time', 'pid', 'port', 'responseTime']);
 
-/** Every key and value of the log lines as text, but for the process's and connection's numbers. */
+/**
+ * Identifiers drawn at random, by the service (request and trace ids) or by the gateway (session
+ * ids, newSessionId), whose hex digits may happen to spell a secret's (a trace id ...80246...).
+ * Only a whole value of that form is passed over: a secret written in any other value is found.
+ */
+const RANDOM_ID = /^(?:[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|ATUid_[0-9a-f]{16})$/;
+
+/** Every key and value of the log lines as text, but for the process's and connection's numbers and random identifiers. */
 function writtenValues(logs: string): string[] {
   const out: string[] = [];
   const walk = (value: unknown, key?: string): void => {
@@ -16,7 +23,7 @@ function writtenValues(logs: string): string[] {
         out.push(k);
         walk(v, k);
       }
-    } else if (!(typeof value === 'number' && key !== undefined && MACHINE_NUMBERS.has(key))) {
+    } else if (!(typeof value === 'number' && key !== undefined && MACHINE_NUMBERS.has(key)) && !(typeof value === 'string' && RANDOM_ID.test(value))) {
       out.push(String(value));
     }
   };
