@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { sealClaim, sealCredential, type CredentialInput, type NormalisedClaim, type SealInput } from '../../src/twins/claims/claim-seal.ts';
-import { ClaimSealer } from '../../src/twins/claims/claim-sealer.ts';
+import { ClaimSealer, REPLY_SIZE } from '../../src/twins/claims/claim-sealer.ts';
 import { verifyCredential } from '../../src/twins/credentials/credentials.ts';
 import { didKeyFromPublicKey, privateKeyFromSeed, rawPublicKey, type ValidatorKey } from '../../src/twins/credentials/validator-key.ts';
 import { kptClaim } from './fixtures.ts';
@@ -77,9 +77,11 @@ describe('claim sealer', function () {
     }
   });
 
-  it('the seals asked for in one turn of the event loop go to the thread in one message, and each caller gets its own', async () => {
+  it('the seals asked for in one turn of the event loop go to the thread in one message, answered REPLY_SIZE a message, and each caller gets its own', async () => {
     await sealer.whenReady();
     const worker = threadOf(sealer);
+    const answered: number[] = [];
+    worker.on('message', (reply: unknown) => Array.isArray(reply) && answered.push(reply.length));
     const sent: number[] = [];
     const postMessage = worker.postMessage.bind(worker);
     worker.postMessage = (batch) => {
@@ -90,6 +92,7 @@ describe('claim sealer', function () {
     const seals = await Promise.all(inputs.map((input) => sealer.seal(input)));
     seals.forEach((seal, n) => expect(seal).to.deep.equal(sealClaim(inputs[n]!, key)));
     expect(sent).to.deep.equal([12]);
+    expect(answered).to.deep.equal([REPLY_SIZE, REPLY_SIZE, 12 - 2 * REPLY_SIZE]);
     const later = sealInput(40);
     expect(await sealer.seal(later)).to.deep.equal(sealClaim(later, key));
     expect(sent).to.deep.equal([12, 1]);
