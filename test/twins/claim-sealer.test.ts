@@ -1,6 +1,7 @@
 // The claim sealer: seals made on its thread are byte for byte the seals made in place, and
 // sealing goes on in place before the thread has loaded, after it fails and after close.
 import { randomBytes } from 'node:crypto';
+import type { Worker } from 'node:worker_threads';
 import { expect } from 'chai';
 import { sealClaim, sealCredential, type CredentialInput, type NormalisedClaim, type SealInput } from '../../src/twins/claims/claim-seal.ts';
 import { ClaimSealer, REPLY_SIZE } from '../../src/twins/claims/claim-sealer.ts';
@@ -22,7 +23,7 @@ function sealInput(n: number, withCredential = true): SealInput {
 }
 
 /** The sealer's thread, which is private: reached from outside, a crash or a failed send looks to the sealer as it would in use. */
-const threadOf = (sealer: ClaimSealer) => (sealer as unknown as { worker: { postMessage(batch: unknown[]): void; terminate(): Promise<number> } }).worker;
+const threadOf = (sealer: ClaimSealer) => (sealer as unknown as { worker: Pick<Worker, 'postMessage' | 'terminate' | 'on'> }).worker;
 
 describe('claim sealer', function () {
   this.timeout(30_000);
