@@ -530,6 +530,26 @@ forEachDatabase('KPT claims', (t) => {
       }
     });
 
+    it('a claim reads its collection once, in its transaction, when an earlier submission read it: its credential is signed ahead by that', async () => {
+      const collectionId = 'collection-read-once';
+      await createFramedCollection(h.server, h.key, { id: collectionId, name: 'Read once' });
+      await submit(kptClaim({ collectionId }));
+      const reads: string[] = [];
+      const onQuery = (q: { sql: string }) => {
+        if (/from [`"]kpt_collections[`"]/.test(q.sql)) reads.push(q.sql);
+      };
+      t.db.on('query', onQuery);
+      try {
+        const partner = await submit(kptClaim({ collectionId, testGroup: 'intervention' }));
+        expect(partner.claim.status).to.equal('verified');
+        const verified = await verifyCredential({ client: h.server.client, body: { verifiableCredential: partner.claim.verifiableCredential as unknown as Record<string, unknown> } });
+        expect(verified.data, JSON.stringify(verified.error)).to.deep.include({ verified: true });
+      } finally {
+        t.db.off('query', onQuery);
+      }
+      expect(reads).to.have.length(1);
+    });
+
     it('keeps a claim pending until an aligned claim of the other group arrives, then verifies both in that request', async () => {
       await createFramedCollection(h.server, h.key, { id: 'pairing', name: 'Pairing' });
       const ref = await submit(kptClaim({ collectionId: 'pairing' }));

@@ -159,6 +159,8 @@ const sameSelection = (a: SelectionStatement | undefined, b: SelectionVerdict) =
 
 /** How many collections' groups ClaimService.partnersSeen remembers. */
 const PARTNERS_SEEN_MAX = 10_000;
+/** How many collections ClaimService.collectionsSeen remembers. */
+const COLLECTIONS_SEEN_MAX = 1_000;
 const groupOf = (claim: NormalisedClaim) => `${claim.collectionId}\n${claim.testGroup}`;
 
 export class ClaimService {
@@ -171,6 +173,13 @@ export class ClaimService {
    * verified after all, `store` signs it in the transaction.
    */
   private readonly partnersSeen = new Map<string, boolean>();
+  /**
+   * By id: each collection as a submission's transaction last read it (`admit`). `prepare`
+   * signs ahead by it instead of reading it again: a collection's selection design never
+   * changes, and should who may submit into it have changed meanwhile, `store` signs anew when
+   * the selection it finds differs.
+   */
+  private readonly collectionsSeen = new Map<string, Collection>();
 
   constructor(
     private readonly db: Db,
@@ -241,9 +250,10 @@ export class ClaimService {
     const verifiable = !conflicts.length && canBeVerified(claim);
     // Kept by a claim left pending too, for the credential signed when it is verified later.
     const statusIndex = verifiable ? await this.opts.statuses.nextIndex() : undefined;
-    // Read outside the transaction for the credential signed ahead; the transaction reads it again
-    // and signs anew should it have changed meanwhile (a draw revealed or replaced).
-    const collection = verifiable ? await findCollection(this.db, claim.collectionId) : undefined;
+    // The household's selection, read outside the transaction for the credential signed ahead;
+    // the transaction reads it again and signs anew should it have changed meanwhile (a draw
+    // revealed or replaced).
+    const collection = verifiable ? this.collectionsSeen.get(claim.collectionId) ?? (await findCollection(this.db, claim.collectionId)) : undefined;
     const verdict = collection && (await selectionOf(this.db, collection, claim.householdId));
     const selection = verdict?.passed ? verdict.statement : undefined;
     const withCredential = verifiable && selection !== undefined && this.partnersSeen.get(groupOf(claim)) !== false;
@@ -367,6 +377,7 @@ export class ClaimService {
         { path: ['collectionId'], message: `names no collection (create it with POST /v1/collections)`, rule: 'collection-exists' },
       ]);
     }
+    setBounded(this.collectionsSeen, collection.id, collection, COLLECTIONS_SEEN_MAX);
     if (!maySubmitInto(collection, principal.did)) {
       throw forbiddenAction(`Collection ${collection.id} takes claims from its creator and its submitters only; ${principal.did} is neither.`);
     }
