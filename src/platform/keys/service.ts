@@ -110,14 +110,15 @@ export class ApiKeyService {
     const hash = hashKey(key);
     const now = Date.now();
     const cached = this.cache.get(hash);
-    // A verification stamped ahead of now (the wall clock stepped back) is not fresh for any time.
-    const age = cached ? now - cached.verifiedAt : -1;
-    if (cached && age >= 0 && age < this.cacheTtlMs) return cached.principal;
+    // Whether the cached verification is younger than `ms`; one stamped ahead of now (the wall
+    // clock stepped back) is not, for any `ms`.
+    const verifiedWithin = (ms: number) => cached !== undefined && now >= cached.verifiedAt && now - cached.verifiedAt < ms;
+    if (cached && verifiedWithin(this.cacheTtlMs)) return cached.principal;
     let row: ApiKeyRow | undefined;
     try {
       row = await this.repo.findActiveByHash(hash);
     } catch (err) {
-      if (cached && isDatabaseUnavailable(err) && age >= 0 && age < this.staleIfErrorMs) return cached.principal;
+      if (cached && isDatabaseUnavailable(err) && verifiedWithin(this.staleIfErrorMs)) return cached.principal;
       throw err;
     }
     if (!row) {
