@@ -32,6 +32,8 @@ export class StoredClaim {
   /** Its credential's index in the status lists (credential-status.ts); null without one. */
   readonly statusListIndex: number | null;
   private parsedRequest: NormalisedClaim | undefined;
+  /** toJson's text, made once: a submission answers it and may keep it with its key. */
+  private json: string | undefined;
 
   constructor(private readonly row: ClaimRow) {
     this.seq = row.seq;
@@ -75,7 +77,7 @@ export class StoredClaim {
 
   /** toKptClaim's JSON text, made without parsing the stored credential (claimJsonOf). */
   toJson(): string {
-    return claimJsonOf(this.row);
+    return (this.json ??= claimJsonOf(this.row));
   }
 }
 
