@@ -23,7 +23,8 @@ import { WebhookService } from './events/webhooks.service.ts';
 import { KPT_CONTEXT_PATH } from './credentials/kpt-context.ts';
 import { settlePublicBaseUrl } from './credentials/public-base-url.ts';
 import { knownValidatorDids, loadValidatorKeys, type ValidatorKey } from './credentials/validator-key.ts';
-import { twinsReadPort, type TwinsReadPort } from './read-port.ts';
+import type { TwinsReadPort } from './read-port.ts';
+import { twinsReadPort } from './read-port.repository.ts';
 
 export interface TwinsArea extends Area {
   /** What other areas may read of area A's data. */

@@ -61,8 +61,8 @@ export function takeSeqTurn(sql: Sql, table: string): Promise<void> {
  * How a follower pages a table in an order nothing committed later can sort before, as SQL
  * over the table's columns (unqualified). SEQ_ORDER is that order wherever `seq` is commit order
  * (takeSeqTurn, or SQLite's one writer); an area whose inserts take no turn gives its own (area
- * A's claims: twins/claims/claim-order.ts). A position is still named by its row's `seq` (cursors and
- * keys do not change); a `seq` that names no row has no position.
+ * A's claims: twins/claims/claim-order.repository.ts). A position is still named by its row's
+ * `seq` (cursors and keys do not change); a `seq` that names no row has no position.
  */
 export interface CommitOrder {
   /** `order by` columns in the given direction. */

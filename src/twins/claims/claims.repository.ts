@@ -1,9 +1,9 @@
-// The only SQL for KPT claims but area A's read port (read-port.ts): what every submission and
-// read runs.
+// The only SQL for KPT claims but area A's read port (read-port.repository.ts): what every
+// submission and read runs.
 import { bundledContract, contractSchema } from '../../platform/contract.ts';
 import { rowsOf, type Db } from '../../platform/db/index.ts';
 import { locksUntilCommit, writesOneAtATime, type Sql } from '../../platform/db/sql.ts';
-import { CLAIM_WRITERS, commitOrder, missingAnchor } from './claim-order.ts';
+import { CLAIM_WRITERS, commitOrder, missingAnchor } from './claim-order.repository.ts';
 import { EVENT_WRITERS } from '../events/events.ts';
 import { cursorNotIssued } from '../paging.ts';
 import type { ClaimStatus, Collection, Entity, KptClaim, TestGroup } from '../../../generated/openapi/types.gen.ts';
@@ -440,7 +440,7 @@ export class ClaimRepository {
   /**
    * Inserts a claim with its evidence (stored under its CID). It waits for no other insert: on
    * PostgreSQL its row records its transaction, which is how followers page (commitOrder in
-   * claim-order.ts). A claim stored meanwhile under the same key fails the unit of work (a
+   * claim-order.repository.ts). A claim stored meanwhile under the same key fails the unit of work (a
    * unique violation). The claim as stored.
    */
   async insertWithEvidence(evidence: EvidenceRow, claim: NewClaim): Promise<StoredClaim> {

@@ -1,4 +1,4 @@
-// The only SQL for twin entities and their relationship links (but area A's read port, read-port.ts).
+// The only SQL for twin entities and their relationship links (but area A's read port, read-port.repository.ts).
 import type { Db } from '../../platform/db/index.ts';
 import { takeSeqTurn, type Sql } from '../../platform/db/sql.ts';
 import type { Entity } from '../../../generated/openapi/types.gen.ts';

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { onPostgres } from '../../platform/db/dialect.ts';
 
 // PostgreSQL: each claim row records the transaction that inserted it, so followers can page in
-// an order no transaction still in flight can insert before (twins/claims/claim-order.ts, commitOrder);
+// an order no transaction still in flight can insert before (twins/claims/claim-order.repository.ts, commitOrder);
 // claim inserts then wait for no one. Rows stored before this all get this migration's
 // transaction, so they keep their `seq` order. SQLite commits one writer at a time: `seq` is
 // commit order there already.

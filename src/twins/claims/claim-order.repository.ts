@@ -1,5 +1,6 @@
-// The commit order of KPT claims (CommitOrder in platform/db/sql.ts). Claim inserts take no
-// `seq` turn. On PostgreSQL rows are ordered by the inserting transaction's id, then `seq`
+// The commit order of KPT claims (CommitOrder in platform/db/sql.ts), SQL that only the claims
+// and read-port repositories use. Claim inserts take no `seq` turn. On PostgreSQL rows are
+// ordered by the inserting transaction's id, then `seq`
 // (migration 104), and a reader is given only rows of transactions older than every claim
 // writer still in flight (byInsertingTransaction's horizon, shared with area A's events): any
 // row not yet committed, or inserted later, has a transaction id at least that horizon, so it
