@@ -2,7 +2,7 @@
 // migrated by earlier Hearth versions (Knex, then Kysely: test/fixtures), and PostgreSQL schemas
 // side by side in one database.
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -330,6 +330,56 @@ async function sqliteSchema(db: Knex): Promise<string[]> {
   return lines.sort();
 }
 
+/** SQL: the table named in `column` is none of the migration histories' (Knex's, Kysely's). */
+const notHistory = (column: string) => `${column} not like 'knex\\_migrations%' and ${column} not like 'kysely\\_migration%'`;
+
+/** The columns of the tables of the schema first in the search path, but the migration histories'. */
+async function pgColumns(db: Knex): Promise<Record<string, string[]>> {
+  const { rows } = await db.raw<{ rows: { table_name: string; column_name: string }[] }>(
+    `select table_name, column_name from information_schema.columns where table_schema = current_schema() and ${notHistory('table_name')} order by table_name, ordinal_position`,
+  );
+  const columns: Record<string, string[]> = {};
+  for (const r of rows) (columns[r.table_name] ??= []).push(r.column_name);
+  return columns;
+}
+
+/** Each table's rows with the columns given, in one order (by their values). */
+async function pgRows(db: Knex, columns: Record<string, string[]>): Promise<Record<string, Record<string, unknown>[]>> {
+  const rows: Record<string, Record<string, unknown>[]> = {};
+  for (const [table, names] of Object.entries(columns)) {
+    const read: Record<string, unknown>[] = await db(table).select(names);
+    rows[table] = read.map((r) => [JSON.stringify(r), r] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
+  }
+  return rows;
+}
+
+/**
+ * A PostgreSQL schema's tables as its behaviour sees them, the migration histories' left out:
+ * columns (type, length, nullability, default, compression), constraints and indexes, with the
+ * schema's name taken out of their definitions.
+ */
+async function pgSchema(db: Knex): Promise<string[]> {
+  const { schema } = (await db.raw<{ rows: { schema: string }[] }>('select current_schema() as schema')).rows[0]!;
+  const unqualified = (text: string) => text.split(`${schema}.`).join('');
+  const columns = await db.raw<{ rows: { table_name: string; column_name: string; data_type: string; udt_name: string; length: number | null; is_nullable: string; column_default: string | null; compression: string }[] }>(
+    `select c.table_name, c.column_name, c.data_type, c.udt_name, c.character_maximum_length as length, c.is_nullable, c.column_default, a.attcompression as compression
+      from information_schema.columns c join pg_attribute a on a.attrelid = format('%I.%I', c.table_schema, c.table_name)::regclass and a.attname = c.column_name
+      where c.table_schema = current_schema() and ${notHistory('c.table_name')}`,
+  );
+  const constraints = await db.raw<{ rows: { table_name: string; name: string; definition: string }[] }>(
+    `select t.relname as table_name, k.conname as name, pg_get_constraintdef(k.oid) as definition from pg_constraint k join pg_class t on t.oid = k.conrelid
+      where k.connamespace = current_schema()::regnamespace and ${notHistory('t.relname')}`,
+  );
+  const indexes = await db.raw<{ rows: { tablename: string; indexdef: string }[] }>(
+    `select tablename, indexdef from pg_indexes where schemaname = current_schema() and ${notHistory('tablename')}`,
+  );
+  return [
+    ...columns.rows.map((c) => `${c.table_name}.${c.column_name} ${c.data_type === 'USER-DEFINED' ? c.udt_name : c.data_type}${c.length === null ? '' : `(${c.length})`} nullable=${c.is_nullable} default=${c.column_default === null ? null : unqualified(c.column_default)} compression=${c.compression || '(default)'}`),
+    ...constraints.rows.map((k) => `${k.table_name} constraint ${k.name} ${unqualified(k.definition)}`),
+    ...indexes.rows.map((i) => `${i.tablename} ${unqualified(i.indexdef)}`),
+  ].sort();
+}
+
 if (TEST_DATABASE_URL) {
   describe('migrations on PostgreSQL schemas', function () {
     this.timeout(60_000);
@@ -416,6 +466,103 @@ if (TEST_DATABASE_URL) {
       expect(await definition()).to.match(/\(collection_id, tx, seq\)$/);
       await migrateLatest(db);
       expect(await definition()).to.match(/WHERE \(tx IS NOT NULL\)$/);
+    });
+
+    /**
+     * A schema of its own holding test/fixtures/kysely-era.pg.sql: a database made by Hearth at
+     * 3cd5342, the last main on Kysely (scripts/make-kysely-era-pg-fixture.sh). The fixture names
+     * no schema: it is run with the scratch schema first in the search path.
+     */
+    const kyselyEraSchema = async () => {
+      const s = await schemaWith();
+      let dump = readFileSync('test/fixtures/kysely-era.pg.sql', 'utf8');
+      const client = new pg.Client({ connectionString: s.url });
+      await client.connect();
+      try {
+        // 406 set lz4 where the server has it; where it has not, the columns keep the default.
+        const { rows } = await client.query<{ lz4: boolean }>(`select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`);
+        if (!rows[0]!.lz4) dump = dump.replace(/^ALTER TABLE ONLY \w+ ALTER COLUMN \w+ SET COMPRESSION lz4;\n/gm, '');
+        await client.query(`set search_path to ${s.schema}`);
+        await client.query(dump);
+      } finally {
+        await client.end();
+      }
+      return handle(s);
+    };
+
+    it('a schema made by Hearth under Kysely (test/fixtures/kysely-era.pg.sql, made by 3cd5342): its history is adopted, the migrations since are applied, its rows and the Kysely history stay', async () => {
+      const db = await kyselyEraSchema();
+      const kysely = (await db('kysely_migration').select('name', 'timestamp').orderBy('name')) as { name: string; timestamp: string }[];
+      const names = await allNames();
+      expect(kysely.map((r) => r.name)).to.deep.equal(names.filter((name) => !sinceKysely(names).includes(name)));
+      const columns = await pgColumns(db);
+      const before = await pgRows(db, columns);
+
+      expect(await migrateLatest(db)).to.deep.equal(sinceKysely(names));
+      const after = await history(db);
+      expect(after.slice(0, kysely.length).map((r) => [r.name, instant(r.migration_time), r.batch])).to.deep.equal(kysely.map((r) => [r.name, r.timestamp, 1]));
+      expect(after.slice(kysely.length).map((r) => [r.name, r.batch])).to.deep.equal(sinceKysely(names).map((name) => [name, 2]));
+      expect(await db('kysely_migration').select('name', 'timestamp').orderBy('name')).to.deep.equal(kysely);
+
+      // What 3cd5342 wrote, as its HTTP API, CLI and USSD demo wrote it.
+      expect(Object.fromEntries(Object.entries(before).map(([table, rows]) => [table, rows.length]))).to.deep.equal({
+        agent_user_preferences: 1, api_keys: 2, kpt_claims: 6, kpt_collections: 3, kpt_idempotency_keys: 3, twin_credential_status_events: 1, twin_entities: 5, twin_evidence_blobs: 6,
+        twin_relationships: 1, twin_status_index_counter: 1, twin_validator_keys: 1, twins_idempotency_keys: 1, ussd_accounts: 2, ussd_claim_refs: 2, ussd_fuel_logs: 6, ussd_sessions: 6,
+        ussd_swept_sessions: 0,
+      });
+      expect(before.api_keys!.map((r) => r.name).sort()).to.deep.equal(['kysely-era', 'kysely-era-operator']);
+      expect(before.twin_entities!.map((r) => r.type).sort()).to.deep.equal(['CleanCookingDevice', 'Household', 'Household', 'OracleEntity', 'Protocol']);
+      expect(before.kpt_collections!.map((r) => r.id).sort()).to.deep.equal(['default', 'kisumu-2026', 'ussd']);
+      const claims = [...before.kpt_claims!].sort((a, b) => Number(a.seq) - Number(b.seq));
+      expect(claims.map((r) => [r.collection_id, r.test_group, r.status, r.status_list_index !== null, r.credential_suspended])).to.deep.equal([
+        ['kisumu-2026', 'reference', 'verified', true, false],
+        ['kisumu-2026', 'intervention', 'verified', true, true],
+        ['default', 'reference', 'pending', true, false],
+        ['default', 'reference', 'rejected', false, false],
+        ['ussd', 'reference', 'verified', true, false],
+        ['ussd', 'intervention', 'verified', true, false],
+      ]);
+      for (const c of claims.filter((r) => r.status === 'verified')) {
+        expect(JSON.parse(c.credential as string)).to.have.property('type', 'KPTCredential');
+        expect(JSON.parse(c.verifiable_credential as string)).to.have.nested.property('proof.cryptosuite', 'eddsa-jcs-2022');
+      }
+      expect(before.twin_credential_status_events!.map((r) => [r.action, r.reason])).to.deep.equal([['suspend', 'scale sent for calibration']]);
+      expect(before.ussd_accounts!.map((r) => r.name).sort()).to.deep.equal(['Amina Otieno', 'Baraka Mwangi']);
+
+      // Every row stays with every column's value (credentials byte for byte), but what the
+      // migrations since change: 408 and 409 date the seeded collections when 100 and 203 ran, 411
+      // gives ussd its selection method, and 412 makes the status list the counter handed indexes
+      // out of, closed.
+      const seededAt = (name: string) => kysely.find((r) => r.name === name)!.timestamp;
+      const { twin_status_index_counter: counters, ...kept } = before;
+      const expected = {
+        ...kept,
+        kpt_collections: kept.kpt_collections!.map((r) =>
+          r.id === 'default' ? { ...r, created_at: seededAt('100_twins_schema') } : r.id === 'ussd' ? { ...r, created_at: seededAt('203_ussd_default_collection'), selection_method: USSD_COLLECTION_SELECTION_METHOD } : r,
+        ),
+      };
+      const { twin_status_index_counter: _, ...keptColumns } = columns;
+      expect(await pgRows(db, keptColumns)).to.deep.equal(expected);
+      expect(await db.schema.hasTable('twin_status_index_counter')).to.equal(false);
+      const [counter] = counters as { next_index: string; created_at: string }[];
+      expect(Number(counter!.next_index)).to.be.within(1, 131_072);
+      expect(await db('twin_status_lists').select('*')).to.deep.equal([{ list: 0, issuer_did: null, base_url: null, position_key: null, next_position: 131_072, created_at: counter!.created_at }]);
+      expect(await db('kpt_collections').orderBy('id').select('id', 'selection_design', 'emission_parameters')).to.deep.equal([
+        { id: 'default', selection_design: null, emission_parameters: null },
+        { id: 'kisumu-2026', selection_design: null, emission_parameters: null },
+        { id: 'ussd', selection_design: JSON.stringify(USSD_COLLECTION_DESIGN), emission_parameters: null },
+      ]);
+
+      expect(await migrateLatest(db)).to.deep.equal([]);
+      expect(await historyNames(db)).to.deep.equal(names);
+    });
+
+    it('a schema made by Hearth under Kysely has, migrated, the schema a fresh one gets: the same columns, types, defaults, compression, keys and indexes', async () => {
+      const upgraded = await kyselyEraSchema();
+      const fresh = handle(await schemaWith());
+      await migrateLatest(upgraded);
+      await migrateLatest(fresh);
+      expect(await pgSchema(upgraded)).to.deep.equal(await pgSchema(fresh));
     });
 
     it('two instances starting at once on a schema migrated under Kysely adopt its history once', async () => {
