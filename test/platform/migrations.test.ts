@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
+import { onPostgres } from '../../src/platform/db/dialect.ts';
 import { migrateLatest, migrationConfig, migrationSource } from '../../src/platform/db/migrate.ts';
 import { USSD_COLLECTION_DESIGN, USSD_COLLECTION_SELECTION_METHOD } from '../../src/ussd/collections.ts';
 
@@ -216,6 +217,80 @@ for (const kind of TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sq
 /** The migrations written since Hearth ran on Kysely, which the fixtures made then have not had. */
 const sinceKysely = (names: string[]) => names.filter((name) => name > '407_twins_feed_index_for_followers');
 
+/**
+ * Migrates a database made and filled by Hearth at 3cd5342, the last main on Kysely
+ * (test/fixtures/kysely-era.sqlite, kysely-era.pg.sql: scripts/make-kysely-era-fixtures.sh), and
+ * checks that its history is adopted with its times, exactly the migrations since are applied,
+ * the Kysely history stays, and every row stays but for what those migrations are meant to change.
+ */
+async function expectKyselyEraUpgraded(db: Knex): Promise<void> {
+  const kysely = (await db('kysely_migration').select('name', 'timestamp').orderBy('name')) as { name: string; timestamp: string }[];
+  const names = await allNames();
+  expect(kysely.map((r) => r.name)).to.deep.equal(names.filter((name) => !sinceKysely(names).includes(name)));
+  const columns = await tableColumns(db);
+  const before = await tableRows(db, columns);
+
+  expect(await migrateLatest(db)).to.deep.equal(sinceKysely(names));
+  const after = await history(db);
+  expect(after.slice(0, kysely.length).map((r) => [r.name, instant(r.migration_time), r.batch])).to.deep.equal(kysely.map((r) => [r.name, r.timestamp, 1]));
+  expect(after.slice(kysely.length).map((r) => [r.name, r.batch])).to.deep.equal(sinceKysely(names).map((name) => [name, 2]));
+  expect(await db('kysely_migration').select('name', 'timestamp').orderBy('name')).to.deep.equal(kysely);
+
+  // What 3cd5342 wrote, as its HTTP API, CLI and USSD demo wrote it.
+  expect(Object.fromEntries(Object.entries(before).map(([table, rows]) => [table, rows.length]))).to.deep.equal({
+    agent_user_preferences: 1, api_keys: 2, kpt_claims: 6, kpt_collections: 3, kpt_idempotency_keys: 3, twin_credential_status_events: 1, twin_entities: 5, twin_evidence_blobs: 6,
+    twin_relationships: 1, twin_status_index_counter: 1, twin_validator_keys: 1, twins_idempotency_keys: 1, ussd_accounts: 2, ussd_claim_refs: 2, ussd_fuel_logs: 6, ussd_sessions: 6,
+    ussd_swept_sessions: 0, ...(onPostgres(db) ? {} : { sqlite_sequence: 4 }),
+  });
+  expect(before.api_keys!.map((r) => r.name).sort()).to.deep.equal(['kysely-era', 'kysely-era-operator']);
+  expect(before.twin_entities!.map((r) => r.type).sort()).to.deep.equal(['CleanCookingDevice', 'Household', 'Household', 'OracleEntity', 'Protocol']);
+  expect(before.kpt_collections!.map((r) => r.id).sort()).to.deep.equal(['default', 'kisumu-2026', 'ussd']);
+  const claims = [...before.kpt_claims!].sort((a, b) => Number(a.seq) - Number(b.seq));
+  expect(claims.map((r) => [r.collection_id, r.test_group, r.status, r.status_list_index !== null, Boolean(r.credential_suspended)])).to.deep.equal([
+    ['kisumu-2026', 'reference', 'verified', true, false],
+    ['kisumu-2026', 'intervention', 'verified', true, true],
+    ['default', 'reference', 'pending', true, false],
+    ['default', 'reference', 'rejected', false, false],
+    ['ussd', 'reference', 'verified', true, false],
+    ['ussd', 'intervention', 'verified', true, false],
+  ]);
+  for (const c of claims.filter((r) => r.status === 'verified')) {
+    expect(JSON.parse(c.credential as string)).to.have.property('type', 'KPTCredential');
+    expect(JSON.parse(c.verifiable_credential as string)).to.have.nested.property('proof.cryptosuite', 'eddsa-jcs-2022');
+  }
+  expect(before.twin_credential_status_events!.map((r) => [r.action, r.reason])).to.deep.equal([['suspend', 'scale sent for calibration']]);
+  expect(before.ussd_accounts!.map((r) => r.name).sort()).to.deep.equal(['Amina Otieno', 'Baraka Mwangi']);
+
+  // Every row of every table stays with every column's value (credentials byte for byte; on
+  // SQLite, the AUTOINCREMENT counters too), but what the migrations since change: 408 and 409
+  // date the seeded collections when 100 and 203 ran, 411 gives ussd its selection method, and
+  // 412 makes the status list the counter handed indexes out of, closed.
+  const seededAt = (name: string) => kysely.find((r) => r.name === name)!.timestamp;
+  const { twin_status_index_counter: counters, ...kept } = before;
+  const expected = {
+    ...kept,
+    kpt_collections: kept.kpt_collections!.map((r) =>
+      r.id === 'default' ? { ...r, created_at: seededAt('100_twins_schema') } : r.id === 'ussd' ? { ...r, created_at: seededAt('203_ussd_default_collection'), selection_method: USSD_COLLECTION_SELECTION_METHOD } : r,
+    ),
+  };
+  const { twin_status_index_counter: _, ...keptColumns } = columns;
+  const upgraded = await tableRows(db, keptColumns);
+  // Table by table, so that a failure names its table (the whole would outgrow mocha's diff).
+  for (const [table, rows] of Object.entries(expected)) expect(upgraded[table], table).to.deep.equal(rows);
+  expect(await db.schema.hasTable('twin_status_index_counter')).to.equal(false);
+  const [counter] = counters as { next_index: number | string; created_at: string }[];
+  expect(Number(counter!.next_index)).to.be.within(1, 131_072);
+  expect(await db('twin_status_lists').select('*')).to.deep.equal([{ list: 0, issuer_did: null, base_url: null, position_key: null, next_position: 131_072, created_at: counter!.created_at }]);
+  expect(await db('kpt_collections').orderBy('id').select('id', 'selection_design', 'emission_parameters')).to.deep.equal([
+    { id: 'default', selection_design: null, emission_parameters: null },
+    { id: 'kisumu-2026', selection_design: null, emission_parameters: null },
+    { id: 'ussd', selection_design: JSON.stringify(USSD_COLLECTION_DESIGN), emission_parameters: null },
+  ]);
+
+  expect(await migrateLatest(db)).to.deep.equal([]);
+  expect(await historyNames(db)).to.deep.equal(names);
+}
+
 describe('migrations on a SQLite database made by an earlier Hearth', function () {
   this.timeout(60_000);
   let s: Scratch;
@@ -229,26 +304,9 @@ describe('migrations on a SQLite database made by an earlier Hearth', function (
     await s.drop();
   });
 
-  it('under Kysely (test/fixtures/kysely-era.sqlite): its history is adopted, nothing is applied again, its rows and the Kysely history stay', async () => {
+  it('under Kysely (test/fixtures/kysely-era.sqlite, made by 3cd5342): its history is adopted, the migrations since are applied, every row of every table and the Kysely history stay', async () => {
     await openFixture('test/fixtures/kysely-era.sqlite');
-    const kysely = (await db('kysely_migration').select('name', 'timestamp').orderBy('name')) as { name: string; timestamp: string }[];
-    const names = await allNames();
-    expect(kysely.map((r) => r.name)).to.deep.equal(names.filter((name) => !sinceKysely(names).includes(name)));
-
-    expect(await migrateLatest(db)).to.deep.equal(sinceKysely(names));
-    const adopted = (await history(db)).slice(0, kysely.length);
-    expect(adopted.map((r) => [r.name, instant(r.migration_time), r.batch])).to.deep.equal(kysely.map((r) => [r.name, r.timestamp, 1]));
-    // The collections the migrations seeded are dated when the migrations that seeded them ran.
-    const seededAt = (name: string) => kysely.find((r) => r.name === name)!.timestamp;
-    expect(await db('kpt_collections').whereIn('id', ['default', 'ussd']).orderBy('id').select('id', 'created_at')).to.deep.equal([
-      { id: 'default', created_at: seededAt('100_twins_schema') },
-      { id: 'ussd', created_at: seededAt('203_ussd_default_collection') },
-    ]);
-    expect(await db('kysely_migration').select('name', 'timestamp').orderBy('name')).to.deep.equal(kysely);
-    expect(await db('api_keys').pluck('name')).to.deep.equal(['kysely-era']);
-    expect(await db('kpt_collections').orderBy('id').pluck('id')).to.deep.equal(['default', 'kisumu-2026', 'ussd']);
-    expect(await db('ussd_sessions').select('id', 'phone_number', 'last_reply')).to.deep.equal([{ id: 'ATUid_kysely_era', phone_number: '+254712345678', last_reply: 'CON Welcome' }]);
-    expect(await migrateLatest(db)).to.deep.equal([]);
+    await expectKyselyEraUpgraded(db);
   });
 
   it('under Kysely: the history is adopted once, so a migration undone later is applied again', async () => {
@@ -331,10 +389,20 @@ async function sqliteSchema(db: Knex): Promise<string[]> {
 }
 
 /** SQL: the table named in `column` is none of the migration histories' (Knex's, Kysely's). */
-const notHistory = (column: string) => `${column} not like 'knex\\_migrations%' and ${column} not like 'kysely\\_migration%'`;
+const notHistory = (column: string) => `${column} not like 'knex\\_migrations%' escape '\\' and ${column} not like 'kysely\\_migration%' escape '\\'`;
 
-/** The columns of the tables of the schema first in the search path, but the migration histories'. */
-async function pgColumns(db: Knex): Promise<Record<string, string[]>> {
+/**
+ * The columns of the database's tables, but the migration histories': on SQLite every table of the
+ * file (sqlite_sequence too: the AUTOINCREMENT counters), on PostgreSQL those of the schema first
+ * in the search path.
+ */
+async function tableColumns(db: Knex): Promise<Record<string, string[]>> {
+  if (!onPostgres(db)) {
+    const tables: string[] = await db('sqlite_master').where('type', 'table').whereRaw(notHistory('name')).orderBy('name').pluck('name');
+    const columns: Record<string, string[]> = {};
+    for (const table of tables) columns[table] = (await db.raw<{ name: string }[]>('pragma table_info(??)', [table])).map((c) => c.name);
+    return columns;
+  }
   const { rows } = await db.raw<{ rows: { table_name: string; column_name: string }[] }>(
     `select table_name, column_name from information_schema.columns where table_schema = current_schema() and ${notHistory('table_name')} order by table_name, ordinal_position`,
   );
@@ -343,11 +411,13 @@ async function pgColumns(db: Knex): Promise<Record<string, string[]>> {
   return columns;
 }
 
-/** Each table's rows with the columns given, in one order (by their values). */
-async function pgRows(db: Knex, columns: Record<string, string[]>): Promise<Record<string, Record<string, unknown>[]>> {
+/** Each table's rows with the columns given, in one order (by their values); of sqlite_sequence, the counters of the tables but the histories'. */
+async function tableRows(db: Knex, columns: Record<string, string[]>): Promise<Record<string, Record<string, unknown>[]>> {
   const rows: Record<string, Record<string, unknown>[]> = {};
   for (const [table, names] of Object.entries(columns)) {
-    const read: Record<string, unknown>[] = await db(table).select(names);
+    const read: Record<string, unknown>[] = await db(table).select(names).modify((q) => {
+      if (table === 'sqlite_sequence') q.whereRaw(notHistory('name'));
+    });
     rows[table] = read.map((r) => [JSON.stringify(r), r] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
   }
   return rows;
@@ -470,7 +540,7 @@ if (TEST_DATABASE_URL) {
 
     /**
      * A schema of its own holding test/fixtures/kysely-era.pg.sql: a database made by Hearth at
-     * 3cd5342, the last main on Kysely (scripts/make-kysely-era-pg-fixture.sh). The fixture names
+     * 3cd5342, the last main on Kysely (scripts/make-kysely-era-fixtures.sh). The fixture names
      * no schema: it is run with the scratch schema first in the search path.
      */
     const kyselyEraSchema = async () => {
@@ -491,70 +561,7 @@ if (TEST_DATABASE_URL) {
     };
 
     it('a schema made by Hearth under Kysely (test/fixtures/kysely-era.pg.sql, made by 3cd5342): its history is adopted, the migrations since are applied, its rows and the Kysely history stay', async () => {
-      const db = await kyselyEraSchema();
-      const kysely = (await db('kysely_migration').select('name', 'timestamp').orderBy('name')) as { name: string; timestamp: string }[];
-      const names = await allNames();
-      expect(kysely.map((r) => r.name)).to.deep.equal(names.filter((name) => !sinceKysely(names).includes(name)));
-      const columns = await pgColumns(db);
-      const before = await pgRows(db, columns);
-
-      expect(await migrateLatest(db)).to.deep.equal(sinceKysely(names));
-      const after = await history(db);
-      expect(after.slice(0, kysely.length).map((r) => [r.name, instant(r.migration_time), r.batch])).to.deep.equal(kysely.map((r) => [r.name, r.timestamp, 1]));
-      expect(after.slice(kysely.length).map((r) => [r.name, r.batch])).to.deep.equal(sinceKysely(names).map((name) => [name, 2]));
-      expect(await db('kysely_migration').select('name', 'timestamp').orderBy('name')).to.deep.equal(kysely);
-
-      // What 3cd5342 wrote, as its HTTP API, CLI and USSD demo wrote it.
-      expect(Object.fromEntries(Object.entries(before).map(([table, rows]) => [table, rows.length]))).to.deep.equal({
-        agent_user_preferences: 1, api_keys: 2, kpt_claims: 6, kpt_collections: 3, kpt_idempotency_keys: 3, twin_credential_status_events: 1, twin_entities: 5, twin_evidence_blobs: 6,
-        twin_relationships: 1, twin_status_index_counter: 1, twin_validator_keys: 1, twins_idempotency_keys: 1, ussd_accounts: 2, ussd_claim_refs: 2, ussd_fuel_logs: 6, ussd_sessions: 6,
-        ussd_swept_sessions: 0,
-      });
-      expect(before.api_keys!.map((r) => r.name).sort()).to.deep.equal(['kysely-era', 'kysely-era-operator']);
-      expect(before.twin_entities!.map((r) => r.type).sort()).to.deep.equal(['CleanCookingDevice', 'Household', 'Household', 'OracleEntity', 'Protocol']);
-      expect(before.kpt_collections!.map((r) => r.id).sort()).to.deep.equal(['default', 'kisumu-2026', 'ussd']);
-      const claims = [...before.kpt_claims!].sort((a, b) => Number(a.seq) - Number(b.seq));
-      expect(claims.map((r) => [r.collection_id, r.test_group, r.status, r.status_list_index !== null, r.credential_suspended])).to.deep.equal([
-        ['kisumu-2026', 'reference', 'verified', true, false],
-        ['kisumu-2026', 'intervention', 'verified', true, true],
-        ['default', 'reference', 'pending', true, false],
-        ['default', 'reference', 'rejected', false, false],
-        ['ussd', 'reference', 'verified', true, false],
-        ['ussd', 'intervention', 'verified', true, false],
-      ]);
-      for (const c of claims.filter((r) => r.status === 'verified')) {
-        expect(JSON.parse(c.credential as string)).to.have.property('type', 'KPTCredential');
-        expect(JSON.parse(c.verifiable_credential as string)).to.have.nested.property('proof.cryptosuite', 'eddsa-jcs-2022');
-      }
-      expect(before.twin_credential_status_events!.map((r) => [r.action, r.reason])).to.deep.equal([['suspend', 'scale sent for calibration']]);
-      expect(before.ussd_accounts!.map((r) => r.name).sort()).to.deep.equal(['Amina Otieno', 'Baraka Mwangi']);
-
-      // Every row stays with every column's value (credentials byte for byte), but what the
-      // migrations since change: 408 and 409 date the seeded collections when 100 and 203 ran, 411
-      // gives ussd its selection method, and 412 makes the status list the counter handed indexes
-      // out of, closed.
-      const seededAt = (name: string) => kysely.find((r) => r.name === name)!.timestamp;
-      const { twin_status_index_counter: counters, ...kept } = before;
-      const expected = {
-        ...kept,
-        kpt_collections: kept.kpt_collections!.map((r) =>
-          r.id === 'default' ? { ...r, created_at: seededAt('100_twins_schema') } : r.id === 'ussd' ? { ...r, created_at: seededAt('203_ussd_default_collection'), selection_method: USSD_COLLECTION_SELECTION_METHOD } : r,
-        ),
-      };
-      const { twin_status_index_counter: _, ...keptColumns } = columns;
-      expect(await pgRows(db, keptColumns)).to.deep.equal(expected);
-      expect(await db.schema.hasTable('twin_status_index_counter')).to.equal(false);
-      const [counter] = counters as { next_index: string; created_at: string }[];
-      expect(Number(counter!.next_index)).to.be.within(1, 131_072);
-      expect(await db('twin_status_lists').select('*')).to.deep.equal([{ list: 0, issuer_did: null, base_url: null, position_key: null, next_position: 131_072, created_at: counter!.created_at }]);
-      expect(await db('kpt_collections').orderBy('id').select('id', 'selection_design', 'emission_parameters')).to.deep.equal([
-        { id: 'default', selection_design: null, emission_parameters: null },
-        { id: 'kisumu-2026', selection_design: null, emission_parameters: null },
-        { id: 'ussd', selection_design: JSON.stringify(USSD_COLLECTION_DESIGN), emission_parameters: null },
-      ]);
-
-      expect(await migrateLatest(db)).to.deep.equal([]);
-      expect(await historyNames(db)).to.deep.equal(names);
+      await expectKyselyEraUpgraded(await kyselyEraSchema());
     });
 
     it('a schema made by Hearth under Kysely has, migrated, the schema a fresh one gets: the same columns, types, defaults, compression, keys and indexes', async () => {
