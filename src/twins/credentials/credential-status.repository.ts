@@ -1,6 +1,6 @@
 // The only SQL for credential status: the status lists (their keys, base URLs and positions
 // handed out), the state of revoked or suspended indexes, and the audit rows of every change.
-import type { Sql } from '../../platform/db/sql.ts';
+import { lockUntilCommit, type Sql } from '../../platform/db/sql.ts';
 import type { KptClaims, TwinCredentialStatusEvents, TwinStatusLists } from '../../../generated/db/tables.ts';
 
 /** One status list: the key that signs it, the base URL its credentials name it under, its positions handed out. */
@@ -79,6 +79,11 @@ const statusListOf = (r: TwinStatusLists): StatusList => ({
 
 export class CredentialStatusRepository {
   constructor(private readonly sql: Sql) {}
+
+  /** Holds the status lists until the transaction ends: reservations of positions run one at a time. */
+  holdLists(): Promise<void> {
+    return lockUntilCommit(this.sql, 'status-lists');
+  }
 
   async findList(list: number): Promise<StatusList | undefined> {
     const row = await this.sql('twin_status_lists').first().where('list', list);

@@ -2,7 +2,7 @@
 // audited status changes, the signed status list credentials and the status check of verify.
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../platform/db/index.ts';
-import { inTransaction, lockUntilCommit, type Sql } from '../../platform/db/sql.ts';
+import { inTransaction, type Sql } from '../../platform/db/sql.ts';
 import { conflictWith, notFoundError, UnavailableError } from '../../platform/domain-errors.ts';
 import type { CredentialStatus, CredentialStatusChangeRequest, VerifiableCredential } from '../../../generated/openapi/types.gen.ts';
 import { credentialIdOf } from '../claims/claim-seal.ts';
@@ -74,12 +74,12 @@ export class CredentialStatusService {
    * it has none). A retired key issues nothing new: an instance still holding one is refused.
    */
   private async reserve(sql: Sql, count: number): Promise<Reservation> {
-    await lockUntilCommit(sql, 'status-lists');
+    const repo = new CredentialStatusRepository(sql);
+    await repo.holdLists();
     const { did } = this.opts.keys.current;
     if (!(await isCurrentKey(sql, did))) {
       throw new UnavailableError(`This instance's validator key ${did} is retired (an instance started with another VALIDATOR_PRIVATE_KEY): it issues nothing new until this instance restarts with the current key; retry (another instance may answer).`);
     }
-    const repo = new CredentialStatusRepository(sql);
     let open = await repo.openList(did, this.opts.base, STATUS_LIST_SIZE);
     if (!open) {
       const list = ((await repo.lastListNumber()) ?? -1) + 1;

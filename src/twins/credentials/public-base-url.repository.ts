@@ -1,7 +1,12 @@
 // The only SQL for the public base URLs (public-base-url.ts): the current one and those before it.
-import type { Sql } from '../../platform/db/sql.ts';
+import { lockUntilCommit, type Sql } from '../../platform/db/sql.ts';
 
 const CURRENT_SLOT = 'current';
+
+/** Holds the base URLs until the transaction ends: instances starting at once record one URL, one at a time. */
+export function holdBaseUrls(sql: Sql): Promise<void> {
+  return lockUntilCommit(sql, 'public-base-url');
+}
 
 export async function currentBaseUrl(sql: Sql): Promise<string | undefined> {
   return (await sql('twin_public_base_urls').first('url').where('current_slot', CURRENT_SLOT))?.url;

@@ -5,8 +5,8 @@
 // keep it, so the credentials that name it still verify.
 import { invalidConfig } from '../../config.ts';
 import type { Db } from '../../platform/db/index.ts';
-import { inTransaction, lockUntilCommit } from '../../platform/db/sql.ts';
-import { currentBaseUrl, makeCurrentBaseUrl } from './public-base-url.repository.ts';
+import { inTransaction } from '../../platform/db/sql.ts';
+import { currentBaseUrl, holdBaseUrls, makeCurrentBaseUrl } from './public-base-url.repository.ts';
 import type { PublicBase } from './kpt-context.ts';
 
 /**
@@ -15,7 +15,7 @@ import type { PublicBase } from './kpt-context.ts';
  */
 export function settlePublicBaseUrl(db: Db, configured: PublicBase | undefined, fallback: PublicBase): Promise<PublicBase> {
   return inTransaction(db, async (sql) => {
-    await lockUntilCommit(sql, 'public-base-url');
+    await holdBaseUrls(sql);
     const recorded = await currentBaseUrl(sql);
     if (!recorded) {
       await makeCurrentBaseUrl(sql, configured ?? fallback, new Date().toISOString());
@@ -35,7 +35,7 @@ export function settlePublicBaseUrl(db: Db, configured: PublicBase | undefined, 
 /** Moves the database's public base URL to `url`; the URL it was. New credentials name `url` once instances restart. */
 export function moveBaseUrl(db: Db, url: PublicBase): Promise<PublicBase | undefined> {
   return inTransaction(db, async (sql) => {
-    await lockUntilCommit(sql, 'public-base-url');
+    await holdBaseUrls(sql);
     const before = await currentBaseUrl(sql);
     if (before !== url) await makeCurrentBaseUrl(sql, url, new Date().toISOString());
     return before;
