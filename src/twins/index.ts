@@ -25,6 +25,7 @@ import { settlePublicBaseUrl } from './credentials/public-base-url.ts';
 import { knownValidatorDids, loadValidatorKeys, type ValidatorKey } from './credentials/validator-key.ts';
 import type { TwinsReadPort } from './read-port.ts';
 import { twinsReadPort } from './read-port.repository.ts';
+import { settleClaimAndEventOrder } from './claims/claim-order.repository.ts';
 
 export interface TwinsArea extends Area {
   /** What other areas may read of area A's data. */
@@ -43,6 +44,8 @@ export interface TwinsArea extends Area {
  */
 export async function createTwinsArea(ctx: AreaContext): Promise<TwinsArea> {
   const { db, config, logger } = ctx;
+  const txOffset = await settleClaimAndEventOrder(db);
+  if (txOffset) logger.warn({ txOffset }, "claims and events are stored ahead of this PostgreSQL cluster's transaction ids (the database was moved here): new ones now sort after them");
   // Signed into every credential (status lists, evidence): the database's, shared by every instance.
   const base = await settlePublicBaseUrl(db, config.PUBLIC_BASE_URL && publicBaseUrl(config), publicBaseUrl(config));
   if (!config.PUBLIC_BASE_URL && config.NODE_ENV === 'production') {

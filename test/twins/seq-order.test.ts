@@ -6,10 +6,10 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { createCollection, createEntity, listClaims, listCollections, listEntities, submitClaim } from '../../generated/openapi/sdk.gen.ts';
+import { createCollection, createEntity, listClaims, listCollections, listEntities, listEvents, submitClaim } from '../../generated/openapi/sdk.gen.ts';
 import { ChainRepository } from '../../src/chain/node/repository.ts';
 import { LOCK_KEY_SQL, locksUntilCommit, takeSeqTurn } from '../../src/platform/db/sql.ts';
-import { CLAIM_WRITERS } from '../../src/twins/claims/claim-order.repository.ts';
+import { CLAIM_WRITERS, settleClaimAndEventOrder } from '../../src/twins/claims/claim-order.repository.ts';
 import { twinsReadPort } from '../../src/twins/read-port.repository.ts';
 import { encodeCursor } from '../../src/twins/paging.ts';
 import { forEachDatabase, untilRows } from '../helpers/databases.ts';
@@ -167,5 +167,42 @@ forEachDatabase('seq order is commit order', (t) => {
       expect(await follow(lastSeq), `${name}, after the last row`).to.deep.equal([heldId, createdId]);
       expect(await follow(), name).to.deep.equal([...before[name]!, heldId, createdId]);
     }
+  });
+
+  // A database dumped and restored into another cluster keeps the transaction ids of the one that
+  // wrote it; this cluster's may be behind them (a new server's are).
+  it('claims and events, after the database is moved to a cluster whose transaction ids are behind: start-up settles the order, followers are given every row stored and each new one after them', async () => {
+    const movedId = (await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim() })).data!.id;
+    const movedSeq = (await rowOf('kpt_claims', 'id', movedId)).seq as number;
+    const claimIds = async (after?: number) =>
+      (await listClaims({ client: h.server.client, auth: h.key, query: { limit: 100, ...(after ? { cursor: encodeCursor(after) } : {}) } })).data!.items.map((c) => c.id);
+    const chain = new ChainRepository(twinsReadPort(t.db));
+    const chainIds = async () => (await chain.claims.fetch({ offset: 0, take: 100, reverse: false })).map((c) => c.id);
+    /** The caller's events after `after`, page by page, and the cursor after the last. */
+    const events = async (after?: string) => {
+      const items: unknown[] = [];
+      for (let cursor = after; ; ) {
+        const page = (await listEvents({ client: h.server.client, auth: h.key, query: { limit: 50, ...(cursor ? { after: cursor } : {}) } })).data!;
+        if (!page.items.length) return { items, cursor };
+        items.push(...page.items);
+        cursor = page.nextCursor;
+      }
+    };
+    const { cursor: eventsEnd } = await events();
+
+    for (const table of ['kpt_claims', 'twin_events']) await t.db.raw('update ?? set tx = (tx::text::numeric + 1000000000)::text::xid8', [table]);
+    expect(await claimIds(), 'before the order is settled, no follower is given a claim stored').not.to.include(movedId);
+
+    expect(await settleClaimAndEventOrder(t.db), 'the offset raised').to.match(/^\d+$/);
+    expect(await settleClaimAndEventOrder(t.db), 'raised once').to.equal(undefined);
+    expect(await claimIds()).to.include(movedId);
+    expect(await chainIds()).to.include(movedId);
+    expect(await claimIds(movedSeq), 'nothing after the last claim stored').to.deep.equal([]);
+
+    const createdId = (await submitClaim({ client: h.server.client, auth: h.key, body: kptClaim() })).data!.id;
+    expect(await claimIds(movedSeq), 'a follower at the last claim stored').to.deep.equal([createdId]);
+    expect((await chainIds()).slice(-2)).to.deep.equal([movedId, createdId]);
+    const after = (await events(eventsEnd)).items as { type: string; data: { claimId?: string } }[];
+    expect(after.map((e) => [e.type, e.data.claimId]), 'a follower of the events at the last one stored').to.deep.include(['claim.created', createdId]);
   });
 });

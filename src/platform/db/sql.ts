@@ -2,7 +2,7 @@
 // areas build their queries with. Queries themselves are Knex's builder over generated/db's table
 // types; the same query runs on both databases.
 import type { Knex } from 'knex';
-import { dbClientOf, type Db } from './index.ts';
+import { dbClientOf, rowsOf, type Db } from './index.ts';
 
 /** A database handle inside a unit of work: one transaction's connection (see inTransaction). */
 export type Sql = Db;
@@ -116,27 +116,27 @@ export async function locksUntilCommit(db: Sql, locks: AdvisoryLock[]): Promise<
 }
 
 /**
- * The oldest transaction id a row of a table written under `writers` not yet visible to this
- * statement can have: among the transactions its snapshot sees in flight, the oldest that holds
- * the lock now, or that has ended since (it may have been one); else the snapshot's next id. One
- * in flight that holds no such lock took its id before any insert and holds it to its end, so
- * inserts none. The holders are read before any end is checked (the subquery is built at its
- * first use), so a writer ending in between is caught by the second test. Its one bound value is
- * the lock's name.
+ * The oldest `tx` a row of a table written under `writers` not yet visible to this statement can
+ * have: among the transactions its snapshot sees in flight, the oldest that holds the lock now,
+ * or that has ended since (it may have been one); else the snapshot's next id; plus the offset
+ * commit_order_tx() adds (migration 431). One in flight that holds no such lock took its id
+ * before any insert and holds it to its end, so inserts none. The holders are read before any end
+ * is checked (the subquery is built at its first use), so a writer ending in between is caught by
+ * the second test. Its one bound value is the lock's name.
  */
-const WRITERS_HORIZON = `select coalesce((select min(x) from pg_snapshot_xip(q.s) x
+const WRITERS_HORIZON = `select (coalesce((select min(x) from pg_snapshot_xip(q.s) x
     where x::text::bigint % 4294967296 in (
         select t.transactionid::text::bigint from pg_locks w join pg_locks t on t.pid = w.pid
         where w.locktype = 'advisory' and w.granted and w.objsubid = 1
           and w.database = (select oid from pg_database where datname = current_database())
           and w.classid = ((k.key >> 32) & 4294967295)::oid and w.objid = (k.key & 4294967295)::oid
           and t.locktype = 'transactionid' and t.mode = 'ExclusiveLock' and t.granted)
-      or pg_xact_status(x) <> 'in progress'), pg_snapshot_xmax(q.s))
-  from (select pg_current_snapshot() as s) q, (select ${LOCK_KEY_SQL} as key) k`;
+      or pg_xact_status(x) <> 'in progress'), pg_snapshot_xmax(q.s))::text::numeric + o.tx_offset)::text::xid8
+  from (select pg_current_snapshot() as s) q, (select ${LOCK_KEY_SQL} as key) k, commit_order o where o.id = 1`;
 
 /**
  * PostgreSQL: the commit order of a table whose rows record their inserting transaction (a `tx`
- * column defaulting to pg_current_xact_id()) and whose every inserting transaction holds
+ * column defaulting to commit_order_tx(), migration 431) and whose every inserting transaction holds
  * `writers` (shared) from before it takes a transaction id (its first write or row lock) to its
  * end. Rows are ordered by `tx`, then `seq`, and a reader is given only rows of transactions older
  * than every writer still in flight: inserts never wait for each other, and nothing committed
@@ -149,4 +149,30 @@ export function byInsertingTransaction(table: 'kpt_claims' | 'twin_events', writ
     relativeTo: (op, seq) => ({ sql: `(tx, seq) ${op} (select p.tx, p.seq from ${table} p where p.seq = ?)`, bindings: [seq] }),
     anchoredTo: table,
   };
+}
+
+/**
+ * PostgreSQL, at start-up, for the tables paged byInsertingTransaction: when a stored row's `tx`
+ * is not behind this cluster's next transaction id (with the offset), the database was moved here
+ * from a cluster whose ids were ahead. The offset then moves past the last row's `tx`, so that
+ * readers are given every stored row and each new row sorts after them. Taken under a lock:
+ * instances starting at once raise it once. The new offset, when it changed.
+ */
+export async function settleCommitOrder(db: Db, tables: readonly string[]): Promise<string | undefined> {
+  if (dbClientOf(db) !== 'postgres' || !tables.length) return undefined;
+  return inTransaction(db, async (sql) => {
+    await lockUntilCommit(sql, 'commit-order');
+    const last = tables.map(() => '(select max(tx) from ??)').join(', ');
+    const [moved] = await rowsOf<{ tx_offset: string }>(
+      sql.raw(
+        `select (l.tx::text::numeric - pg_snapshot_xmax(pg_current_snapshot())::text::numeric + 1)::text as tx_offset
+          from (select greatest(${last}) as tx) l, commit_order o
+          where o.id = 1 and l.tx::text::numeric >= pg_snapshot_xmax(pg_current_snapshot())::text::numeric + o.tx_offset`,
+        [...tables],
+      ),
+    );
+    if (!moved) return undefined;
+    await sql.raw('update commit_order set tx_offset = ? where id = 1', [moved.tx_offset]);
+    return moved.tx_offset;
+  });
 }

@@ -10,7 +10,7 @@
 // before it has ended (each statement is bounded by the database deadline). Entities and
 // collections take the turn, as does everything on SQLite (one writer): there `seq` is the order.
 import { dbClientOf, type Db } from '../../platform/db/index.ts';
-import { byInsertingTransaction, SEQ_ORDER, type AdvisoryLock, type CommitOrder } from '../../platform/db/sql.ts';
+import { byInsertingTransaction, SEQ_ORDER, settleCommitOrder, type AdvisoryLock, type CommitOrder } from '../../platform/db/sql.ts';
 
 /**
  * Held (shared) by every transaction inserting claims, from before it takes a transaction id
@@ -38,3 +38,10 @@ export function commitOrder(db: Db, table: 'twin_entities' | 'kpt_collections' |
   if (table !== 'kpt_claims') return SEQ_ORDER;
   return dbClientOf(db) === 'postgres' ? claimsByTransaction : claimsBySeq;
 }
+
+/**
+ * At start-up: claims and area A's events (both paged by inserting transaction on PostgreSQL)
+ * keep their order after the database is moved to another cluster (settleCommitOrder). The
+ * offset raised, when the database was moved.
+ */
+export const settleClaimAndEventOrder = (db: Db): Promise<string | undefined> => settleCommitOrder(db, ['kpt_claims', 'twin_events']);
