@@ -10,6 +10,8 @@ import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import { onPostgres } from '../../src/platform/db/dialect.ts';
 import { migrateLatest, migrationConfig, migrationSource } from '../../src/platform/db/migrate.ts';
+import { settleClaimAndEventOrder } from '../../src/twins/claims/claim-order.repository.ts';
+import { twinsReadPort } from '../../src/twins/read-port.repository.ts';
 import { USSD_COLLECTION_DESIGN, USSD_COLLECTION_SELECTION_METHOD } from '../../src/ussd/collections.ts';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
@@ -562,6 +564,22 @@ if (TEST_DATABASE_URL) {
 
     it('a schema made by Hearth under Kysely (test/fixtures/kysely-era.pg.sql, made by 3cd5342): its history is adopted, the migrations since are applied, its rows and the Kysely history stay', async () => {
       await expectKyselyEraUpgraded(await kyselyEraSchema());
+    });
+
+    // A dump restored into another PostgreSQL server keeps the transaction ids of the one that
+    // made it: the fixture's claims carry theirs, here moved 10^12 ahead of this server's.
+    it('a schema made by Hearth under Kysely on a server whose transaction ids were ahead: once start-up settles the commit order, followers are given every claim, and a new one after them', async () => {
+      const db = await kyselyEraSchema();
+      await db.raw('update kpt_claims set tx = (tx::text::numeric + 1000000000000)::text::xid8');
+      await migrateLatest(db);
+      const stored: number[] = await db('kpt_claims').orderBy('seq').pluck('seq');
+      const page = async (fromSeq?: number) => (await twinsReadPort(db).claims.page({ offset: 0, take: 100, reverse: false, ...(fromSeq ? { fromSeq } : {}) })).map((c) => c.seq);
+      expect(await page(), 'before start-up settles the order').to.deep.equal([]);
+      expect(await settleClaimAndEventOrder(db)).to.match(/^\d+$/);
+      expect(await page()).to.deep.equal(stored);
+      await db('kpt_claims').insert({ ...claim('after-the-move'), collection_id: 'kisumu-2026' });
+      const [added] = await db('kpt_claims').where('id', 'after-the-move').pluck('seq');
+      expect(await page(stored.at(-1)), 'from the last claim stored').to.deep.equal([stored.at(-1), added]);
     });
 
     it('a schema made by Hearth under Kysely has, migrated, the schema a fresh one gets: the same columns, types, defaults, compression, keys and indexes', async () => {

@@ -119,7 +119,7 @@ export async function locksUntilCommit(db: Sql, locks: AdvisoryLock[]): Promise<
  * The oldest `tx` a row of a table written under `writers` not yet visible to this statement can
  * have: among the transactions its snapshot sees in flight, the oldest that holds the lock now,
  * or that has ended since (it may have been one); else the snapshot's next id; plus the offset
- * commit_order_tx() adds (migration 431). One in flight that holds no such lock took its id
+ * of commit_order (settleCommitOrder). One in flight that holds no such lock took its id
  * before any insert and holds it to its end, so inserts none. The holders are read before any end
  * is checked (the subquery is built at its first use), so a writer ending in between is caught by
  * the second test. Its one bound value is the lock's name.
@@ -136,7 +136,8 @@ const WRITERS_HORIZON = `select (coalesce((select min(x) from pg_snapshot_xip(q.
 
 /**
  * PostgreSQL: the commit order of a table whose rows record their inserting transaction (a `tx`
- * column defaulting to commit_order_tx(), migration 431) and whose every inserting transaction holds
+ * column defaulting to pg_current_xact_id(), plus commit_order's offset after a move) and whose
+ * every inserting transaction holds
  * `writers` (shared) from before it takes a transaction id (its first write or row lock) to its
  * end. Rows are ordered by `tx`, then `seq`, and a reader is given only rows of transactions older
  * than every writer still in flight: inserts never wait for each other, and nothing committed
@@ -154,9 +155,11 @@ export function byInsertingTransaction(table: 'kpt_claims' | 'twin_events', writ
 /**
  * PostgreSQL, at start-up, for the tables paged byInsertingTransaction: when a stored row's `tx`
  * is not behind this cluster's next transaction id (with the offset), the database was moved here
- * from a cluster whose ids were ahead. The offset then moves past the last row's `tx`, so that
- * readers are given every stored row and each new row sorts after them. Taken under a lock:
- * instances starting at once raise it once. The new offset, when it changed.
+ * from a cluster whose ids were ahead. The offset then moves past the last row's `tx`, in
+ * commit_order (for readers' horizon) and in the tables' `tx` defaults (a constant there: an
+ * insert reads no table for it), so that readers are given every stored row and each new row
+ * sorts after them. Taken under a lock: instances starting at once raise it once. The new
+ * offset, when it changed.
  */
 export async function settleCommitOrder(db: Db, tables: readonly string[]): Promise<string | undefined> {
   if (dbClientOf(db) !== 'postgres' || !tables.length) return undefined;
@@ -172,7 +175,12 @@ export async function settleCommitOrder(db: Db, tables: readonly string[]): Prom
       ),
     );
     if (!moved) return undefined;
+    // Digits only (a numeric's text): a default is DDL, which takes no bound values.
+    if (!/^\d+$/.test(moved.tx_offset)) throw new Error(`commit order offset ${moved.tx_offset} is not a whole number`);
     await sql.raw('update commit_order set tx_offset = ? where id = 1', [moved.tx_offset]);
+    for (const table of tables) {
+      await sql.raw(`alter table ?? alter column tx set default ((pg_current_xact_id()::text::numeric + ${moved.tx_offset})::text::xid8)`, [table]);
+    }
     return moved.tx_offset;
   });
 }
