@@ -17,10 +17,11 @@
 #   bash scripts/make-kysely-era-fixtures.sh            # both
 #   bash scripts/make-kysely-era-fixtures.sh sqlite     # or only one: sqlite, pg
 #
-# Needs curl and jq, the npm registry (npm ci of 3cd5342) and, for pg, psql and pg_dump and a
+# Needs curl, jq and node, the npm registry (npm ci of 3cd5342) and, for pg, psql and pg_dump and a
 # PostgreSQL at PGHOST (127.0.0.1) as PGUSER (postgres). OLD_CHECKOUT=<dir> uses a checkout of
 # 3cd5342 with its node_modules already installed instead of a worktree of its own. The database
-# it creates is dropped, and its worktree removed, when it ends.
+# it creates is dropped, and its worktree removed, when it ends. PORT (3917): where 3cd5342
+# serves while it fills a database.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -39,9 +40,10 @@ worktree=""
 
 cleanup() {
   if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
-  if [ -n "$db" ]; then psql -q -d postgres -c "drop database if exists $db" || true; fi
+  if [ -n "$db" ]; then psql -q -d postgres -c "drop database if exists $db with (force)" || true; fi
   if [ -n "$worktree" ]; then git -C "$root" worktree remove --force "$worktree" || true; fi
   rm -rf "$work"
+  git -C "$root" worktree prune
 }
 trap cleanup EXIT
 
@@ -55,12 +57,9 @@ else
   (cd "$old" && npm ci --no-audit --no-fund)
 fi
 
-export PORT="$port" HOST=127.0.0.1 GRPC_ENABLED=false LOG_LEVEL=warn
-export PUBLIC_BASE_URL="http://localhost:$port" NODE_ENV=development
-unset VALIDATOR_PRIVATE_KEY PIN_ENCRYPTION_KEY
 cd "$old"
-tsx=node_modules/.bin/tsx
 base="http://127.0.0.1:$port"
+
 
 post() { # path body [extra curl args]: the JSON answer; fails on a status other than 2xx
   local path="$1" body="$2"; shift 2
@@ -74,20 +73,28 @@ claim() { # household group total logs
 # Fills a new database, the one DATABASE_URL names (unset: SQLite, $DATA_DIR/hearth.sqlite), by
 # 3cd5342's own CLI, HTTP API and ussd-demo; its server is stopped when it returns.
 fill() {
+  # 3cd5342's CLI with only the settings given here (nothing of the caller's environment, whose
+  # variables would change the rows): no VALIDATOR_PRIVATE_KEY or PIN_ENCRYPTION_KEY among them.
+  local old_hearth=(env -i PATH="$PATH" HOME="$HOME" PORT="$port" HOST=127.0.0.1 GRPC_ENABLED=false LOG_LEVEL=warn
+    PUBLIC_BASE_URL="http://localhost:$port" NODE_ENV=development DATA_DIR="$DATA_DIR"
+    ${DATABASE_URL:+DATABASE_URL="$DATABASE_URL"} node_modules/.bin/tsx src/main.ts)
   # Keys, by 3cd5342's CLI (which migrates the database first): a partner's, and an operator's that
   # may suspend credentials.
   local partner_did=did:ixo:entity:0123456789abcdef0123456789abcdef
-  key="$($tsx src/main.ts keys create --name kysely-era --principal "$partner_did" | tail -n 1)"
-  operator="$($tsx src/main.ts keys create --name kysely-era-operator --principal "$partner_did" --scopes credentials:revoke | tail -n 1)"
+  key="$("${old_hearth[@]}" keys create --name kysely-era --principal "$partner_did" | tail -n 1)"
+  operator="$("${old_hearth[@]}" keys create --name kysely-era-operator --principal "$partner_did" --scopes credentials:revoke | tail -n 1)"
 
-  $tsx src/main.ts start > "$DATA_DIR/server.log" 2>&1 &
+  if curl -sf "$base/health" > /dev/null 2>&1; then echo "something already answers on port $port: set PORT" >&2; exit 1; fi
+  # env execs tsx: $! is the server's process, which the kill below stops.
+  "${old_hearth[@]}" start > "$DATA_DIR/server.log" 2>&1 &
   server=$!
   for _ in $(seq 1 120); do
-    curl -sf "http://127.0.0.1:$port/health" > /dev/null && break
+    curl -sf "$base/health" > /dev/null && break
     kill -0 "$server" 2>/dev/null || { cat "$DATA_DIR/server.log" >&2; exit 1; }
     sleep 0.5
   done
-  curl -sf "http://127.0.0.1:$port/health" > /dev/null
+  curl -sf "$base/health" > /dev/null
+  kill -0 "$server"
 
   protocol="$(post /v1/entities '{"type":"Protocol","properties":{"model":"string","ratedPowerW":"number"},"relationships":{"verifier":"OracleEntity"}}' -H 'Idempotency-Key: kysely-era-protocol' | jq -r .did)"
   oracle="$(post /v1/entities '{"type":"OracleEntity"}' | jq -r .did)"
@@ -107,7 +114,7 @@ fill() {
   post /agent/tools/set_user_preferences/invoke '{"roomId":"!kitchen:example.org","arguments":{"userName":"Mama Amina","language":"sw","length":"brief"}}' > /dev/null
 
   # Two households over USSD: accounts, sessions, fuel logs, a reference and an intervention claim.
-  $tsx src/main.ts ussd-demo --url "$base" > "$DATA_DIR/ussd-demo.log"
+  "${old_hearth[@]}" ussd-demo --url "$base" > "$DATA_DIR/ussd-demo.log"
 
   kill "$server"
   wait "$server" || true
@@ -145,7 +152,7 @@ EOF
 # schema, then dropped.
 make_pg() {
   local out="$fixtures/kysely-era.pg.sql"
-  db="fx_$(openssl rand -hex 6)"
+  db="fx_$(node -p "require('node:crypto').randomBytes(6).toString('hex')")"
   psql -q -d postgres -c "create database $db"
   export DATABASE_URL="postgres://$PGUSER@$PGHOST:$PGPORT/$db"
   export DATA_DIR="$work/pg"
