@@ -3,8 +3,9 @@
 // built. The same columns exist on PostgreSQL, but for `tx` of kpt_claims and twin_events and
 // the commit_order table (the inserting transaction and its offset after a move, PostgreSQL's
 // alone: written by defaults and start-up, read by the commit-order SQL only), which the types
-// leave out; where the two drivers return different JavaScript types for
-// one column, the type is the union (booleans are 0/1 on SQLite; PostgreSQL's bigint is a string). @rmp135/sql-ts would need better-sqlite3 11 (Hearth has 12), hence this script.
+// leave out. Where the two drivers return different JavaScript types for one column, the type is
+// the union (booleans are 0/1 on SQLite; PostgreSQL's bigint is a string). @rmp135/sql-ts would
+// need better-sqlite3 11 (Hearth has 12), hence this script.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -372,7 +372,7 @@ describe('migrations on a SQLite database made by an earlier Hearth', function (
 /** A SQLite database's tables as their behaviour sees them: column affinities, nullability, defaults' values, keys, unique and plain indexes. */
 async function sqliteSchema(db: Knex): Promise<string[]> {
   const lines: string[] = [];
-  const tables: string[] = await db('sqlite_master').where('type', 'table').whereNot('name', 'like', 'knex_migrations%').whereNot('name', 'like', 'kysely_migration%').whereNot('name', 'sqlite_sequence').orderBy('name').pluck('name');
+  const tables: string[] = await db('sqlite_master').where('type', 'table').whereRaw(notHistory('name')).whereNot('name', 'sqlite_sequence').orderBy('name').pluck('name');
   const affinity = (type: string) => (/int/i.test(type) ? 'integer' : /char|clob|text/i.test(type) ? 'text' : /real|floa|doub/i.test(type) ? 'real' : type.toLowerCase());
   const value = (dflt: string | null) => (dflt === null ? null : dflt === 'false' ? '0' : dflt.replace(/^'(.*)'$/, '$1'));
   for (const table of tables) {

@@ -1,11 +1,11 @@
 // The commit order of KPT claims (CommitOrder in platform/db/sql.ts), SQL that only the claims
 // and read-port repositories use. Claim inserts take no `seq` turn. On PostgreSQL rows are
-// ordered by the inserting transaction's id, then `seq`
-// (migration 104), and a reader is given only rows of transactions older than every claim
-// writer still in flight (byInsertingTransaction's horizon, shared with area A's events): any
-// row not yet committed, or inserted later, has a transaction id at least that horizon, so it
-// sorts after every row returned. Ordering by `seq`
-// alone with that filter would not do: a transaction with an older id can take a larger `seq`.
+// ordered by the inserting transaction's id, then `seq` (migration 104), and a reader is given
+// only rows of transactions older than every claim writer still in flight
+// (byInsertingTransaction's horizon, shared with area A's events): any row not yet committed, or
+// inserted later, has a transaction id at least that horizon, so it sorts after every row
+// returned. Ordering by `seq` alone with that filter would not do: a transaction with an older
+// id can take a larger `seq`.
 // The cost: a claim shows up in lists only once every claim insert that took its transaction id
 // before it has ended (each statement is bounded by the database deadline). Entities and
 // collections take the turn, as does everything on SQLite (one writer): there `seq` is the order.
