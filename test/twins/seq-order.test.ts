@@ -193,8 +193,10 @@ forEachDatabase('seq order is commit order', (t) => {
     for (const table of ['kpt_claims', 'twin_events']) await t.db.raw('update ?? set tx = (tx::text::numeric + 1000000000)::text::xid8', [table]);
     expect(await claimIds(), 'before the order is settled, no follower is given a claim stored').not.to.include(movedId);
 
-    expect(await settleClaimAndEventOrder(t.db), 'the offset raised').to.match(/^\d+$/);
-    expect(await settleClaimAndEventOrder(t.db), 'raised once').to.equal(undefined);
+    // Two instances starting at once: one raises the offset, the other finds it raised.
+    const settled = await Promise.all([settleClaimAndEventOrder(t.db), settleClaimAndEventOrder(t.db)]);
+    expect(settled.filter((offset) => offset !== undefined), 'raised once').to.have.lengthOf(1).and.satisfy((raised: string[]) => /^\d+$/.test(raised[0]!));
+    expect(await settleClaimAndEventOrder(t.db), 'and not again').to.equal(undefined);
     expect(await claimIds()).to.include(movedId);
     expect(await chainIds()).to.include(movedId);
     expect(await claimIds(movedSeq), 'nothing after the last claim stored').to.deep.equal([]);
