@@ -64,6 +64,9 @@ export function takeSeqTurn(sql: Sql, table: string): Promise<void> {
  * A's claims: twins/claims/claim-order.repository.ts). A position is still named by its row's
  * `seq` (cursors and keys do not change); a `seq` that names no row has no position.
  */
+/** The tables paged by inserting transaction on PostgreSQL (byInsertingTransaction). */
+export type InsertOrderedTable = 'kpt_claims' | 'twin_events';
+
 export interface CommitOrder {
   /** `order by` columns in the given direction. */
   orderBy(direction: 'asc' | 'desc'): string;
@@ -75,7 +78,7 @@ export interface CommitOrder {
    * Set when relativeTo places rows against a row that exists only (no row, no rows): a page
    * from a `seq` no row has is refused, lest a made-up cursor read as the end of the list.
    */
-  anchoredTo?: 'kpt_claims' | 'twin_events';
+  anchoredTo?: InsertOrderedTable;
 }
 
 export const SEQ_ORDER: CommitOrder = {
@@ -143,7 +146,7 @@ const WRITERS_HORIZON = `select (coalesce((select min(x) from pg_snapshot_xip(q.
  * than every writer still in flight: inserts never wait for each other, and nothing committed
  * later sorts before a row a follower was given.
  */
-export function byInsertingTransaction(table: 'kpt_claims' | 'twin_events', writers: AdvisoryLock): CommitOrder {
+export function byInsertingTransaction(table: InsertOrderedTable, writers: AdvisoryLock): CommitOrder {
   return {
     orderBy: (direction) => `tx ${direction}, seq ${direction}`,
     horizon: { sql: `tx < (${WRITERS_HORIZON})`, bindings: [writers.name] },
@@ -161,16 +164,16 @@ export function byInsertingTransaction(table: 'kpt_claims' | 'twin_events', writ
  * sorts after them. Taken under a lock: instances starting at once raise it once. The new
  * offset, when it changed.
  */
-export async function settleCommitOrder(db: Db, tables: readonly string[]): Promise<string | undefined> {
+export async function settleCommitOrder(db: Db, tables: readonly InsertOrderedTable[]): Promise<string | undefined> {
   if (dbClientOf(db) !== 'postgres' || !tables.length) return undefined;
   return inTransaction(db, async (sql) => {
     await lockUntilCommit(sql, 'commit-order');
     const last = tables.map(() => '(select max(tx) from ??)').join(', ');
     const [moved] = await rowsOf<{ tx_offset: string }>(
       sql.raw(
-        `select (l.tx::text::numeric - pg_snapshot_xmax(pg_current_snapshot())::text::numeric + 1)::text as tx_offset
-          from (select greatest(${last}) as tx) l, commit_order o
-          where o.id = 1 and l.tx::text::numeric >= pg_snapshot_xmax(pg_current_snapshot())::text::numeric + o.tx_offset`,
+        `select (l.tx - l.next + 1)::text as tx_offset
+          from (select greatest(${last})::text::numeric as tx, pg_snapshot_xmax(pg_current_snapshot())::text::numeric as next) l, commit_order o
+          where o.id = 1 and l.tx >= l.next + o.tx_offset`,
         [...tables],
       ),
     );
